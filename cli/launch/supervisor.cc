@@ -1,0 +1,364 @@
+// cli/launch/supervisor.cc: fork/exec, a poll loop over output pipes and a signalfd, and
+// the fail-fast teardown. Single-threaded: one loop owns every rank's state.
+#include "cli/launch/supervisor.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <string_view>
+
+#include "cli/launch/line_splitter.h"
+
+namespace hvd::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kRememberedStderrLines = 10;
+constexpr size_t kRememberedLineLength = 500;
+// Once every rank has exited, how long we still read output that their leftover children
+// may be writing before we stop them too.
+constexpr std::chrono::milliseconds kDrainAfterExit{1000};
+
+const int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+
+struct Stream {
+  int fd = -1;
+  LineSplitter splitter;
+};
+
+struct Rank {
+  const RankProcess* spec = nullptr;
+  pid_t pid = -1;
+  bool running = false;
+  bool stoppedByUs = false;
+  Stream out, err;
+  std::deque<std::string> lastStderr;
+};
+
+void writeAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // a closed console (EPIPE) must not stop the job
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+std::string nowIso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
+
+std::vector<char*> cStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// The child side of fork: never returns. Reports an exec failure's errno on errorFd.
+[[noreturn]] void becomeRank(const RankProcess& spec, int outFd, int errFd, int errorFd, pid_t parent) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) _exit(127);  // hvdrun died before the line above took effect
+  ::dup2(outFd, STDOUT_FILENO);
+  ::dup2(errFd, STDERR_FILENO);
+  // Dispositions set to "ignore" and the blocked mask survive exec: give the program the
+  // defaults it expects.
+  for (int sig : kHandledSignals) ::signal(sig, SIG_DFL);
+  ::signal(SIGPIPE, SIG_DFL);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  auto argv = cStrings(spec.argv);
+  auto envp = cStrings(spec.env);
+  ::execve(spec.executable.c_str(), argv.data(), envp.data());
+  int error = errno;
+  (void)!::write(errorFd, &error, sizeof error);
+  _exit(127);
+}
+
+class Job {
+ public:
+  Job(const std::vector<RankProcess>& specs, const SupervisorOptions& options) : options_(options) {
+    ranks_.resize(specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) ranks_[i].spec = &specs[i];
+  }
+
+  ~Job() {
+    for (Rank& r : ranks_) {
+      closeStream(r.out);
+      closeStream(r.err);
+    }
+    if (signalFd_ >= 0) ::close(signalFd_);
+    ::sigprocmask(SIG_SETMASK, &oldMask_, nullptr);
+  }
+
+  Result<JobOutcome> run() {
+    HVD_RETURN_IF_ERROR(installSignals());
+    for (Rank& r : ranks_) {
+      if (Status s = start(r); !s.isOk()) {
+        signalAll(SIGKILL);
+        reapAll();
+        return s;
+      }
+    }
+    loop();
+    return outcome_;
+  }
+
+ private:
+  Status installSignals() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    for (int sig : kHandledSignals) sigaddset(&mask, sig);
+    if (::sigprocmask(SIG_BLOCK, &mask, &oldMask_) != 0) return systemError("sigprocmask");
+    signalFd_ = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (signalFd_ < 0) return systemError("signalfd");
+    ::signal(SIGPIPE, SIG_IGN);
+    return Status::ok();
+  }
+
+  Status start(Rank& r) {
+    int outPipe[2], errPipe[2], execPipe[2];
+    if (::pipe2(outPipe, O_CLOEXEC) != 0) return systemError("pipe");
+    if (::pipe2(errPipe, O_CLOEXEC) != 0) return systemError("pipe");
+    if (::pipe2(execPipe, O_CLOEXEC) != 0) return systemError("pipe");
+    pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid < 0) return systemError("fork for rank " + std::to_string(r.spec->rank));
+    if (pid == 0) becomeRank(*r.spec, outPipe[1], errPipe[1], execPipe[1], parent);
+    ::setpgid(pid, pid);  // also here, so a signal sent right away reaches the group
+    ::close(outPipe[1]);
+    ::close(errPipe[1]);
+    ::close(execPipe[1]);
+    r.pid = pid;
+    r.running = true;
+    r.out.fd = outPipe[0];
+    r.err.fd = errPipe[0];
+    // The exec pipe closes on a successful exec; an errno arrives when exec failed.
+    int error = 0;
+    ssize_t got;
+    do {
+      got = ::read(execPipe[0], &error, sizeof error);
+    } while (got < 0 && errno == EINTR);
+    ::close(execPipe[0]);
+    if (got == sizeof error) {
+      return systemError("cannot start rank " + std::to_string(r.spec->rank) + " (" + r.spec->executable + ")", error);
+    }
+    return Status::ok();
+  }
+
+  void loop() {
+    std::optional<Clock::time_point> killDeadline;
+    std::optional<Clock::time_point> drainDeadline;
+    while (true) {
+      bool anyRunning = false, anyOpen = false;
+      for (const Rank& r : ranks_) {
+        anyRunning |= r.running;
+        anyOpen |= r.out.fd >= 0 || r.err.fd >= 0;
+      }
+      if (!anyRunning && !anyOpen) break;
+      if (!anyRunning && !drainDeadline) drainDeadline = Clock::now() + kDrainAfterExit;
+      if (drainDeadline && Clock::now() >= *drainDeadline) {
+        // Only leftover children of finished ranks hold the pipes now: stop them.
+        signalAll(SIGKILL, /*includeExited=*/true);
+        for (Rank& r : ranks_) {
+          drain(r.out, r, false);
+          drain(r.err, r, true);
+        }
+        break;
+      }
+      if (killDeadline && Clock::now() >= *killDeadline) {
+        signalAll(SIGKILL);
+        killDeadline.reset();
+      }
+
+      std::vector<pollfd> pfds{{signalFd_, POLLIN, 0}};
+      std::vector<std::pair<Rank*, bool>> owners{{nullptr, false}};
+      for (Rank& r : ranks_) {
+        if (r.out.fd >= 0) pfds.push_back({r.out.fd, POLLIN, 0}), owners.push_back({&r, false});
+        if (r.err.fd >= 0) pfds.push_back({r.err.fd, POLLIN, 0}), owners.push_back({&r, true});
+      }
+      int timeout = -1;
+      for (auto deadline : {killDeadline, drainDeadline}) {
+        if (!deadline) continue;
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
+        timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
+                              : std::min(timeout, static_cast<int>(std::max<long long>(ms, 0)));
+      }
+      int rc = ::poll(pfds.data(), pfds.size(), timeout);
+      if (rc < 0 && errno != EINTR) break;
+      for (size_t i = 1; i < pfds.size(); ++i) {
+        if ((pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+        auto [rank, isErr] = owners[i];
+        readSome(isErr ? rank->err : rank->out, *rank, isErr);
+      }
+      if (pfds[0].revents & POLLIN) handleSignals(killDeadline);
+    }
+    reapAll();
+  }
+
+  void handleSignals(std::optional<Clock::time_point>& killDeadline) {
+    signalfd_siginfo info;
+    while (::read(signalFd_, &info, sizeof info) == sizeof info) {
+      int sig = static_cast<int>(info.ssi_signo);
+      if (sig == SIGCHLD) {
+        reapExited(killDeadline);
+        continue;
+      }
+      if (sig == SIGINT && outcome_.interruptSignal == SIGINT) {
+        signalAll(SIGKILL);  // the second Ctrl-C: the user means it
+        continue;
+      }
+      signalAll(sig);
+      if (sig == SIGUSR1 || sig == SIGUSR2) continue;  // notices (preemption), not stops
+      if (outcome_.interruptSignal == 0) outcome_.interruptSignal = sig;
+      for (Rank& r : ranks_) r.stoppedByUs |= r.running;
+      // A scheduler follows SIGTERM with SIGKILL after its own grace: stop ranks before.
+      if (sig != SIGINT && !killDeadline) killDeadline = Clock::now() + options_.killGrace;
+    }
+  }
+
+  void reapExited(std::optional<Clock::time_point>& killDeadline) {
+    while (true) {
+      int status = 0;
+      pid_t pid = ::waitpid(-1, &status, WNOHANG);
+      if (pid <= 0) return;
+      for (Rank& r : ranks_) {
+        if (r.pid != pid || !r.running) continue;
+        r.running = false;
+        bool failed = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+        if (failed && !r.stoppedByUs && !outcome_.firstFailure && outcome_.interruptSignal == 0) {
+          RankFailure f;
+          f.rank = r.spec->rank;
+          f.host = r.spec->host;
+          f.pid = pid;
+          f.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+          f.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+          f.when = nowIso8601();
+          outcome_.firstFailure = std::move(f);
+          stopOthers();
+          killDeadline = Clock::now() + options_.killGrace;
+        }
+      }
+    }
+  }
+
+  void stopOthers() {
+    for (Rank& r : ranks_) {
+      if (!r.running) continue;
+      r.stoppedByUs = true;
+      ::kill(-r.pid, SIGTERM);
+    }
+  }
+
+  void signalAll(int sig, bool includeExited = false) {
+    for (Rank& r : ranks_) {
+      if (r.pid > 0 && (r.running || includeExited)) ::kill(-r.pid, sig);
+    }
+  }
+
+  void reapAll() {
+    for (Rank& r : ranks_) {
+      if (!r.running) continue;
+      int status = 0;
+      while (::waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      r.running = false;
+    }
+    // The failure's last stderr lines are only complete once its pipe has drained.
+    if (outcome_.firstFailure) {
+      for (const Rank& r : ranks_) {
+        if (r.spec->rank == outcome_.firstFailure->rank) outcome_.firstFailure->lastStderrLines = r.lastStderr;
+      }
+    }
+    int stopped = 0;
+    for (const Rank& r : ranks_) stopped += r.stoppedByUs ? 1 : 0;
+    outcome_.ranksStopped = stopped;
+    if (outcome_.interruptSignal != 0) {
+      outcome_.exitCode = 128 + outcome_.interruptSignal;
+    } else if (outcome_.firstFailure) {
+      const RankFailure& f = *outcome_.firstFailure;
+      outcome_.exitCode = f.signal != 0 ? 128 + f.signal : f.exitCode;
+    }
+  }
+
+  void readSome(Stream& stream, Rank& r, bool isErr) {
+    char buf[65536];
+    ssize_t n = ::read(stream.fd, buf, sizeof buf);
+    if (n > 0) {
+      stream.splitter.feed(std::string_view(buf, static_cast<size_t>(n)),
+                           [&](std::string_view line) { emit(r, isErr, line); });
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+      stream.splitter.finish([&](std::string_view line) { emit(r, isErr, line); });
+      closeStream(stream);
+    }
+  }
+
+  // Reads whatever is already buffered in a pipe without blocking, then closes it.
+  void drain(Stream& stream, Rank& r, bool isErr) {
+    if (stream.fd < 0) return;
+    ::fcntl(stream.fd, F_SETFL, O_NONBLOCK);
+    while (stream.fd >= 0) readSome(stream, r, isErr);
+  }
+
+  void emit(Rank& r, bool isErr, std::string_view line) {
+    if (isErr) {
+      r.lastStderr.emplace_back(line.substr(0, kRememberedLineLength));
+      if (r.lastStderr.size() > kRememberedStderrLines) r.lastStderr.pop_front();
+    }
+    std::string text;
+    if (options_.prefixOutput) {
+      text.reserve(line.size() + 24);
+      text += '[';
+      text += std::to_string(r.spec->rank);
+      text += isErr ? "]<stderr>:" : "]<stdout>:";
+    }
+    text += line;
+    text += '\n';
+    // One write per line from one thread: lines of different ranks never interleave.
+    writeAll(isErr ? STDERR_FILENO : STDOUT_FILENO, text);
+  }
+
+  static void closeStream(Stream& s) {
+    if (s.fd >= 0) ::close(s.fd);
+    s.fd = -1;
+  }
+
+  SupervisorOptions options_;
+  std::vector<Rank> ranks_;
+  int signalFd_ = -1;
+  sigset_t oldMask_{};
+  JobOutcome outcome_;
+};
+
+}  // namespace
+
+std::string signalName(int signal) {
+  const char* abbrev = ::sigabbrev_np(signal);
+  if (abbrev == nullptr) return "signal " + std::to_string(signal);
+  return std::string("SIG") + abbrev;
+}
+
+Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const SupervisorOptions& options) {
+  Job job(ranks, options);
+  return job.run();
+}
+
+}  // namespace hvd::cli

@@ -1,0 +1,56 @@
+// cli/launch/supervisor.h: starts local rank processes and watches them to the end.
+// Invariants: every rank runs in its own process group and dies with hvdrun
+// (PR_SET_PDEATHSIG); the first failure stops all other ranks (SIGTERM, then SIGKILL
+// after the grace period); every output line reaches the console whole and prefixed.
+#pragma once
+
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/common/status.h"
+
+namespace hvd::cli {
+
+struct RankProcess {
+  int rank = 0;
+  std::string host;
+  std::string executable;         // resolved path, checked before anything is started
+  std::vector<std::string> argv;  // argv[0] as the user wrote it
+  std::vector<std::string> env;   // the complete environment, "NAME=value"
+};
+
+struct SupervisorOptions {
+  bool prefixOutput = true;  // "[rank]<stdout>:" before every line
+  std::chrono::milliseconds killGrace{5000};
+};
+
+struct RankFailure {
+  int rank = 0;
+  std::string host;
+  int pid = 0;
+  int exitCode = 0;  // when signal == 0
+  int signal = 0;
+  std::string when;                        // local wall-clock time, ISO 8601
+  std::deque<std::string> lastStderrLines;  // the rank's final stderr lines
+};
+
+struct JobOutcome {
+  int exitCode = 0;  // hvdrun's exit code for this job
+  std::optional<RankFailure> firstFailure;
+  int interruptSignal = 0;  // the signal hvdrun received, if the job was interrupted
+  int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
+};
+
+// Blocks until every rank has ended. Forwards SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2
+// to all ranks; a second SIGINT, or the grace period after SIGTERM/SIGHUP, escalates to
+// SIGKILL. Returns kSystem when a rank could not be started (the ones started are then
+// stopped); a failing rank is a successful supervision with firstFailure set.
+Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const SupervisorOptions& options);
+
+// "SIGKILL" for 9; "signal 77" for numbers without a name.
+std::string signalName(int signal);
+
+}  // namespace hvd::cli

@@ -1,0 +1,172 @@
+// cli/options.cc: CLI11 set-up. horovodrun's single-dash long options (-np, -cb) are
+// rewritten to their long forms first, because CLI11 reads "-np" as "-n -p".
+#include "cli/options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <charconv>
+
+#include "cli/user_error.h"
+
+namespace hvd::cli {
+namespace {
+
+struct Alias {
+  const char* shortForm;
+  const char* longForm;
+};
+constexpr Alias kAliases[] = {{"-np", "--num-proc"}, {"-cb", "--check-build"}};
+
+constexpr const char* kUsageHint = "run 'hvdrun --help' for the options";
+
+int parsePositiveInt(const std::string& option, const std::string& text) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw UserError(ExitCode::kUsage, option + " expects a whole number, got '" + text + "'", kUsageHint);
+  }
+  if (value <= 0) {
+    throw UserError(ExitCode::kUsage, option + " must be at least 1, got '" + text + "'", kUsageHint);
+  }
+  return value;
+}
+
+std::chrono::milliseconds parseSeconds(const std::string& option, const std::string& text) {
+  double seconds = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || seconds < 0 || seconds > 86400) {
+    throw UserError(ExitCode::kUsage, option + " expects seconds between 0 and 86400, got '" + text + "'",
+                    kUsageHint);
+  }
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
+std::vector<std::string> knownOptionNames(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& l : opt->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : opt->get_snames()) names.push_back("-" + s);
+  }
+  for (const Alias& a : kAliases) names.emplace_back(a.shortForm);
+  return names;
+}
+
+[[noreturn]] void unknownOption(const CLI::App& app, const std::string& token) {
+  std::string name = token.substr(0, token.find('='));
+  std::string best;
+  size_t bestDistance = 3;  // suggest only close matches
+  for (const std::string& known : knownOptionNames(app)) {
+    size_t d = editDistance(name, known);
+    if (d < bestDistance) bestDistance = d, best = known;
+  }
+  throw UserError(ExitCode::kUsage, "unknown option '" + name + "'",
+                  best.empty() ? kUsageHint : "did you mean '" + best + "'?");
+}
+
+// Rewrites aliases among hvdrun's own options; the program's arguments stay untouched.
+std::vector<std::string> normalise(const CLI::App& app, const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  bool inProgram = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (inProgram) {
+      out.push_back(arg);
+      continue;
+    }
+    if (arg == "--" || arg.empty() || arg[0] != '-' || arg == "-") {
+      inProgram = true;
+      out.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(0, arg.find('='));
+    for (const Alias& a : kAliases) {
+      if (name == a.shortForm) name = a.longForm;
+    }
+    std::string rewritten = name + (arg.find('=') != std::string::npos ? arg.substr(arg.find('=')) : "");
+    out.push_back(rewritten);
+    // An option that takes a value consumes the next token, which may start with '-'.
+    const CLI::Option* opt = app.get_option_no_throw(name);
+    if (opt != nullptr && opt->get_type_size() != 0 && arg.find('=') == std::string::npos && i + 1 < args.size()) {
+      out.push_back(args[++i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+Options parseOptions(const std::vector<std::string>& args) {
+  Options o;
+  CLI::App app{"hvdrun: start and supervise the ranks of a distributed training job.\n"
+               "Usage: hvdrun [options] [--] program [args...]\n"
+               "       hvdrun --check-build [--verbose]",
+               "hvdrun"};
+  app.footer("Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 environment error,\n"
+             "124 timeout, 130 interrupted; otherwise the first failing rank's exit code\n"
+             "(128+signal when it was killed). The manual: docs/hvdrun.md.");
+  app.set_help_flag();  // handled below, so --help can be grouped with the other info options
+  app.prefix_command();
+
+  std::string numProc, killGrace;
+  app.add_option("--num-proc", numProc, "Number of ranks to start (horovodrun's -np)")
+      ->group("Launch")->type_name("N");
+  bool noPrefix = false;
+  app.add_flag("--no-prefix", noPrefix, "Print ranks' output without the [rank]<stdout>: prefix")
+      ->group("Output");
+  app.add_option("--kill-grace", killGrace,
+                 "Seconds between SIGTERM and SIGKILL when stopping ranks (default 5)")
+      ->group("Supervision")->type_name("SECONDS");
+  app.add_flag("--check-build", o.checkBuild,
+               "Show which controllers, tensor operations and launchers work here (also -cb)")
+      ->group("Information");
+  app.add_flag("-v,--verbose", o.verbose, "With --check-build: versions found and the reason for every [ ]")
+      ->group("Information");
+  app.add_flag("--version", o.showVersion, "Print version, commit, compiler and backends")->group("Information");
+  app.add_flag("-h,--help", o.help, "Print this help")->group("Information");
+
+  std::vector<std::string> normalised = normalise(app, args);
+  std::vector<std::string> reversed(normalised.rbegin(), normalised.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    throw UserError(ExitCode::kUsage, what.empty() ? "cannot parse the command line" : what, kUsageHint);
+  }
+  o.helpText = app.help();
+  // Within the rewritten -np/-cb help text, show the spellings users know.
+  for (const Alias& a : kAliases) {
+    std::string from = std::string("  ") + a.longForm;
+    if (auto at = o.helpText.find(from); at != std::string::npos) {
+      o.helpText.replace(at, from.size(), std::string("  ") + a.shortForm + ", " + a.longForm);
+    }
+  }
+
+  o.program = app.remaining();
+  if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());
+  if (!o.program.empty() && !o.program.front().empty() && o.program.front()[0] == '-' &&
+      !(args.size() >= o.program.size() + 1 && args[args.size() - o.program.size() - 1] == "--")) {
+    unknownOption(app, o.program.front());
+  }
+  o.prefixOutput = !noPrefix;
+  if (!numProc.empty()) o.numProc = parsePositiveInt("-np", numProc);
+  if (!killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", killGrace);
+  return o;
+}
+
+}  // namespace hvd::cli

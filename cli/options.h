@@ -1,0 +1,34 @@
+// cli/options.h: hvdrun's command line, parsed into plain values. Parsing never touches
+// the machine; every malformed input becomes a UserError naming the offending token.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace hvd::cli {
+
+struct Options {
+  // What to do.
+  bool showVersion = false;
+  bool checkBuild = false;
+  bool verbose = false;
+  bool help = false;
+  std::string helpText;  // the grouped --help text, filled by parseOptions
+
+  // Launch.
+  int numProc = 0;  // 0: not given
+  std::vector<std::string> program;  // program and its arguments, verbatim
+
+  // Output and supervision.
+  bool prefixOutput = true;
+  std::chrono::milliseconds killGrace{5000};
+};
+
+// Throws UserError(kUsage) for unknown options, missing or malformed values.
+Options parseOptions(const std::vector<std::string>& args);
+
+// Edit distance, for "did you mean ...?" hints.
+size_t editDistance(const std::string& a, const std::string& b);
+
+}  // namespace hvd::cli

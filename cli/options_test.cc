@@ -1,0 +1,92 @@
+// cli/options_test.cc: command-line parsing, without running anything.
+#include "cli/options.h"
+
+#include <catch2/catch.hpp>
+
+#include "cli/user_error.h"
+
+using hvd::cli::ExitCode;
+using hvd::cli::Options;
+using hvd::cli::parseOptions;
+using hvd::cli::UserError;
+
+namespace {
+
+// The UserError a command line raises; fails the test when it parses.
+UserError usageErrorOf(const std::vector<std::string>& args) {
+  try {
+    parseOptions(args);
+  } catch (const UserError& e) {
+    return e;
+  }
+  FAIL("expected a usage error");
+  return UserError(ExitCode::kInternal, "");
+}
+
+}  // namespace
+
+TEST_CASE("the program and its arguments after -np N are read as horovodrun reads them", "[unit]") {
+  Options o = parseOptions({"-np", "4", "./train", "--epochs", "3", "-np", "9"});
+  CHECK(o.numProc == 4);
+  CHECK(o.program == std::vector<std::string>{"./train", "--epochs", "3", "-np", "9"});
+}
+
+TEST_CASE("the long forms --num-proc=N and --check-build work like -np and -cb", "[unit]") {
+  CHECK(parseOptions({"--num-proc=3", "prog"}).numProc == 3);
+  CHECK(parseOptions({"-cb"}).checkBuild);
+  CHECK(parseOptions({"--check-build", "--verbose"}).verbose);
+}
+
+TEST_CASE("everything after -- is the program, even when it starts with a dash", "[unit]") {
+  Options o = parseOptions({"-np", "2", "--", "-weird-program", "x"});
+  CHECK(o.program == std::vector<std::string>{"-weird-program", "x"});
+}
+
+TEST_CASE("an unknown option is a usage error that suggests the closest option", "[unit]") {
+  UserError e = usageErrorOf({"--chek-build"});
+  CHECK(e.code() == ExitCode::kUsage);
+  CHECK(std::string(e.what()) == "unknown option '--chek-build'");
+  CHECK(e.hint() == "did you mean '--check-build'?");
+}
+
+TEST_CASE("an unknown option far from every known one gets the generic hint", "[unit]") {
+  UserError e = usageErrorOf({"--zzzzzzzzzz", "prog"});
+  CHECK(e.hint() == "run 'hvdrun --help' for the options");
+}
+
+TEST_CASE("a malformed or non-positive -np names the token", "[unit]") {
+  CHECK(std::string(usageErrorOf({"-np", "four", "prog"}).what()) == "-np expects a whole number, got 'four'");
+  CHECK(std::string(usageErrorOf({"-np", "0", "prog"}).what()) == "-np must be at least 1, got '0'");
+  CHECK(std::string(usageErrorOf({"-np", "-3", "prog"}).what()) == "-np must be at least 1, got '-3'");
+  CHECK(std::string(usageErrorOf({"-np", "99999999999", "p"}).what()) ==
+        "-np expects a whole number, got '99999999999'");
+}
+
+TEST_CASE("a -np without a value is a usage error", "[unit]") {
+  UserError e = usageErrorOf({"-np"});
+  CHECK(e.code() == ExitCode::kUsage);
+  CHECK(std::string(e.what()).find("num-proc") != std::string::npos);
+}
+
+TEST_CASE("the kill grace takes seconds and rejects nonsense", "[unit]") {
+  CHECK(parseOptions({"--kill-grace", "0.5", "-np", "1", "p"}).killGrace == std::chrono::milliseconds(500));
+  CHECK(std::string(usageErrorOf({"--kill-grace", "soon", "p"}).what()) ==
+        "--kill-grace expects seconds between 0 and 86400, got 'soon'");
+}
+
+TEST_CASE("the help text is grouped and shows the -np spelling", "[unit]") {
+  Options o = parseOptions({"--help"});
+  CHECK(o.help);
+  for (const char* needle : {"Launch:", "Output:", "Supervision:", "Information:", "-np, --num-proc", "-cb, --check-build",
+                             "Exit codes:"}) {
+    INFO(needle);
+    CHECK(o.helpText.find(needle) != std::string::npos);
+  }
+}
+
+TEST_CASE("edit distance counts insertions, deletions and substitutions", "[unit]") {
+  CHECK(hvd::cli::editDistance("", "") == 0);
+  CHECK(hvd::cli::editDistance("abc", "") == 3);
+  CHECK(hvd::cli::editDistance("kitten", "sitting") == 3);
+  CHECK(hvd::cli::editDistance("--verbos", "--verbose") == 1);
+}

@@ -1,0 +1,170 @@
+// cli/os/subprocess.cc: fork/exec with pipes and a poll loop bounded by a deadline.
+#include "cli/os/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace hvd::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool isExecutableFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string pathOf(const std::vector<std::string>& env) {
+  for (const auto& kv : env) {
+    if (kv.rfind("PATH=", 0) == 0) return kv.substr(5);
+  }
+  return "";
+}
+
+std::vector<char*> cStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> findExecutable(const std::string& argv0, const std::string& path) {
+  if (argv0.empty()) return invalidArgument("an empty program name");
+  if (argv0.find('/') != std::string::npos) {
+    if (isExecutableFile(argv0)) return argv0;
+    if (::access(argv0.c_str(), F_OK) != 0) return notFound("'" + argv0 + "' does not exist");
+    return notFound("'" + argv0 + "' is not an executable file");
+  }
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty()) dir = ".";  // an empty PATH entry means the current directory
+    std::string candidate = dir + "/" + argv0;
+    if (isExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return notFound("'" + argv0 + "' is not in PATH (" + (path.empty() ? "empty" : path) + ")");
+}
+
+Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const RunOptions& options) {
+  if (argv.empty()) return invalidArgument("no program to run");
+  const char* inherited = std::getenv("PATH");
+  std::string path = options.env ? pathOf(*options.env) : (inherited != nullptr ? inherited : "");
+  auto exe = findExecutable(argv[0], path);
+  if (!exe) return exe.status();
+
+  int outPipe[2], errPipe[2], inPipe[2];
+  if (::pipe2(outPipe, O_CLOEXEC) != 0) return systemError("pipe");
+  if (::pipe2(errPipe, O_CLOEXEC) != 0) {
+    ::close(outPipe[0]), ::close(outPipe[1]);
+    return systemError("pipe");
+  }
+  if (::pipe2(inPipe, O_CLOEXEC) != 0) {
+    for (int fd : {outPipe[0], outPipe[1], errPipe[0], errPipe[1]}) ::close(fd);
+    return systemError("pipe");
+  }
+  auto args = cStrings(argv);
+  std::vector<char*> envp;
+  if (options.env) envp = cStrings(*options.env);
+
+  pid_t pid = ::fork();
+  if (pid < 0) return systemError("fork");
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::dup2(inPipe[0], STDIN_FILENO);
+    ::dup2(outPipe[1], STDOUT_FILENO);
+    ::dup2(errPipe[1], STDERR_FILENO);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (options.env) {
+      ::execve(exe->c_str(), args.data(), envp.data());
+    } else {
+      ::execv(exe->c_str(), args.data());
+    }
+    _exit(127);
+  }
+  ::close(inPipe[0]);
+  ::close(outPipe[1]);
+  ::close(errPipe[1]);
+
+  // Feed stdin from the poll loop too, so a program that prints before reading its input
+  // cannot deadlock against us.
+  size_t inOffset = 0;
+  int inFd = inPipe[1];
+  if (options.stdinText.empty()) {
+    ::close(inFd);
+    inFd = -1;
+  } else {
+    ::fcntl(inFd, F_SETFL, O_NONBLOCK);
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+
+  CapturedRun run;
+  const auto deadline = Clock::now() + options.timeout;
+  int fds[2] = {outPipe[0], errPipe[0]};
+  std::string* sinks[2] = {&run.out, &run.err};
+  while (fds[0] >= 0 || fds[1] >= 0 || inFd >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      run.timedOut = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd pfds[3];
+    int n = 0;
+    for (int fd : fds) pfds[n++] = {fd, POLLIN, 0};
+    pfds[n++] = {inFd, POLLOUT, 0};
+    int rc = ::poll(pfds, n, static_cast<int>(left));
+    if (rc < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i] < 0 || (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      char buf[65536];
+      ssize_t got = ::read(fds[i], buf, sizeof buf);
+      if (got > 0) {
+        sinks[i]->append(buf, static_cast<size_t>(got));
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        ::close(fds[i]);
+        fds[i] = -1;
+      }
+    }
+    if (inFd >= 0 && (pfds[2].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+      ssize_t put = ::write(inFd, options.stdinText.data() + inOffset, options.stdinText.size() - inOffset);
+      if (put > 0) inOffset += static_cast<size_t>(put);
+      if (put < 0 && errno != EAGAIN && errno != EINTR) inOffset = options.stdinText.size();
+      if (inOffset == options.stdinText.size()) {
+        ::close(inFd);
+        inFd = -1;
+      }
+    }
+  }
+  for (int fd : fds) {
+    if (fd >= 0) ::close(fd);
+  }
+  if (inFd >= 0) ::close(inFd);
+
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    run.signal = WTERMSIG(status);
+  } else if (WIFEXITED(status)) {
+    run.exitCode = WEXITSTATUS(status);
+  }
+  return run;
+}
+
+}  // namespace hvd::cli

@@ -1,0 +1,40 @@
+// cli/os/subprocess.h: run a program to completion and capture what it printed.
+// For short probes (`srun --version`) and tests, not for ranks (see launch/supervisor.h).
+// The program is exec'd directly (no shell) and killed when its deadline passes.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/common/status.h"
+
+namespace hvd::cli {
+
+struct CapturedRun {
+  int exitCode = -1;      // valid when !signaled
+  int signal = 0;         // the signal that ended it, 0 if it exited
+  bool timedOut = false;  // killed by us at the deadline
+  std::string out;
+  std::string err;
+  bool succeeded() const { return !signaled() && !timedOut && exitCode == 0; }
+  bool signaled() const { return signal != 0; }
+};
+
+struct RunOptions {
+  std::chrono::milliseconds timeout{5000};
+  std::optional<std::vector<std::string>> env;  // replaces the environment when set
+  std::string stdinText;                        // written to the program's stdin
+};
+
+// Blocks until the program ends or the timeout passes (then SIGKILLs its process group).
+// argv[0] is looked up in PATH (of `env` when given). Returns kNotFound when it cannot be
+// executed at all, kSystem when fork/pipe fail; a non-zero exit is a successful capture.
+Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const RunOptions& options = {});
+
+// The executable file argv0 names: as given when it contains '/', else the first match in
+// `path` (a PATH-style list). kNotFound names the program and where it looked.
+Result<std::string> findExecutable(const std::string& argv0, const std::string& path);
+
+}  // namespace hvd::cli

@@ -1,0 +1,15 @@
+# hvd_add_test(name source... LIBS lib...): a Catch2 test executable registered with CTest,
+# one CTest entry per test case so a failure names the sentence that failed.
+if(BUILD_TESTING)
+  include(Catch)
+  add_library(hvd_catch_main OBJECT ${PROJECT_SOURCE_DIR}/tests/support/catch_main.cc)
+  target_link_libraries(hvd_catch_main PUBLIC Catch2::Catch2)
+endif()
+
+function(hvd_add_test name)
+  cmake_parse_arguments(ARG "" "" "LIBS;PROPERTIES" ${ARGN})
+  add_executable(${name} ${ARG_UNPARSED_ARGUMENTS} $<TARGET_OBJECTS:hvd_catch_main>)
+  target_link_libraries(${name} PRIVATE Catch2::Catch2 hvd_warnings ${ARG_LIBS})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
+  catch_discover_tests(${name} PROPERTIES ${ARG_PROPERTIES} SKIP_RETURN_CODE 4)
+endfunction()

@@ -1,0 +1,236 @@
+// tests/e2e/launch_e2e_test.cc: `hvdrun -np N prog` on this machine with real processes:
+// identity, verbatim arguments, whole prefixed lines, fail-fast teardown, no survivors.
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/hvdrun_runner.h"
+
+using hvd::test::environmentWith;
+using hvd::test::processGone;
+using hvd::test::readPidFiles;
+using hvd::test::runHvdrun;
+using hvd::test::withEnv;
+using hvd::test::withTimeout;
+using hvd::test::TempDir;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const std::string kRank = HVD_TEST_RANK_PATH;
+
+std::vector<std::string> linesOf(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Waits up to `limit` for every pid to be gone; returns the survivors.
+std::vector<int> survivorsAfter(const std::vector<int>& pids, std::chrono::milliseconds limit) {
+  auto deadline = Clock::now() + limit;
+  std::vector<int> alive;
+  do {
+    alive.clear();
+    for (int pid : pids) {
+      if (!processGone(pid)) alive.push_back(pid);
+    }
+    if (alive.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (Clock::now() < deadline);
+  return alive;
+}
+
+// Starts hvdrun in the background with output discarded; returns its pid.
+pid_t spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+  std::vector<std::string> argv{HVD_HVDRUN_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    std::vector<char*> a, e;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    for (auto& s : const_cast<std::vector<std::string>&>(env)) e.push_back(s.data());
+    e.push_back(nullptr);
+    ::execve(a[0], a.data(), e.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+void waitForPidFiles(const std::string& dir, size_t count) {
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (readPidFiles(dir).size() < count && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(readPidFiles(dir).size() == count);
+}
+
+}  // namespace
+
+TEST_CASE("hvdrun -np 4 starts four ranks that each know who they are", "[e2e][mp]") {
+  auto run = runHvdrun({"-np", "4", kRank, "identity"});
+  REQUIRE(run.exitCode == 0);
+  CHECK(run.err.empty());
+  auto lines = linesOf(run.out);
+  REQUIRE(lines.size() == 4);
+  std::sort(lines.begin(), lines.end());
+  for (int r = 0; r < 4; ++r) {
+    CHECK(lines[static_cast<size_t>(r)] ==
+          "[" + std::to_string(r) + "]<stdout>:rank=" + std::to_string(r) +
+              " size=4 local_rank=" + std::to_string(r) +
+              " local_size=4 cross_rank=0 cross_size=1 torch_rank=" + std::to_string(r));
+  }
+}
+
+TEST_CASE("arguments with spaces, quotes, dollars and empty strings arrive verbatim", "[e2e][mp]") {
+  std::vector<std::string> odd = {"two words", "'single'", "\"double\"", "$HOME", "", "back`tick`", "a\\b", "-np"};
+  std::vector<std::string> args{"-np", "2", kRank, "args"};
+  args.insert(args.end(), odd.begin(), odd.end());
+  auto run = runHvdrun(args);
+  REQUIRE(run.exitCode == 0);
+  for (int r = 0; r < 2; ++r) {
+    for (size_t i = 0; i < odd.size(); ++i) {
+      std::string expected = "[" + std::to_string(r) + "]<stdout>:arg " + std::to_string(i) + " " +
+                             std::to_string(odd[i].size()) + ":" + odd[i] + "\n";
+      INFO(expected);
+      CHECK(run.out.find(expected) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a missing program is named and nothing is launched", "[e2e]") {
+  auto run = runHvdrun({"-np", "2", "/nonexistent/train"});
+  CHECK(run.exitCode == 3);
+  CHECK(run.out.empty());
+  CHECK(run.err == "hvdrun: error: cannot run the program: '/nonexistent/train' does not exist\n"
+                   "  hint: nothing was started; check the program's name, PATH and its execute permission\n");
+  auto inPath = runHvdrun({"-np", "2", "no-such-trainer"}, withEnv(environmentWith({"PATH=/usr/bin:/bin"})));
+  CHECK(inPath.exitCode == 3);
+  CHECK(inPath.err.rfind("hvdrun: error: cannot run the program: 'no-such-trainer' is not in PATH (/usr/bin:/bin)\n",
+                         0) == 0);
+}
+
+TEST_CASE("with no prefix the ranks' lines are printed as they are", "[e2e][mp]") {
+  auto run = runHvdrun({"-np", "1", "--no-prefix", kRank, "args", "x"});
+  CHECK(run.exitCode == 0);
+  CHECK(run.out == "arg 0 1:x\n");
+}
+
+TEST_CASE("four ranks writing 10,000 torn lines each deliver every line whole and prefixed", "[e2e][mp]") {
+  auto run = runHvdrun({"-np", "4", kRank, "lines", "10000"}, withTimeout(std::chrono::seconds(60)));
+  REQUIRE(run.exitCode == 0);
+  std::vector<int> next(4, 0);
+  size_t bad = 0;
+  // Parsed by hand: std::regex recurses per character and overflows on the 1 MiB lines.
+  for (const std::string& line : linesOf(run.out)) {
+    // "[r]<stdout>:r:i:len:payload"
+    if (line.size() < 13 || line[0] != '[' || line.compare(2, 10, "]<stdout>:") != 0) {
+      ++bad;
+      continue;
+    }
+    int rank = line[1] - '0';
+    std::istringstream fields(line.substr(12));
+    std::string r, i, l;
+    std::getline(fields, r, ':');
+    std::getline(fields, i, ':');
+    std::getline(fields, l, ':');
+    std::string payload;
+    std::getline(fields, payload);
+    if (rank < 0 || rank > 3 || r != std::to_string(rank) || i.empty() || l.empty()) {
+      ++bad;
+      continue;
+    }
+    int index = std::stoi(i);
+    size_t len = std::stoul(l);
+    bool ok = index == next[static_cast<size_t>(rank)] && payload.size() == len;
+    for (size_t k = 0; ok && k < len; ++k) ok = payload[k] == static_cast<char>('a' + (rank * 7 + index * 13 + k) % 26);
+    if (!ok) ++bad;
+    next[static_cast<size_t>(rank)] = index + 1;
+  }
+  CHECK(bad == 0);
+  CHECK(next == std::vector<int>{10000, 10000, 10000, 10000});
+}
+
+TEST_CASE("a rank exiting 3 stops every other rank within the grace period, 20 times in a row", "[e2e][mp][slow]") {
+  for (int repetition = 0; repetition < 20; ++repetition) {
+    TempDir pids;
+    auto start = Clock::now();
+    auto run = runHvdrun({"-np", "4", "--kill-grace", "1", kRank, "fail", "2", "3", "60"},
+                         withEnv(environmentWith({"HVD_TEST_PIDDIR=" + pids.path()})));
+    auto took = Clock::now() - start;
+    INFO("repetition " << repetition << "\n" << run.err);
+    REQUIRE(run.exitCode == 3);
+    CHECK(took < std::chrono::milliseconds(200 + 1000 + 1000));
+    std::regex summary(
+        R"(hvdrun: error: rank 2 exited with code 3 \(host [^,]+, pid \d+, at [0-9T:+\-]+\)\n)"
+        R"(  last lines of rank 2's stderr:\n    \| first complaint\n    \| second complaint\n)"
+        R"(    \| final words of rank 2\n  hvdrun stopped 3 other rank\(s\) of 4; exit code 3\n)");
+    std::string tail = run.err.substr(run.err.find("hvdrun: error:"));
+    CHECK(std::regex_match(tail, summary));
+    auto pidList = readPidFiles(pids.path());
+    CHECK(pidList.size() == 4);
+    CHECK(survivorsAfter(pidList, std::chrono::milliseconds(500)).empty());
+  }
+}
+
+TEST_CASE("a rank killed by SIGKILL makes hvdrun exit 137 and name the signal, 20 times in a row",
+          "[e2e][mp][slow]") {
+  for (int repetition = 0; repetition < 20; ++repetition) {
+    TempDir pids;
+    auto run = runHvdrun({"-np", "3", "--kill-grace", "1", kRank, "fail", "0", "KILL", "60"},
+                         withEnv(environmentWith({"HVD_TEST_PIDDIR=" + pids.path()})));
+    INFO("repetition " << repetition << "\n" << run.err);
+    REQUIRE(run.exitCode == 128 + SIGKILL);
+    CHECK(run.err.find("hvdrun: error: rank 0 was killed by SIGKILL (host ") != std::string::npos);
+    CHECK(run.err.find("  hvdrun stopped 2 other rank(s) of 3; exit code 137\n") != std::string::npos);
+    CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+  }
+}
+
+TEST_CASE("ranks that ignore SIGTERM are killed once the grace period ends", "[e2e][mp]") {
+  TempDir pids;
+  auto start = Clock::now();
+  // Rank 1 fails; rank 0 ignores the SIGTERM hvdrun sends and must be SIGKILLed.
+  auto run = runHvdrun({"-np", "2", "--kill-grace", "0.5", kRank, "fail", "1", "5", "60"},
+                       withEnv(environmentWith({"HVD_TEST_PIDDIR=" + pids.path(), "HVD_TEST_IGNORE_TERM=1"})));
+  auto took = Clock::now() - start;
+  CHECK(run.exitCode == 5);
+  CHECK(took < std::chrono::milliseconds(200 + 500 + 1000));
+  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(200)).empty());
+}
+
+TEST_CASE("when hvdrun itself is SIGKILLed no rank survives", "[e2e][mp]") {
+  TempDir pids;
+  pid_t hvdrun = spawnHvdrun({"-np", "3", kRank, "sleep", "60"}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
+  waitForPidFiles(pids.path(), 3);
+  ::kill(hvdrun, SIGKILL);
+  int status = 0;
+  ::waitpid(hvdrun, &status, 0);
+  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(2000)).empty());
+}
+
+TEST_CASE("SIGINT reaches every rank and hvdrun exits 130", "[e2e][mp]") {
+  TempDir pids;
+  pid_t hvdrun = spawnHvdrun({"-np", "3", kRank, "sleep", "60"}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
+  waitForPidFiles(pids.path(), 3);
+  auto start = Clock::now();
+  ::kill(hvdrun, SIGINT);
+  int status = 0;
+  ::waitpid(hvdrun, &status, 0);
+  CHECK(Clock::now() - start < std::chrono::seconds(2));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+}

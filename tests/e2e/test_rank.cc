@@ -1,0 +1,112 @@
+// tests/e2e/test_rank.cc: a rank whose behaviour the launcher tests choose by argument.
+// With HVD_TEST_IGNORE_TERM set, every mode ignores SIGTERM.
+// Every mode first writes $HVD_TEST_PIDDIR/<rank>.pid (when set) so a test can check
+// afterwards, through /proc, that no rank survived.
+//   args                  print each argument as "arg <i> <length>:<bytes>"
+//   identity              print the identity hvdrun gave this rank
+//   fail <rank> <code|KILL> <sleep-s>  rank <rank> writes 3 stderr lines and exits
+//                         <code> (or SIGKILLs itself) after 0.2 s; others sleep
+//   sleep <s>             sleep
+//   ignore-term <s>       ignore SIGTERM, then sleep
+//   lines <count>         write <count> lines of pseudo-random length, checkable
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+int envInt(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : -1;
+}
+
+void writePidFile(int rank) {
+  const char* dir = std::getenv("HVD_TEST_PIDDIR");
+  if (dir == nullptr) return;
+  std::string path = std::string(dir) + "/" + std::to_string(rank) + ".pid";
+  if (FILE* f = std::fopen(path.c_str(), "w")) {
+    std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+    std::fclose(f);
+  }
+}
+
+void sleepSeconds(double s) {
+  ::usleep(static_cast<useconds_t>(s * 1e6));
+}
+
+// Line i of rank r: "r:i:len:" then len bytes derived from (r, i), so a reader can check
+// that a line arrived whole and was not mixed with another.
+std::string makeLine(int rank, int i, size_t len) {
+  std::string line = std::to_string(rank) + ":" + std::to_string(i) + ":" + std::to_string(len) + ":";
+  for (size_t k = 0; k < len; ++k) line += static_cast<char>('a' + (rank * 7 + i * 13 + k) % 26);
+  return line;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rank = envInt("HVD_RANK");
+  if (std::getenv("HVD_TEST_IGNORE_TERM") != nullptr) ::signal(SIGTERM, SIG_IGN);
+  writePidFile(rank);
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "args") {
+    for (int i = 2; i < argc; ++i) std::printf("arg %d %zu:%s\n", i - 2, std::strlen(argv[i]), argv[i]);
+    return 0;
+  }
+  if (mode == "identity") {
+    const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES");
+    std::printf("rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d torch_rank=%s\n", rank,
+                envInt("HVD_SIZE"), envInt("HVD_LOCAL_RANK"), envInt("HVD_LOCAL_SIZE"), envInt("HVD_CROSS_RANK"),
+                envInt("HVD_CROSS_SIZE"), std::getenv("RANK") != nullptr ? std::getenv("RANK") : "unset");
+    (void)gpus;
+    return 0;
+  }
+  if (mode == "fail" && argc > 4) {
+    int victim = std::atoi(argv[2]);
+    std::string how = argv[3];
+    if (rank == victim) {
+      sleepSeconds(0.2);
+      std::fprintf(stderr, "first complaint\nsecond complaint\nfinal words of rank %d\n", rank);
+      std::fflush(stderr);
+      if (how == "KILL") ::raise(SIGKILL);
+      return std::atoi(how.c_str());
+    }
+    sleepSeconds(std::atof(argv[4]));
+    return 0;
+  }
+  if (mode == "sleep" && argc > 2) {
+    sleepSeconds(std::atof(argv[2]));
+    return 0;
+  }
+  if (mode == "ignore-term" && argc > 2) {
+    ::signal(SIGTERM, SIG_IGN);
+    std::printf("ignoring SIGTERM\n");
+    std::fflush(stdout);
+    sleepSeconds(std::atof(argv[2]));
+    return 0;
+  }
+  if (mode == "lines" && argc > 2) {
+    int count = std::atoi(argv[2]);
+    uint64_t state = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(rank + 1);
+    for (int i = 0; i < count; ++i) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      size_t len = (state >> 33) % 3000;
+      if (i == 0) len = 1 << 20;  // one 1 MiB line per rank
+      std::string line = makeLine(rank, i, len);
+      // Unbuffered writes in odd pieces, so lines reach the pipe torn.
+      size_t cut = line.size() / 2;
+      (void)!::write(1, line.data(), cut);
+      (void)!::write(1, line.data() + cut, line.size() - cut);
+      if (i + 1 < count) (void)!::write(1, "\n", 1);  // the last line has no newline
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "test_rank: unknown mode '%s'\n", mode.c_str());
+  return 64;
+}

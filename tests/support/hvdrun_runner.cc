@@ -1,0 +1,93 @@
+// tests/support/hvdrun_runner.cc: process helpers for end-to-end tests.
+#include "tests/support/hvdrun_runner.h"
+
+#include <catch2/catch.hpp>
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+extern char** environ;
+
+namespace hvd::test {
+
+cli::CapturedRun runHvdrun(const std::vector<std::string>& args, const cli::RunOptions& options) {
+  std::vector<std::string> argv{HVD_HVDRUN_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto run = cli::runAndCapture(argv, options);
+  INFO("starting hvdrun: " << run.status().message());
+  REQUIRE(run.isOk());
+  return *run;
+}
+
+cli::RunOptions withEnv(std::vector<std::string> env) {
+  cli::RunOptions options;
+  options.env = std::move(env);
+  return options;
+}
+
+cli::RunOptions withTimeout(std::chrono::milliseconds timeout) {
+  cli::RunOptions options;
+  options.timeout = timeout;
+  return options;
+}
+
+std::vector<std::string> environmentWith(const std::vector<std::string>& changes) {
+  std::vector<std::string> env;
+  auto nameOf = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    bool changed = false;
+    for (const auto& c : changes) changed |= nameOf(c) == nameOf(kv);
+    if (!changed) env.push_back(kv);
+  }
+  for (const auto& c : changes) {
+    if (c.find('=') != std::string::npos) env.push_back(c);
+  }
+  return env;
+}
+
+bool processGone(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string content((std::istreambuf_iterator<char>(stat)), {});
+  // The state follows the last ')' (the command name may itself contain parentheses).
+  auto close = content.rfind(')');
+  if (close == std::string::npos || close + 2 >= content.size()) return true;
+  char state = content[close + 2];
+  return state == 'Z' || state == 'X';
+}
+
+TempDir::TempDir() {
+  char pattern[] = "/tmp/hvdtest.XXXXXX";
+  const char* made = ::mkdtemp(pattern);
+  REQUIRE(made != nullptr);
+  path_ = made;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::vector<int> readPidFiles(const std::string& dir) {
+  std::vector<int> pids;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".pid") continue;
+    std::ifstream f(entry.path());
+    int pid = 0;
+    if (f >> pid) pids.push_back(pid);
+  }
+  return pids;
+}
+
+void skipTest(const std::string& reason) {
+  std::printf("SKIPPED: %s\n", reason.c_str());
+  std::fflush(stdout);
+  std::_Exit(4);
+}
+
+}  // namespace hvd::test

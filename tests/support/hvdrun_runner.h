@@ -1,0 +1,44 @@
+// tests/support/hvdrun_runner.h: runs the real hvdrun binary the way a user would, and
+// helpers to check what it left behind.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/os/subprocess.h"
+
+namespace hvd::test {
+
+// Runs hvdrun with these arguments (argv[0] excluded). Fails the test if it cannot start.
+cli::CapturedRun runHvdrun(const std::vector<std::string>& args, const cli::RunOptions& options = {});
+
+// Run options with a replaced environment, or a longer deadline.
+cli::RunOptions withEnv(std::vector<std::string> env);
+cli::RunOptions withTimeout(std::chrono::milliseconds timeout);
+
+// The current environment with some variables replaced ("NAME=value") or removed ("NAME").
+std::vector<std::string> environmentWith(const std::vector<std::string>& changes);
+
+// True when no live process has this pid (zombies count as gone: init may reap late).
+bool processGone(int pid);
+
+// A fresh directory under /tmp, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Pids from the <rank>.pid files a test_rank wrote into dir.
+std::vector<int> readPidFiles(const std::string& dir);
+
+// Prints "SKIPPED: <reason>" and ends the test process with CTest's skip code (4).
+[[noreturn]] void skipTest(const std::string& reason);
+
+}  // namespace hvd::test

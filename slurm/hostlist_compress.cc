@@ -1,0 +1,194 @@
+// slurm/hostlist_compress.cc: names to the bracketed text `scontrol show hostlist` and
+// `show hostlistsorted` print. Names become ranges (prefix, numeric suffix, padding width)
+// that merge as Slurm merges them; the printing then groups ranges sharing a prefix.
+#include <algorithm>
+#include <charconv>
+#include <limits>
+
+#include "slurm/hostlist.h"
+#include "slurm/natural_compare.h"
+
+namespace hvd::slurm {
+namespace {
+
+struct HostRange {
+  std::string prefix;
+  uint64_t lo = 0, hi = 0;
+  int width = 0;
+  bool single = false;  // no numeric suffix: prefix is the whole name
+
+  uint64_t count() const { return single ? 1 : hi - lo + 1; }
+  bool empty() const { return hi < lo || hi == std::numeric_limits<uint64_t>::max(); }
+};
+
+// Zeros needed to pad num to width.
+int zeroPadding(uint64_t num, int width) {
+  int digits = 1;
+  while (num /= 10) ++digits;
+  return width > digits ? width - digits : 0;
+}
+
+// Slurm's _width_equiv: two widths are equivalent when using either for both numbers
+// changes neither number's padding; the one that differs is then adjusted.
+bool widthEquivalent(uint64_t n, int& wn, uint64_t m, int& wm) {
+  if (wn == wm) return true;
+  int npad = zeroPadding(n, wn), nmpad = zeroPadding(n, wm);
+  int mpad = zeroPadding(m, wm), mnpad = zeroPadding(m, wn);
+  if (npad != nmpad && mpad != mnpad) return false;
+  if (npad != nmpad) {
+    wm = wn;
+  } else {
+    wn = wm;
+  }
+  return true;
+}
+
+bool widthsCombine(HostRange& a, HostRange& b) { return widthEquivalent(a.lo, a.width, b.lo, b.width); }
+
+// 0 when the prefixes match and both or neither are single names.
+int prefixCompare(const HostRange& a, const HostRange& b) {
+  int c = naturalCompare(a.prefix, b.prefix);
+  return c == 0 ? static_cast<int>(b.single) - static_cast<int>(a.single) : c;
+}
+
+bool sameBracket(const HostRange& a, const HostRange& b) {
+  return prefixCompare(a, b) == 0 && !a.single && !b.single;
+}
+
+HostRange rangeOf(const std::string& name) {
+  size_t digits = name.size();
+  while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
+  HostRange r;
+  if (digits == name.size()) {
+    r.prefix = name;
+    r.single = true;
+    return r;
+  }
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(name.data() + digits, name.data() + name.size(), value);
+  if (ec != std::errc()) {  // beyond 64 bits: keep the name whole rather than corrupt it
+    r.prefix = name;
+    r.single = true;
+    return r;
+  }
+  r.prefix = name.substr(0, digits);
+  r.lo = r.hi = value;
+  r.width = static_cast<int>(name.size() - digits);
+  return r;
+}
+
+// hostlist_push_range: extends the last range when the name continues it.
+void push(std::vector<HostRange>& ranges, HostRange r) {
+  if (!ranges.empty()) {
+    HostRange& tail = ranges.back();
+    if (tail.hi == r.lo - 1 && prefixCompare(tail, r) == 0 && widthsCombine(tail, r)) {
+      tail.hi = r.hi;
+      return;
+    }
+  }
+  ranges.push_back(std::move(r));
+}
+
+std::vector<HostRange> rangesOf(std::span<const std::string> names) {
+  std::vector<HostRange> ranges;
+  for (const std::string& name : names) push(ranges, rangeOf(name));
+  return ranges;
+}
+
+std::string numberText(uint64_t value, int width) {
+  std::string digits = std::to_string(value);
+  if (static_cast<int>(digits.size()) >= width) return digits;
+  return std::string(static_cast<size_t>(width) - digits.size(), '0') + digits;
+}
+
+// hostlist_ranged_string: consecutive ranges with the same prefix share one bracket.
+std::string render(const std::vector<HostRange>& ranges) {
+  std::string out;
+  size_t i = 0;
+  while (i < ranges.size()) {
+    if (!out.empty()) out += ',';
+    bool bracket = ranges[i].count() > 1 || (i + 1 < ranges.size() && sameBracket(ranges[i], ranges[i + 1]));
+    out += ranges[i].prefix;
+    if (ranges[i].single) {
+      ++i;
+      continue;
+    }
+    if (bracket) out += '[';
+    size_t first = i;
+    do {
+      if (i > first) out += ',';
+      out += numberText(ranges[i].lo, ranges[i].width);
+      if (ranges[i].lo < ranges[i].hi) out += '-' + numberText(ranges[i].hi, ranges[i].width);
+      ++i;
+    } while (i < ranges.size() && sameBracket(ranges[i], ranges[i - 1]));
+    if (bracket) out += ']';
+  }
+  return out;
+}
+
+// hostrange_cmp: by prefix, then by lowest number when the widths combine, else by width.
+// Slurm computes the difference of two unsigned longs into an int; so do we.
+int rangeCompare(const HostRange& a, const HostRange& b) {
+  int c = prefixCompare(a, b);
+  if (c != 0) return c;
+  int wa = a.width, wb = b.width;
+  if (widthEquivalent(a.lo, wa, b.lo, wb)) return static_cast<int>(static_cast<uint32_t>(a.lo - b.lo));
+  return a.width - b.width;
+}
+
+// hostlist_coalesce: overlapping ranges are split so that each duplicate stands alone.
+void coalesce(std::vector<HostRange>& ranges) {
+  for (size_t i = ranges.size() - 1; i > 0; --i) {
+    HostRange& prev = ranges[i - 1];
+    HostRange& next = ranges[i];
+    if (prev.single || next.single || !(prev.hi > next.lo) || prefixCompare(prev, next) != 0 ||
+        !widthsCombine(prev, next)) {
+      continue;
+    }
+    HostRange overlap = prev;
+    overlap.lo = next.lo;
+    overlap.hi = std::min(next.hi, prev.hi);
+    if (overlap.hi < prev.hi) next.hi = prev.hi;
+    prev.hi = overlap.lo;
+    next.lo = overlap.hi;
+    const uint64_t prevHi = prev.hi, nextLo = next.lo;
+    size_t j = i;
+    for (uint64_t v = overlap.lo; v <= overlap.hi; ++v) {
+      HostRange one = overlap;
+      one.lo = one.hi = v;
+      if (v > prevHi) ranges.insert(ranges.begin() + static_cast<long>(j++), one);
+      if (v < nextLo) ranges.insert(ranges.begin() + static_cast<long>(j++), one);
+      if (v == std::numeric_limits<uint64_t>::max()) break;
+    }
+    i = ranges.size();  // Slurm starts over from the end after every split
+  }
+}
+
+// hostlist_collapse: adjacent ranges that continue each other merge.
+void collapse(std::vector<HostRange>& ranges) {
+  for (size_t i = ranges.size() - 1; i > 0; --i) {
+    HostRange& prev = ranges[i - 1];
+    HostRange& next = ranges[i];
+    if (prev.hi == next.lo - 1 && prefixCompare(prev, next) == 0 && widthsCombine(prev, next)) {
+      prev.hi = next.hi;
+      ranges.erase(ranges.begin() + static_cast<long>(i));
+    }
+  }
+}
+
+}  // namespace
+
+std::string compressHostlist(std::span<const std::string> names) { return render(rangesOf(names)); }
+
+std::string compressHostlistSorted(std::span<const std::string> names) {
+  std::vector<HostRange> ranges = rangesOf(names);
+  if (ranges.size() > 1) {
+    std::stable_sort(ranges.begin(), ranges.end(),
+                     [](const HostRange& a, const HostRange& b) { return rangeCompare(a, b) < 0; });
+    coalesce(ranges);
+    collapse(ranges);
+  }
+  return render(ranges);
+}
+
+}  // namespace hvd::slurm

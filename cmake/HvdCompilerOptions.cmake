@@ -7,6 +7,15 @@ add_library(hvd_warnings INTERFACE)
 target_compile_options(hvd_warnings INTERFACE -Wall -Wextra -Wpedantic
   $<$<BOOL:${HVD_WERROR}>:-Werror>)
 
+option(HVD_FUZZ "Build the libFuzzer targets (needs clang; implies ASan+UBSan instrumentation)" OFF)
+if(HVD_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "HVD_FUZZ=ON needs clang: configure with CC=clang CXX=clang++")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link)
+  set(HVD_SANITIZE address)
+endif()
+
 if(HVD_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)

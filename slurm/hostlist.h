@@ -29,13 +29,16 @@ inline constexpr size_t kMaxExpandedHosts = 16 * 1024 * 1024;
 // Errors (kInvalidArgument) name the 1-based position and the offending text. Two inputs
 // Slurm accepts are rejected on purpose, because Slurm's answer for them is corrupt: a '['
 // that is never closed, and a number above 18446744073709551615 (Slurm wraps it).
-Result<std::vector<std::string>> expandHostlist(std::string_view text);
+// maxHosts lowers the cap on the number of names (fuzzing and previews use a small one).
+Result<std::vector<std::string>> expandHostlist(std::string_view text, size_t maxHosts = kMaxExpandedHosts);
 
 // The shortest Slurm expression for these names, keeping their order and duplicates.
-// compressHostlist(expand(x)) expands back to expand(x) exactly.
-std::string compressHostlist(std::span<const std::string> names);
+// compressHostlist(expand(x)) expands back to expand(x) exactly. A name holding '[', ']',
+// ',', ' ' or a tab has no hostlist spelling (Slurm has no escapes): kInvalidArgument
+// names it, rather than text that would read back as other names.
+Result<std::string> compressHostlist(std::span<const std::string> names);
 
 // The same, sorted and merged the way `scontrol show hostlistsorted` does (duplicates kept).
-std::string compressHostlistSorted(std::span<const std::string> names);
+Result<std::string> compressHostlistSorted(std::span<const std::string> names);
 
 }  // namespace hvd::slurm

@@ -176,11 +176,27 @@ void collapse(std::vector<HostRange>& ranges) {
   }
 }
 
+Status checkRepresentable(std::span<const std::string> names) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    size_t bad = names[i].find_first_of("[], \t");
+    if (bad == std::string::npos && !names[i].empty()) continue;
+    std::string what = names[i].empty() ? "is empty"
+                                        : std::string("contains '") + (names[i][bad] == '\t' ? "\\t" : std::string(1, names[i][bad])) + "'";
+    return invalidArgument("name " + std::to_string(i + 1) + " ('" + names[i] + "') " + what +
+                           ", which a Slurm hostlist cannot represent");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
-std::string compressHostlist(std::span<const std::string> names) { return render(rangesOf(names)); }
+Result<std::string> compressHostlist(std::span<const std::string> names) {
+  HVD_RETURN_IF_ERROR(checkRepresentable(names));
+  return render(rangesOf(names));
+}
 
-std::string compressHostlistSorted(std::span<const std::string> names) {
+Result<std::string> compressHostlistSorted(std::span<const std::string> names) {
+  HVD_RETURN_IF_ERROR(checkRepresentable(names));
   std::vector<HostRange> ranges = rangesOf(names);
   if (ranges.size() > 1) {
     std::stable_sort(ranges.begin(), ranges.end(),

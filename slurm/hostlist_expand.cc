@@ -28,7 +28,7 @@ struct Token {
 
 class Expander {
  public:
-  explicit Expander(std::string_view input) : input_(input) {}
+  Expander(std::string_view input, size_t maxHosts) : input_(input), maxHosts_(maxHosts) {}
 
   Result<std::vector<std::string>> run() {
     for (const Token& token : tokenize()) {
@@ -99,7 +99,7 @@ class Expander {
     uint64_t perPrefix = 0;
     for (const Range& r : ranges) perPrefix += r.hi - r.lo + 1;
     // How many prefixes fit under the cap, so a typo fails before it fills memory.
-    size_t budget = (kMaxExpandedHosts - names_.size()) / perPrefix;
+    size_t budget = (maxHosts_ - names_.size()) / perPrefix;
     std::vector<std::string> prefixes;
     HVD_RETURN_IF_ERROR(expandPrefix(std::string(tok.substr(0, open)), token.offset, budget, prefixes));
     if (prefixes.size() > budget) return tooMany(token.offset);
@@ -115,7 +115,7 @@ class Expander {
   }
 
   Status tooMany(size_t offset) const {
-    return fail(offset, "expands to more than " + std::to_string(kMaxExpandedHosts) + " names");
+    return fail(offset, "expands to more than " + std::to_string(maxHosts_) + " names");
   }
 
   // A name without brackets stands for itself. Slurm reads its trailing digits as a
@@ -132,7 +132,7 @@ class Expander {
                                                std::string(tok) + "' is larger than 18446744073709551615");
       }
     }
-    if (names_.size() + 1 > kMaxExpandedHosts) return tooMany(token.offset);
+    if (names_.size() + 1 > maxHosts_) return tooMany(token.offset);
     names_.emplace_back(tok);
     return Status::ok();
   }
@@ -254,11 +254,14 @@ class Expander {
   }
 
   std::string_view input_;
+  size_t maxHosts_;
   std::vector<std::string> names_;
 };
 
 }  // namespace
 
-Result<std::vector<std::string>> expandHostlist(std::string_view text) { return Expander(text).run(); }
+Result<std::vector<std::string>> expandHostlist(std::string_view text, size_t maxHosts) {
+  return Expander(text, maxHosts).run();
+}
 
 }  // namespace hvd::slurm

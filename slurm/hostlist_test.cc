@@ -120,7 +120,7 @@ TEST_CASE("limits hold without exhausting memory", "[unit][hostlist]") {
 }
 
 TEST_CASE("compression matches scontrol show hostlist", "[unit][hostlist]") {
-  auto c = [](const Names& names) { return compressHostlist(names); };
+  auto c = [](const Names& names) { return *compressHostlist(names); };
   CHECK(c({"n1", "n2", "n3"}) == "n[1-3]");
   CHECK(c({"n3", "n2", "n1"}) == "n[3,2,1]");
   CHECK(c({"n1", "n1", "n2"}) == "n[1,1-2]");
@@ -139,7 +139,7 @@ TEST_CASE("compression matches scontrol show hostlist", "[unit][hostlist]") {
 }
 
 TEST_CASE("sorted compression matches scontrol show hostlistsorted", "[unit][hostlist]") {
-  auto s = [](const Names& names) { return compressHostlistSorted(names); };
+  auto s = [](const Names& names) { return *compressHostlistSorted(names); };
   CHECK(s({"n3", "n2", "n1"}) == "n[1-3]");
   CHECK(s({"a1", "b1", "a2"}) == "a[1-2],b1");
   CHECK(s({"x", "y", "n1"}) == "n1,x,y");
@@ -171,14 +171,23 @@ TEST_CASE("expanding a compressed list gives the same names back, for generated 
           names.push_back(prefix + std::to_string(rng() % 30));
       }
     }
-    std::string compressed = compressHostlist(names);
+    std::string compressed = *compressHostlist(names);
     INFO("names: " << joined(names) << "\ncompressed: " << compressed);
     REQUIRE(expand(compressed) == names);
     // The sorted form holds the same multiset of names.
-    Names sortedBack = expand(compressHostlistSorted(names));
+    Names sortedBack = expand(*compressHostlistSorted(names));
     Names a = names, b = sortedBack;
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     REQUIRE(a == b);
   }
+}
+
+TEST_CASE("names that no hostlist can spell are refused by compression, naming them", "[unit][hostlist]") {
+  auto r = compressHostlist(Names{"n1", "n[2"});
+  REQUIRE_FALSE(r.isOk());
+  CHECK(r.status().message() == "name 2 ('n[2') contains '[', which a Slurm hostlist cannot represent");
+  CHECK(compressHostlistSorted(Names{"a b"}).status().message() ==
+        "name 1 ('a b') contains ' ', which a Slurm hostlist cannot represent");
+  CHECK(compressHostlist(Names{""}).status().message() == "name 1 ('') is empty, which a Slurm hostlist cannot represent");
 }

@@ -238,8 +238,8 @@ TEST_CASE("compression equals scontrol show hostlist and hostlistsorted on 2,000
   auto sorted = scontrol.askAll("hostlistsorted", joined);
   size_t mismatches = 0;
   for (size_t i = 0; i < lists.size(); ++i) {
-    std::string ours = hvd::slurm::compressHostlist(lists[i]);
-    std::string oursSorted = hvd::slurm::compressHostlistSorted(lists[i]);
+    std::string ours = *hvd::slurm::compressHostlist(lists[i]);
+    std::string oursSorted = *hvd::slurm::compressHostlistSorted(lists[i]);
     std::string theirs = plain[i].lines.empty() ? "" : plain[i].lines[0];
     std::string theirsSorted = sorted[i].lines.empty() ? "" : sorted[i].lines[0];
     if (ours != theirs) {

@@ -9,6 +9,7 @@
 
 #include "cli/build_info.h"
 #include "cli/check_build.h"
+#include "cli/commands/hostlist_command.h"
 #include "cli/launch/supervisor.h"
 #include "cli/options.h"
 #include "cli/os/subprocess.h"
@@ -108,6 +109,9 @@ int launch(const Options& o) {
 
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // Subcommands are recognised only as the first word, so a program named like one can
+  // still be launched as ./hostlist or after an option (hvdrun -np 2 hostlist).
+  if (!args.empty() && args[0] == "hostlist") return runHostlistCommand({args.begin() + 1, args.end()});
   Options o = parseOptions(args);
   if (o.help) {
     fmt::print("{}", o.helpText);

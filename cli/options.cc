@@ -115,7 +115,8 @@ Options parseOptions(const std::vector<std::string>& args) {
   Options o;
   CLI::App app{"hvdrun: start and supervise the ranks of a distributed training job.\n"
                "Usage: hvdrun [options] [--] program [args...]\n"
-               "       hvdrun --check-build [--verbose]",
+               "       hvdrun --check-build [--verbose]\n"
+               "       hvdrun hostlist [--expand|--compress|--sorted|--count] [EXPRESSION...]",
                "hvdrun"};
   app.footer("Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 environment error,\n"
              "124 timeout, 130 interrupted; otherwise the first failing rank's exit code\n"

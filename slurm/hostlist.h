@@ -32,10 +32,14 @@ inline constexpr size_t kMaxExpandedHosts = 16 * 1024 * 1024;
 // maxHosts lowers the cap on the number of names (fuzzing and previews use a small one).
 Result<std::vector<std::string>> expandHostlist(std::string_view text, size_t maxHosts = kMaxExpandedHosts);
 
+// True when a hostlist can spell this name: not empty, no '[', ']', ',', no whitespace or
+// other control characters (Slurm has no escapes, and its natural-order comparison skips
+// whitespace, which would merge different names).
+bool isSpellableName(std::string_view name);
+
 // The shortest Slurm expression for these names, keeping their order and duplicates.
-// compressHostlist(expand(x)) expands back to expand(x) exactly. A name holding '[', ']',
-// ',', ' ' or a tab has no hostlist spelling (Slurm has no escapes): kInvalidArgument
-// names it, rather than text that would read back as other names.
+// compressHostlist(expand(x)) expands back to expand(x) exactly. A name that is not
+// spellable gives kInvalidArgument naming it, rather than text that reads back wrong.
 Result<std::string> compressHostlist(std::span<const std::string> names);
 
 // The same, sorted and merged the way `scontrol show hostlistsorted` does (duplicates kept).

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "slurm/hostlist.h"
 #include "slurm/natural_compare.h"
 
@@ -176,12 +178,27 @@ void collapse(std::vector<HostRange>& ranges) {
   }
 }
 
+const char* unspellableReason(std::string_view name, char& culprit) {
+  if (name.empty()) return "is empty";
+  for (char c : name) {
+    culprit = c;
+    if (c == '[' || c == ']' || c == ',') return "contains";
+    if (static_cast<unsigned char>(c) < 0x20 || c == ' ' || c == 0x7f) return "contains the character";
+  }
+  return nullptr;
+}
+
 Status checkRepresentable(std::span<const std::string> names) {
   for (size_t i = 0; i < names.size(); ++i) {
-    size_t bad = names[i].find_first_of("[], \t");
-    if (bad == std::string::npos && !names[i].empty()) continue;
-    std::string what = names[i].empty() ? "is empty"
-                                        : std::string("contains '") + (names[i][bad] == '\t' ? "\\t" : std::string(1, names[i][bad])) + "'";
+    char culprit = 0;
+    const char* reason = unspellableReason(names[i], culprit);
+    if (reason == nullptr) continue;
+    std::string what = reason;
+    if (!names[i].empty()) {
+      what += static_cast<unsigned char>(culprit) > 0x20 && culprit != 0x7f
+                  ? " '" + std::string(1, culprit) + "'"
+                  : fmt::format(" 0x{:02x}", static_cast<unsigned char>(culprit));
+    }
     return invalidArgument("name " + std::to_string(i + 1) + " ('" + names[i] + "') " + what +
                            ", which a Slurm hostlist cannot represent");
   }
@@ -189,6 +206,11 @@ Status checkRepresentable(std::span<const std::string> names) {
 }
 
 }  // namespace
+
+bool isSpellableName(std::string_view name) {
+  char culprit = 0;
+  return unspellableReason(name, culprit) == nullptr;
+}
 
 Result<std::string> compressHostlist(std::span<const std::string> names) {
   HVD_RETURN_IF_ERROR(checkRepresentable(names));

@@ -188,6 +188,9 @@ TEST_CASE("names that no hostlist can spell are refused by compression, naming t
   REQUIRE_FALSE(r.isOk());
   CHECK(r.status().message() == "name 2 ('n[2') contains '[', which a Slurm hostlist cannot represent");
   CHECK(compressHostlistSorted(Names{"a b"}).status().message() ==
-        "name 1 ('a b') contains ' ', which a Slurm hostlist cannot represent");
+        "name 1 ('a b') contains the character 0x20, which a Slurm hostlist cannot represent");
+  CHECK(compressHostlist(Names{"n1", std::string("a\0b1", 4)}).status().message().find("0x00") != std::string::npos);
+  CHECK(hvd::slurm::isSpellableName("gpu-a01.cluster"));
+  CHECK_FALSE(hvd::slurm::isSpellableName("a\n1"));
   CHECK(compressHostlist(Names{""}).status().message() == "name 1 ('') is empty, which a Slurm hostlist cannot represent");
 }

@@ -17,10 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!names) return 0;
   auto compressed = hvd::slurm::compressHostlist(*names);
   auto sortedText = hvd::slurm::compressHostlistSorted(*names);
-  // Names with brackets or separators have no hostlist spelling: both must refuse them.
-  bool representable = std::none_of(names->begin(), names->end(), [](const std::string& n) {
-    return n.empty() || n.find_first_of("[], \t") != std::string::npos;
-  });
+  // Names with brackets, separators or control characters have no hostlist spelling:
+  // both compressions must refuse exactly those.
+  bool representable = std::all_of(names->begin(), names->end(), hvd::slurm::isSpellableName);
   if (compressed.isOk() != representable || sortedText.isOk() != representable) std::abort();
   if (!representable) return 0;
   auto back = hvd::slurm::expandHostlist(*compressed, kCap);

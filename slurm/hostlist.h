@@ -19,7 +19,6 @@ namespace hvd::slurm {
 inline constexpr uint64_t kMaxHostsPerRange = 64 * 1024;    // n[0-65535] at most
 inline constexpr size_t kMaxRangesPerBracket = 64 * 1024;   // n[1,2,...] at most 65536 items
 inline constexpr uint64_t kMaxPrefixesPerGroup = 64 * 1024;  // a[...]b[1]: a's group expands to <= 65536
-inline constexpr size_t kMaxNameLength = 1023;               // Slurm truncates longer names silently
 inline constexpr size_t kMaxExpandedHosts = 16 * 1024 * 1024;
 
 // Expands a hostlist expression. Separators are ',', ' ' and '\t' outside brackets. A

@@ -129,22 +129,29 @@ std::string render(const std::vector<HostRange>& ranges) {
 }
 
 // hostrange_cmp: by prefix, then by lowest number when the widths combine, else by width.
-// Slurm computes the difference of two unsigned longs into an int; so do we.
+// Slurm subtracts the two numbers into an int, which misorders numbers 2^31 apart and then
+// merges them into a bogus range (it loses a host on "666666,66966666106669042"); we
+// compare the numbers themselves.
 int rangeCompare(const HostRange& a, const HostRange& b) {
   int c = prefixCompare(a, b);
   if (c != 0) return c;
   int wa = a.width, wb = b.width;
-  if (widthEquivalent(a.lo, wa, b.lo, wb)) return static_cast<int>(static_cast<uint32_t>(a.lo - b.lo));
+  if (widthEquivalent(a.lo, wa, b.lo, wb)) return a.lo < b.lo ? -1 : (a.lo > b.lo ? 1 : 0);
   return a.width - b.width;
 }
 
-// hostlist_coalesce: overlapping ranges are split so that each duplicate stands alone.
+// hostlist_coalesce: where sorted neighbours overlap, the overlap is split into single
+// hosts so that each duplicate stands alone. Slurm rescans from the end after every split
+// and inserts one range at a time (cubic on "n[1-20000],n[1-20000]"); a split changes only
+// the pair and its right neighbour, so we resume there and insert the singles at once.
 void coalesce(std::vector<HostRange>& ranges) {
-  for (size_t i = ranges.size() - 1; i > 0; --i) {
+  size_t i = ranges.size() - 1;
+  while (i > 0) {
     HostRange& prev = ranges[i - 1];
     HostRange& next = ranges[i];
     if (prev.single || next.single || !(prev.hi > next.lo) || prefixCompare(prev, next) != 0 ||
         !widthsCombine(prev, next)) {
+      --i;
       continue;
     }
     HostRange overlap = prev;
@@ -153,29 +160,37 @@ void coalesce(std::vector<HostRange>& ranges) {
     if (overlap.hi < prev.hi) next.hi = prev.hi;
     prev.hi = overlap.lo;
     next.lo = overlap.hi;
-    const uint64_t prevHi = prev.hi, nextLo = next.lo;
-    size_t j = i;
+    std::vector<HostRange> singles;
     for (uint64_t v = overlap.lo; v <= overlap.hi; ++v) {
       HostRange one = overlap;
       one.lo = one.hi = v;
-      if (v > prevHi) ranges.insert(ranges.begin() + static_cast<long>(j++), one);
-      if (v < nextLo) ranges.insert(ranges.begin() + static_cast<long>(j++), one);
+      if (v > prev.hi) singles.push_back(one);
+      if (v < next.lo) singles.push_back(one);
       if (v == std::numeric_limits<uint64_t>::max()) break;
     }
-    i = ranges.size();  // Slurm starts over from the end after every split
+    ranges.insert(ranges.begin() + static_cast<long>(i), singles.begin(), singles.end());
+    // `next` now sits at i + singles.size(); recheck it against its right neighbour, and
+    // from there leftwards as Slurm's rescan would.
+    i = std::min(i + singles.size() + 1, ranges.size() - 1);
   }
 }
 
-// hostlist_collapse: adjacent ranges that continue each other merge.
+// hostlist_collapse: right to left, a range that the next one continues absorbs it.
 void collapse(std::vector<HostRange>& ranges) {
-  for (size_t i = ranges.size() - 1; i > 0; --i) {
-    HostRange& prev = ranges[i - 1];
-    HostRange& next = ranges[i];
+  std::vector<HostRange> kept;  // in reverse order
+  kept.reserve(ranges.size());
+  kept.push_back(std::move(ranges.back()));
+  for (size_t i = ranges.size() - 1; i-- > 0;) {
+    HostRange& prev = ranges[i];
+    HostRange& next = kept.back();
     if (prev.hi == next.lo - 1 && prefixCompare(prev, next) == 0 && widthsCombine(prev, next)) {
       prev.hi = next.hi;
-      ranges.erase(ranges.begin() + static_cast<long>(i));
+      next = std::move(prev);
+    } else {
+      kept.push_back(std::move(prev));
     }
   }
+  ranges.assign(std::make_move_iterator(kept.rbegin()), std::make_move_iterator(kept.rend()));
 }
 
 const char* unspellableReason(std::string_view name, char& culprit) {

@@ -79,10 +79,6 @@ class Expander {
 
   Status expandToken(const Token& token) {
     std::string_view tok = token.text;
-    if (tok.size() > kMaxNameLength) {
-      return fail(token.offset, "a name of " + std::to_string(tok.size()) + " characters; Slurm allows " +
-                                    std::to_string(kMaxNameLength));
-    }
     size_t open = tok.rfind('[');
     if (open == std::string_view::npos) return pushName(token);
     size_t close = tok.find(']', open + 1);

@@ -177,6 +177,11 @@ TEST_CASE("expansion equals scontrol show hostnames on 12,000 generated expressi
                         "a]b[1-2]", "n[1]-[2]", "n[1, 3]", "n[1 ]", "123,0001", "n[1,,2]", "n[]"}) {
     expressions.emplace_back(e);
   }
+  std::string longBracket = "n[";
+  for (int i = 1; i < 3000; i += 2) longBracket += std::to_string(i) + ",";
+  longBracket.back() = ']';
+  expressions.push_back(longBracket);
+  expressions.push_back("a[1-2]" + std::string(1100, 'x') + "[1-2]");
   while (expressions.size() < 12000) expressions.push_back(gen.expression());
 
   auto answers = scontrol.askAll("hostnames", expressions);

@@ -33,7 +33,8 @@ Result<std::vector<std::string>> expandHostlist(std::string_view text, size_t ma
 
 // True when a hostlist can spell this name: not empty, no '[', ']', ',', no whitespace or
 // other control characters (Slurm has no escapes, and its natural-order comparison skips
-// whitespace, which would merge different names).
+// whitespace, which would merge different names), and no trailing number beyond 64 bits
+// (Slurm would print a different name for it).
 bool isSpellableName(std::string_view name);
 
 // The shortest Slurm expression for these names, keeping their order and duplicates.

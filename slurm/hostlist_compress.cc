@@ -200,6 +200,14 @@ const char* unspellableReason(std::string_view name, char& culprit) {
     if (c == '[' || c == ']' || c == ',') return "contains";
     if (static_cast<unsigned char>(c) < 0x20 || c == ' ' || c == 0x7f) return "contains the character";
   }
+  // Slurm reads trailing digits as one number: beyond 64 bits it would print another name.
+  size_t digits = name.size();
+  while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
+  uint64_t value = 0;
+  if (digits < name.size() &&
+      std::from_chars(name.data() + digits, name.data() + name.size(), value).ec == std::errc::result_out_of_range) {
+    return "ends in a number larger than 18446744073709551615";
+  }
   return nullptr;
 }
 
@@ -209,7 +217,7 @@ Status checkRepresentable(std::span<const std::string> names) {
     const char* reason = unspellableReason(names[i], culprit);
     if (reason == nullptr) continue;
     std::string what = reason;
-    if (!names[i].empty()) {
+    if (what.rfind("contains", 0) == 0) {
       what += static_cast<unsigned char>(culprit) > 0x20 && culprit != 0x7f
                   ? " '" + std::string(1, culprit) + "'"
                   : fmt::format(" 0x{:02x}", static_cast<unsigned char>(culprit));

@@ -191,6 +191,9 @@ TEST_CASE("names that no hostlist can spell are refused by compression, naming t
         "name 1 ('a b') contains the character 0x20, which a Slurm hostlist cannot represent");
   CHECK(compressHostlist(Names{"n1", std::string("a\0b1", 4)}).status().message().find("0x00") != std::string::npos);
   CHECK(hvd::slurm::isSpellableName("gpu-a01.cluster"));
+  CHECK(compressHostlist(Names{"n323000000000000000000000"}).status().message() ==
+        "name 1 ('n323000000000000000000000') ends in a number larger than 18446744073709551615, which a Slurm "
+        "hostlist cannot represent");
   CHECK_FALSE(hvd::slurm::isSpellableName("a\n1"));
   CHECK(compressHostlist(Names{""}).status().message() == "name 1 ('') is empty, which a Slurm hostlist cannot represent");
 }

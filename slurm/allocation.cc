@@ -71,9 +71,9 @@ Result<std::optional<TaskIdentity>> mpiIdentityFromEnvironment(const Environment
       if (!s.isOk()) return s.withContext("started by Open MPI's mpirun");
     }
     t.rank = *rank, t.size = *size, t.localRank = *local, t.localSize = *localSize;
-    auto node = optionalInt(env, "OMPI_COMM_WORLD_NODE_RANK", 0);
-    if (!node) return node.status();
-    t.nodeIndex = node->value_or(-1);
+    // OMPI_COMM_WORLD_NODE_RANK is the rank among processes on the node, not the node's
+    // index; Open MPI does not export the latter.
+    t.nodeIndex = -1;
     if (t.rank >= t.size || t.localRank >= t.localSize) {
       return invalidArgument("OMPI_COMM_WORLD_RANK/LOCAL_RANK are not below OMPI_COMM_WORLD_SIZE/LOCAL_SIZE");
     }
@@ -115,13 +115,28 @@ Result<std::optional<Allocation>> allocationFromEnvironment(const Environment& e
   auto names = nodesOf(env, nodesVar);
   if (!names) return names.status();
 
+  bool inStep = lookup(env, "SLURM_STEP_ID").has_value() || lookup(env, "SLURM_STEPID").has_value();
+  if (inStep && lookup(env, "SLURM_STEP_NODELIST")) {
+    auto stepNodes = nodesOf(env, "SLURM_STEP_NODELIST");
+    if (!stepNodes) return stepNodes.status();
+    a.stepNodes = std::move(*stepNodes);
+  }
+
+  // Inside a step, SLURM_TASKS_PER_NODE is the step's (mpirun's helper step on the other
+  // nodes shows "1(x2)" in a 3-node job); then the job's per-node tasks are unknown (-1).
   auto tasksText = lookup(env, "SLURM_TASKS_PER_NODE");
   std::vector<int> tasks(names->size(), 1);  // salloc -N without -n: one task per node
   if (tasksText) {
     auto parsed = parseCountList(*tasksText, "SLURM_TASKS_PER_NODE", 0);
     if (!parsed) return parsed.status();
-    HVD_RETURN_IF_ERROR(checkCountMatchesNodes(*parsed, "SLURM_TASKS_PER_NODE", names->size(), nodesVar));
-    tasks = std::move(*parsed);
+    if (parsed->size() == names->size()) {
+      tasks = std::move(*parsed);
+    } else if (inStep && parsed->size() == a.stepNodes.size()) {
+      tasks.assign(names->size(), -1);
+      if (!lookup(env, "SLURM_STEP_TASKS_PER_NODE")) a.stepTasksPerNode = std::move(*parsed);
+    } else {
+      HVD_RETURN_IF_ERROR(checkCountMatchesNodes(*parsed, "SLURM_TASKS_PER_NODE", names->size(), nodesVar));
+    }
   }
   std::vector<int> cpus(names->size(), 0);
   if (auto text = lookup(env, "SLURM_JOB_CPUS_PER_NODE")) {
@@ -140,7 +155,7 @@ Result<std::optional<Allocation>> allocationFromEnvironment(const Environment& e
     // Per-node GPU counts for every node are only known when uniform.
     if (a.gpus.gpusPerNode >= 0) {
       node.gpus = a.gpus.gpusPerNode;
-    } else if (a.gpus.gpusPerTask >= 0) {
+    } else if (a.gpus.gpusPerTask >= 0 && tasks[i] >= 0) {
       node.gpus = a.gpus.gpusPerTask * tasks[i];
     }
     a.nodes.push_back(std::move(node));
@@ -149,17 +164,11 @@ Result<std::optional<Allocation>> allocationFromEnvironment(const Environment& e
   if (!ntasks) return ntasks.status();
   a.totalTasks = ntasks->value_or(std::accumulate(tasks.begin(), tasks.end(), 0));
 
-  bool inStep = lookup(env, "SLURM_STEP_ID").has_value() || lookup(env, "SLURM_STEPID").has_value();
   bool hasProcId = lookup(env, "SLURM_PROCID").has_value();
   a.context = inStep ? SlurmContext::kStepTask : hasProcId ? SlurmContext::kBatchStep : SlurmContext::kAllocationShell;
 
   if (inStep) {
     a.stepId = std::string(lookup(env, "SLURM_STEP_ID") ? *lookup(env, "SLURM_STEP_ID") : *lookup(env, "SLURM_STEPID"));
-    if (lookup(env, "SLURM_STEP_NODELIST")) {
-      auto stepNodes = nodesOf(env, "SLURM_STEP_NODELIST");
-      if (!stepNodes) return stepNodes.status();
-      a.stepNodes = std::move(*stepNodes);
-    }
     if (auto text = lookup(env, "SLURM_STEP_TASKS_PER_NODE")) {
       auto parsed = parseCountList(*text, "SLURM_STEP_TASKS_PER_NODE", 0);
       if (!parsed) return parsed.status();
@@ -198,6 +207,12 @@ Result<std::optional<Allocation>> allocationFromEnvironment(const Environment& e
                              std::to_string(t.size) + " tasks");
     }
     a.task = t;
+  }
+  // One device held by the only task on its node is that task's own, whichever option
+  // gave it (a lone --gpus-per-task=1 task sees 1 of its node's 1 GPU).
+  if (a.gpus.binding == GpuBinding::kPerNode && a.gpus.visible.size() == 1 && a.task && a.task->localSize == 1 &&
+      a.context == SlurmContext::kStepTask) {
+    a.gpus.binding = GpuBinding::kPerTask;
   }
   return std::optional<Allocation>(std::move(a));
 }

@@ -25,7 +25,7 @@ enum class IdentitySource { kSlurm, kOpenMpi, kPmix };
 
 struct NodeSlots {
   std::string name;
-  int tasks = 0;  // SLURM_TASKS_PER_NODE (the job's) for this node
+  int tasks = 0;  // SLURM_TASKS_PER_NODE for this node; -1 when only a step's is known
   int cpus = 0;   // SLURM_JOB_CPUS_PER_NODE for this node; 0 when unset
   int gpus = -1;  // GPUs allocated on this node; -1 when Slurm does not say
 };

@@ -122,7 +122,24 @@ TEST_CASE("under mpirun the rank comes from Open MPI, not from the inherited Slu
   CHECK(a.task->source == IdentitySource::kOpenMpi);
   CHECK(a.task->rank == 4);
   CHECK(a.task->localRank == 1);
-  CHECK(a.task->nodeIndex == 2);
+  CHECK(a.task->nodeIndex == -1);  // OMPI_COMM_WORLD_NODE_RANK is not a node index
+}
+
+TEST_CASE("mpirun ranks on other nodes read the helper step's task counts without error", "[unit][slurm]") {
+  // What a rank on node03 inherits from `srun -N2 orted` in a 3-node job.
+  Environment env = stepTask3();
+  env["SLURM_TASKS_PER_NODE"] = "1(x2)";
+  env["SLURM_STEP_NODELIST"] = "node[02-03]";
+  env.erase("SLURM_STEP_TASKS_PER_NODE");
+  env["OMPI_COMM_WORLD_RANK"] = "5";
+  env["OMPI_COMM_WORLD_SIZE"] = "6";
+  env["OMPI_COMM_WORLD_LOCAL_RANK"] = "1";
+  env["OMPI_COMM_WORLD_LOCAL_SIZE"] = "2";
+  Allocation a = allocationOf(env);
+  CHECK(a.nodes.size() == 3);
+  CHECK(a.nodes[0].tasks == -1);
+  CHECK(a.stepTasksPerNode == std::vector<int>{1, 1});
+  CHECK(a.task->rank == 5);
 }
 
 TEST_CASE("srun --mpi=pmix tasks take the rank from PMIx and the rest from the step", "[unit][slurm]") {

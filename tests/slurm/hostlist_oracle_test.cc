@@ -6,6 +6,7 @@
 // never closed (Slurm prints a mangled name for it); those cases are counted and shown.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -18,6 +19,7 @@ namespace {
 
 struct SlurmAnswer {
   bool accepted = false;
+  bool timedOut = false;  // no answer: a failure of the test, never a rejection
   std::vector<std::string> lines;
   std::string err;
 };
@@ -37,6 +39,8 @@ class Scontrol {
   SlurmAnswer ask(const std::string& command, const std::string& argument) const {
     hvd::cli::RunOptions options;
     options.env = env_;
+    // Some expressions expand to 300,000 names; give scontrol time on a loaded machine.
+    options.timeout = std::chrono::seconds(120);
     // "--": an expression may start with '-', which scontrol would read as its own option.
     auto run = hvd::cli::runAndCapture({exe_, "show", command, "--", argument}, options);
     SlurmAnswer answer;
@@ -47,6 +51,7 @@ class Scontrol {
     std::istringstream in(run->out);
     for (std::string line; std::getline(in, line);) answer.lines.push_back(line);
     answer.err = run->err;
+    answer.timedOut = run->timedOut;
     answer.accepted = run->succeeded() && run->err.empty() && !answer.lines.empty();
     return answer;
   }
@@ -189,6 +194,8 @@ TEST_CASE("expansion equals scontrol show hostnames on 12,000 generated expressi
   for (size_t i = 0; i < expressions.size(); ++i) {
     const std::string& e = expressions[i];
     const SlurmAnswer& slurm = answers[i];
+    INFO("scontrol did not answer within 120 s for " << shown(e));
+    REQUIRE_FALSE(slurm.timedOut);
     auto ours = hvd::slurm::expandHostlist(e);
     if (!slurm.accepted) {
       ++slurmRejected;

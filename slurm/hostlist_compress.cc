@@ -13,8 +13,9 @@
 namespace hvd::slurm {
 namespace {
 
+// prefix views the caller's name, which outlives every HostRange of one compression.
 struct HostRange {
-  std::string prefix;
+  std::string_view prefix;
   uint64_t lo = 0, hi = 0;
   int width = 0;
   bool single = false;  // no numeric suffix: prefix is the whole name
@@ -47,9 +48,10 @@ bool widthEquivalent(uint64_t n, int& wn, uint64_t m, int& wm) {
 
 bool widthsCombine(HostRange& a, HostRange& b) { return widthEquivalent(a.lo, a.width, b.lo, b.width); }
 
-// 0 when the prefixes match and both or neither are single names.
+// 0 when the prefixes match and both or neither are single names. Equal bytes are the
+// common case and need no natural-order walk.
 int prefixCompare(const HostRange& a, const HostRange& b) {
-  int c = naturalCompare(a.prefix, b.prefix);
+  int c = a.prefix == b.prefix ? 0 : naturalCompare(a.prefix, b.prefix);
   return c == 0 ? static_cast<int>(b.single) - static_cast<int>(a.single) : c;
 }
 
@@ -57,7 +59,7 @@ bool sameBracket(const HostRange& a, const HostRange& b) {
   return prefixCompare(a, b) == 0 && !a.single && !b.single;
 }
 
-HostRange rangeOf(const std::string& name) {
+HostRange rangeOf(std::string_view name) {
   size_t digits = name.size();
   while (digits > 0 && name[digits - 1] >= '0' && name[digits - 1] <= '9') --digits;
   HostRange r;
@@ -93,14 +95,16 @@ void push(std::vector<HostRange>& ranges, HostRange r) {
 
 std::vector<HostRange> rangesOf(std::span<const std::string> names) {
   std::vector<HostRange> ranges;
+  ranges.reserve(names.size() / 8 + 1);
   for (const std::string& name : names) push(ranges, rangeOf(name));
   return ranges;
 }
 
-std::string numberText(uint64_t value, int width) {
-  std::string digits = std::to_string(value);
-  if (static_cast<int>(digits.size()) >= width) return digits;
-  return std::string(static_cast<size_t>(width) - digits.size(), '0') + digits;
+void appendNumber(std::string& out, uint64_t value, int width) {
+  char digits[24];
+  size_t length = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
+  if (static_cast<size_t>(width) > length) out.append(static_cast<size_t>(width) - length, '0');
+  out.append(digits, length);
 }
 
 // hostlist_ranged_string: consecutive ranges with the same prefix share one bracket.
@@ -119,8 +123,11 @@ std::string render(const std::vector<HostRange>& ranges) {
     size_t first = i;
     do {
       if (i > first) out += ',';
-      out += numberText(ranges[i].lo, ranges[i].width);
-      if (ranges[i].lo < ranges[i].hi) out += '-' + numberText(ranges[i].hi, ranges[i].width);
+      appendNumber(out, ranges[i].lo, ranges[i].width);
+      if (ranges[i].lo < ranges[i].hi) {
+        out += '-';
+        appendNumber(out, ranges[i].hi, ranges[i].width);
+      }
       ++i;
     } while (i < ranges.size() && sameBracket(ranges[i], ranges[i - 1]));
     if (bracket) out += ']';

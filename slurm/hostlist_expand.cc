@@ -99,10 +99,11 @@ class Expander {
     std::vector<std::string> prefixes;
     HVD_RETURN_IF_ERROR(expandPrefix(std::string(tok.substr(0, open)), token.offset, budget, prefixes));
     if (prefixes.size() > budget) return tooMany(token.offset);
+    names_.reserve(names_.size() + prefixes.size() * perPrefix);
     for (const std::string& prefix : prefixes) {
       for (const Range& r : ranges) {
         for (uint64_t v = r.lo;; ++v) {
-          names_.push_back(prefix + padded(v, r.width));
+          appendName(prefix, v, r.width);
           if (v == r.hi) break;
         }
       }
@@ -241,6 +242,16 @@ class Expander {
                               std::to_string(kMaxHostsPerRange) + " in one range");
     }
     return Status::ok();
+  }
+
+  // Builds prefix + zero-padded value in place: no temporaries on the hot path.
+  void appendName(const std::string& prefix, uint64_t value, int width) {
+    char digits[24];
+    size_t length = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, value).ptr - digits);
+    size_t zeros = static_cast<size_t>(width) > length ? static_cast<size_t>(width) - length : 0;
+    std::string& name = names_.emplace_back();
+    name.reserve(prefix.size() + zeros + length);
+    name.append(prefix).append(zeros, '0').append(digits, length);
   }
 
   static std::string padded(uint64_t value, int width) {

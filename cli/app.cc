@@ -10,10 +10,14 @@
 #include "cli/build_info.h"
 #include "cli/check_build.h"
 #include "cli/commands/hostlist_command.h"
+#include "cli/launch/slurm_job_query.h"
 #include "cli/launch/supervisor.h"
 #include "cli/options.h"
+#include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
-#include "cli/plan/rank_plan.h"
+#include "cli/plan/plan.h"
+#include "cli/plan/plan_output.h"
+#include "slurm/environment.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
 
@@ -34,13 +38,7 @@ std::string versionText() {
   return text;
 }
 
-std::string localHostname() {
-  char name[HOST_NAME_MAX + 1] = {};
-  if (::gethostname(name, sizeof name) != 0) return "localhost";
-  return name;
-}
-
-// The parent environment minus variables a rank must not inherit from an outer job.
+// The parent environment with the plan's variables replacing any inherited value.
 std::vector<std::string> inheritedEnvironment(const std::vector<std::string>& overrides) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -52,6 +50,42 @@ std::vector<std::string> inheritedEnvironment(const std::vector<std::string>& ov
   }
   env.insert(env.end(), overrides.begin(), overrides.end());
   return env;
+}
+
+PlanRequest planRequestFrom(const Options& o) {
+  PlanRequest r;
+  r.numProc = o.numProc;
+  r.hostList = o.hosts;
+  if (!o.hostfile.empty()) {
+    r.hostfilePath = o.hostfile;
+    r.hostfileText = valueOrThrow(readTextFile(o.hostfile), "--hostfile names a file of 'host slots=N' lines");
+  }
+  r.noSlurm = o.noSlurm;
+  r.gpusPerRank = o.gpusPerRank;
+  r.noGpu = o.noGpu;
+  r.oversubscribeGpus = o.oversubscribeGpus;
+  r.tfConfig = o.tfConfig;
+  r.tfPs = o.tfPs;
+  r.tfChief = o.tfChief;
+  r.tfEvaluator = o.tfEvaluator;
+  r.tfPortBase = o.tfPortBase;
+  r.networkInterface = o.networkInterface;
+  return r;
+}
+
+Plan makePlan(const Options& o, const slurm::Environment& env) {
+  PlanRequest request = planRequestFrom(o);
+  MachineFacts facts;
+  facts.hostname = hostName();
+  // Asking the driver costs a cuInit: only when CUDA_VISIBLE_DEVICES does not already say.
+  if (!o.noGpu && !env.count("CUDA_VISIBLE_DEVICES")) facts.localGpuCount = backends::countLocalGpus();
+  if (auto port = freeTcpPort()) facts.freePort = *port;
+  // Only Slurm knows what --gres gave each node: an allocation's shell is not told.
+  auto jobId = env.find("SLURM_JOB_ID");
+  if (!o.noGpu && !o.noSlurm && o.hosts.empty() && o.hostfile.empty() && jobId != env.end()) {
+    facts.slurmNodeGpus = querySlurmJobGpus(jobId->second);
+  }
+  return valueOrThrow(buildPlan(request, env, facts));
 }
 
 void printFailureSummary(const JobOutcome& outcome, int total) {
@@ -71,26 +105,26 @@ void printFailureSummary(const JobOutcome& outcome, int total) {
   fmt::print(stderr, "{}", text);
 }
 
-int launch(const Options& o) {
-  if (o.program.empty()) {
-    throw UserError(ExitCode::kUsage, "no program to run",
-                    "usage: hvdrun -np N program [args...]; see 'hvdrun --help'");
-  }
-  if (o.numProc == 0) {
-    throw UserError(ExitCode::kUsage, "how many ranks? -np is missing",
-                    fmt::format("e.g. hvdrun -np 4 {}", o.program.front()));
-  }
+int launch(const Options& o, const Plan& plan) {
   const char* path = std::getenv("PATH");
   auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
   if (!exe) {
     throw UserError(ExitCode::kEnvironment, "cannot run the program: " + exe.status().message(),
                     "nothing was started; check the program's name, PATH and its execute permission");
   }
-  std::string host = localHostname();
-  std::vector<RankAssignment> plan = placeRanks({{host, o.numProc}}, o.numProc);
+  std::string remote;
+  for (const HostPlan& h : plan.hosts) {
+    if (h.ranks > 0 && !h.local) remote += (remote.empty() ? "" : ", ") + h.host;
+  }
+  if (!remote.empty()) {
+    throw UserError(ExitCode::kEnvironment,
+                    "the plan puts ranks on other hosts (" + remote + "), and this version of hvdrun starts ranks "
+                    "only on this machine",
+                    "'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it");
+  }
   std::vector<RankProcess> ranks;
-  for (const RankAssignment& r : plan) {
-    ranks.push_back({r.rank, r.host, *exe, o.program, inheritedEnvironment(rankEnvironment(r))});
+  for (const RankPlan& r : plan.ranks) {
+    ranks.push_back({r.where.rank, r.where.host, *exe, o.program, inheritedEnvironment(planEnvironment(plan, r))});
   }
   SupervisorOptions supervision;
   supervision.prefixOutput = o.prefixOutput;
@@ -105,6 +139,22 @@ int launch(const Options& o) {
   return outcome.exitCode;
 }
 
+int planOrLaunch(const Options& o) {
+  std::optional<PlanFormat> format;
+  if (o.dryRun) format = valueOrThrow(parsePlanFormat(o.format));
+  if (!o.dryRun && o.program.empty()) {
+    throw UserError(ExitCode::kUsage, "no program to run",
+                    "usage: hvdrun -np N program [args...]; see 'hvdrun --help'");
+  }
+  slurm::Environment env = slurm::environmentFrom(environ);
+  Plan plan = makePlan(o, env);
+  if (o.dryRun) {
+    fmt::print("{}", valueOrThrow(renderPlan(plan, *format, o.rank, o.program)));
+    return 0;
+  }
+  return launch(o, plan);
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -112,6 +162,15 @@ int run(int argc, char** argv) {
   // Subcommands are recognised only as the first word, so a program named like one can
   // still be launched as ./hostlist or after an option (hvdrun -np 2 hostlist).
   if (!args.empty() && args[0] == "hostlist") return runHostlistCommand({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "plan") {
+    Options o = parseOptions({args.begin() + 1, args.end()});
+    if (o.help) {
+      fmt::print("{}", o.helpText);
+      return 0;
+    }
+    o.dryRun = true;
+    return planOrLaunch(o);
+  }
   Options o = parseOptions(args);
   if (o.help) {
     fmt::print("{}", o.helpText);
@@ -125,7 +184,7 @@ int run(int argc, char** argv) {
     fmt::print("{}", renderBuildReport(collectBuildReport(), o.verbose));
     return 0;
   }
-  return launch(o);
+  return planOrLaunch(o);
 }
 
 }  // namespace hvd::cli

@@ -20,6 +20,18 @@ constexpr Alias kAliases[] = {{"-np", "--num-proc"}, {"-cb", "--check-build"}};
 
 constexpr const char* kUsageHint = "run 'hvdrun --help' for the options";
 
+int parseIntIn(const std::string& option, const std::string& text, int minimum, int maximum) {
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < minimum || value > maximum) {
+    throw UserError(ExitCode::kUsage,
+                    option + " expects a whole number from " + std::to_string(minimum) + " to " +
+                        std::to_string(maximum) + ", got '" + text + "'",
+                    kUsageHint);
+  }
+  return value;
+}
+
 int parsePositiveInt(const std::string& option, const std::string& text) {
   int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -115,6 +127,7 @@ Options parseOptions(const std::vector<std::string>& args) {
   Options o;
   CLI::App app{"hvdrun: start and supervise the ranks of a distributed training job.\n"
                "Usage: hvdrun [options] [--] program [args...]\n"
+               "       hvdrun plan [options] [program [args...]]   (same as --dry-run)\n"
                "       hvdrun --check-build [--verbose]\n"
                "       hvdrun hostlist [--expand|--compress|--sorted|--count] [EXPRESSION...]",
                "hvdrun"};
@@ -124,9 +137,35 @@ Options parseOptions(const std::vector<std::string>& args) {
   app.set_help_flag();  // handled below, so --help can be grouped with the other info options
   app.prefix_command();
 
-  std::string numProc, killGrace;
-  app.add_option("--num-proc", numProc, "Number of ranks to start (horovodrun's -np)")
+  std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank;
+  app.add_option("--num-proc", numProc, "Number of ranks to start (horovodrun's -np); default: every slot")
       ->group("Launch")->type_name("N");
+  app.add_option("-H,--hosts", o.hosts, "Hosts and slots: host:slots,... (hostlists allowed: node[01-04]:4)")
+      ->group("Hosts and GPUs")->type_name("LIST");
+  app.add_option("--hostfile", o.hostfile, "File of 'host slots=N' or 'host:N' lines")
+      ->group("Hosts and GPUs")->type_name("FILE");
+  app.add_flag("--no-slurm", o.noSlurm, "Ignore the Slurm allocation (read automatically when SLURM_JOB_ID is set)")
+      ->group("Hosts and GPUs");
+  app.add_option("--gpus-per-rank", gpusPerRank, "GPUs each rank gets in CUDA_VISIBLE_DEVICES (default 1)")
+      ->group("Hosts and GPUs")->type_name("K");
+  app.add_flag("--no-gpu", o.noGpu, "Do not set CUDA_VISIBLE_DEVICES")->group("Hosts and GPUs");
+  app.add_flag("--oversubscribe-gpus", o.oversubscribeGpus, "Let ranks share GPUs when a host has too few")
+      ->group("Hosts and GPUs");
+  app.add_option("--network-interface", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
+      ->group("Hosts and GPUs")->type_name("NAME");
+  app.add_flag("--tf-config", o.tfConfig, "Give every rank a TF_CONFIG (MultiWorkerMirroredStrategy by default)")
+      ->group("TensorFlow");
+  app.add_option("--tf-ps", tfPs, "Parameter servers for ParameterServerStrategy")->group("TensorFlow")->type_name("N");
+  app.add_flag("--tf-chief", o.tfChief, "Rank 0 is a separate chief")->group("TensorFlow");
+  app.add_flag("--tf-evaluator", o.tfEvaluator, "The last rank is an evaluator, outside the cluster")
+      ->group("TensorFlow");
+  app.add_option("--tf-port-base", tfPortBase, "TF_CONFIG ports are base + local rank (default 8888)")
+      ->group("TensorFlow")->type_name("PORT");
+  app.add_flag("--dry-run", o.dryRun, "Print the plan instead of running it (also: hvdrun plan ...)")
+      ->group("Plan");
+  app.add_option("--format", o.format, "table, json, sh, hostfile, tf_config or mpi (default table)")
+      ->group("Plan")->type_name("FORMAT");
+  app.add_option("--rank", rank, "The rank --format sh and tf_config print")->group("Plan")->type_name("R");
   bool noPrefix = false;
   app.add_flag("--no-prefix", noPrefix, "Print ranks' output without the [rank]<stdout>: prefix")
       ->group("Output");
@@ -167,6 +206,10 @@ Options parseOptions(const std::vector<std::string>& args) {
   o.prefixOutput = !noPrefix;
   if (!numProc.empty()) o.numProc = parsePositiveInt("-np", numProc);
   if (!killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", killGrace);
+  if (!gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", gpusPerRank, 1, 64);
+  if (!tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", tfPs, 0, 1 << 20);
+  if (!tfPortBase.empty()) o.tfPortBase = parseIntIn("--tf-port-base", tfPortBase, 1, 65535);
+  if (!rank.empty()) o.rank = parseIntIn("--rank", rank, 0, 1 << 24);
   return o;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,27 @@ struct Options {
   // Launch.
   int numProc = 0;  // 0: not given
   std::vector<std::string> program;  // program and its arguments, verbatim
+
+  // Hosts and GPUs.
+  std::string hosts;     // -H
+  std::string hostfile;  // --hostfile
+  bool noSlurm = false;
+  int gpusPerRank = 1;
+  bool noGpu = false;
+  bool oversubscribeGpus = false;
+  std::string networkInterface;
+
+  // TensorFlow's TF_CONFIG.
+  bool tfConfig = false;
+  int tfPs = 0;
+  bool tfChief = false;
+  bool tfEvaluator = false;
+  int tfPortBase = 8888;
+
+  // Showing the plan instead of running it.
+  bool dryRun = false;
+  std::string format = "table";
+  std::optional<int> rank;
 
   // Output and supervision.
   bool prefixOutput = true;

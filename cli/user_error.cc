@@ -20,7 +20,7 @@ ExitCode exitCodeFor(Errc code) {
 
 void throwIfError(const Status& status, std::string hint) {
   if (status.isOk()) return;
-  throw UserError(exitCodeFor(status.code()), status.message(), std::move(hint));
+  throw UserError(exitCodeFor(status.code()), status.message(), status.hint().empty() ? std::move(hint) : status.hint());
 }
 
 }  // namespace hvd::cli

@@ -38,4 +38,8 @@ const BackendEntry* findBackend(std::string_view id);
 // Probes the entry, or explains why it is not compiled in.
 BackendProbe probeBackend(const BackendEntry& entry);
 
+// GPUs this process can use now (CUDA driver, after CUDA_VISIBLE_DEVICES); 0 without
+// CUDA support compiled in, without a driver, or without devices. Blocks for cuInit.
+int countLocalGpus();
+
 }  // namespace hvd::backends

@@ -26,7 +26,7 @@ Status Status::withContext(std::string_view context) const {
   std::string m(context);
   m += ": ";
   m += message_;
-  return {code_, std::move(m)};
+  return {code_, std::move(m), hint_};
 }
 
 Status systemError(std::string_view what, int error_number) {

@@ -29,13 +29,17 @@ std::string_view errcName(Errc code);
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Errc code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Errc code, std::string message, std::string hint = "")
+      : code_(code), message_(std::move(message)), hint_(std::move(hint)) {}
 
   static Status ok() { return {}; }
   bool isOk() const { return code_ == Errc::kOk; }
   explicit operator bool() const { return isOk(); }
   Errc code() const { return code_; }
   const std::string& message() const { return message_; }
+  // What the user can do about it, when the library knows; the CLI prints it as "hint:".
+  const std::string& hint() const { return hint_; }
+  Status withHint(std::string hint) const { return {code_, message_, std::move(hint)}; }
 
   // "context: message", so callers can say where an error happened without losing why.
   Status withContext(std::string_view context) const;
@@ -43,6 +47,7 @@ class [[nodiscard]] Status {
  private:
   Errc code_ = Errc::kOk;
   std::string message_;
+  std::string hint_;
 };
 
 // Shorthands that read well at the point of failure: `return invalidArgument("...")`.

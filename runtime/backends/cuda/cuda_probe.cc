@@ -24,4 +24,6 @@ BackendProbe probe() {
   return result;
 }
 
+int countGpus() { return inspectGpus().visibleGpus; }
+
 }  // namespace hvd::backends::cuda

@@ -1,0 +1,50 @@
+// cli/os/machine.cc: hostname, a free port, reading a file.
+#include "cli/os/machine.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <fstream>
+#include <sstream>
+
+namespace hvd::cli {
+
+std::string hostName() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof name) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
+Result<int> freeTcpPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return systemError("socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    Status s = systemError("finding a free TCP port");
+    ::close(fd);
+    return s;
+  }
+  ::close(fd);
+  return static_cast<int>(ntohs(addr.sin_port));
+}
+
+Result<std::string> readTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    int error = errno;
+    return error == ENOENT ? notFound("'" + path + "' does not exist") : systemError("cannot read '" + path + "'", error);
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) return systemError("cannot read '" + path + "'");
+  return content.str();
+}
+
+}  // namespace hvd::cli

@@ -1,0 +1,87 @@
+// cli/plan/plan.h: one plan for a job, whatever described the resources (-H, a hostfile,
+// the Slurm allocation, or this machine): every rank's host, local and cross ranks, GPUs,
+// TF role and the environment it starts with. Launchers execute it; --dry-run prints it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/plan/rank_plan.h"
+#include "runtime/common/status.h"
+#include "slurm/environment.h"
+
+namespace hvd::cli {
+
+enum class Role { kWorker, kChief, kPs, kEvaluator };
+std::string_view roleName(Role role);
+
+enum class HostSource { kLocal, kHostList, kHostfile, kSlurm };
+
+struct PlanRequest {
+  int numProc = 0;  // -np; 0: every slot
+  std::string hostList;                    // -H
+  std::string hostfilePath, hostfileText;  // --hostfile (read by the caller)
+  bool noSlurm = false;
+  int gpusPerRank = 1;
+  bool noGpu = false;
+  bool oversubscribeGpus = false;
+  bool tfConfig = false;
+  int tfPs = 0;
+  bool tfChief = false;
+  bool tfEvaluator = false;
+  int tfPortBase = 8888;
+  std::string networkInterface;
+};
+
+// What the caller learned about this machine, so that planning itself does no I/O.
+struct MachineFacts {
+  std::string hostname;
+  int localGpuCount = 0;  // visible CUDA devices (0 without a driver)
+  int freePort = 0;       // a free TCP port here, for MASTER_PORT outside Slurm
+  // Each Slurm node's GPU indices (`scontrol show job -d`); empty when not asked or unknown.
+  std::map<std::string, std::vector<std::string>> slurmNodeGpus;
+};
+
+struct HostPlan {
+  std::string host;
+  int slots = 0;
+  int ranks = 0;                     // ranks placed here
+  bool devicesKnown = false;         // false: devices are index guesses (horovodrun's rule)
+  std::vector<std::string> devices;  // the GPUs this host offers, in order
+  bool local = false;                // this machine
+};
+
+struct RankPlan {
+  RankAssignment where;
+  std::vector<std::string> gpus;  // for CUDA_VISIBLE_DEVICES; empty: no GPU pinning
+  std::vector<int> gpuSlots;      // positions of gpus in the host's device list, so a launcher
+                                  // on the node can map them onto what it sees there
+  bool hideGpus = false;          // a role without GPUs on a GPU host: CUDA_VISIBLE_DEVICES=""
+  Role role = Role::kWorker;
+  int roleIndex = 0;  // index within its TF role
+  int tfPort = 0;     // 0 without --tf-config
+};
+
+struct Plan {
+  HostSource source = HostSource::kLocal;
+  std::string sourceDetail;  // "Slurm job 42", "-H a:2,b:2", "hostfile ./hosts", "this machine"
+  std::string slurmJobId;    // set for kSlurm
+  std::vector<HostPlan> hosts;
+  std::vector<RankPlan> ranks;
+  std::string masterAddr;
+  int masterPort = 0;
+  bool tfConfig = false;
+  std::string networkInterface;
+};
+
+// Builds the plan; kInvalidArgument/kInvalidUsage name the offending option or token.
+Result<Plan> buildPlan(const PlanRequest& request, const slurm::Environment& env, const MachineFacts& facts);
+
+// The variables rank r starts with, "NAME=value", in a fixed order.
+std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank);
+
+// The TF_CONFIG JSON of a rank (only meaningful when plan.tfConfig).
+std::string tfConfigJson(const Plan& plan, const RankPlan& rank);
+
+}  // namespace hvd::cli

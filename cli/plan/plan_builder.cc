@@ -1,0 +1,243 @@
+// cli/plan/plan_builder.cc: sources of hosts, placement, GPUs, TF roles, MASTER_*.
+#include <charconv>
+#include <numeric>
+
+#include "cli/plan/host_spec.h"
+#include "cli/plan/plan.h"
+#include "slurm/allocation.h"
+#include "slurm/gpu_binding.h"
+
+namespace hvd::cli {
+namespace {
+
+bool isThisMachine(const std::string& host, const MachineFacts& facts) {
+  return host == facts.hostname || host == "localhost" || host == "127.0.0.1" || host == "::1";
+}
+
+std::vector<std::string> indices(int count) {
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) out.push_back(std::to_string(i));
+  return out;
+}
+
+// The GPUs this machine offers: an inherited CUDA_VISIBLE_DEVICES wins over the driver's count.
+Result<std::vector<std::string>> localDevices(const slurm::Environment& env, const MachineFacts& facts) {
+  if (auto v = slurm::lookup(env, "CUDA_VISIBLE_DEVICES")) return slurm::parseDeviceList(*v, "CUDA_VISIBLE_DEVICES");
+  return indices(facts.localGpuCount);
+}
+
+std::string describeHosts(const std::vector<HostSlots>& hosts) {
+  std::string out;
+  for (size_t i = 0; i < hosts.size() && i < 4; ++i) out += (i ? "," : "") + hosts[i].host + ":" + std::to_string(hosts[i].slots);
+  if (hosts.size() > 4) out += ",... (" + std::to_string(hosts.size()) + " hosts)";
+  return out;
+}
+
+Status hostsFromSlurm(const slurm::Allocation& a, const slurm::Environment& env, const MachineFacts& facts,
+                      Plan& plan) {
+  plan.source = HostSource::kSlurm;
+  plan.slurmJobId = a.jobId;
+  plan.sourceDetail = "Slurm job " + a.jobId;
+  // GPUs per node: Slurm says how many when uniform; the node we run on also shows its list.
+  bool jobHasGpus = a.gpus.binding != slurm::GpuBinding::kNone;
+  for (const slurm::NodeSlots& node : a.nodes) {
+    HostPlan h;
+    h.host = node.name;
+    h.slots = node.tasks > 0 ? node.tasks : 1;
+    h.local = node.name == facts.hostname;
+    if (h.local && a.gpus.visibleSet) {
+      h.devices = a.gpus.visible;
+      h.devicesKnown = true;
+    } else if (auto it = facts.slurmNodeGpus.find(node.name); it != facts.slurmNodeGpus.end()) {
+      h.devices = it->second;
+      h.devicesKnown = true;
+    } else if (node.gpus >= 0) {
+      h.devices = indices(node.gpus);
+      h.devicesKnown = true;
+    } else if (jobHasGpus && a.gpus.visibleSet) {
+      h.devices = indices(static_cast<int>(a.gpus.visible.size()));  // assume nodes alike
+    }
+    plan.hosts.push_back(std::move(h));
+  }
+  (void)env;
+  return Status::ok();
+}
+
+Status hostsFromList(const std::vector<HostSlots>& list, const std::vector<std::string>& local, Plan& plan,
+                     const MachineFacts& facts) {
+  for (const HostSlots& hs : list) {
+    HostPlan h;
+    h.host = hs.host;
+    h.slots = hs.slots;
+    h.local = isThisMachine(hs.host, facts);
+    if (h.local) {
+      h.devices = local;
+      h.devicesKnown = true;
+    }
+    plan.hosts.push_back(std::move(h));
+  }
+  return Status::ok();
+}
+
+Status assignRoles(const PlanRequest& r, Plan& plan) {
+  const int n = static_cast<int>(plan.ranks.size());
+  if (!r.tfConfig) {
+    if (r.tfPs > 0 || r.tfChief || r.tfEvaluator) {
+      return invalidUsage("--tf-ps, --tf-chief and --tf-evaluator describe TF_CONFIG roles: add --tf-config");
+    }
+    return Status::ok();
+  }
+  if (r.tfPs < 0) return invalidArgument("--tf-ps must be 0 or more, got " + std::to_string(r.tfPs));
+  int chief = r.tfChief ? 1 : 0, evaluator = r.tfEvaluator ? 1 : 0;
+  int workers = n - chief - r.tfPs - evaluator;
+  if (workers < 1) {
+    return invalidUsage("TF roles do not add up: " + std::to_string(n) + " rank(s) cannot hold " +
+                        (chief ? "a chief, " : "") + std::to_string(r.tfPs) + " parameter server(s)" +
+                        (evaluator ? ", an evaluator" : "") + " and at least one worker")
+        .withHint("raise -np or lower --tf-ps");
+  }
+  // Rank order: chief, workers, parameter servers, evaluator; so GPUs go to the first ranks.
+  int index = 0;
+  auto give = [&](Role role, int count) {
+    for (int i = 0; i < count; ++i, ++index) {
+      plan.ranks[static_cast<size_t>(index)].role = role;
+      plan.ranks[static_cast<size_t>(index)].roleIndex = i;
+    }
+  };
+  give(Role::kChief, chief);
+  give(Role::kWorker, workers);
+  give(Role::kPs, r.tfPs);
+  give(Role::kEvaluator, evaluator);
+  for (RankPlan& rank : plan.ranks) {
+    int port = r.tfPortBase + rank.where.localRank;
+    if (port > 65535) return invalidArgument("--tf-port-base " + std::to_string(r.tfPortBase) + " + local rank exceeds 65535");
+    rank.tfPort = port;
+  }
+  return Status::ok();
+}
+
+bool usesGpu(Role role) { return role == Role::kWorker || role == Role::kChief; }
+
+Status assignGpus(const PlanRequest& r, Plan& plan) {
+  if (r.noGpu) return Status::ok();
+  if (r.gpusPerRank < 1) return invalidArgument("--gpus-per-rank must be at least 1, got " + std::to_string(r.gpusPerRank));
+  for (HostPlan& host : plan.hosts) {
+    if (host.ranks == 0) continue;
+    std::vector<RankPlan*> users, others;
+    for (RankPlan& rank : plan.ranks) {
+      if (rank.where.host != host.host) continue;
+      (usesGpu(rank.role) ? users : others).push_back(&rank);
+    }
+    if (host.devices.empty()) continue;  // a host without GPUs: nothing to pin
+    size_t need = users.size() * static_cast<size_t>(r.gpusPerRank);
+    if (need > host.devices.size() && !r.oversubscribeGpus) {
+      return invalidUsage("host " + host.host + " offers " + std::to_string(host.devices.size()) + " GPU(s) but its " +
+                          std::to_string(users.size()) + " rank(s) need " + std::to_string(need) + " (" +
+                          std::to_string(r.gpusPerRank) + " each)")
+          .withHint("lower --gpus-per-rank, share GPUs with --oversubscribe-gpus, or run without them with --no-gpu");
+    }
+    for (size_t i = 0; i < users.size(); ++i) {
+      for (int k = 0; k < r.gpusPerRank; ++k) {
+        size_t slot = (i * static_cast<size_t>(r.gpusPerRank) + static_cast<size_t>(k)) % host.devices.size();
+        users[i]->gpus.push_back(host.devices[slot]);
+        users[i]->gpuSlots.push_back(static_cast<int>(slot));
+      }
+    }
+    for (RankPlan* rank : others) rank->hideGpus = true;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string_view roleName(Role role) {
+  switch (role) {
+    case Role::kWorker: return "worker";
+    case Role::kChief: return "chief";
+    case Role::kPs: return "ps";
+    case Role::kEvaluator: return "evaluator";
+  }
+  return "worker";
+}
+
+Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, const MachineFacts& facts) {
+  Plan plan;
+  plan.tfConfig = r.tfConfig;
+  plan.networkInterface = r.networkInterface;
+  if (r.numProc < 0) return invalidArgument("-np must be at least 1");
+  if (!r.hostList.empty() && !r.hostfilePath.empty()) {
+    return invalidUsage("-H and --hostfile both name the hosts: give one of them")
+        .withHint("-H suits a few hosts, --hostfile many");
+  }
+  auto local = localDevices(env, facts);
+  if (!local) return local.status();
+
+  if (!r.hostList.empty() || !r.hostfilePath.empty()) {
+    auto list = r.hostList.empty() ? parseHostfile(r.hostfileText, r.hostfilePath) : parseHostList(r.hostList);
+    if (!list) {
+      return list.status().withHint(r.hostList.empty() ? "hostfile lines are 'host slots=N', 'host:N' or 'host'; # starts a comment"
+                                                       : "write -H host:slots,host:slots, e.g. -H node01:4,node[02-03]:4");
+    }
+    plan.source = r.hostList.empty() ? HostSource::kHostfile : HostSource::kHostList;
+    plan.sourceDetail = r.hostList.empty() ? "hostfile " + r.hostfilePath : "-H " + describeHosts(*list);
+    HVD_RETURN_IF_ERROR(hostsFromList(*list, *local, plan, facts));
+  } else if (auto allocation = r.noSlurm ? Result<std::optional<slurm::Allocation>>(std::nullopt)
+                                         : slurm::allocationFromEnvironment(env);
+             !allocation) {
+    return allocation.status()
+        .withContext("reading the Slurm allocation")
+        .withHint("--no-slurm ignores the allocation; -H or --hostfile name hosts instead");
+  } else if (allocation->has_value()) {
+    HVD_RETURN_IF_ERROR(hostsFromSlurm(**allocation, env, facts, plan));
+  } else {
+    if (r.numProc == 0) return invalidUsage("how many ranks? -np is missing").withHint("e.g. hvdrun -np 4 ./train");
+    plan.source = HostSource::kLocal;
+    plan.sourceDetail = "this machine";
+    HostPlan h;
+    h.host = facts.hostname;
+    h.slots = r.numProc;
+    h.local = true;
+    h.devices = *local;
+    h.devicesKnown = true;
+    plan.hosts.push_back(std::move(h));
+  }
+
+  long long totalSlots = 0;
+  for (const HostPlan& h : plan.hosts) totalSlots += h.slots;
+  int np = r.numProc == 0 ? static_cast<int>(std::min<long long>(totalSlots, 1 << 24)) : r.numProc;
+  if (np > totalSlots) {
+    return invalidUsage("-np " + std::to_string(np) + " is more than the " + std::to_string(totalSlots) +
+                        " slot(s) of " + plan.sourceDetail)
+        .withHint("lower -np, or give more hosts or slots (-H host:slots)");
+  }
+  std::vector<HostSlots> slots;
+  slots.reserve(plan.hosts.size());
+  for (const HostPlan& h : plan.hosts) slots.push_back({h.host, h.slots});
+  for (RankAssignment& a : placeRanks(slots, np)) {
+    RankPlan rank;
+    rank.where = std::move(a);
+    plan.ranks.push_back(std::move(rank));
+  }
+  {
+    size_t h = 0;
+    for (const RankPlan& rank : plan.ranks) {
+      while (plan.hosts[h].host != rank.where.host) ++h;
+      ++plan.hosts[h].ranks;
+    }
+  }
+  HVD_RETURN_IF_ERROR(assignRoles(r, plan));
+  HVD_RETURN_IF_ERROR(assignGpus(r, plan));
+
+  plan.masterAddr = plan.ranks.front().where.host;
+  if (plan.source == HostSource::kSlurm) {
+    // Every rank derives the same port from the job id, with no coordination needed.
+    uint64_t id = 0;
+    std::from_chars(plan.slurmJobId.data(), plan.slurmJobId.data() + plan.slurmJobId.size(), id);
+    plan.masterPort = 20000 + static_cast<int>(id % 10000);
+  } else {
+    plan.masterPort = facts.freePort;
+  }
+  return plan;
+}
+
+}  // namespace hvd::cli

@@ -1,0 +1,53 @@
+// cli/plan/plan_environment.cc: the environment contract of each rank (docs/environment.md).
+#include "cli/plan/json_writer.h"
+#include "cli/plan/plan.h"
+
+namespace hvd::cli {
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+}  // namespace
+
+std::string tfConfigJson(const Plan& plan, const RankPlan& rank) {
+  // The cluster holds chief, worker and ps (never the evaluator), each in rank order.
+  JsonWriter w;
+  w.beginObject().key("cluster").beginObject();
+  for (Role role : {Role::kChief, Role::kWorker, Role::kPs}) {
+    bool any = false;
+    for (const RankPlan& r : plan.ranks) any |= r.role == role;
+    if (!any) continue;
+    w.key(roleName(role)).beginArray();
+    for (const RankPlan& r : plan.ranks) {
+      if (r.role == role) w.value(r.where.host + ":" + std::to_string(r.tfPort));
+    }
+    w.endArray();
+  }
+  w.endObject();
+  w.key("task").beginObject().key("type").value(roleName(rank.role)).key("index").value(rank.roleIndex).endObject();
+  w.endObject();
+  return w.str();
+}
+
+std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank) {
+  std::vector<std::string> env = rankEnvironment(rank.where);
+  env.push_back("MASTER_ADDR=" + plan.masterAddr);
+  env.push_back("MASTER_PORT=" + std::to_string(plan.masterPort));
+  if (!rank.gpus.empty()) {
+    env.push_back("CUDA_VISIBLE_DEVICES=" + joined(rank.gpus));
+  } else if (rank.hideGpus) {
+    env.push_back("CUDA_VISIBLE_DEVICES=");
+  }
+  if (!plan.networkInterface.empty()) {
+    env.push_back("HVD_NETWORK_INTERFACE=" + plan.networkInterface);
+    env.push_back("NCCL_SOCKET_IFNAME=" + plan.networkInterface);
+  }
+  if (plan.tfConfig) env.push_back("TF_CONFIG=" + tfConfigJson(plan, rank));
+  return env;
+}
+
+}  // namespace hvd::cli

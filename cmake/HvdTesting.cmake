@@ -8,6 +8,13 @@ endif()
 
 function(hvd_add_test name)
   cmake_parse_arguments(ARG "" "" "LIBS;PROPERTIES" ${ARGN})
+  # CTest runs each case by name; a name starting with '-' would be read as a Catch option.
+  foreach(source IN LISTS ARG_UNPARSED_ARGUMENTS)
+    file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/${source} dashed REGEX "TEST_CASE\\(\"-")
+    if(dashed)
+      message(FATAL_ERROR "${source}: a test name starts with '-', which Catch reads as an option: ${dashed}")
+    endif()
+  endforeach()
   add_executable(${name} ${ARG_UNPARSED_ARGUMENTS} $<TARGET_OBJECTS:hvd_catch_main>)
   target_link_libraries(${name} PRIVATE Catch2::Catch2 hvd_warnings ${ARG_LIBS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})

@@ -1,0 +1,260 @@
+// cli/plan/plan_builder_test.cc: plans from every source, checked as properties over many
+// generated allocations and against exact expectations for the cases users hit.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "cli/plan/plan.h"
+#include "cli/plan/plan_output.h"
+
+using namespace hvd::cli;
+using hvd::slurm::Environment;
+
+namespace {
+
+MachineFacts facts(int gpus = 0) {
+  MachineFacts f;
+  f.hostname = "here";
+  f.localGpuCount = gpus;
+  f.freePort = 40000;
+  return f;
+}
+
+Plan planOf(const PlanRequest& r, const Environment& env = {}, const MachineFacts& f = facts()) {
+  auto plan = buildPlan(r, env, f);
+  INFO(plan.status().message());
+  REQUIRE(plan.isOk());
+  return *plan;
+}
+
+std::string errorOf(const PlanRequest& r, const Environment& env = {}, const MachineFacts& f = facts()) {
+  auto plan = buildPlan(r, env, f);
+  REQUIRE_FALSE(plan.isOk());
+  return plan.status().message();
+}
+
+std::map<std::string, std::string> envOf(const Plan& plan, int rank) {
+  std::map<std::string, std::string> out;
+  for (const auto& kv : planEnvironment(plan, plan.ranks[static_cast<size_t>(rank)])) {
+    out[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  }
+  return out;
+}
+
+Environment slurmJob(const std::string& nodes, const std::string& tasks) {
+  return {{"SLURM_JOB_ID", "4242"}, {"SLURM_JOB_NODELIST", nodes}, {"SLURM_TASKS_PER_NODE", tasks}};
+}
+
+}  // namespace
+
+TEST_CASE("generated Slurm allocations place every rank once, dense per host, GPUs unique per host", "[unit][plan]") {
+  std::mt19937 rng(99);
+  for (int trial = 0; trial < 500; ++trial) {
+    int nodes = 1 + static_cast<int>(rng() % 12);
+    std::string tasks;
+    int total = 0;
+    std::vector<int> perNode;
+    for (int n = 0; n < nodes; ++n) {
+      int t = 1 + static_cast<int>(rng() % 4);
+      perNode.push_back(t);
+      total += t;
+      tasks += (n ? "," : "") + std::to_string(t);
+    }
+    Environment env = slurmJob("n[01-" + std::string(nodes < 10 ? "0" : "") + std::to_string(nodes) + "]", tasks);
+    env["SLURM_GPUS_PER_NODE"] = "4";
+    PlanRequest r;
+    r.numProc = 1 + static_cast<int>(rng() % static_cast<uint32_t>(total));
+    Plan plan = planOf(r, env);
+    REQUIRE(plan.ranks.size() == static_cast<size_t>(r.numProc));
+    std::map<std::string, std::vector<int>> locals;
+    std::map<std::string, std::set<std::string>> gpus;
+    for (size_t i = 0; i < plan.ranks.size(); ++i) {
+      const RankPlan& rank = plan.ranks[i];
+      REQUIRE(rank.where.rank == static_cast<int>(i));
+      if (i > 0) REQUIRE(plan.ranks[i - 1].where.crossRank <= rank.where.crossRank);  // stable, host order
+      locals[rank.where.host].push_back(rank.where.localRank);
+      REQUIRE(rank.gpus.size() == 1);
+      REQUIRE(gpus[rank.where.host].insert(rank.gpus[0]).second);  // unique per host
+      REQUIRE(envOf(plan, rank.where.rank)["CUDA_VISIBLE_DEVICES"] == rank.gpus[0]);
+    }
+    for (const auto& [host, l] : locals) {
+      for (size_t k = 0; k < l.size(); ++k) REQUIRE(l[k] == static_cast<int>(k));
+    }
+    REQUIRE(plan.masterAddr == plan.ranks[0].where.host);
+    REQUIRE(plan.masterPort == 20000 + 4242);
+  }
+}
+
+TEST_CASE("without -np every slot gets a rank; with it hosts fill in order", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a:2,b:3";
+  CHECK(planOf(r).ranks.size() == 5);
+  r.numProc = 3;
+  Plan p = planOf(r);
+  CHECK(p.ranks[2].where.host == "b");
+  CHECK(p.hosts[1].ranks == 1);
+  r.numProc = 6;
+  CHECK(errorOf(r) == "-np 6 is more than the 5 slot(s) of -H a:2,b:3");
+}
+
+TEST_CASE("local GPUs come from an inherited CUDA_VISIBLE_DEVICES before the driver's count", "[unit][plan]") {
+  PlanRequest r;
+  r.numProc = 2;
+  Plan p = planOf(r, {{"CUDA_VISIBLE_DEVICES", "3,5"}}, facts(8));
+  CHECK(p.ranks[0].gpus == std::vector<std::string>{"3"});
+  CHECK(p.ranks[1].gpus == std::vector<std::string>{"5"});
+  Plan driver = planOf(r, {}, facts(4));
+  CHECK(driver.ranks[1].gpus == std::vector<std::string>{"1"});
+  Plan none = planOf(r, {}, facts(0));
+  CHECK(none.ranks[1].gpus.empty());
+  CHECK(envOf(none, 1).count("CUDA_VISIBLE_DEVICES") == 0);
+}
+
+TEST_CASE("more local ranks than GPUs is an error unless oversubscribed; --gpus-per-rank takes K each", "[unit][plan]") {
+  PlanRequest r;
+  r.numProc = 3;
+  CHECK(errorOf(r, {}, facts(2)) == "host here offers 2 GPU(s) but its 3 rank(s) need 3 (1 each)");
+  r.oversubscribeGpus = true;
+  CHECK(planOf(r, {}, facts(2)).ranks[2].gpus == std::vector<std::string>{"0"});
+  r.oversubscribeGpus = false;
+  r.numProc = 2;
+  r.gpusPerRank = 2;
+  Plan p = planOf(r, {}, facts(4));
+  CHECK(p.ranks[1].gpus == std::vector<std::string>{"2", "3"});
+  CHECK(envOf(p, 1)["CUDA_VISIBLE_DEVICES"] == "2,3");
+  r.noGpu = true;
+  CHECK(planOf(r, {}, facts(4)).ranks[1].gpus.empty());
+}
+
+TEST_CASE("Slurm's per-node GPU lists from scontrol win over uniform counts", "[unit][plan]") {
+  PlanRequest r;
+  MachineFacts f = facts();
+  f.slurmNodeGpus = {{"n1", {"0", "1"}}, {"n2", {"0", "1"}}, {"n3", {"0"}}};
+  Plan p = planOf(r, slurmJob("n[1-3]", "2(x2),1"), f);
+  CHECK(p.ranks[4].where.host == "n3");
+  CHECK(p.ranks[4].gpus == std::vector<std::string>{"0"});
+  CHECK(p.ranks[3].gpus == std::vector<std::string>{"1"});
+  CHECK(p.ranks[3].gpuSlots == std::vector<int>{1});
+  f.slurmNodeGpus["n3"] = {};
+  Plan cpuNode = planOf(r, slurmJob("n[1-3]", "2(x2),1"), f);
+  CHECK(cpuNode.ranks[4].gpus.empty());
+}
+
+TEST_CASE("the allocation is ignored with no-slurm or an explicit host list", "[unit][plan]") {
+  PlanRequest r;
+  r.noSlurm = true;
+  r.numProc = 2;
+  CHECK(planOf(r, slurmJob("n[1-3]", "1(x3)")).source == HostSource::kLocal);
+  r.noSlurm = false;
+  r.hostList = "x:2";
+  CHECK(planOf(r, slurmJob("n[1-3]", "1(x3)")).ranks[0].where.host == "x");
+}
+
+TEST_CASE("a broken Slurm environment is reported with a way around it", "[unit][plan]") {
+  PlanRequest r;
+  auto plan = buildPlan(r, slurmJob("n[1-3]", "2(x2)"), facts());
+  REQUIRE_FALSE(plan.isOk());
+  CHECK(plan.status().message() ==
+        "reading the Slurm allocation: SLURM_TASKS_PER_NODE describes 2 node(s) but SLURM_JOB_NODELIST lists 3");
+  CHECK(plan.status().hint() == "--no-slurm ignores the allocation; -H or --hostfile name hosts instead");
+}
+
+TEST_CASE("torch, Horovod and hvdrun variables agree for every rank", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a:2,b:1";
+  Plan p = planOf(r);
+  auto e = envOf(p, 2);
+  CHECK(e["RANK"] == "2");
+  CHECK(e["HOROVOD_RANK"] == "2");
+  CHECK(e["LOCAL_RANK"] == "0");
+  CHECK(e["LOCAL_WORLD_SIZE"] == "1");
+  CHECK(e["GROUP_RANK"] == "1");
+  CHECK(e["HOROVOD_CROSS_SIZE"] == "2");
+  CHECK(e["WORLD_SIZE"] == "3");
+  CHECK(e["MASTER_ADDR"] == "a");
+  CHECK(e["MASTER_PORT"] == "40000");
+}
+
+TEST_CASE("TF_CONFIG for MultiWorkerMirroredStrategy lists every worker, worker 0 first", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a:2,b:1";
+  r.tfConfig = true;
+  Plan p = planOf(r);
+  CHECK(tfConfigJson(p, p.ranks[2]) ==
+        R"({"cluster":{"worker":["a:8888","a:8889","b:8888"]},"task":{"type":"worker","index":2}})");
+}
+
+TEST_CASE("ParameterServerStrategy roles: chief, workers, ps; the evaluator outside the cluster", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a:3,b:3";
+  r.tfConfig = true;
+  r.tfPs = 2;
+  r.tfChief = true;
+  r.tfEvaluator = true;
+  r.tfPortBase = 2222;
+  Plan p = planOf(r, {}, facts());
+  std::string cluster = R"({"cluster":{"chief":["a:2222"],"worker":["a:2223","a:2224"],"ps":["b:2222","b:2223"]},)";
+  CHECK(tfConfigJson(p, p.ranks[0]) == cluster + R"("task":{"type":"chief","index":0}})");
+  CHECK(tfConfigJson(p, p.ranks[4]) == cluster + R"("task":{"type":"ps","index":1}})");
+  CHECK(tfConfigJson(p, p.ranks[5]) == cluster + R"("task":{"type":"evaluator","index":0}})");
+}
+
+TEST_CASE("parameter servers and evaluators get no GPU on a GPU host", "[unit][plan]") {
+  PlanRequest r;
+  r.numProc = 3;
+  r.tfConfig = true;
+  r.tfPs = 1;
+  Plan p = planOf(r, {}, facts(2));
+  CHECK(p.ranks[2].role == Role::kPs);
+  CHECK(p.ranks[2].gpus.empty());
+  CHECK(envOf(p, 2)["CUDA_VISIBLE_DEVICES"] == "");
+  CHECK(p.ranks[1].gpus == std::vector<std::string>{"1"});
+}
+
+TEST_CASE("TF roles that do not add up, or without --tf-config, are errors", "[unit][plan]") {
+  PlanRequest r;
+  r.numProc = 3;
+  r.tfConfig = true;
+  r.tfPs = 2;
+  r.tfChief = true;
+  CHECK(errorOf(r) == "TF roles do not add up: 3 rank(s) cannot hold a chief, 2 parameter server(s) and at least "
+                      "one worker");
+  r.tfConfig = false;
+  CHECK(errorOf(r) == "--tf-ps, --tf-chief and --tf-evaluator describe TF_CONFIG roles: add --tf-config");
+}
+
+TEST_CASE("conflicting host sources are refused", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a";
+  r.hostfilePath = "hosts";
+  r.hostfileText = "b\n";
+  CHECK(errorOf(r) == "-H and --hostfile both name the hosts: give one of them");
+}
+
+TEST_CASE("the formats render the same plan", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a:2,b:1";
+  r.networkInterface = "ib0";
+  Plan p = planOf(r);
+  CHECK(*renderPlan(p, PlanFormat::kHostfile, std::nullopt, {}) == "a slots=2\nb slots=1\n");
+  CHECK(*renderPlan(p, PlanFormat::kTable, std::nullopt, {}) ==
+        "# 3 rank(s) on 2 host(s) from -H a:2,b:1; MASTER_ADDR=a MASTER_PORT=40000\n"
+        " rank  host  local  cross  gpu        role\n"
+        "    0  a         0      0  -          worker\n"
+        "    1  a         1      0  -          worker\n"
+        "    2  b         0      1  -          worker\n");
+  CHECK(*renderPlan(p, PlanFormat::kMpi, std::nullopt, {"python", "train.py", "--tag", "a b"}) ==
+        "mpirun -np 3 -H a:2,b:1 -bind-to none -map-by slot -mca btl_tcp_if_include ib0 -mca oob_tcp_if_include ib0 "
+        "-x HOROVOD_SIZE=3 -x HOROVOD_CROSS_SIZE=2 -x HVD_SIZE=3 -x HVD_CROSS_SIZE=2 -x WORLD_SIZE=3 -x MASTER_ADDR=a "
+        "-x MASTER_PORT=40000 -x HVD_NETWORK_INTERFACE=ib0 -x NCCL_SOCKET_IFNAME=ib0 python train.py --tag 'a b'\n");
+  std::string sh = *renderPlan(p, PlanFormat::kSh, 2, {});
+  CHECK(sh.find("export RANK=2\n") != std::string::npos);
+  CHECK(renderPlan(p, PlanFormat::kSh, std::nullopt, {}).status().message() ==
+        "--format sh prints one rank's exports: add --rank R");
+  CHECK(renderPlan(p, PlanFormat::kSh, 3, {}).status().message() == "--rank 3 is not a rank of this plan (0 to 2)");
+  CHECK(renderPlan(p, PlanFormat::kTfConfig, 0, {}).status().message() == "--format tf_config needs --tf-config");
+  CHECK(parsePlanFormat("yaml").status().message() ==
+        "--format 'yaml' is not one of table, json, sh, hostfile, tf_config, mpi");
+}

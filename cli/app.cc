@@ -58,7 +58,12 @@ PlanRequest planRequestFrom(const Options& o) {
   r.hostList = o.hosts;
   if (!o.hostfile.empty()) {
     r.hostfilePath = o.hostfile;
-    r.hostfileText = valueOrThrow(readTextFile(o.hostfile), "--hostfile names a file of 'host slots=N' lines");
+    auto text = readTextFile(o.hostfile);
+    if (!text) {
+      throw UserError(ExitCode::kUsage, "cannot read --hostfile: " + text.status().message(),
+                      "--hostfile names a file of 'host slots=N' lines");
+    }
+    r.hostfileText = std::move(*text);
   }
   r.noSlurm = o.noSlurm;
   r.gpusPerRank = o.gpusPerRank;

@@ -50,6 +50,12 @@ std::vector<std::string> environmentWith(const std::vector<std::string>& changes
   return env;
 }
 
+std::string hostName() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
 bool processGone(int pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   if (!stat) return true;

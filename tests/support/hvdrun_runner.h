@@ -19,6 +19,9 @@ cli::RunOptions withTimeout(std::chrono::milliseconds timeout);
 // The current environment with some variables replaced ("NAME=value") or removed ("NAME").
 std::vector<std::string> environmentWith(const std::vector<std::string>& changes);
 
+// This machine's hostname, as hvdrun sees it.
+std::string hostName();
+
 // True when no live process has this pid (zombies count as gone: init may reap late).
 bool processGone(int pid);
 

@@ -1,0 +1,117 @@
+// tests/e2e/plan_e2e_test.cc: `hvdrun --dry-run` / `hvdrun plan` as a user sees them,
+// above all the exact error for each kind of bad input.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "tests/support/hvdrun_runner.h"
+
+using hvd::test::environmentWith;
+using hvd::test::runHvdrun;
+using hvd::test::withEnv;
+
+namespace {
+
+// Outside Slurm, with a Slurm configuration that cannot be read (no DNS lookups).
+std::vector<std::string> plainEnv(std::vector<std::string> extra = {}) {
+  extra.insert(extra.end(), {"SLURM_JOB_ID", "SLURM_JOBID", "CUDA_VISIBLE_DEVICES", "SLURM_CONF=/nonexistent/slurm.conf"});
+  return environmentWith(extra);
+}
+
+hvd::cli::CapturedRun plan(const std::vector<std::string>& args, std::vector<std::string> extraEnv = {}) {
+  std::vector<std::string> full{"plan"};
+  full.insert(full.end(), args.begin(), args.end());
+  return runHvdrun(full, withEnv(plainEnv(std::move(extraEnv))));
+}
+
+void checkUsageError(const hvd::cli::CapturedRun& run, const std::string& expected) {
+  CHECK(run.exitCode == 2);
+  CHECK(run.out.empty());
+  CHECK(run.err == expected);
+}
+
+}  // namespace
+
+TEST_CASE("bad host syntax names the item", "[e2e][plan]") {
+  checkUsageError(plan({"-H", "a:2,b:x"}),
+                  "hvdrun: error: -H item 2: 'b:x' has slot count 'x', which is not a whole number\n"
+                  "  hint: write -H host:slots,host:slots, e.g. -H node01:4,node[02-03]:4\n");
+}
+
+TEST_CASE("zero or negative slots are refused", "[e2e][plan]") {
+  checkUsageError(plan({"-H", "a:0"}), "hvdrun: error: -H item 1: 'a:0' has 0 slots; a host needs at least 1\n"
+                                       "  hint: write -H host:slots,host:slots, e.g. -H node01:4,node[02-03]:4\n");
+}
+
+TEST_CASE("an -np larger than the slots names both numbers", "[e2e][plan]") {
+  checkUsageError(plan({"-np", "5", "-H", "a:2,b:2"}), "hvdrun: error: -np 5 is more than the 4 slot(s) of -H a:2,b:2\n"
+                                                       "  hint: lower -np, or give more hosts or slots (-H host:slots)\n");
+}
+
+TEST_CASE("more ranks than GPUs names the host and the counts", "[e2e][plan]") {
+  checkUsageError(plan({"-np", "3"}, {"CUDA_VISIBLE_DEVICES=0,1"}),
+                  "hvdrun: error: host " + hvd::test::hostName() + " offers 2 GPU(s) but its 3 rank(s) need 3 (1 each)\n"
+                  "  hint: lower --gpus-per-rank, share GPUs with --oversubscribe-gpus, or run without them with --no-gpu\n");
+}
+
+TEST_CASE("TF roles that do not add up are refused", "[e2e][plan]") {
+  checkUsageError(plan({"-np", "2", "--tf-config", "--tf-ps", "1", "--tf-evaluator"}),
+                  "hvdrun: error: TF roles do not add up: 2 rank(s) cannot hold 1 parameter server(s), an evaluator and "
+                  "at least one worker\n  hint: raise -np or lower --tf-ps\n");
+}
+
+TEST_CASE("two sources of hosts at once are refused", "[e2e][plan]") {
+  hvd::test::TempDir dir;
+  std::ofstream(dir.path() + "/hosts") << "a slots=2\n";
+  checkUsageError(plan({"-H", "a:2", "--hostfile", dir.path() + "/hosts"}),
+                  "hvdrun: error: -H and --hostfile both name the hosts: give one of them\n"
+                  "  hint: -H suits a few hosts, --hostfile many\n");
+}
+
+TEST_CASE("hostfile errors give file, line and column", "[e2e][plan]") {
+  hvd::test::TempDir dir;
+  std::string path = dir.path() + "/hosts";
+  std::ofstream(path) << "# two nodes\nnode1 slots=4\nnode1 slots=2\n";
+  checkUsageError(plan({"--hostfile", path}), "hvdrun: error: " + path + ":3:1: host 'node1' is listed again (first at line 2)\n"
+                                              "  hint: hostfile lines are 'host slots=N', 'host:N' or 'host'; # starts a comment\n");
+  checkUsageError(plan({"--hostfile", dir.path() + "/missing"}),
+                  "hvdrun: error: cannot read --hostfile: '" + dir.path() + "/missing' does not exist\n"
+                  "  hint: --hostfile names a file of 'host slots=N' lines\n");
+}
+
+TEST_CASE("an unknown format lists the ones there are", "[e2e][plan]") {
+  checkUsageError(plan({"-np", "1", "--format", "yaml"}),
+                  "hvdrun: error: --format 'yaml' is not one of table, json, sh, hostfile, tf_config, mpi\n");
+}
+
+TEST_CASE("a broken Slurm environment explains how to get around it", "[e2e][plan]") {
+  auto run = plan({}, {"SLURM_JOB_ID=7", "SLURM_JOB_NODELIST=n[1-3]", "SLURM_TASKS_PER_NODE=2(x2)"});
+  checkUsageError(run, "hvdrun: error: reading the Slurm allocation: SLURM_TASKS_PER_NODE describes 2 node(s) but "
+                       "SLURM_JOB_NODELIST lists 3\n"
+                       "  hint: --no-slurm ignores the allocation; -H or --hostfile name hosts instead\n");
+}
+
+TEST_CASE("the dry run prints the plan and exits 0 without starting anything", "[e2e][plan]") {
+  auto run = runHvdrun({"--dry-run", "-H", "a:2,b:1", "--format", "hostfile", "/nonexistent/prog"}, withEnv(plainEnv()));
+  CHECK(run.exitCode == 0);
+  CHECK(run.out == "a slots=2\nb slots=1\n");
+  auto json = plan({"-np", "2", "--format", "json"}, {"CUDA_VISIBLE_DEVICES=4,5"});
+  CHECK(json.exitCode == 0);
+  CHECK(json.out.find(R"("gpus":["5"],"gpu_slots":[1],"role":"worker")") != std::string::npos);
+  auto sh = plan({"-H", "a:1,b:1", "--format", "sh", "--rank", "1"});
+  CHECK(sh.out.find("export RANK=1\nexport WORLD_SIZE=2\n") != std::string::npos);
+}
+
+TEST_CASE("launching on hosts other than this one is refused with the dry run as a hint", "[e2e][plan]") {
+  auto run = runHvdrun({"-H", "elsewhere:2", "/bin/true"}, withEnv(plainEnv()));
+  CHECK(run.exitCode == 3);
+  CHECK(run.err == "hvdrun: error: the plan puts ranks on other hosts (elsewhere), and this version of hvdrun "
+                   "starts ranks only on this machine\n"
+                   "  hint: 'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it\n");
+}
+
+TEST_CASE("ranks launched here get their planned GPU", "[e2e][plan]") {
+  auto run = runHvdrun({"-np", "2", "/usr/bin/printenv", "CUDA_VISIBLE_DEVICES"}, withEnv(plainEnv({"CUDA_VISIBLE_DEVICES=6,7"})));
+  CHECK(run.exitCode == 0);
+  CHECK((run.out == "[0]<stdout>:6\n[1]<stdout>:7\n" || run.out == "[1]<stdout>:7\n[0]<stdout>:6\n"));
+}

@@ -118,17 +118,15 @@ Status assignRoles(const PlanRequest& r, Plan& plan) {
 
 bool usesGpu(Role role) { return role == Role::kWorker || role == Role::kChief; }
 
-Status assignGpus(const PlanRequest& r, Plan& plan) {
+// ranksByHost[h]: the ranks placed on plan.hosts[h], in rank order (they are contiguous).
+Status assignGpus(const PlanRequest& r, Plan& plan, const std::vector<std::vector<RankPlan*>>& ranksByHost) {
   if (r.noGpu) return Status::ok();
   if (r.gpusPerRank < 1) return invalidArgument("--gpus-per-rank must be at least 1, got " + std::to_string(r.gpusPerRank));
-  for (HostPlan& host : plan.hosts) {
-    if (host.ranks == 0) continue;
+  for (size_t h = 0; h < plan.hosts.size(); ++h) {
+    HostPlan& host = plan.hosts[h];
+    if (host.ranks == 0 || host.devices.empty()) continue;  // no GPUs here: nothing to pin
     std::vector<RankPlan*> users, others;
-    for (RankPlan& rank : plan.ranks) {
-      if (rank.where.host != host.host) continue;
-      (usesGpu(rank.role) ? users : others).push_back(&rank);
-    }
-    if (host.devices.empty()) continue;  // a host without GPUs: nothing to pin
+    for (RankPlan* rank : ranksByHost[h]) (usesGpu(rank->role) ? users : others).push_back(rank);
     size_t need = users.size() * static_cast<size_t>(r.gpusPerRank);
     if (need > host.devices.size() && !r.oversubscribeGpus) {
       return invalidUsage("host " + host.host + " offers " + std::to_string(host.devices.size()) + " GPU(s) but its " +
@@ -218,15 +216,17 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
     rank.where = std::move(a);
     plan.ranks.push_back(std::move(rank));
   }
+  std::vector<std::vector<RankPlan*>> ranksByHost(plan.hosts.size());
   {
     size_t h = 0;
-    for (const RankPlan& rank : plan.ranks) {
+    for (RankPlan& rank : plan.ranks) {
       while (plan.hosts[h].host != rank.where.host) ++h;
       ++plan.hosts[h].ranks;
+      ranksByHost[h].push_back(&rank);
     }
   }
   HVD_RETURN_IF_ERROR(assignRoles(r, plan));
-  HVD_RETURN_IF_ERROR(assignGpus(r, plan));
+  HVD_RETURN_IF_ERROR(assignGpus(r, plan, ranksByHost));
 
   plan.masterAddr = plan.ranks.front().where.host;
   if (plan.source == HostSource::kSlurm) {

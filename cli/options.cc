@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <sstream>
 
 #include "cli/user_error.h"
 
@@ -106,6 +107,32 @@ std::vector<std::string> normalise(const CLI::App& app, const std::vector<std::s
   return out;
 }
 
+// CLI11's help, with the spellings users know (-np, -cb) in the option column, without
+// CLI11's generic second usage line and with single blank lines between groups.
+std::string tidyHelp(std::string help) {
+  std::istringstream in(help);
+  std::string out;
+  bool lastBlank = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Usage: hvdrun [OPTIONS]", 0) == 0) continue;
+    bool blank = line.empty();
+    if (blank && lastBlank) continue;
+    lastBlank = blank;
+    for (const Alias& a : kAliases) {
+      std::string prefix = std::string("  ") + a.longForm + " ";
+      if (line.rfind(prefix, 0) != 0 && line != "  " + std::string(a.longForm)) continue;
+      size_t descriptionAt = line.find_first_not_of(' ', line.find("  ", 2));
+      std::string option = line.substr(2, line.find("  ", 2) - 2);
+      std::string widened = "  " + std::string(a.shortForm) + ", " + option;
+      size_t column = descriptionAt == std::string::npos ? widened.size() + 2 : std::max(descriptionAt, widened.size() + 2);
+      line = widened + std::string(column - widened.size(), ' ') +
+             (descriptionAt == std::string::npos ? "" : line.substr(descriptionAt));
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 size_t editDistance(const std::string& a, const std::string& b) {
@@ -173,7 +200,7 @@ Options parseOptions(const std::vector<std::string>& args) {
                  "Seconds between SIGTERM and SIGKILL when stopping ranks (default 5)")
       ->group("Supervision")->type_name("SECONDS");
   app.add_flag("--check-build", o.checkBuild,
-               "Show which controllers, tensor operations and launchers work here (also -cb)")
+               "Show which controllers, tensor operations and launchers work here")
       ->group("Information");
   app.add_flag("-v,--verbose", o.verbose, "With --check-build: versions found and the reason for every [ ]")
       ->group("Information");
@@ -188,15 +215,7 @@ Options parseOptions(const std::vector<std::string>& args) {
     std::string what = e.what();
     throw UserError(ExitCode::kUsage, what.empty() ? "cannot parse the command line" : what, kUsageHint);
   }
-  o.helpText = app.help();
-  // Within the rewritten -np/-cb help text, show the spellings users know.
-  for (const Alias& a : kAliases) {
-    std::string from = std::string("  ") + a.longForm;
-    if (auto at = o.helpText.find(from); at != std::string::npos) {
-      o.helpText.replace(at, from.size(), std::string("  ") + a.shortForm + ", " + a.longForm);
-    }
-  }
-
+  o.helpText = tidyHelp(app.help());
   o.program = app.remaining();
   if (!o.program.empty() && o.program.front() == "--") o.program.erase(o.program.begin());
   if (!o.program.empty() && !o.program.front().empty() && o.program.front()[0] == '-' &&

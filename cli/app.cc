@@ -85,6 +85,7 @@ Plan makePlan(const Options& o, const slurm::Environment& env) {
   // Asking the driver costs a cuInit: only when CUDA_VISIBLE_DEVICES does not already say.
   if (!o.noGpu && !env.count("CUDA_VISIBLE_DEVICES")) facts.localGpuCount = backends::countLocalGpus();
   if (auto port = freeTcpPort()) facts.freePort = *port;
+  if (auto port = freeTcpPort()) facts.rendezvousPort = *port;
   // Only Slurm knows what --gres gave each node: an allocation's shell is not told.
   auto jobId = env.find("SLURM_JOB_ID");
   if (!o.noGpu && !o.noSlurm && o.hosts.empty() && o.hostfile.empty() && jobId != env.end()) {
@@ -127,9 +128,13 @@ int launch(const Options& o, const Plan& plan) {
                     "only on this machine",
                     "'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it");
   }
+  // The job's secret: in the ranks' environment only, never on a command line or in a plan.
+  std::string secret = "HVD_SECRET_KEY=" + valueOrThrow(randomHex(32));
   std::vector<RankProcess> ranks;
   for (const RankPlan& r : plan.ranks) {
-    ranks.push_back({r.where.rank, r.where.host, *exe, o.program, inheritedEnvironment(planEnvironment(plan, r))});
+    std::vector<std::string> env = planEnvironment(plan, r);
+    env.push_back(secret);
+    ranks.push_back({r.where.rank, r.where.host, *exe, o.program, inheritedEnvironment(env)});
   }
   SupervisorOptions supervision;
   supervision.prefixOutput = o.prefixOutput;

@@ -13,6 +13,9 @@ std::string hostName();
 // A TCP port that was free on this machine a moment ago (bound to port 0, then released).
 Result<int> freeTcpPort();
 
+// `bytes` random bytes from the kernel, as lowercase hex.
+Result<std::string> randomHex(size_t bytes);
+
 // The whole file; kNotFound / kSystem name the path and the reason.
 Result<std::string> readTextFile(const std::string& path);
 

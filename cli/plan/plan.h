@@ -39,6 +39,7 @@ struct MachineFacts {
   std::string hostname;
   int localGpuCount = 0;  // visible CUDA devices (0 without a driver)
   int freePort = 0;       // a free TCP port here, for MASTER_PORT outside Slurm
+  int rendezvousPort = 0; // another free port here, for hvdrun's rendezvous server
   // Each Slurm node's GPU indices (`scontrol show job -d`); empty when not asked or unknown.
   std::map<std::string, std::vector<std::string>> slurmNodeGpus;
 };
@@ -71,6 +72,10 @@ struct Plan {
   std::vector<RankPlan> ranks;
   std::string masterAddr;
   int masterPort = 0;
+  // Where hvdrun's rendezvous server (on the launching machine) listens for its ranks.
+  // The job's secret is not part of the plan: it is made at launch and never printed.
+  std::string rendezvousAddr;
+  int rendezvousPort = 0;
   bool tfConfig = false;
   std::string networkInterface;
 };

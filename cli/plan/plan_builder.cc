@@ -1,4 +1,5 @@
 // cli/plan/plan_builder.cc: sources of hosts, placement, GPUs, TF roles, MASTER_*.
+#include <algorithm>
 #include <charconv>
 #include <numeric>
 
@@ -229,6 +230,9 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
   HVD_RETURN_IF_ERROR(assignGpus(r, plan, ranksByHost));
 
   plan.masterAddr = plan.ranks.front().where.host;
+  bool allLocal = std::all_of(plan.hosts.begin(), plan.hosts.end(), [](const HostPlan& h) { return h.ranks == 0 || h.local; });
+  plan.rendezvousAddr = allLocal ? "127.0.0.1" : facts.hostname;
+  plan.rendezvousPort = facts.rendezvousPort;
   if (plan.source == HostSource::kSlurm) {
     // Every rank derives the same port from the job id, with no coordination needed.
     uint64_t id = 0;

@@ -19,6 +19,7 @@ MachineFacts facts(int gpus = 0) {
   f.hostname = "here";
   f.localGpuCount = gpus;
   f.freePort = 40000;
+  f.rendezvousPort = 40001;
   return f;
 }
 
@@ -175,6 +176,12 @@ TEST_CASE("torch, Horovod and hvdrun variables agree for every rank", "[unit][pl
   CHECK(e["WORLD_SIZE"] == "3");
   CHECK(e["MASTER_ADDR"] == "a");
   CHECK(e["MASTER_PORT"] == "40000");
+  CHECK(e["HVD_RENDEZVOUS_ADDR"] == "here");  // ranks elsewhere reach hvdrun by its host name
+  CHECK(e["HVD_RENDEZVOUS_PORT"] == "40001");
+  CHECK(e.count("HVD_SECRET_KEY") == 0);        // never part of a printed plan
+  PlanRequest localOnly;
+  localOnly.numProc = 2;
+  CHECK(envOf(planOf(localOnly), 1)["HVD_RENDEZVOUS_ADDR"] == "127.0.0.1");
 }
 
 TEST_CASE("TF_CONFIG for MultiWorkerMirroredStrategy lists every worker, worker 0 first", "[unit][plan]") {
@@ -248,7 +255,7 @@ TEST_CASE("the formats render the same plan", "[unit][plan]") {
   CHECK(*renderPlan(p, PlanFormat::kMpi, std::nullopt, {"python", "train.py", "--tag", "a b"}) ==
         "mpirun -np 3 -H a:2,b:1 -bind-to none -map-by slot -mca btl_tcp_if_include ib0 -mca oob_tcp_if_include ib0 "
         "-x HOROVOD_SIZE=3 -x HOROVOD_CROSS_SIZE=2 -x HVD_SIZE=3 -x HVD_CROSS_SIZE=2 -x WORLD_SIZE=3 -x MASTER_ADDR=a "
-        "-x MASTER_PORT=40000 -x HVD_NETWORK_INTERFACE=ib0 -x NCCL_SOCKET_IFNAME=ib0 python train.py --tag 'a b'\n");
+        "-x MASTER_PORT=40000 -x HVD_RENDEZVOUS_ADDR=here -x HVD_RENDEZVOUS_PORT=40001 -x HVD_NETWORK_INTERFACE=ib0 -x NCCL_SOCKET_IFNAME=ib0 python train.py --tag 'a b'\n");
   std::string sh = *renderPlan(p, PlanFormat::kSh, 2, {});
   CHECK(sh.find("export RANK=2\n") != std::string::npos);
   CHECK(renderPlan(p, PlanFormat::kSh, std::nullopt, {}).status().message() ==

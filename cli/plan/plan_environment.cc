@@ -37,6 +37,8 @@ std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank)
   std::vector<std::string> env = rankEnvironment(rank.where);
   env.push_back("MASTER_ADDR=" + plan.masterAddr);
   env.push_back("MASTER_PORT=" + std::to_string(plan.masterPort));
+  env.push_back("HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr);
+  env.push_back("HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort));
   if (!rank.gpus.empty()) {
     env.push_back("CUDA_VISIBLE_DEVICES=" + joined(rank.gpus));
   } else if (rank.hideGpus) {

@@ -110,6 +110,19 @@ TEST_CASE("launching on hosts other than this one is refused with the dry run as
                    "  hint: 'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it\n");
 }
 
+TEST_CASE("every launched rank gets the same fresh secret, which no plan shows", "[e2e][plan]") {
+  auto run = runHvdrun({"-np", "2", "/usr/bin/printenv", "HVD_SECRET_KEY"}, withEnv(plainEnv()));
+  CHECK(run.exitCode == 0);
+  auto lines = run.out;
+  REQUIRE(lines.size() == 2 * (std::string("[0]<stdout>:").size() + 64 + 1));
+  std::string first = lines.substr(lines.find(':') + 1, 64), second = lines.substr(lines.rfind(':') + 1, 64);
+  CHECK(first == second);
+  CHECK(first.find_first_not_of("0123456789abcdef") == std::string::npos);
+  auto again = runHvdrun({"-np", "1", "/usr/bin/printenv", "HVD_SECRET_KEY"}, withEnv(plainEnv()));
+  CHECK(again.out.find(first) == std::string::npos);
+  CHECK(plan({"-np", "1", "--format", "json"}).out.find("SECRET") == std::string::npos);
+}
+
 TEST_CASE("ranks launched here get their planned GPU", "[e2e][plan]") {
   auto run = runHvdrun({"-np", "2", "/usr/bin/printenv", "CUDA_VISIBLE_DEVICES"}, withEnv(plainEnv({"CUDA_VISIBLE_DEVICES=6,7"})));
   CHECK(run.exitCode == 0);

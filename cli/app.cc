@@ -9,8 +9,10 @@
 
 #include "cli/build_info.h"
 #include "cli/check_build.h"
+#include "cli/commands/exec_rank_command.h"
 #include "cli/commands/hostlist_command.h"
 #include "cli/launch/slurm_job_query.h"
+#include "cli/launch/srun_launcher.h"
 #include "cli/launch/supervisor.h"
 #include "cli/options.h"
 #include "cli/os/machine.h"
@@ -98,8 +100,10 @@ void printFailureSummary(const JobOutcome& outcome, int total) {
   const RankFailure& f = *outcome.firstFailure;
   std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
                                   : fmt::format("exited with code {}", f.exitCode);
-  std::string text = fmt::format(
-      "hvdrun: error: rank {} {} (host {}, pid {}, at {})\n", f.rank, how, f.host, f.pid, f.when);
+  std::string where = "host " + f.host;
+  if (f.pid > 0) where += fmt::format(", pid {}", f.pid);  // srun does not tell a task's pid
+  if (!f.when.empty()) where += ", at " + f.when;
+  std::string text = fmt::format("hvdrun: error: rank {} {} ({})\n", f.rank, how, where);
   if (!f.lastStderrLines.empty()) {
     text += fmt::format("  last lines of rank {}'s stderr:\n", f.rank);
     for (const auto& line : f.lastStderrLines) text += fmt::format("    | {}\n", line);
@@ -111,12 +115,82 @@ void printFailureSummary(const JobOutcome& outcome, int total) {
   fmt::print(stderr, "{}", text);
 }
 
-int launch(const Options& o, const Plan& plan) {
+std::string thisExecutable() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "hvdrun";
+}
+
+void report(const JobOutcome& outcome, int ranks) {
+  if (outcome.interruptSignal != 0) {
+    fmt::print(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
+               outcome.ranksStopped);
+  } else if (outcome.firstFailure) {
+    printFailureSummary(outcome, ranks);
+  }
+}
+
+// Inside a Slurm allocation: one srun step runs the plan (never ssh there).
+int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
+                   const slurm::Environment& env) {
+  const char* path = std::getenv("PATH");
+  auto srun = findExecutable("srun", path != nullptr ? path : "");
+  if (!srun) {
+    throw UserError(ExitCode::kEnvironment, "the plan comes from " + plan.sourceDetail + " but srun is not in PATH",
+                    "--no-slurm runs on this machine only");
+  }
+  char dir[] = "/tmp/hvdrun.XXXXXX";
+  if (::mkdtemp(dir) == nullptr) throw UserError(ExitCode::kEnvironment, "cannot create a temporary directory");
+  std::string hostfile = std::string(dir) + "/hosts";
+  {
+    std::FILE* f = std::fopen(hostfile.c_str(), "w");
+    std::string text = srunHostfile(plan);
+    bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (f != nullptr) ok = std::fclose(f) == 0 && ok;
+    if (!ok) throw UserError(ExitCode::kEnvironment, "cannot write " + hostfile);
+  }
+  bool insideStep = env.count("SLURM_STEP_ID") > 0;
+  SrunCommand command = srunCommand(plan, o, thisExecutable(), hostfile, jobWide, insideStep);
+  RankProcess srunProcess{0, plan.masterAddr, *srun, command.argv, inheritedEnvironment(command.env)};
+  SupervisorOptions supervision;
+  supervision.prefixOutput = o.prefixOutput;
+  supervision.killGrace = o.killGrace;
+  supervision.srunLabels = true;
+  auto outcome = superviseRanks({srunProcess}, supervision);
+  std::remove(hostfile.c_str());
+  ::rmdir(dir);
+  JobOutcome result = valueOrThrow(std::move(outcome));
+  // srun exits 143 after stopping the step; the first failing task is the real cause.
+  if (auto failure = firstSrunFailure(result.srunMessages); failure && result.interruptSignal == 0) {
+    RankFailure f;
+    f.rank = failure->rank;
+    f.host = failure->host;
+    f.exitCode = failure->exitCode;
+    f.signal = failure->signal;
+    f.when = nowIso8601();
+    if (auto it = result.srunStderr.find(failure->rank); it != result.srunStderr.end()) f.lastStderrLines = it->second;
+    result.firstFailure = f;
+    result.exitCode = f.signal != 0 ? 128 + f.signal : f.exitCode;
+    result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
+  }
+  report(result, static_cast<int>(plan.ranks.size()));
+  return result.exitCode;
+}
+
+int launch(const Options& o, const Plan& plan, const slurm::Environment& env) {
   const char* path = std::getenv("PATH");
   auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
   if (!exe) {
     throw UserError(ExitCode::kEnvironment, "cannot run the program: " + exe.status().message(),
                     "nothing was started; check the program's name, PATH and its execute permission");
+  }
+  // The job's secret: in the ranks' environment only, never on a command line or in a plan.
+  std::string secret = "HVD_SECRET_KEY=" + valueOrThrow(randomHex(32));
+  if (plan.source == HostSource::kSlurm) {
+    std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
+                                        "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
+                                        "HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort), secret};
+    return launchWithSrun(o, plan, jobWide, env);
   }
   std::string remote;
   for (const HostPlan& h : plan.hosts) {
@@ -124,28 +198,21 @@ int launch(const Options& o, const Plan& plan) {
   }
   if (!remote.empty()) {
     throw UserError(ExitCode::kEnvironment,
-                    "the plan puts ranks on other hosts (" + remote + "), and this version of hvdrun starts ranks "
-                    "only on this machine",
+                    "the plan puts ranks on other hosts (" + remote + "), and outside Slurm this version of hvdrun "
+                    "starts ranks only on this machine",
                     "'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it");
   }
-  // The job's secret: in the ranks' environment only, never on a command line or in a plan.
-  std::string secret = "HVD_SECRET_KEY=" + valueOrThrow(randomHex(32));
   std::vector<RankProcess> ranks;
   for (const RankPlan& r : plan.ranks) {
-    std::vector<std::string> env = planEnvironment(plan, r);
-    env.push_back(secret);
-    ranks.push_back({r.where.rank, r.where.host, *exe, o.program, inheritedEnvironment(env)});
+    std::vector<std::string> rankEnv = planEnvironment(plan, r);
+    rankEnv.push_back(secret);
+    ranks.push_back({r.where.rank, r.where.host, *exe, o.program, inheritedEnvironment(rankEnv)});
   }
   SupervisorOptions supervision;
   supervision.prefixOutput = o.prefixOutput;
   supervision.killGrace = o.killGrace;
   JobOutcome outcome = valueOrThrow(superviseRanks(ranks, supervision));
-  if (outcome.interruptSignal != 0) {
-    fmt::print(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
-               outcome.ranksStopped);
-  } else if (outcome.firstFailure) {
-    printFailureSummary(outcome, static_cast<int>(ranks.size()));
-  }
+  report(outcome, static_cast<int>(ranks.size()));
   return outcome.exitCode;
 }
 
@@ -162,7 +229,7 @@ int planOrLaunch(const Options& o) {
     fmt::print("{}", valueOrThrow(renderPlan(plan, *format, o.rank, o.program)));
     return 0;
   }
-  return launch(o, plan);
+  return launch(o, plan, env);
 }
 
 }  // namespace
@@ -172,6 +239,7 @@ int run(int argc, char** argv) {
   // Subcommands are recognised only as the first word, so a program named like one can
   // still be launched as ./hostlist or after an option (hvdrun -np 2 hostlist).
   if (!args.empty() && args[0] == "hostlist") return runHostlistCommand({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "exec-rank") return runExecRankCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "plan") {
     Options o = parseOptions({args.begin() + 1, args.end()});
     if (o.help) {

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <string_view>
 
 #include "cli/launch/line_splitter.h"
@@ -53,15 +54,6 @@ void writeAll(int fd, std::string_view data) {
     }
     data.remove_prefix(static_cast<size_t>(n));
   }
-}
-
-std::string nowIso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  return buf;
 }
 
 std::vector<char*> cStrings(const std::vector<std::string>& strings) {
@@ -319,15 +311,20 @@ class Job {
   }
 
   void emit(Rank& r, bool isErr, std::string_view line) {
+    int rank = r.spec->rank;
+    bool labelled = true;
+    if (options_.srunLabels) labelled = stripSrunLabel(line, rank);
     if (isErr) {
-      r.lastStderr.emplace_back(line.substr(0, kRememberedLineLength));
-      if (r.lastStderr.size() > kRememberedStderrLines) r.lastStderr.pop_front();
+      auto& last = options_.srunLabels ? labelledStderr_[labelled ? rank : -1] : r.lastStderr;
+      last.emplace_back(line.substr(0, kRememberedLineLength));
+      if (last.size() > kRememberedStderrLines) last.pop_front();
+      if (!labelled) srunMessages_.emplace_back(line);
     }
     std::string text;
-    if (options_.prefixOutput) {
+    if (options_.prefixOutput && labelled) {
       text.reserve(line.size() + 24);
       text += '[';
-      text += std::to_string(r.spec->rank);
+      text += std::to_string(rank);
       text += isErr ? "]<stderr>:" : "]<stdout>:";
     }
     text += line;
@@ -336,6 +333,24 @@ class Job {
     writeAll(isErr ? STDERR_FILENO : STDOUT_FILENO, text);
   }
 
+  // "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.
+  static bool stripSrunLabel(std::string_view& line, int& rank) {
+    size_t i = 0;
+    while (i < line.size() && line[i] == ' ') ++i;
+    size_t digits = i;
+    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+    if (i == digits || i >= line.size() || line[i] != ':') return false;
+    rank = std::atoi(std::string(line.substr(digits, i - digits)).c_str());
+    line.remove_prefix(i + 1);
+    if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
+    return true;
+  }
+
+ public:
+  const std::map<int, std::deque<std::string>>& labelledStderr() const { return labelledStderr_; }
+  const std::vector<std::string>& srunMessages() const { return srunMessages_; }
+
+ private:
   static void closeStream(Stream& s) {
     if (s.fd >= 0) ::close(s.fd);
     s.fd = -1;
@@ -346,9 +361,20 @@ class Job {
   int signalFd_ = -1;
   sigset_t oldMask_{};
   JobOutcome outcome_;
+  std::map<int, std::deque<std::string>> labelledStderr_;  // srun mode: per task; -1: srun itself
+  std::vector<std::string> srunMessages_;
 };
 
 }  // namespace
+
+std::string nowIso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
 
 std::string signalName(int signal) {
   const char* abbrev = ::sigabbrev_np(signal);
@@ -358,7 +384,12 @@ std::string signalName(int signal) {
 
 Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const SupervisorOptions& options) {
   Job job(ranks, options);
-  return job.run();
+  auto outcome = job.run();
+  if (outcome && options.srunLabels) {
+    outcome->srunStderr = job.labelledStderr();
+    outcome->srunMessages = job.srunMessages();
+  }
+  return outcome;
 }
 
 }  // namespace hvd::cli

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct RankProcess {
 
 struct SupervisorOptions {
   bool prefixOutput = true;  // "[rank]<stdout>:" before every line
+  // The single process is srun --label: its lines read "N: text" for task N, which become
+  // rank N's lines; unlabelled lines (srun's own messages) pass through unprefixed.
+  bool srunLabels = false;
   std::chrono::milliseconds killGrace{5000};
 };
 
@@ -42,6 +46,9 @@ struct JobOutcome {
   std::optional<RankFailure> firstFailure;
   int interruptSignal = 0;  // the signal hvdrun received, if the job was interrupted
   int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
+  // srunLabels mode: each task's last stderr lines, and srun's own (unlabelled) messages.
+  std::map<int, std::deque<std::string>> srunStderr;
+  std::vector<std::string> srunMessages;
 };
 
 // Blocks until every rank has ended. Forwards SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2
@@ -49,6 +56,9 @@ struct JobOutcome {
 // SIGKILL. Returns kSystem when a rank could not be started (the ones started are then
 // stopped); a failing rank is a successful supervision with firstFailure set.
 Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const SupervisorOptions& options);
+
+// Local wall-clock time, ISO 8601 ("2026-11-22T10:15:02+0000"), for failure reports.
+std::string nowIso8601();
 
 // "SIGKILL" for 9; "signal 77" for numbers without a name.
 std::string signalName(int signal);

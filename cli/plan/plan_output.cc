@@ -8,6 +8,7 @@
 
 #include "cli/plan/json_writer.h"
 #include "cli/plan/shell_quote.h"
+#include "slurm/hostlist.h"
 
 namespace hvd::cli {
 namespace {
@@ -84,6 +85,45 @@ std::string json(const Plan& plan) {
 }
 
 }  // namespace
+
+std::string planHostsSpec(const Plan& plan) {
+  std::string spec;
+  size_t i = 0;
+  while (i < plan.hosts.size()) {
+    if (plan.hosts[i].ranks == 0) {
+      ++i;
+      continue;
+    }
+    // A run of hosts with the same number of ranks becomes one hostlist.
+    std::vector<std::string> names;
+    int ranks = plan.hosts[i].ranks;
+    while (i < plan.hosts.size() && (plan.hosts[i].ranks == ranks || plan.hosts[i].ranks == 0)) {
+      if (plan.hosts[i].ranks == ranks) names.push_back(plan.hosts[i].host);
+      ++i;
+    }
+    auto compressed = slurm::compressHostlist(names);
+    std::string text;
+    if (compressed) {
+      text = *compressed;
+    } else {
+      for (const auto& n : names) text += (text.empty() ? "" : ",") + n;
+    }
+    // Every top-level comma starts another item, which needs its own ":ranks".
+    int depth = 0;
+    std::string item;
+    for (size_t k = 0; k <= text.size(); ++k) {
+      if (k == text.size() || (text[k] == ',' && depth == 0)) {
+        spec += (spec.empty() ? "" : ",") + item + ":" + std::to_string(ranks);
+        item.clear();
+        continue;
+      }
+      if (text[k] == '[') ++depth;
+      if (text[k] == ']') --depth;
+      item += text[k];
+    }
+  }
+  return spec;
+}
 
 Result<PlanFormat> parsePlanFormat(std::string_view name) {
   static const std::map<std::string_view, PlanFormat> kFormats = {

@@ -25,4 +25,9 @@ Result<std::string> renderPlan(const Plan& plan, PlanFormat format, std::optiona
 // interface selection, and -x for every variable whose value all ranks share.
 std::vector<std::string> mpirunCommand(const Plan& plan, const std::vector<std::string>& program);
 
+// "host:n,..." for the plan's hosts with ranks, in -H syntax, runs of equal counts written
+// as hostlists ("gpu[00001-12500]:8") so 100,000 ranks still fit in one variable. The
+// srun and mpirun launchers hand it to `hvdrun exec-rank` as HVD_PLAN_HOSTS.
+std::string planHostsSpec(const Plan& plan);
+
 }  // namespace hvd::cli

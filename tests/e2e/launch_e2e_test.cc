@@ -80,7 +80,8 @@ void waitForPidFiles(const std::string& dir, size_t count) {
 }  // namespace
 
 TEST_CASE("hvdrun -np 4 starts four ranks that each know who they are", "[e2e][mp]") {
-  auto run = runHvdrun({"-np", "4", kRank, "identity"});
+  auto run = runHvdrun({"-np", "4", kRank, "identity"},
+                       withEnv(environmentWith({"CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
   REQUIRE(run.exitCode == 0);
   CHECK(run.err.empty());
   auto lines = linesOf(run.out);
@@ -90,7 +91,8 @@ TEST_CASE("hvdrun -np 4 starts four ranks that each know who they are", "[e2e][m
     CHECK(lines[static_cast<size_t>(r)] ==
           "[" + std::to_string(r) + "]<stdout>:rank=" + std::to_string(r) +
               " size=4 local_rank=" + std::to_string(r) +
-              " local_size=4 cross_rank=0 cross_size=1 torch_rank=" + std::to_string(r));
+              " local_size=4 cross_rank=0 cross_size=1 torch_rank=" + std::to_string(r) + " host=" +
+              hvd::test::hostName() + " gpus=unset");
   }
 }
 

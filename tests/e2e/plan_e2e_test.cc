@@ -105,8 +105,8 @@ TEST_CASE("the dry run prints the plan and exits 0 without starting anything", "
 TEST_CASE("launching on hosts other than this one is refused with the dry run as a hint", "[e2e][plan]") {
   auto run = runHvdrun({"-H", "elsewhere:2", "/bin/true"}, withEnv(plainEnv()));
   CHECK(run.exitCode == 3);
-  CHECK(run.err == "hvdrun: error: the plan puts ranks on other hosts (elsewhere), and this version of hvdrun "
-                   "starts ranks only on this machine\n"
+  CHECK(run.err == "hvdrun: error: the plan puts ranks on other hosts (elsewhere), and outside Slurm this version "
+                   "of hvdrun starts ranks only on this machine\n"
                    "  hint: 'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it\n");
 }
 

@@ -61,10 +61,12 @@ int main(int argc, char** argv) {
   }
   if (mode == "identity") {
     const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES");
-    std::printf("rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d torch_rank=%s\n", rank,
-                envInt("HVD_SIZE"), envInt("HVD_LOCAL_RANK"), envInt("HVD_LOCAL_SIZE"), envInt("HVD_CROSS_RANK"),
-                envInt("HVD_CROSS_SIZE"), std::getenv("RANK") != nullptr ? std::getenv("RANK") : "unset");
-    (void)gpus;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::printf("rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d torch_rank=%s host=%s gpus=%s\n",
+                rank, envInt("HVD_SIZE"), envInt("HVD_LOCAL_RANK"), envInt("HVD_LOCAL_SIZE"), envInt("HVD_CROSS_RANK"),
+                envInt("HVD_CROSS_SIZE"), std::getenv("RANK") != nullptr ? std::getenv("RANK") : "unset", host,
+                gpus != nullptr ? gpus : "unset");
     return 0;
   }
   if (mode == "fail" && argc > 4) {

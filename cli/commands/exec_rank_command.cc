@@ -1,0 +1,125 @@
+// cli/commands/exec_rank_command.cc: the task shim.
+#include "cli/commands/exec_rank_command.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "cli/options.h"
+#include "cli/os/machine.h"
+#include "cli/os/subprocess.h"
+#include "cli/plan/plan.h"
+#include "cli/plan/plan_output.h"
+#include "cli/user_error.h"
+#include "runtime/backends/backend_probe.h"
+#include "slurm/allocation.h"
+#include "slurm/hostlist.h"
+
+extern char** environ;
+
+namespace hvd::cli {
+namespace {
+
+// Variables the launcher decided once for the whole job; the shim passes them on as they
+// are instead of deciding again on every node (a free port here is not one there).
+constexpr const char* kLauncherDecides[] = {"MASTER_PORT", "HVD_RENDEZVOUS_ADDR", "HVD_RENDEZVOUS_PORT"};
+
+[[noreturn]] void fail(const std::string& what, const std::string& hint = "") {
+  throw UserError(ExitCode::kEnvironment, "exec-rank: " + what, hint);
+}
+
+}  // namespace
+
+int runExecRankCommand(const std::vector<std::string>& args) {
+  Options o = parseOptions(args);
+  if (o.program.empty()) fail("no program to run");
+  slurm::Environment env = slurm::environmentFrom(environ);
+  auto hostsSpec = env.find("HVD_PLAN_HOSTS");
+  if (hostsSpec == env.end()) {
+    fail("HVD_PLAN_HOSTS is not set", "exec-rank is started by hvdrun's launchers, not by hand");
+  }
+
+  // Who am I: Open MPI's identity first (under mpirun SLURM_* are not per rank), then
+  // PMIx, then the Slurm step's.
+  auto mpi = slurm::mpiIdentityFromEnvironment(env);
+  if (!mpi) fail(mpi.status().message());
+  int rank = -1, localRank = -1;
+  if (*mpi) {
+    rank = (*mpi)->rank;
+    localRank = (*mpi)->localRank;
+  } else if (auto procId = env.find("SLURM_PROCID"); procId != env.end()) {
+    rank = std::atoi(procId->second.c_str());
+    auto local = env.find("SLURM_LOCALID");
+    localRank = local != env.end() ? std::atoi(local->second.c_str()) : -1;
+  } else {
+    fail("cannot tell this task's rank: no OMPI_COMM_WORLD_RANK, PMIX_RANK or SLURM_PROCID");
+  }
+
+  // The same plan as the launcher's, with this node as "this machine".
+  PlanRequest request;
+  request.hostList = hostsSpec->second;
+  request.gpusPerRank = o.gpusPerRank;
+  request.noGpu = o.noGpu;
+  request.oversubscribeGpus = true;  // the launcher already checked every host's GPUs
+  request.tfConfig = o.tfConfig;
+  request.tfPs = o.tfPs;
+  request.tfChief = o.tfChief;
+  request.tfEvaluator = o.tfEvaluator;
+  request.tfPortBase = o.tfPortBase;
+  request.networkInterface = o.networkInterface;
+  MachineFacts facts;
+  auto nodeName = env.find("SLURMD_NODENAME");  // Slurm's name for this node, which the plan uses
+  facts.hostname = nodeName != env.end() ? nodeName->second : hostName();
+  if (!o.noGpu && !env.count("CUDA_VISIBLE_DEVICES")) facts.localGpuCount = backends::countLocalGpus();
+  auto plan = buildPlan(request, env, facts);
+  if (!plan) fail(plan.status().message());
+  if (rank < 0 || rank >= static_cast<int>(plan->ranks.size())) {
+    fail("rank " + std::to_string(rank) + " is outside the plan's " + std::to_string(plan->ranks.size()) + " ranks");
+  }
+  const RankPlan& me = plan->ranks[static_cast<size_t>(rank)];
+  if (me.where.host != facts.hostname || (localRank >= 0 && localRank != me.where.localRank)) {
+    fail("rank " + std::to_string(rank) + " was planned on " + me.where.host + " as local rank " +
+             std::to_string(me.where.localRank) + " but started on " + facts.hostname + " as local rank " +
+             std::to_string(localRank),
+         "the launcher and the scheduler disagree on placement; please report this");
+  }
+
+  std::vector<std::string> overrides = planEnvironment(*plan, me);
+  // Slurm bound this task's GPUs itself (--gpus-per-task): keep them.
+  auto allocation = slurm::allocationFromEnvironment(env);
+  bool slurmBound = allocation && allocation->has_value() &&
+                    (*allocation)->gpus.binding == slurm::GpuBinding::kPerTask && !o.noGpu;
+  std::vector<std::string> finalEnv;
+  for (const auto& [name, value] : env) {
+    if (name == "HVD_PLAN_HOSTS") continue;
+    bool replaced = false;
+    for (const auto& kv : overrides) replaced |= kv.compare(0, name.size() + 1, name + "=") == 0;
+    bool launcherDecided = false;
+    for (const char* v : kLauncherDecides) launcherDecided |= name == v;
+    if (!replaced || launcherDecided || (slurmBound && name == "CUDA_VISIBLE_DEVICES")) {
+      finalEnv.push_back(name + "=" + value);
+    }
+  }
+  for (const auto& kv : overrides) {
+    std::string name = kv.substr(0, kv.find('='));
+    bool launcherDecided = false;
+    for (const char* v : kLauncherDecides) launcherDecided |= name == v && env.count(v);
+    if (launcherDecided || (slurmBound && name == "CUDA_VISIBLE_DEVICES")) continue;
+    finalEnv.push_back(kv);
+  }
+
+  const char* path = std::getenv("PATH");
+  auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
+  if (!exe) fail("cannot run the program on " + facts.hostname + ": " + exe.status().message());
+  std::vector<char*> argv, envp;
+  for (auto& a : o.program) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : finalEnv) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  ::execve(exe->c_str(), argv.data(), envp.data());
+  fail("cannot start " + *exe + " on " + facts.hostname + ": " + std::strerror(errno));
+}
+
+}  // namespace hvd::cli

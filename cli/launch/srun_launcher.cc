@@ -1,0 +1,69 @@
+// cli/launch/srun_launcher.cc: the srun command line and what its messages mean.
+#include "cli/launch/srun_launcher.h"
+
+#include <cstring>
+#include <regex>
+
+#include "cli/plan/plan_output.h"
+
+namespace hvd::cli {
+
+std::string srunHostfile(const Plan& plan) {
+  std::string out;
+  out.reserve(plan.ranks.size() * 12);
+  for (const RankPlan& r : plan.ranks) (out += r.where.host) += '\n';
+  return out;
+}
+
+SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& hvdrunPath,
+                        const std::string& hostfilePath, const std::vector<std::string>& jobWide, bool insideStep) {
+  SrunCommand c;
+  c.argv = {"srun", "--ntasks=" + std::to_string(plan.ranks.size()), "--distribution=arbitrary",
+            "--kill-on-bad-exit=1", "--label"};
+  // A second step inside a running one (srun inside srun) would wait for free CPUs forever.
+  if (insideStep) c.argv.push_back("--overlap");
+  c.argv.insert(c.argv.end(), {hvdrunPath, "exec-rank"});
+  // The options the shim needs to rebuild the same plan on its node.
+  if (o.gpusPerRank != 1) c.argv.insert(c.argv.end(), {"--gpus-per-rank", std::to_string(o.gpusPerRank)});
+  if (o.noGpu) c.argv.push_back("--no-gpu");
+  if (!o.networkInterface.empty()) c.argv.insert(c.argv.end(), {"--network-interface", o.networkInterface});
+  if (o.tfConfig) {
+    c.argv.insert(c.argv.end(), {"--tf-config", "--tf-ps", std::to_string(o.tfPs), "--tf-port-base",
+                                 std::to_string(o.tfPortBase)});
+    if (o.tfChief) c.argv.push_back("--tf-chief");
+    if (o.tfEvaluator) c.argv.push_back("--tf-evaluator");
+  }
+  c.argv.push_back("--");
+  c.argv.insert(c.argv.end(), o.program.begin(), o.program.end());
+  c.env = {"SLURM_HOSTFILE=" + hostfilePath, "HVD_PLAN_HOSTS=" + planHostsSpec(plan)};
+  c.env.insert(c.env.end(), jobWide.begin(), jobWide.end());
+  return c;
+}
+
+std::optional<SrunTaskFailure> firstSrunFailure(const std::vector<std::string>& messages) {
+  static const std::regex kTask(R"(^srun: error: ([^:]+): tasks? (\d+)(?:-\d+)?: (.*)$)");
+  static const std::regex kExit(R"(^Exited with exit code (\d+)$)");
+  for (const std::string& line : messages) {
+    std::smatch m;
+    if (!std::regex_match(line, m, kTask)) continue;
+    SrunTaskFailure f;
+    f.host = m[1];
+    f.rank = std::stoi(m[2]);
+    std::string what = m[3];
+    std::smatch e;
+    if (std::regex_match(what, e, kExit)) {
+      f.exitCode = std::stoi(e[1]);
+      return f;
+    }
+    for (int sig = 1; sig < 65; ++sig) {
+      const char* text = ::strsignal(sig);
+      if (text != nullptr && what == text) {
+        f.signal = sig;
+        return f;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace hvd::cli

@@ -1,0 +1,39 @@
+// cli/launch/srun_launcher.h: running a plan inside a Slurm allocation as one srun step.
+// Placement is exact: the plan's hosts, rank by rank, go to srun as SLURM_HOSTFILE with
+// --distribution=arbitrary; every task starts `hvdrun exec-rank`, which applies its rank's
+// environment. --label lets hvdrun attribute srun's merged output to ranks.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/options.h"
+#include "cli/plan/plan.h"
+
+namespace hvd::cli {
+
+struct SrunCommand {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // "NAME=value" to add to srun's environment
+};
+
+// hostfilePath: a file holding srunHostfile(plan). jobWide: variables decided once for the
+// job (MASTER_PORT, rendezvous, secret) that every task must receive unchanged.
+SrunCommand srunCommand(const Plan& plan, const Options& options, const std::string& hvdrunPath,
+                        const std::string& hostfilePath, const std::vector<std::string>& jobWide, bool insideStep);
+
+// One line per rank: the host it runs on, in rank order.
+std::string srunHostfile(const Plan& plan);
+
+// What srun's own messages say about the first task that failed:
+// "srun: error: node02: task 2: Exited with exit code 3" / "...: task 1: Killed".
+struct SrunTaskFailure {
+  int rank = 0;
+  std::string host;
+  int exitCode = 0;
+  int signal = 0;  // from strsignal's wording ("Killed" = SIGKILL)
+};
+std::optional<SrunTaskFailure> firstSrunFailure(const std::vector<std::string>& srunMessages);
+
+}  // namespace hvd::cli

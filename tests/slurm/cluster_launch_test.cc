@@ -1,0 +1,148 @@
+// tests/slurm/cluster_launch_test.cc: `hvdrun -np N prog` inside real allocations of the
+// test cluster, through srun: every rank runs where the plan says with the planned
+// identity and GPU; a failing rank ends the job with its code and a summary; nothing
+// survives.
+#include <catch2/catch.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/hvdrun_runner.h"
+
+namespace {
+
+const std::string kHvdrun = HVD_HVDRUN_PATH;
+const std::string kRank = HVD_TEST_RANK_PATH;
+
+void requireTestbed() {
+  if (std::getenv("HVD_TESTBED_DIR") == nullptr) hvd::test::skipTest("not running under tests/slurm/testbed.sh");
+}
+
+hvd::cli::CapturedRun inAllocation(const std::vector<std::string>& sallocArgs, const std::vector<std::string>& command,
+                                   const std::vector<std::string>& extraEnv = {}) {
+  std::vector<std::string> argv{"salloc"};
+  argv.insert(argv.end(), sallocArgs.begin(), sallocArgs.end());
+  argv.insert(argv.end(), command.begin(), command.end());
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith(extraEnv);
+  auto run = hvd::cli::runAndCapture(argv, options);
+  REQUIRE(run.isOk());
+  return *run;
+}
+
+std::vector<int> survivors(const std::vector<int>& pids, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<int> alive;
+  do {
+    alive.clear();
+    for (int pid : pids) {
+      if (!hvd::test::processGone(pid)) alive.push_back(pid);
+    }
+    if (alive.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return alive;
+}
+
+}  // namespace
+
+TEST_CASE("through srun each rank runs on its planned node with its planned identity and GPU", "[cluster][launch]") {
+  requireTestbed();
+  auto run = inAllocation({"-N3", "-n5", "--gpus-per-task=1"}, {kHvdrun, kRank, "identity"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::regex line(R"(\[(\d)\]<stdout>:rank=(\d) size=5 local_rank=(\d) local_size=(\d) cross_rank=(\d) cross_size=3 torch_rank=(\d) host=(\S+) gpus=(\S+))");
+  // 2, 2, 1 ranks on node01..03; local rank r holds device r (what Slurm bound).
+  const std::map<int, std::vector<std::string>> expected = {
+      {0, {"0", "2", "0", "node01", "0"}}, {1, {"1", "2", "0", "node01", "1"}}, {2, {"0", "2", "1", "node02", "0"}},
+      {3, {"1", "2", "1", "node02", "1"}}, {4, {"0", "1", "2", "node03", "0"}}};
+  std::map<int, std::vector<std::string>> seen;
+  std::istringstream in(run.out);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, line)) continue;
+    CHECK(m[1] == m[2]);
+    CHECK(m[2] == m[6]);
+    seen[std::stoi(m[2])] = {m[3], m[4], m[5], m[7], m[8]};
+  }
+  CHECK(seen == expected);
+}
+
+TEST_CASE("through srun a rank exiting 3 ends the job with code 3 and a summary naming it", "[cluster][launch]") {
+  requireTestbed();
+  auto start = std::chrono::steady_clock::now();
+  auto run = inAllocation({"-N3", "-n4"}, {kHvdrun, kRank, "fail", "2", "3", "30"});
+  INFO(run.err);
+  CHECK(run.exitCode == 3);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  std::regex summary(R"(hvdrun: error: rank 2 exited with code 3 \(host node02, at [0-9T:+\-]+\)\n)"
+                     R"(  last lines of rank 2's stderr:\n    \| first complaint\n    \| second complaint\n)"
+                     R"(    \| final words of rank 2\n  hvdrun stopped 3 other rank\(s\) of 4; exit code 3\n)");
+  std::smatch m;
+  CHECK(std::regex_search(run.err, m, summary));
+}
+
+TEST_CASE("through srun a rank killed by SIGKILL ends the job with 137, and no rank survives", "[cluster][launch]") {
+  requireTestbed();
+  hvd::test::TempDir pids;
+  auto run = inAllocation({"-N3", "-n4"}, {kHvdrun, kRank, "fail", "1", "KILL", "30"}, {"HVD_TEST_PIDDIR=" + pids.path()});
+  INFO(run.err);
+  CHECK(run.exitCode == 137);
+  CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host node01, at ") != std::string::npos);
+  auto pidList = hvd::test::readPidFiles(pids.path());
+  CHECK(pidList.size() == 4);
+  CHECK(survivors(pidList, std::chrono::seconds(2)).empty());
+}
+
+TEST_CASE("arguments reach ranks on other nodes verbatim through srun", "[cluster][launch]") {
+  requireTestbed();
+  auto run = inAllocation({"-N2", "-n2"}, {kHvdrun, kRank, "args", "two words", "$HOME", "", "'q'"});
+  INFO(run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int r = 0; r < 2; ++r) {
+    std::string p = "[" + std::to_string(r) + "]<stdout>:";
+    CHECK(run.out.find(p + "arg 0 9:two words\n") != std::string::npos);
+    CHECK(run.out.find(p + "arg 1 5:$HOME\n") != std::string::npos);
+    CHECK(run.out.find(p + "arg 2 0:\n") != std::string::npos);
+    CHECK(run.out.find(p + "arg 3 3:'q'\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("when hvdrun is SIGKILLed inside a live allocation, no rank survives on any node", "[cluster][launch]") {
+  requireTestbed();
+  hvd::test::TempDir dir;
+  std::string pidFile = dir.path() + "/hvdrun.pid";
+  std::string pids = dir.path() + "/pids";
+  REQUIRE(::mkdir(pids.c_str(), 0755) == 0);
+  // The allocation's shell stays alive after hvdrun dies, as a user's would.
+  std::string shell = kHvdrun + " " + kRank + " sleep 60 & echo $! > " + pidFile + "; wait; sleep 5";
+  pid_t salloc = ::fork();
+  REQUIRE(salloc >= 0);
+  if (salloc == 0) {
+    ::setenv("HVD_TEST_PIDDIR", pids.c_str(), 1);
+    ::execlp("salloc", "salloc", "-N3", "-n4", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (hvd::test::readPidFiles(pids).size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto rankPids = hvd::test::readPidFiles(pids);
+  REQUIRE(rankPids.size() == 4);
+  std::ifstream in(pidFile);
+  int hvdrunPid = 0;
+  REQUIRE(in >> hvdrunPid);
+  REQUIRE(::kill(hvdrunPid, SIGKILL) == 0);
+  CHECK(survivors(rankPids, std::chrono::seconds(2)).empty());
+  int status = 0;
+  ::waitpid(salloc, &status, 0);
+}

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <filesystem>
 #include <cstdlib>
 
 #include "cli/build_info.h"
@@ -121,6 +122,22 @@ std::string thisExecutable() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "hvdrun";
 }
 
+// --output-filename, --ranks-filter, --timestamp-output. The directory is made before any
+// rank starts, so a bad path fails the launch instead of losing output.
+void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
+  supervision.consoleRanks = o.ranksFilter;
+  supervision.timestamps = o.timestampOutput;
+  if (o.outputDir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(o.outputDir, ec);
+  if (ec || !std::filesystem::is_directory(o.outputDir)) {
+    throw UserError(ExitCode::kUsage, "--output-filename: cannot create directory '" + o.outputDir + "'" +
+                                          (ec ? ": " + ec.message() : ""),
+                    "give a directory hvdrun may create and write");
+  }
+  supervision.outputDir = o.outputDir;
+}
+
 void report(const JobOutcome& outcome, int ranks) {
   if (outcome.interruptSignal != 0) {
     fmt::print(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
@@ -156,6 +173,7 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   supervision.prefixOutput = o.prefixOutput;
   supervision.killGrace = o.killGrace;
   supervision.srunLabels = true;
+  applyOutputOptions(o, supervision);
   auto outcome = superviseRanks({srunProcess}, supervision);
   std::remove(hostfile.c_str());
   ::rmdir(dir);
@@ -211,6 +229,7 @@ int launch(const Options& o, const Plan& plan, const slurm::Environment& env) {
   SupervisorOptions supervision;
   supervision.prefixOutput = o.prefixOutput;
   supervision.killGrace = o.killGrace;
+  applyOutputOptions(o, supervision);
   JobOutcome outcome = valueOrThrow(superviseRanks(ranks, supervision));
   report(outcome, static_cast<int>(ranks.size()));
   return outcome.exitCode;

@@ -45,6 +45,26 @@ int parsePositiveInt(const std::string& option, const std::string& text) {
   return value;
 }
 
+// "0,3-5" -> {0,3,4,5}.
+std::set<int> parseRankList(const std::string& option, const std::string& text) {
+  std::set<int> ranks;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t dash = item.find('-', 1);
+    int lo = parseIntIn(option, item.substr(0, dash), 0, 1 << 24);
+    int hi = dash == std::string::npos ? lo : parseIntIn(option, item.substr(dash + 1), 0, 1 << 24);
+    if (hi < lo || hi - lo > 1 << 20) {
+      throw UserError(ExitCode::kUsage, option + ": '" + item + "' runs downwards or is too long", kUsageHint);
+    }
+    for (int r = lo; r <= hi; ++r) ranks.insert(r);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return ranks;
+}
+
 std::chrono::milliseconds parseSeconds(const std::string& option, const std::string& text) {
   double seconds = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
@@ -194,8 +214,14 @@ Options parseOptions(const std::vector<std::string>& args) {
       ->group("Plan")->type_name("FORMAT");
   app.add_option("--rank", rank, "The rank --format sh and tf_config print")->group("Plan")->type_name("R");
   bool noPrefix = false;
+  std::string ranksFilter;
   app.add_flag("--no-prefix", noPrefix, "Print ranks' output without the [rank]<stdout>: prefix")
       ->group("Output");
+  app.add_option("--output-filename", o.outputDir, "Also write DIR/rank.N/stdout and stderr for every rank")
+      ->group("Output")->type_name("DIR");
+  app.add_option("--ranks-filter", ranksFilter, "Show only these ranks on the console, e.g. 0,3-5 (files get all)")
+      ->group("Output")->type_name("LIST");
+  app.add_flag("--timestamp-output", o.timestampOutput, "Start every console line with the time")->group("Output");
   app.add_option("--kill-grace", killGrace,
                  "Seconds between SIGTERM and SIGKILL when stopping ranks (default 5)")
       ->group("Supervision")->type_name("SECONDS");
@@ -223,6 +249,7 @@ Options parseOptions(const std::vector<std::string>& args) {
     unknownOption(app, o.program.front());
   }
   o.prefixOutput = !noPrefix;
+  if (!ranksFilter.empty()) o.ranksFilter = parseRankList("--ranks-filter", ranksFilter);
   if (!numProc.empty()) o.numProc = parsePositiveInt("-np", numProc);
   if (!killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", killGrace);
   if (!gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", gpusPerRank, 1, 64);

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct Options {
 
   // Output and supervision.
   bool prefixOutput = true;
+  std::string outputDir;     // --output-filename
+  std::set<int> ranksFilter;  // --ranks-filter; empty: every rank on the console
+  bool timestampOutput = false;
   std::chrono::milliseconds killGrace{5000};
 };
 

@@ -90,3 +90,10 @@ TEST_CASE("edit distance counts insertions, deletions and substitutions", "[unit
   CHECK(hvd::cli::editDistance("kitten", "sitting") == 3);
   CHECK(hvd::cli::editDistance("--verbos", "--verbose") == 1);
 }
+
+TEST_CASE("the ranks filter takes lists and ranges", "[unit]") {
+  CHECK(parseOptions({"--ranks-filter", "0,3-5", "-np", "6", "p"}).ranksFilter == std::set<int>{0, 3, 4, 5});
+  CHECK(std::string(usageErrorOf({"--ranks-filter", "5-3", "p"}).what()) == "--ranks-filter: '5-3' runs downwards or is too long");
+  CHECK(std::string(usageErrorOf({"--ranks-filter", "a", "p"}).what()) ==
+        "--ranks-filter expects a whole number from 0 to 16777216, got 'a'");
+}

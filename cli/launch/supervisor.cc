@@ -7,10 +7,13 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -98,6 +101,9 @@ class Job {
       closeStream(r.err);
     }
     if (signalFd_ >= 0) ::close(signalFd_);
+    for (auto& [key, fd] : files_) {
+      if (fd >= 0) ::close(fd);
+    }
     ::sigprocmask(SIG_SETMASK, &oldMask_, nullptr);
   }
 
@@ -320,7 +326,10 @@ class Job {
       if (last.size() > kRememberedStderrLines) last.pop_front();
       if (!labelled) srunMessages_.emplace_back(line);
     }
+    if (!options_.outputDir.empty() && labelled) writeToFile(rank, isErr, line);
+    if (labelled && !options_.consoleRanks.empty() && !options_.consoleRanks.count(rank)) return;
     std::string text;
+    if (options_.timestamps) text += timestampNow() + ' ';
     if (options_.prefixOutput && labelled) {
       text.reserve(line.size() + 24);
       text += '[';
@@ -331,6 +340,40 @@ class Job {
     text += '\n';
     // One write per line from one thread: lines of different ranks never interleave.
     writeAll(isErr ? STDERR_FILENO : STDOUT_FILENO, text);
+  }
+
+  static std::string timestampNow() {
+    auto now = std::chrono::system_clock::now();
+    std::time_t t = std::chrono::system_clock::to_time_t(now);
+    std::tm tm{};
+    ::localtime_r(&t, &tm);
+    char buf[40];
+    size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    int ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000);
+    std::snprintf(buf + n, sizeof buf - n, ".%03d", ms);
+    return buf;
+  }
+
+  // Appends the line to outputDir/rank.N/{stdout,stderr}, opening files on first use. A
+  // file that cannot be written is reported once; the job goes on.
+  void writeToFile(int rank, bool isErr, std::string_view line) {
+    auto key = std::make_pair(rank, isErr);
+    auto it = files_.find(key);
+    if (it == files_.end()) {
+      std::string dir = options_.outputDir + "/rank." + std::to_string(rank);
+      ::mkdir(dir.c_str(), 0755);
+      std::string path = dir + (isErr ? "/stderr" : "/stdout");
+      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0) {
+        std::string warning = "hvdrun: warning: cannot write " + path + ": " + std::strerror(errno) + "\n";
+        writeAll(STDERR_FILENO, warning);
+      }
+      it = files_.emplace(key, fd).first;
+    }
+    if (it->second < 0) return;
+    std::string text(line);
+    text += '\n';
+    writeAll(it->second, text);
   }
 
   // "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.
@@ -363,6 +406,7 @@ class Job {
   JobOutcome outcome_;
   std::map<int, std::deque<std::string>> labelledStderr_;  // srun mode: per task; -1: srun itself
   std::vector<std::string> srunMessages_;
+  std::map<std::pair<int, bool>, int> files_;  // (rank, stderr?) -> fd; -1 when unwritable
 };
 
 }  // namespace

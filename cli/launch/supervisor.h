@@ -8,6 +8,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ struct SupervisorOptions {
   // The single process is srun --label: its lines read "N: text" for task N, which become
   // rank N's lines; unlabelled lines (srun's own messages) pass through unprefixed.
   bool srunLabels = false;
+  // Also write every rank's lines to outputDir/rank.N/stdout and stderr (all ranks, always).
+  std::string outputDir;
+  // Show only these ranks on the console (srun's own messages always show); empty: all.
+  std::set<int> consoleRanks;
+  bool timestamps = false;  // start console lines with the local time, to the millisecond
   std::chrono::milliseconds killGrace{5000};
 };
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -235,4 +236,36 @@ TEST_CASE("SIGINT reaches every rank and hvdrun exits 130", "[e2e][mp]") {
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
   CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+}
+
+TEST_CASE("output files hold every rank's lines while the console shows only the filtered ranks", "[e2e][mp]") {
+  TempDir out;
+  auto run = runHvdrun({"-np", "3", "--output-filename", out.path() + "/logs", "--ranks-filter", "0,2", kRank, "fail",
+                        "1", "0", "0"});
+  REQUIRE(run.exitCode == 0);
+  CHECK(run.out.empty());  // "fail" mode writes to stderr only
+  CHECK(run.err.find("[1]<stderr>:") == std::string::npos);
+  auto read = [&](const std::string& file) {
+    std::ifstream in(out.path() + "/logs/" + file);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  CHECK(read("rank.1/stderr") == "first complaint\nsecond complaint\nfinal words of rank 1\n");
+}
+
+TEST_CASE("timestamped output starts each console line with the time to the millisecond", "[e2e][mp]") {
+  auto run = runHvdrun({"-np", "2", "--timestamp-output", kRank, "args", "x"});
+  REQUIRE(run.exitCode == 0);
+  std::regex line(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} \[[01]\]<stdout>:arg 0 1:x)");
+  auto lines = linesOf(run.out);
+  REQUIRE(lines.size() == 2);
+  for (const auto& l : lines) CHECK(std::regex_match(l, line));
+}
+
+TEST_CASE("an output directory that cannot be made fails before any rank starts", "[e2e]") {
+  TempDir pids;
+  auto run = runHvdrun({"-np", "2", "--output-filename", "/proc/hvd-nope", kRank, "sleep", "0"},
+                       withEnv(environmentWith({"HVD_TEST_PIDDIR=" + pids.path()})));
+  CHECK(run.exitCode == 2);
+  CHECK(run.err.rfind("hvdrun: error: --output-filename: cannot create directory '/proc/hvd-nope'", 0) == 0);
+  CHECK(readPidFiles(pids.path()).empty());
 }

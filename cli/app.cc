@@ -12,6 +12,7 @@
 #include "cli/check_build.h"
 #include "cli/commands/exec_rank_command.h"
 #include "cli/commands/hostlist_command.h"
+#include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/slurm_job_query.h"
 #include "cli/launch/srun_launcher.h"
 #include "cli/launch/supervisor.h"
@@ -172,7 +173,7 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   SupervisorOptions supervision;
   supervision.prefixOutput = o.prefixOutput;
   supervision.killGrace = o.killGrace;
-  supervision.srunLabels = true;
+  supervision.labels = SupervisorOptions::Labels::kSrun;
   applyOutputOptions(o, supervision);
   auto outcome = superviseRanks({srunProcess}, supervision);
   std::remove(hostfile.c_str());
@@ -195,6 +196,39 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   return result.exitCode;
 }
 
+// --mpi: Open MPI's mpirun runs the plan; ranks learn who they are from OMPI_COMM_WORLD_*.
+int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide) {
+  const char* path = std::getenv("PATH");
+  auto mpirun = findExecutable("mpirun", path != nullptr ? path : "");
+  if (!mpirun) {
+    throw UserError(ExitCode::kEnvironment, "--mpi needs Open MPI's mpirun, which is not in PATH",
+                    "install openmpi-bin, or launch without --mpi");
+  }
+  MpirunCommand command = mpirunLaunchCommand(plan, o, thisExecutable(), jobWide, ::geteuid() == 0);
+  RankProcess process{0, plan.masterAddr, *mpirun, command.argv, inheritedEnvironment(command.env)};
+  SupervisorOptions supervision;
+  supervision.prefixOutput = o.prefixOutput;
+  supervision.killGrace = o.killGrace;
+  supervision.labels = SupervisorOptions::Labels::kOpenMpi;
+  applyOutputOptions(o, supervision);
+  JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
+  if (auto failure = firstMpirunFailure(result.srunMessages); failure && result.interruptSignal == 0) {
+    RankFailure f;
+    f.rank = failure->rank;
+    f.host = failure->host.empty() ? plan.ranks[static_cast<size_t>(std::min<int>(failure->rank, static_cast<int>(plan.ranks.size()) - 1))].where.host
+                                   : failure->host;
+    f.exitCode = failure->exitCode;
+    f.signal = failure->signal;
+    f.when = nowIso8601();
+    if (auto it = result.srunStderr.find(failure->rank); it != result.srunStderr.end()) f.lastStderrLines = it->second;
+    result.firstFailure = f;
+    result.exitCode = f.signal != 0 ? 128 + f.signal : f.exitCode;
+    result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
+  }
+  report(result, static_cast<int>(plan.ranks.size()));
+  return result.exitCode;
+}
+
 int launch(const Options& o, const Plan& plan, const slurm::Environment& env) {
   const char* path = std::getenv("PATH");
   auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
@@ -204,12 +238,11 @@ int launch(const Options& o, const Plan& plan, const slurm::Environment& env) {
   }
   // The job's secret: in the ranks' environment only, never on a command line or in a plan.
   std::string secret = "HVD_SECRET_KEY=" + valueOrThrow(randomHex(32));
-  if (plan.source == HostSource::kSlurm) {
-    std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
-                                        "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
-                                        "HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort), secret};
-    return launchWithSrun(o, plan, jobWide, env);
-  }
+  std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
+                                      "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
+                                      "HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort), secret};
+  if (o.useMpi) return launchWithMpirun(o, plan, jobWide);
+  if (plan.source == HostSource::kSlurm) return launchWithSrun(o, plan, jobWide, env);
   std::string remote;
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks > 0 && !h.local) remote += (remote.empty() ? "" : ", ") + h.host;

@@ -120,7 +120,7 @@ std::vector<std::string> normalise(const CLI::App& app, const std::vector<std::s
     out.push_back(rewritten);
     // An option that takes a value consumes the next token, which may start with '-'.
     const CLI::Option* opt = app.get_option_no_throw(name);
-    if (opt != nullptr && opt->get_type_size() != 0 && arg.find('=') == std::string::npos && i + 1 < args.size()) {
+    if (opt != nullptr && opt->get_expected_min() > 0 && arg.find('=') == std::string::npos && i + 1 < args.size()) {
       out.push_back(args[++i]);
     }
   }
@@ -187,6 +187,7 @@ Options parseOptions(const std::vector<std::string>& args) {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank;
   app.add_option("--num-proc", numProc, "Number of ranks to start (horovodrun's -np); default: every slot")
       ->group("Launch")->type_name("N");
+  app.add_flag("--mpi", o.useMpi, "Launch through Open MPI's mpirun (inside or outside Slurm)")->group("Launch");
   app.add_option("-H,--hosts", o.hosts, "Hosts and slots: host:slots,... (hostlists allowed: node[01-04]:4)")
       ->group("Hosts and GPUs")->type_name("LIST");
   app.add_option("--hostfile", o.hostfile, "File of 'host slots=N' or 'host:N' lines")

@@ -22,6 +22,8 @@ struct Options {
   int numProc = 0;  // 0: not given
   std::vector<std::string> program;  // program and its arguments, verbatim
 
+  bool useMpi = false;  // --mpi: launch through Open MPI's mpirun
+
   // Hosts and GPUs.
   std::string hosts;     // -H
   std::string hostfile;  // --hostfile

@@ -97,3 +97,12 @@ TEST_CASE("the ranks filter takes lists and ranges", "[unit]") {
   CHECK(std::string(usageErrorOf({"--ranks-filter", "a", "p"}).what()) ==
         "--ranks-filter expects a whole number from 0 to 16777216, got 'a'");
 }
+
+TEST_CASE("flags before -np do not swallow it", "[unit]") {
+  Options o = parseOptions({"--mpi", "--no-prefix", "-np", "3", "--timestamp-output", "prog", "-np", "9"});
+  CHECK(o.useMpi);
+  CHECK(o.numProc == 3);
+  CHECK(o.timestampOutput);
+  CHECK(o.program == std::vector<std::string>{"prog", "-np", "9"});
+  CHECK(parseOptions({"-H", "-weird-host:2", "-np", "2", "p"}).hosts == "-weird-host:2");  // a value may start with '-'
+}

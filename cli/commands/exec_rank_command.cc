@@ -72,8 +72,24 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   MachineFacts facts;
   auto nodeName = env.find("SLURMD_NODENAME");  // Slurm's name for this node, which the plan uses
   facts.hostname = nodeName != env.end() ? nodeName->second : hostName();
-  if (!o.noGpu && !env.count("CUDA_VISIBLE_DEVICES")) facts.localGpuCount = backends::countLocalGpus();
-  auto plan = buildPlan(request, env, facts);
+  // Under mpirun this task's CUDA_VISIBLE_DEVICES belongs to another step: the launcher's
+  // account of the node's GPUs wins; Slurm's per-task binding counts only under srun.
+  bool underMpi = mpi->has_value();
+  slurm::Environment planEnv = env;
+  if (auto spec = env.find("HVD_PLAN_GPUS"); spec != env.end()) {
+    bool keepSlurmBinding = false;
+    if (!underMpi) {
+      auto allocation = slurm::allocationFromEnvironment(env);
+      keepSlurmBinding = allocation && allocation->has_value() && (*allocation)->gpus.binding == slurm::GpuBinding::kPerTask;
+    }
+    if (auto devices = devicesFromGpusSpec(spec->second, facts.hostname); devices && !keepSlurmBinding) {
+      std::string list;
+      for (const auto& d : *devices) list += (list.empty() ? "" : ",") + d;
+      planEnv["CUDA_VISIBLE_DEVICES"] = list;
+    }
+  }
+  if (!o.noGpu && !planEnv.count("CUDA_VISIBLE_DEVICES")) facts.localGpuCount = backends::countLocalGpus();
+  auto plan = buildPlan(request, planEnv, facts);
   if (!plan) fail(plan.status().message());
   if (rank < 0 || rank >= static_cast<int>(plan->ranks.size())) {
     fail("rank " + std::to_string(rank) + " is outside the plan's " + std::to_string(plan->ranks.size()) + " ranks");
@@ -89,11 +105,11 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   std::vector<std::string> overrides = planEnvironment(*plan, me);
   // Slurm bound this task's GPUs itself (--gpus-per-task): keep them.
   auto allocation = slurm::allocationFromEnvironment(env);
-  bool slurmBound = allocation && allocation->has_value() &&
+  bool slurmBound = !underMpi && allocation && allocation->has_value() &&
                     (*allocation)->gpus.binding == slurm::GpuBinding::kPerTask && !o.noGpu;
   std::vector<std::string> finalEnv;
   for (const auto& [name, value] : env) {
-    if (name == "HVD_PLAN_HOSTS") continue;
+    if (name == "HVD_PLAN_HOSTS" || name == "HVD_PLAN_GPUS") continue;
     bool replaced = false;
     for (const auto& kv : overrides) replaced |= kv.compare(0, name.size() + 1, name + "=") == 0;
     bool launcherDecided = false;

@@ -36,6 +36,7 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
   c.argv.push_back("--");
   c.argv.insert(c.argv.end(), o.program.begin(), o.program.end());
   c.env = {"SLURM_HOSTFILE=" + hostfilePath, "HVD_PLAN_HOSTS=" + planHostsSpec(plan)};
+  if (std::string gpus = planGpusSpec(plan); !gpus.empty()) c.env.push_back("HVD_PLAN_GPUS=" + gpus);
   c.env.insert(c.env.end(), jobWide.begin(), jobWide.end());
   return c;
 }

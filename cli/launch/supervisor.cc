@@ -319,9 +319,11 @@ class Job {
   void emit(Rank& r, bool isErr, std::string_view line) {
     int rank = r.spec->rank;
     bool labelled = true;
-    if (options_.srunLabels) labelled = stripSrunLabel(line, rank);
+    if (options_.labels == SupervisorOptions::Labels::kSrun) labelled = stripSrunLabel(line, rank);
+    if (options_.labels == SupervisorOptions::Labels::kOpenMpi) labelled = stripOpenMpiTag(line, rank);
     if (isErr) {
-      auto& last = options_.srunLabels ? labelledStderr_[labelled ? rank : -1] : r.lastStderr;
+      bool launcher = options_.labels != SupervisorOptions::Labels::kNone;
+      auto& last = launcher ? labelledStderr_[labelled ? rank : -1] : r.lastStderr;
       last.emplace_back(line.substr(0, kRememberedLineLength));
       if (last.size() > kRememberedStderrLines) last.pop_front();
       if (!labelled) srunMessages_.emplace_back(line);
@@ -374,6 +376,22 @@ class Job {
     std::string text(line);
     text += '\n';
     writeAll(it->second, text);
+  }
+
+  // "[1,3]<stdout>:text" -> rank 3, "text"; false (line unchanged) without such a tag.
+  static bool stripOpenMpiTag(std::string_view& line, int& rank) {
+    if (line.empty() || line[0] != '[') return false;
+    size_t comma = line.find(',');
+    size_t close = line.find(']');
+    if (comma == std::string_view::npos || close == std::string_view::npos || comma > close) return false;
+    std::string_view tail = line.substr(close + 1);
+    size_t colon = tail.find(">:");
+    if (tail.empty() || tail[0] != '<' || colon == std::string_view::npos) return false;
+    std::string digits(line.substr(comma + 1, close - comma - 1));
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    rank = std::atoi(digits.c_str());
+    line = tail.substr(colon + 2);
+    return true;
   }
 
   // "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.
@@ -429,7 +447,7 @@ std::string signalName(int signal) {
 Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const SupervisorOptions& options) {
   Job job(ranks, options);
   auto outcome = job.run();
-  if (outcome && options.srunLabels) {
+  if (outcome && options.labels != SupervisorOptions::Labels::kNone) {
     outcome->srunStderr = job.labelledStderr();
     outcome->srunMessages = job.srunMessages();
   }

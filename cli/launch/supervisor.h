@@ -26,9 +26,11 @@ struct RankProcess {
 
 struct SupervisorOptions {
   bool prefixOutput = true;  // "[rank]<stdout>:" before every line
-  // The single process is srun --label: its lines read "N: text" for task N, which become
-  // rank N's lines; unlabelled lines (srun's own messages) pass through unprefixed.
-  bool srunLabels = false;
+  // The single process is a launcher that labels its ranks' lines: srun --label ("N: text")
+  // or mpirun --tag-output ("[J,N]<stdout>:text"). Labelled lines become rank N's;
+  // unlabelled ones (the launcher's own messages) pass through unprefixed.
+  enum class Labels { kNone, kSrun, kOpenMpi };
+  Labels labels = Labels::kNone;
   // Also write every rank's lines to outputDir/rank.N/stdout and stderr (all ranks, always).
   std::string outputDir;
   // Show only these ranks on the console (srun's own messages always show); empty: all.
@@ -52,7 +54,7 @@ struct JobOutcome {
   std::optional<RankFailure> firstFailure;
   int interruptSignal = 0;  // the signal hvdrun received, if the job was interrupted
   int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
-  // srunLabels mode: each task's last stderr lines, and srun's own (unlabelled) messages.
+  // Labelled modes: each rank's last stderr lines, and the launcher's own messages.
   std::map<int, std::deque<std::string>> srunStderr;
   std::vector<std::string> srunMessages;
 };

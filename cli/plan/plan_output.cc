@@ -125,6 +125,49 @@ std::string planHostsSpec(const Plan& plan) {
   return spec;
 }
 
+std::string planGpusSpec(const Plan& plan) {
+  std::map<std::string, int> popularity;
+  for (const HostPlan& h : plan.hosts) {
+    if (h.ranks > 0 && h.devicesKnown) ++popularity[joined(h.devices)];
+  }
+  if (popularity.empty()) return "";
+  std::string common = std::max_element(popularity.begin(), popularity.end(), [](const auto& a, const auto& b) {
+                         return a.second < b.second;
+                       })->first;
+  std::string spec = "*=" + common;
+  for (const HostPlan& h : plan.hosts) {
+    if (h.ranks > 0 && h.devicesKnown && joined(h.devices) != common) spec += ";" + h.host + "=" + joined(h.devices);
+  }
+  return spec;
+}
+
+std::optional<std::vector<std::string>> devicesFromGpusSpec(std::string_view spec, std::string_view host) {
+  std::optional<std::string_view> found, fallback;
+  size_t start = 0;
+  while (start < spec.size()) {
+    size_t end = spec.find(';', start);
+    std::string_view entry = spec.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    size_t eq = entry.find('=');
+    if (eq != std::string_view::npos) {
+      if (entry.substr(0, eq) == host) found = entry.substr(eq + 1);
+      if (entry.substr(0, eq) == "*") fallback = entry.substr(eq + 1);
+    }
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  std::optional<std::string_view> list = found ? found : fallback;
+  if (!list) return std::nullopt;
+  std::vector<std::string> devices;
+  size_t s = 0;
+  while (s < list->size()) {
+    size_t comma = list->find(',', s);
+    devices.emplace_back(list->substr(s, comma == std::string_view::npos ? std::string_view::npos : comma - s));
+    if (comma == std::string_view::npos) break;
+    s = comma + 1;
+  }
+  return devices;
+}
+
 Result<PlanFormat> parsePlanFormat(std::string_view name) {
   static const std::map<std::string_view, PlanFormat> kFormats = {
       {"table", PlanFormat::kTable}, {"json", PlanFormat::kJson},          {"sh", PlanFormat::kSh},

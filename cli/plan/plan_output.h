@@ -30,4 +30,13 @@ std::vector<std::string> mpirunCommand(const Plan& plan, const std::vector<std::
 // srun and mpirun launchers hand it to `hvdrun exec-rank` as HVD_PLAN_HOSTS.
 std::string planHostsSpec(const Plan& plan);
 
+// The GPUs of each host with ranks, when known: "*=0,1;node03=0" (the most common list
+// once, then the hosts that differ); empty when no host's devices are known. Launchers
+// pass it as HVD_PLAN_GPUS because under mpirun a rank's own CUDA_VISIBLE_DEVICES is
+// inherited from another step and cannot be trusted.
+std::string planGpusSpec(const Plan& plan);
+
+// HVD_PLAN_GPUS read back: the devices of `host`, or nullopt when the spec does not say.
+std::optional<std::vector<std::string>> devicesFromGpusSpec(std::string_view spec, std::string_view host);
+
 }  // namespace hvd::cli

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -145,4 +146,41 @@ TEST_CASE("when hvdrun is SIGKILLed inside a live allocation, no rank survives o
   CHECK(survivors(rankPids, std::chrono::seconds(2)).empty());
   int status = 0;
   ::waitpid(salloc, &status, 0);
+}
+
+TEST_CASE("through mpirun each rank runs on its planned node with its identity and a distinct GPU", "[cluster][launch][mpi]") {
+  requireTestbed();
+  for (const char* gpuOption : {"--gpus-per-task=1", "--gres=gpu:2"}) {
+    INFO(gpuOption);
+    std::vector<std::string> salloc = std::string(gpuOption) == "--gres=gpu:2"
+                                          ? std::vector<std::string>{"-N3", "--ntasks-per-node=2", gpuOption}
+                                          : std::vector<std::string>{"-N3", "-n5", gpuOption};
+    auto run = inAllocation(salloc, {kHvdrun, "--mpi", kRank, "identity"});
+    INFO(run.out << run.err);
+    REQUIRE(run.exitCode == 0);
+    std::regex line(R"(\[(\d)\]<stdout>:rank=(\d) size=(\d) local_rank=(\d) local_size=(\d) cross_rank=(\d) cross_size=3 torch_rank=\d host=(\S+) gpus=(\S+))");
+    std::map<std::string, std::set<std::string>> gpus;
+    std::set<int> ranks;
+    std::istringstream in(run.out);
+    for (std::string l; std::getline(in, l);) {
+      std::smatch m;
+      if (!std::regex_match(l, m, line)) continue;
+      CHECK(m[1] == m[2]);
+      ranks.insert(std::stoi(m[2]));
+      std::string expectedHost = "node0" + std::to_string(std::stoi(m[6]) + 1);
+      CHECK(m[7] == expectedHost);
+      CHECK(m[8] == m[4]);  // local rank r holds device r of its node
+      CHECK(gpus[m[7]].insert(m[8]).second);
+    }
+    CHECK(ranks.size() == (std::string(gpuOption) == "--gres=gpu:2" ? 6u : 5u));
+  }
+}
+
+TEST_CASE("through mpirun a failing rank ends the job with its code and a summary", "[cluster][launch][mpi]") {
+  requireTestbed();
+  auto run = inAllocation({"-N3", "-n4"}, {kHvdrun, "--mpi", kRank, "fail", "2", "3", "30"});
+  INFO(run.err);
+  CHECK(run.exitCode == 3);
+  CHECK(run.err.find("hvdrun: error: rank 2 exited with code 3 (host node02, at ") != std::string::npos);
+  CHECK(run.err.find("    | final words of rank 2\n") != std::string::npos);
 }

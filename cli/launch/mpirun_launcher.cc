@@ -1,0 +1,75 @@
+// cli/launch/mpirun_launcher.cc: the mpirun command line and what its messages mean.
+#include "cli/launch/mpirun_launcher.h"
+
+#include <regex>
+
+#include "cli/plan/plan_output.h"
+
+namespace hvd::cli {
+
+MpirunCommand mpirunLaunchCommand(const Plan& plan, const Options& o, const std::string& hvdrunPath,
+                                  const std::vector<std::string>& jobWide, bool asRoot) {
+  MpirunCommand c;
+  std::vector<std::string> shim{hvdrunPath, "exec-rank"};
+  if (o.gpusPerRank != 1) shim.insert(shim.end(), {"--gpus-per-rank", std::to_string(o.gpusPerRank)});
+  if (o.noGpu) shim.push_back("--no-gpu");
+  if (!o.networkInterface.empty()) shim.insert(shim.end(), {"--network-interface", o.networkInterface});
+  if (o.tfConfig) {
+    shim.insert(shim.end(), {"--tf-config", "--tf-ps", std::to_string(o.tfPs), "--tf-port-base", std::to_string(o.tfPortBase)});
+    if (o.tfChief) shim.push_back("--tf-chief");
+    if (o.tfEvaluator) shim.push_back("--tf-evaluator");
+  }
+  shim.push_back("--");
+  shim.insert(shim.end(), o.program.begin(), o.program.end());
+  // The plan's own mpirun line (-np, -H, -bind-to none -map-by slot, interfaces, -x for
+  // shared variables), running the shim instead of the program.
+  c.argv = mpirunCommand(plan, shim);
+  std::vector<std::string> extra{"--tag-output"};
+  if (asRoot) extra.push_back("--allow-run-as-root");
+  c.env = {"HVD_PLAN_HOSTS=" + planHostsSpec(plan)};
+  if (std::string gpus = planGpusSpec(plan); !gpus.empty()) c.env.push_back("HVD_PLAN_GPUS=" + gpus);
+  c.env.insert(c.env.end(), jobWide.begin(), jobWide.end());
+  for (const std::string& kv : c.env) extra.insert(extra.end(), {"-x", kv.substr(0, kv.find('='))});
+  c.argv.insert(c.argv.begin() + 1, extra.begin(), extra.end());
+  // Job-wide values decided by the launcher replace the plan's -x NAME=value copies.
+  for (size_t i = 0; i + 1 < c.argv.size();) {
+    bool decided = false;
+    if (c.argv[i] == "-x" && c.argv[i + 1].find('=') != std::string::npos) {
+      std::string name = c.argv[i + 1].substr(0, c.argv[i + 1].find('='));
+      for (const std::string& kv : jobWide) decided |= kv.compare(0, name.size() + 1, name + "=") == 0;
+    }
+    if (decided) {
+      c.argv.erase(c.argv.begin() + static_cast<long>(i), c.argv.begin() + static_cast<long>(i) + 2);
+    } else {
+      ++i;
+    }
+  }
+  return c;
+}
+
+std::optional<MpirunRankFailure> firstMpirunFailure(const std::vector<std::string>& messages) {
+  static const std::regex kProcess(R"(^\s*Process name: \[\[\d+,\d+\],(\d+)\]\s*$)");
+  static const std::regex kExit(R"(^\s*Exit code:\s*(\d+)\s*$)");
+  static const std::regex kSignal(R"(process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+))");
+  std::optional<int> rank;
+  for (const std::string& line : messages) {
+    std::smatch m;
+    if (std::regex_search(line, m, kSignal)) {
+      MpirunRankFailure f;
+      f.rank = std::stoi(m[1]);
+      f.host = m[2];
+      f.signal = std::stoi(m[3]);
+      return f;
+    }
+    if (std::regex_match(line, m, kProcess)) rank = std::stoi(m[1]);
+    if (rank && std::regex_match(line, m, kExit)) {
+      MpirunRankFailure f;
+      f.rank = *rank;
+      f.exitCode = std::stoi(m[1]);
+      return f;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace hvd::cli

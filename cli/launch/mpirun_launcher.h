@@ -1,0 +1,37 @@
+// cli/launch/mpirun_launcher.h: running a plan with Open MPI's mpirun (--mpi). mpirun places
+// ranks by -H host:n with -map-by slot (the plan's block order); each rank starts
+// `hvdrun exec-rank`, which takes its identity from OMPI_COMM_WORLD_* (under mpirun the
+// SLURM_* variables are the batch step's or mpirun's helper step's, not the rank's) and
+// pins its GPUs. Job-wide values travel as -x NAME from mpirun's environment, so the
+// secret is never on a command line.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/options.h"
+#include "cli/plan/plan.h"
+
+namespace hvd::cli {
+
+struct MpirunCommand {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // "NAME=value" for mpirun's environment, exported with -x NAME
+};
+
+MpirunCommand mpirunLaunchCommand(const Plan& plan, const Options& options, const std::string& hvdrunPath,
+                                  const std::vector<std::string>& jobWide, bool asRoot);
+
+struct MpirunRankFailure {
+  int rank = 0;
+  std::string host;  // empty when mpirun does not say
+  int exitCode = 0;
+  int signal = 0;
+};
+
+// From mpirun's messages: "Process name: [[J,1],R]" + "Exit code: N", or "process rank R
+// with PID P on node H exited on signal S".
+std::optional<MpirunRankFailure> firstMpirunFailure(const std::vector<std::string>& messages);
+
+}  // namespace hvd::cli

@@ -179,6 +179,8 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   std::remove(hostfile.c_str());
   ::rmdir(dir);
   JobOutcome result = valueOrThrow(std::move(outcome));
+  // One srun process stands for every rank.
+  if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
   // srun exits 143 after stopping the step; the first failing task is the real cause.
   if (auto failure = firstSrunFailure(result.srunMessages); failure && result.interruptSignal == 0) {
     RankFailure f;
@@ -212,6 +214,7 @@ int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::
   supervision.labels = SupervisorOptions::Labels::kOpenMpi;
   applyOutputOptions(o, supervision);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
+  if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
   if (auto failure = firstMpirunFailure(result.srunMessages); failure && result.interruptSignal == 0) {
     RankFailure f;
     f.rank = failure->rank;

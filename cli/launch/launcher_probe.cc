@@ -12,8 +12,8 @@ namespace {
 
 // Launchers this version of hvdrun can start ranks with. srun and mpirun are probed anyway
 // so --verbose can say what is there once they land.
-constexpr bool kSrunImplemented = false;
-constexpr bool kMpirunImplemented = false;
+constexpr bool kSrunImplemented = true;
+constexpr bool kMpirunImplemented = true;
 constexpr bool kSshImplemented = false;
 
 std::string envOr(const char* name, const char* fallback) {

@@ -184,3 +184,36 @@ TEST_CASE("through mpirun a failing rank ends the job with its code and a summar
   CHECK(run.err.find("hvdrun: error: rank 2 exited with code 3 (host node02, at ") != std::string::npos);
   CHECK(run.err.find("    | final words of rank 2\n") != std::string::npos);
 }
+
+TEST_CASE("through srun one SIGINT to hvdrun stops every rank and hvdrun exits 130", "[cluster][launch]") {
+  requireTestbed();
+  hvd::test::TempDir dir;
+  std::string pids = dir.path() + "/pids", pidFile = dir.path() + "/hvdrun.pid", rcFile = dir.path() + "/rc";
+  REQUIRE(::mkdir(pids.c_str(), 0755) == 0);
+  std::string shell = kHvdrun + " " + kRank + " sleep 60 & echo $! > " + pidFile + "; wait $!; echo $? > " + rcFile;
+  pid_t salloc = ::fork();
+  REQUIRE(salloc >= 0);
+  if (salloc == 0) {
+    ::setenv("HVD_TEST_PIDDIR", pids.c_str(), 1);
+    ::execlp("salloc", "salloc", "-N3", "-n4", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (hvd::test::readPidFiles(pids).size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto rankPids = hvd::test::readPidFiles(pids);
+  REQUIRE(rankPids.size() == 4);
+  int hvdrunPid = 0;
+  std::ifstream(pidFile) >> hvdrunPid;
+  REQUIRE(hvdrunPid > 0);
+  auto start = std::chrono::steady_clock::now();
+  REQUIRE(::kill(hvdrunPid, SIGINT) == 0);
+  CHECK(survivors(rankPids, std::chrono::seconds(3)).empty());
+  int status = 0;
+  ::waitpid(salloc, &status, 0);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  int rc = -1;
+  std::ifstream(rcFile) >> rc;
+  CHECK(rc == 130);
+}

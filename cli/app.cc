@@ -21,6 +21,7 @@
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
 #include "cli/plan/plan_output.h"
+#include "cli/rendezvous/rendezvous_server.h"
 #include "slurm/environment.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
@@ -140,6 +141,16 @@ void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
 }
 
 void report(const JobOutcome& outcome, int ranks) {
+  if (!outcome.neverReady.empty()) {
+    std::string list;
+    for (size_t i = 0; i < outcome.neverReady.size() && i < 32; ++i) list += (i ? ", " : "") + std::to_string(outcome.neverReady[i]);
+    if (outcome.neverReady.size() > 32) list += ", ...";
+    fmt::print(stderr, "hvdrun: error: rank(s) {} did not reach the rendezvous in time, while the other {} did; "
+                       "stopped the job\n  hint: a rank stuck before the runtime's init, or unable to reach hvdrun; "
+                       "--start-timeout gives start-up more time\n",
+               list, ranks - static_cast<int>(outcome.neverReady.size()));
+    return;
+  }
   if (outcome.interruptSignal != 0) {
     fmt::print(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
                outcome.ranksStopped);
@@ -148,9 +159,23 @@ void report(const JobOutcome& outcome, int ranks) {
   }
 }
 
+// The job's rendezvous server, started before any rank; the plan learns its real port.
+std::unique_ptr<RendezvousServer> startRendezvous(Plan& plan, const std::string& secret) {
+  auto server = RendezvousServer::start(0, secret);
+  if (!server) throw UserError(ExitCode::kEnvironment, server.status().message());
+  plan.rendezvousPort = (*server)->port();
+  return std::move(*server);
+}
+
+void superviseStart(const Options& o, const Plan& plan, RendezvousServer& server, SupervisorOptions& supervision) {
+  supervision.startTimeout = o.startTimeout;
+  supervision.expectedRanks = static_cast<int>(plan.ranks.size());
+  supervision.readyRanks = [&server] { return server.readyRanks(); };
+}
+
 // Inside a Slurm allocation: one srun step runs the plan (never ssh there).
 int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
-                   const slurm::Environment& env) {
+                   const slurm::Environment& env, RendezvousServer* server) {
   const char* path = std::getenv("PATH");
   auto srun = findExecutable("srun", path != nullptr ? path : "");
   if (!srun) {
@@ -175,6 +200,7 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   supervision.killGrace = o.killGrace;
   supervision.labels = SupervisorOptions::Labels::kSrun;
   applyOutputOptions(o, supervision);
+  if (server != nullptr) superviseStart(o, plan, *server, supervision);
   auto outcome = superviseRanks({srunProcess}, supervision);
   std::remove(hostfile.c_str());
   ::rmdir(dir);
@@ -182,7 +208,8 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   // One srun process stands for every rank.
   if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
   // srun exits 143 after stopping the step; the first failing task is the real cause.
-  if (auto failure = firstSrunFailure(result.srunMessages); failure && result.interruptSignal == 0) {
+  if (auto failure = firstSrunFailure(result.srunMessages);
+      failure && result.interruptSignal == 0 && result.neverReady.empty()) {
     RankFailure f;
     f.rank = failure->rank;
     f.host = failure->host;
@@ -199,7 +226,8 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
 }
 
 // --mpi: Open MPI's mpirun runs the plan; ranks learn who they are from OMPI_COMM_WORLD_*.
-int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide) {
+int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
+                     RendezvousServer* server) {
   const char* path = std::getenv("PATH");
   auto mpirun = findExecutable("mpirun", path != nullptr ? path : "");
   if (!mpirun) {
@@ -213,9 +241,11 @@ int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::
   supervision.killGrace = o.killGrace;
   supervision.labels = SupervisorOptions::Labels::kOpenMpi;
   applyOutputOptions(o, supervision);
+  if (server != nullptr) superviseStart(o, plan, *server, supervision);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
   if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
-  if (auto failure = firstMpirunFailure(result.srunMessages); failure && result.interruptSignal == 0) {
+  if (auto failure = firstMpirunFailure(result.srunMessages);
+      failure && result.interruptSignal == 0 && result.neverReady.empty()) {
     RankFailure f;
     f.rank = failure->rank;
     f.host = failure->host.empty() ? plan.ranks[static_cast<size_t>(std::min<int>(failure->rank, static_cast<int>(plan.ranks.size()) - 1))].where.host
@@ -232,7 +262,7 @@ int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::
   return result.exitCode;
 }
 
-int launch(const Options& o, const Plan& plan, const slurm::Environment& env) {
+int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const char* path = std::getenv("PATH");
   auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
   if (!exe) {
@@ -240,12 +270,14 @@ int launch(const Options& o, const Plan& plan, const slurm::Environment& env) {
                     "nothing was started; check the program's name, PATH and its execute permission");
   }
   // The job's secret: in the ranks' environment only, never on a command line or in a plan.
-  std::string secret = "HVD_SECRET_KEY=" + valueOrThrow(randomHex(32));
+  std::string secretValue = valueOrThrow(randomHex(32));
+  std::string secret = "HVD_SECRET_KEY=" + secretValue;
+  std::unique_ptr<RendezvousServer> server = startRendezvous(plan, secretValue);
   std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
                                       "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
                                       "HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort), secret};
-  if (o.useMpi) return launchWithMpirun(o, plan, jobWide);
-  if (plan.source == HostSource::kSlurm) return launchWithSrun(o, plan, jobWide, env);
+  if (o.useMpi) return launchWithMpirun(o, plan, jobWide, server.get());
+  if (plan.source == HostSource::kSlurm) return launchWithSrun(o, plan, jobWide, env, server.get());
   std::string remote;
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks > 0 && !h.local) remote += (remote.empty() ? "" : ", ") + h.host;
@@ -266,6 +298,7 @@ int launch(const Options& o, const Plan& plan, const slurm::Environment& env) {
   supervision.prefixOutput = o.prefixOutput;
   supervision.killGrace = o.killGrace;
   applyOutputOptions(o, supervision);
+  superviseStart(o, plan, *server, supervision);
   JobOutcome outcome = valueOrThrow(superviseRanks(ranks, supervision));
   report(outcome, static_cast<int>(ranks.size()));
   return outcome.exitCode;

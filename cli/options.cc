@@ -223,6 +223,10 @@ Options parseOptions(const std::vector<std::string>& args) {
   app.add_option("--ranks-filter", ranksFilter, "Show only these ranks on the console, e.g. 0,3-5 (files get all)")
       ->group("Output")->type_name("LIST");
   app.add_flag("--timestamp-output", o.timestampOutput, "Start every console line with the time")->group("Output");
+  std::string startTimeout;
+  app.add_option("--start-timeout", startTimeout,
+                 "Seconds for every rank to reach the runtime's rendezvous once one has (default 30; 0: off)")
+      ->group("Supervision")->type_name("SECONDS");
   app.add_option("--kill-grace", killGrace,
                  "Seconds between SIGTERM and SIGKILL when stopping ranks (default 5)")
       ->group("Supervision")->type_name("SECONDS");
@@ -253,6 +257,7 @@ Options parseOptions(const std::vector<std::string>& args) {
   if (!ranksFilter.empty()) o.ranksFilter = parseRankList("--ranks-filter", ranksFilter);
   if (!numProc.empty()) o.numProc = parsePositiveInt("-np", numProc);
   if (!killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", killGrace);
+  if (!startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", startTimeout);
   if (!gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", gpusPerRank, 1, 64);
   if (!tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", tfPs, 0, 1 << 20);
   if (!tfPortBase.empty()) o.tfPortBase = parseIntIn("--tf-port-base", tfPortBase, 1, 65535);

@@ -51,6 +51,7 @@ struct Options {
   std::set<int> ranksFilter;  // --ranks-filter; empty: every rank on the console
   bool timestampOutput = false;
   std::chrono::milliseconds killGrace{5000};
+  std::chrono::milliseconds startTimeout{30000};
 };
 
 // Throws UserError(kUsage) for unknown options, missing or malformed values.

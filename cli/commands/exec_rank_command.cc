@@ -103,6 +103,11 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   }
 
   std::vector<std::string> overrides = planEnvironment(*plan, me);
+  // srun tells each task the address its launching machine used: the one address of
+  // hvdrun's host that this node is sure to reach.
+  if (auto launchIp = env.find("SLURM_LAUNCH_NODE_IPADDR"); launchIp != env.end() && !launchIp->second.empty()) {
+    env["HVD_RENDEZVOUS_ADDR"] = launchIp->second;
+  }
   // Slurm bound this task's GPUs itself (--gpus-per-task): keep them.
   auto allocation = slurm::allocationFromEnvironment(env);
   bool slurmBound = !underMpi && allocation && allocation->has_value() &&

@@ -162,9 +162,26 @@ class Job {
     return Status::ok();
   }
 
+  // At the start deadline: when some but not all ranks reached the rendezvous, the job
+  // fails (exit 124) naming the ones that did not.
+  void checkStart(std::optional<Clock::time_point>& startDeadline, std::optional<Clock::time_point>& killDeadline) {
+    startDeadline.reset();
+    if (!options_.readyRanks || outcome_.firstFailure || outcome_.interruptSignal != 0) return;
+    std::set<int> ready = options_.readyRanks();
+    if (ready.empty() || static_cast<int>(ready.size()) >= options_.expectedRanks) return;
+    for (int r = 0; r < options_.expectedRanks; ++r) {
+      if (!ready.count(r)) outcome_.neverReady.push_back(r);
+    }
+    outcome_.exitCode = 124;
+    stopOthers();
+    killDeadline = Clock::now() + options_.killGrace;
+  }
+
   void loop() {
     std::optional<Clock::time_point> killDeadline;
     std::optional<Clock::time_point> drainDeadline;
+    std::optional<Clock::time_point> startDeadline;
+    if (options_.startTimeout.count() > 0 && options_.readyRanks) startDeadline = Clock::now() + options_.startTimeout;
     while (true) {
       bool anyRunning = false, anyOpen = false;
       for (const Rank& r : ranks_) {
@@ -186,6 +203,7 @@ class Job {
         signalAll(SIGKILL);
         killDeadline.reset();
       }
+      if (startDeadline && Clock::now() >= *startDeadline) checkStart(startDeadline, killDeadline);
 
       std::vector<pollfd> pfds{{signalFd_, POLLIN, 0}};
       std::vector<std::pair<Rank*, bool>> owners{{nullptr, false}};
@@ -194,7 +212,7 @@ class Job {
         if (r.err.fd >= 0) pfds.push_back({r.err.fd, POLLIN, 0}), owners.push_back({&r, true});
       }
       int timeout = -1;
-      for (auto deadline : {killDeadline, drainDeadline}) {
+      for (auto deadline : {killDeadline, drainDeadline, startDeadline}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -291,6 +309,8 @@ class Job {
     outcome_.ranksStopped = stopped;
     if (outcome_.interruptSignal != 0) {
       outcome_.exitCode = 128 + outcome_.interruptSignal;
+    } else if (!outcome_.neverReady.empty()) {
+      outcome_.exitCode = 124;
     } else if (outcome_.firstFailure) {
       const RankFailure& f = *outcome_.firstFailure;
       outcome_.exitCode = f.signal != 0 ? 128 + f.signal : f.exitCode;

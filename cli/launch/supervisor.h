@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -36,6 +37,12 @@ struct SupervisorOptions {
   // Show only these ranks on the console (srun's own messages always show); empty: all.
   std::set<int> consoleRanks;
   bool timestamps = false;  // start console lines with the local time, to the millisecond
+  // --start-timeout: once any rank has reached the rendezvous, every rank must within this
+  // time (a program that never uses the runtime is not held to it). readyRanks tells how
+  // many of `expectedRanks` have; 0 ms turns the check off.
+  std::chrono::milliseconds startTimeout{0};
+  int expectedRanks = 0;
+  std::function<std::set<int>()> readyRanks;
   std::chrono::milliseconds killGrace{5000};
 };
 
@@ -54,6 +61,7 @@ struct JobOutcome {
   std::optional<RankFailure> firstFailure;
   int interruptSignal = 0;  // the signal hvdrun received, if the job was interrupted
   int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
+  std::vector<int> neverReady;  // set when the start timeout failed the job
   // Labelled modes: each rank's last stderr lines, and the launcher's own messages.
   std::map<int, std::deque<std::string>> srunStderr;
   std::vector<std::string> srunMessages;

@@ -8,6 +8,9 @@
 //                         <code> (or SIGKILLs itself) after 0.2 s; others sleep
 //   sleep <s>             sleep
 //   ignore-term <s>       ignore SIGTERM, then sleep
+//   register <skip-rank> <sleep-s>  every rank but <skip-rank> sets ready/<rank> at
+//                         hvdrun's rendezvous, then all sleep (-1: none is skipped)
+//   intrude               connect to the rendezvous with a wrong secret; print what happened
 //   lines <count>         write <count> lines of pseudo-random length, checkable
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +21,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "runtime/rendezvous/client.h"
+#include "runtime/rendezvous/protocol.h"
 
 namespace {
 
@@ -91,6 +97,31 @@ int main(int argc, char** argv) {
     std::printf("ignoring SIGTERM\n");
     std::fflush(stdout);
     sleepSeconds(std::atof(argv[2]));
+    return 0;
+  }
+  if (mode == "register" && argc > 3) {
+    if (rank != std::atoi(argv[2])) {
+      auto client = hvd::rendezvous::Client::fromEnvironment(std::chrono::seconds(10));
+      if (!client) {
+        std::fprintf(stderr, "register: %s\n", client.status().message().c_str());
+        return 5;
+      }
+      char host[256] = {};
+      ::gethostname(host, sizeof host - 1);
+      if (auto s = client->set(hvd::rendezvous::readyKey(rank), host); !s.isOk()) {
+        std::fprintf(stderr, "register: %s\n", s.message().c_str());
+        return 6;
+      }
+    }
+    sleepSeconds(std::atof(argv[3]));
+    return 0;
+  }
+  if (mode == "intrude") {
+    const char* addr = std::getenv("HVD_RENDEZVOUS_ADDR");
+    const char* port = std::getenv("HVD_RENDEZVOUS_PORT");
+    auto client = hvd::rendezvous::Client::connect(addr ? addr : "", port ? std::atoi(port) : 0, "not-the-secret",
+                                                   std::chrono::seconds(5));
+    std::printf("intruder: %s\n", client ? "admitted" : client.status().message().c_str());
     return 0;
   }
   if (mode == "lines" && argc > 2) {

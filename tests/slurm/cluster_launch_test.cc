@@ -217,3 +217,15 @@ TEST_CASE("through srun one SIGINT to hvdrun stops every rank and hvdrun exits 1
   std::ifstream(rcFile) >> rc;
   CHECK(rc == 130);
 }
+
+TEST_CASE("ranks on every node reach hvdrun's rendezvous through srun; one that never does fails the job", "[cluster][launch]") {
+  requireTestbed();
+  auto all = inAllocation({"-N3", "-n4"}, {kHvdrun, "--start-timeout", "5", kRank, "register", "-1", "1"});
+  INFO(all.out << all.err);
+  CHECK(all.exitCode == 0);  // every rank, on three nodes, proved the secret and registered
+  auto missing = inAllocation({"-N3", "-n4"}, {kHvdrun, "--start-timeout", "2", "--kill-grace", "1", kRank, "register", "2", "30"});
+  INFO(missing.err);
+  CHECK(missing.exitCode == 124);
+  CHECK(missing.err.find("hvdrun: error: rank(s) 2 did not reach the rendezvous in time, while the other 3 did") !=
+        std::string::npos);
+}

@@ -1,0 +1,136 @@
+// cli/rendezvous/rendezvous_server.cc: handshake, requests, orderly stop.
+#include "cli/rendezvous/rendezvous_server.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/random.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+#include "runtime/common/sha256.h"
+#include "runtime/rendezvous/protocol.h"
+
+namespace hvd::cli {
+
+using namespace std::chrono_literals;
+using rendezvous::Op;
+using rendezvous::Reply;
+
+Result<std::unique_ptr<RendezvousServer>> RendezvousServer::start(int port, std::string secret) {
+  auto listener = Socket::listen("0.0.0.0", port);
+  if (!listener) return listener.status().withContext("starting the rendezvous server");
+  std::unique_ptr<RendezvousServer> server(new RendezvousServer(std::move(*listener), std::move(secret)));
+  // The server's threads (and the workers they start) must never take a signal: hvdrun's
+  // supervisor waits for SIGCHLD, SIGINT, ... on a signalfd, which sees only signals that
+  // no thread accepts. New threads inherit the creating thread's mask.
+  sigset_t all, previous;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &previous);
+  server->acceptor_ = std::thread([s = server.get()] { s->acceptLoop(); });
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return server;
+}
+
+RendezvousServer::RendezvousServer(Socket listener, std::string secret)
+    : listener_(std::move(listener)), secret_(std::move(secret)), port_(listener_.localPort()) {}
+
+RendezvousServer::~RendezvousServer() {
+  stopping_ = true;
+  listener_.shutdownBoth();
+  if (acceptor_.joinable()) acceptor_.join();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& c : connections_) c->shutdownBoth();
+  }
+  changed_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+std::set<int> RendezvousServer::readyRanks() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ready_;
+}
+
+void RendezvousServer::acceptLoop() {
+  while (!stopping_) {
+    auto connection = listener_.accept(deadlineIn(200ms));
+    if (!connection) continue;  // a timeout (to look at stopping_) or a transient error
+    auto shared = std::make_shared<Socket>(std::move(*connection));
+    std::lock_guard<std::mutex> lock(mutex_);
+    connections_.push_back(shared);
+    workers_.emplace_back([this, shared] { serve(shared); });
+  }
+}
+
+void RendezvousServer::serve(std::shared_ptr<Socket> connection) {
+  // However this ends, the client sees the connection close at once (a refused client
+  // must not wait for an answer that never comes).
+  struct Closer {
+    Socket& socket;
+    ~Closer() { socket.shutdownBoth(); }
+  } closer{*connection};
+  // The handshake must finish promptly: a silent client cannot hold a thread for long.
+  Deadline handshake = deadlineIn(10s);
+  std::string challenge(rendezvous::kChallengeSize, '\0');
+  if (::getrandom(challenge.data(), challenge.size(), 0) != static_cast<ssize_t>(challenge.size())) return;
+  if (!connection->sendFrame(std::string(rendezvous::kGreeting) + challenge, handshake).isOk()) return;
+  auto proof = connection->recvFrame(64, handshake);
+  Sha256Digest expected = hmacSha256(secret_, std::string(rendezvous::kProofLabel) + challenge);
+  Sha256Digest given{};
+  bool valid = proof && proof->size() == given.size();
+  if (valid) std::copy(proof->begin(), proof->end(), given.begin());
+  if (!valid || !constantTimeEqual(given, expected)) {
+    ++refused_;
+    std::fprintf(stderr, "hvdrun: warning: rendezvous: refused a client from %s: it does not hold the job's secret\n",
+                 connection->peerName().c_str());
+    return;
+  }
+  if (!connection->sendFrame("OK", handshake).isOk()) return;
+  while (!stopping_) {
+    auto request = connection->recvFrame(rendezvous::kMaxFrame, deadlineIn(24h));
+    if (!request) return;  // the rank closed its connection, or we are stopping
+    if (!connection->sendFrame(handle(*request), deadlineIn(30s)).isOk()) return;
+  }
+}
+
+std::string RendezvousServer::handle(std::string_view request) {
+  auto reply = [](Reply r, std::string_view value = {}) { return static_cast<char>(r) + std::string(value); };
+  if (request.size() < 5) return reply(Reply::kError, "malformed request");
+  uint32_t keySize = uint32_t(uint8_t(request[1])) << 24 | uint32_t(uint8_t(request[2])) << 16 |
+                     uint32_t(uint8_t(request[3])) << 8 | uint8_t(request[4]);
+  if (keySize > request.size() - 5) return reply(Reply::kError, "malformed request");
+  std::string key(request.substr(5, keySize));
+  std::string_view value = request.substr(5 + keySize);
+  std::unique_lock<std::mutex> lock(mutex_);
+  switch (static_cast<Op>(request[0])) {
+    case Op::kSet: {
+      store_[key] = std::string(value);
+      if (key.rfind("ready/", 0) == 0) ready_.insert(std::atoi(key.c_str() + 6));
+      changed_.notify_all();
+      return reply(Reply::kOk);
+    }
+    case Op::kGet: {
+      long long ms = 0;
+      std::from_chars(value.data(), value.data() + value.size(), ms);
+      Deadline deadline = deadlineIn(std::chrono::milliseconds(std::clamp<long long>(ms, 0, 24LL * 3600 * 1000)));
+      changed_.wait_until(lock, deadline, [&] { return stopping_ || store_.count(key) > 0; });
+      auto it = store_.find(key);
+      return it == store_.end() ? reply(Reply::kTimeout) : reply(Reply::kOk, it->second);
+    }
+    case Op::kCheck:
+      return reply(store_.count(key) ? Reply::kOk : Reply::kMissing);
+    case Op::kAdd: {
+      long long delta = 0, current = 0;
+      std::from_chars(value.data(), value.data() + value.size(), delta);
+      if (auto it = store_.find(key); it != store_.end()) std::from_chars(it->second.data(), it->second.data() + it->second.size(), current);
+      store_[key] = std::to_string(current + delta);
+      changed_.notify_all();
+      return reply(Reply::kOk, store_[key]);
+    }
+  }
+  return reply(Reply::kError, "unknown request");
+}
+
+}  // namespace hvd::cli

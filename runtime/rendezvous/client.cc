@@ -1,0 +1,82 @@
+// runtime/rendezvous/client.cc: the challenge-response handshake and the four requests.
+#include "runtime/rendezvous/client.h"
+
+#include <cstdlib>
+
+#include "runtime/common/sha256.h"
+#include "runtime/rendezvous/protocol.h"
+
+namespace hvd::rendezvous {
+
+using namespace std::chrono_literals;
+
+Result<Client> Client::connect(const std::string& host, int port, const std::string& secret,
+                               std::chrono::milliseconds timeout) {
+  std::string server = "hvdrun's rendezvous at " + host + ":" + std::to_string(port);
+  Deadline deadline = deadlineIn(timeout);
+  auto socket = Socket::connect(host, port, deadline);
+  if (!socket) return socket.status().withContext(server);
+  auto challenge = socket->recvFrame(64, deadline);
+  if (!challenge) return challenge.status().withContext(server);
+  if (challenge->size() != kGreeting.size() + kChallengeSize || challenge->compare(0, kGreeting.size(), kGreeting) != 0) {
+    return Status(Errc::kRemote, server + " does not speak the rendezvous protocol");
+  }
+  Sha256Digest proof = hmacSha256(secret, std::string(kProofLabel) + challenge->substr(kGreeting.size()));
+  HVD_RETURN_IF_ERROR(socket->sendFrame(std::string_view(reinterpret_cast<const char*>(proof.data()), proof.size()), deadline));
+  auto ok = socket->recvFrame(16, deadline);
+  if (!ok || *ok != "OK") {
+    return Status(Errc::kRemote, server + " refused this client: the secret (HVD_SECRET_KEY) does not match the job's");
+  }
+  return Client(std::move(*socket), server);
+}
+
+Result<Client> Client::fromEnvironment(std::chrono::milliseconds timeout) {
+  const char* addr = std::getenv("HVD_RENDEZVOUS_ADDR");
+  const char* port = std::getenv("HVD_RENDEZVOUS_PORT");
+  const char* secret = std::getenv("HVD_SECRET_KEY");
+  if (addr == nullptr || port == nullptr || secret == nullptr) {
+    return notFound("HVD_RENDEZVOUS_ADDR, HVD_RENDEZVOUS_PORT and HVD_SECRET_KEY are not all set: start with hvdrun");
+  }
+  return connect(addr, std::atoi(port), secret, timeout);
+}
+
+Result<std::string> Client::call(const std::string& request, std::chrono::milliseconds timeout) {
+  Deadline deadline = deadlineIn(timeout + 5s);  // the server answers a wait at its own deadline
+  HVD_RETURN_IF_ERROR(socket_.sendFrame(request, deadline));
+  auto reply = socket_.recvFrame(kMaxFrame, deadline);
+  if (!reply) return reply.status().withContext(server_);
+  if (reply->empty()) return Status(Errc::kRemote, server_ + " sent an empty reply");
+  return reply;
+}
+
+Status Client::set(const std::string& key, const std::string& value) {
+  auto r = call(encodeRequest(Op::kSet, key, value), 10s);
+  if (!r) return r.status();
+  return (*r)[0] == static_cast<char>(Reply::kOk) ? Status::ok() : Status(Errc::kRemote, server_ + " refused to set " + key);
+}
+
+Result<std::string> Client::get(const std::string& key, std::chrono::milliseconds timeout) {
+  std::string ms = std::to_string(timeout.count());
+  auto r = call(encodeRequest(Op::kGet, key, ms), timeout);
+  if (!r) return r.status();
+  if ((*r)[0] == static_cast<char>(Reply::kOk)) return r->substr(1);
+  if ((*r)[0] == static_cast<char>(Reply::kTimeout)) {
+    return Status(Errc::kTimeout, "'" + key + "' was not set at " + server_ + " within " + ms + " ms");
+  }
+  return Status(Errc::kRemote, server_ + " could not get " + key);
+}
+
+Result<bool> Client::check(const std::string& key) {
+  auto r = call(encodeRequest(Op::kCheck, key, ""), 10s);
+  if (!r) return r.status();
+  return (*r)[0] == static_cast<char>(Reply::kOk);
+}
+
+Result<long long> Client::add(const std::string& key, long long delta) {
+  auto r = call(encodeRequest(Op::kAdd, key, std::to_string(delta)), 10s);
+  if (!r) return r.status();
+  if ((*r)[0] != static_cast<char>(Reply::kOk)) return Status(Errc::kRemote, server_ + ": " + r->substr(1));
+  return std::atoll(r->c_str() + 1);
+}
+
+}  // namespace hvd::rendezvous

@@ -1,0 +1,35 @@
+// runtime/rendezvous/protocol.h: the rendezvous wire protocol, shared by hvdrun's server
+// and the ranks' client. Every message is a frame (4-byte length, payload).
+//   1. server -> client: "HVD-RDV1" + 32 random bytes (the challenge)
+//   2. client -> server: HMAC-SHA-256(secret, kProofLabel + challenge), 32 bytes
+//   3. server -> client: "OK" (a wrong proof gets no answer: the connection is closed)
+//   4. requests: op byte, key length (4 bytes), key, value; replies: status byte, value
+// The secret never crosses the wire; a client without it cannot read or write a key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace hvd::rendezvous {
+
+inline constexpr std::string_view kGreeting = "HVD-RDV1";
+inline constexpr std::string_view kProofLabel = "hvd-rendezvous-v1";
+inline constexpr size_t kChallengeSize = 32;
+inline constexpr size_t kMaxFrame = 16 << 20;
+
+enum class Op : char {
+  kSet = 'S',    // value stored under key; reply kOk
+  kGet = 'G',    // value of key, waiting up to the timeout (value: 8-byte ms) for it
+  kCheck = 'C',  // kOk when the key exists, else kMissing
+  kAdd = 'A',    // key holds a decimal integer; adds value (decimal); reply: the new value
+};
+
+enum class Reply : char { kOk = 'K', kMissing = 'M', kTimeout = 'T', kError = 'E' };
+
+// Keys a rank sets to say it reached the rendezvous ("ready/<rank>" = host).
+std::string readyKey(int rank);
+
+std::string encodeRequest(Op op, std::string_view key, std::string_view value);
+
+}  // namespace hvd::rendezvous

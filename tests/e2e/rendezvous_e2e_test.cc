@@ -1,0 +1,97 @@
+// tests/e2e/rendezvous_e2e_test.cc: hvdrun's rendezvous server with real clients: the
+// store's four operations, refusal of clients without the secret, and --start-timeout.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <thread>
+
+#include "cli/rendezvous/rendezvous_server.h"
+#include "runtime/rendezvous/client.h"
+#include "runtime/rendezvous/protocol.h"
+#include "tests/support/hvdrun_runner.h"
+
+using namespace std::chrono_literals;
+using hvd::rendezvous::Client;
+using hvd::test::environmentWith;
+using hvd::test::runHvdrun;
+using hvd::test::withEnv;
+
+namespace {
+
+const std::string kRank = HVD_TEST_RANK_PATH;
+
+std::vector<std::string> plainEnv() {
+  return environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent/slurm.conf", "CUDA_VISIBLE_DEVICES"});
+}
+
+}  // namespace
+
+TEST_CASE("clients holding the secret set, get, check and add keys; a get waits for its key", "[unit][mp]") {
+  auto server = hvd::cli::RendezvousServer::start(0, "s3cret");
+  REQUIRE(server.isOk());
+  int port = (*server)->port();
+  auto a = Client::connect("127.0.0.1", port, "s3cret", 5s);
+  auto b = Client::connect("127.0.0.1", port, "s3cret", 5s);
+  REQUIRE(a.isOk());
+  REQUIRE(b.isOk());
+  std::thread later([&] {
+    std::this_thread::sleep_for(200ms);
+    (void)b->set("addr/1", "10.0.0.2:4000");
+  });
+  auto got = a->get("addr/1", 5s);  // blocks until the other client sets it
+  later.join();
+  REQUIRE(got.isOk());
+  CHECK(*got == "10.0.0.2:4000");
+  CHECK(*a->check("addr/1"));
+  CHECK_FALSE(*a->check("addr/2"));
+  CHECK(*a->add("counter", 2) == 2);
+  CHECK(*b->add("counter", 3) == 5);
+  CHECK(a->get("never", 300ms).status().code() == hvd::Errc::kTimeout);
+  CHECK(a->set(hvd::rendezvous::readyKey(7), "host").isOk());
+  CHECK((*server)->readyRanks() == std::set<int>{7});
+}
+
+TEST_CASE("a client with a wrong or empty secret is refused and cannot touch the store", "[unit][mp]") {
+  auto server = hvd::cli::RendezvousServer::start(0, "right");
+  REQUIRE(server.isOk());
+  int port = (*server)->port();
+  auto wrong = Client::connect("127.0.0.1", port, "wrong", 5s);
+  REQUIRE_FALSE(wrong.isOk());
+  CHECK(wrong.status().code() == hvd::Errc::kRemote);
+  CHECK(wrong.status().message() == "hvdrun's rendezvous at 127.0.0.1:" + std::to_string(port) +
+                                        " refused this client: the secret (HVD_SECRET_KEY) does not match the job's");
+  CHECK_FALSE(Client::connect("127.0.0.1", port, "", 5s).isOk());
+  CHECK((*server)->refusedClients() == 2);
+  auto right = Client::connect("127.0.0.1", port, "right", 5s);  // the server still serves
+  REQUIRE(right.isOk());
+  CHECK(right->set("k", "v").isOk());
+}
+
+TEST_CASE("ranks that never reach the rendezvous while others do fail the job with 124", "[e2e][mp]") {
+  hvd::test::TempDir pids;
+  auto start = std::chrono::steady_clock::now();
+  auto run = runHvdrun({"-np", "3", "--start-timeout", "1", "--kill-grace", "1", kRank, "register", "1", "30"},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "HVD_TEST_PIDDIR=" + pids.path()})));
+  CHECK(run.exitCode == 124);
+  CHECK(std::chrono::steady_clock::now() - start < 4s);
+  CHECK(run.err == "hvdrun: error: rank(s) 1 did not reach the rendezvous in time, while the other 2 did; stopped the "
+                   "job\n  hint: a rank stuck before the runtime's init, or unable to reach hvdrun; --start-timeout "
+                   "gives start-up more time\n");
+}
+
+TEST_CASE("the start timeout spares programs that never use the runtime", "[e2e][mp]") {
+  auto run = runHvdrun({"-np", "2", "--start-timeout", "0.3", kRank, "sleep", "1"}, withEnv(plainEnv()));
+  CHECK(run.exitCode == 0);
+  auto all = runHvdrun({"-np", "3", "--start-timeout", "0.5", kRank, "register", "-1", "1"}, withEnv(plainEnv()));
+  CHECK(all.exitCode == 0);
+  CHECK(all.err.empty());
+}
+
+TEST_CASE("an intruder without the secret is refused and logged while the job goes on", "[e2e][mp]") {
+  auto run = runHvdrun({"-np", "1", kRank, "intrude"}, withEnv(plainEnv()));
+  CHECK(run.exitCode == 0);
+  CHECK(run.out.find("intruder: hvdrun's rendezvous at 127.0.0.1:") != std::string::npos);
+  CHECK(run.out.find("refused this client: the secret (HVD_SECRET_KEY) does not match the job's") != std::string::npos);
+  CHECK(std::regex_search(run.err, std::regex("hvdrun: warning: rendezvous: refused a client from 127\\.0\\.0\\.1:\\d+: "
+                                              "it does not hold the job's secret")));
+}

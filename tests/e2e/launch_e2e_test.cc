@@ -269,3 +269,83 @@ TEST_CASE("an output directory that cannot be made fails before any rank starts"
   CHECK(run.err.rfind("hvdrun: error: --output-filename: cannot create directory '/proc/hvd-nope'", 0) == 0);
   CHECK(readPidFiles(pids.path()).empty());
 }
+
+namespace {
+
+// Runs hvdrun with `signals` ranks, sends the signals one by one, and returns its output
+// and wait status.
+std::pair<std::string, int> signalRanks(const std::vector<int>& signals) {
+  TempDir pids;
+  int outPipe[2];
+  REQUIRE(::pipe(outPipe) == 0);
+  std::vector<std::string> argv{HVD_HVDRUN_PATH, "-np", "3", "--kill-grace", "0.5", kRank, "signals", "20"};
+  auto env = environmentWith({"HVD_TEST_PIDDIR=" + pids.path()});
+  pid_t hvdrun = ::fork();
+  REQUIRE(hvdrun >= 0);
+  if (hvdrun == 0) {
+    ::dup2(outPipe[1], 1);
+    std::vector<char*> a, e;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    for (auto& s : env) e.push_back(s.data());
+    e.push_back(nullptr);
+    ::execve(a[0], a.data(), e.data());
+    _exit(127);
+  }
+  ::close(outPipe[1]);
+  waitForPidFiles(pids.path(), 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // handlers go in after the pid file
+  for (int sig : signals) {
+    ::kill(hvdrun, sig);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  int status = 0;
+  ::waitpid(hvdrun, &status, 0);
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(outPipe[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  ::close(outPipe[0]);
+  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+  return {out, status};
+}
+
+void checkEveryRankGot(const std::string& out, std::initializer_list<const char*> signals) {
+  INFO(out);
+  for (int r = 0; r < 3; ++r) {
+    for (const char* sig : signals) CHECK(out.find("[" + std::to_string(r) + "]<stdout>:got " + sig + "\n") != std::string::npos);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("SIGUSR1 and SIGUSR2 reach every rank as notices; SIGHUP reaches them and stops the job with 129", "[e2e][mp]") {
+  auto [out, status] = signalRanks({SIGUSR1, SIGUSR2, SIGHUP});
+  checkEveryRankGot(out, {"SIGUSR1", "SIGUSR2", "SIGHUP"});
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGHUP);  // the ranks ignored it: SIGKILL after the grace
+}
+
+TEST_CASE("SIGTERM sent to hvdrun reaches every rank and hvdrun exits 143", "[e2e][mp]") {
+  auto [out, status] = signalRanks({SIGTERM});
+  checkEveryRankGot(out, {"SIGTERM"});
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
+}
+
+TEST_CASE("a second SIGINT kills ranks that ignore the first, and hvdrun exits 130", "[e2e][mp]") {
+  TempDir pids;
+  pid_t hvdrun = spawnHvdrun({"-np", "2", kRank, "ignore-int", "60"}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
+  waitForPidFiles(pids.path(), 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::kill(hvdrun, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(10)).size() == 2);  // still running
+  auto start = Clock::now();
+  ::kill(hvdrun, SIGINT);
+  int status = 0;
+  ::waitpid(hvdrun, &status, 0);
+  CHECK(Clock::now() - start < std::chrono::seconds(2));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+}

@@ -10,6 +10,8 @@
 //   ignore-term <s>       ignore SIGTERM, then sleep
 //   register <skip-rank> <sleep-s>  every rank but <skip-rank> sets ready/<rank> at
 //                         hvdrun's rendezvous, then all sleep (-1: none is skipped)
+//   signals <s>           print "got SIG..." for USR1, USR2 and HUP, exit 0 on TERM; sleep
+//   ignore-int <s>        ignore SIGINT, then sleep
 //   intrude               connect to the rendezvous with a wrong secret; print what happened
 //   lines <count>         write <count> lines of pseudo-random length, checkable
 #include <fcntl.h>
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "runtime/rendezvous/client.h"
@@ -114,6 +117,28 @@ int main(int argc, char** argv) {
       }
     }
     sleepSeconds(std::atof(argv[3]));
+    return 0;
+  }
+  if (mode == "signals" && argc > 2) {
+    static volatile sig_atomic_t last = 0;
+    for (int sig : {SIGUSR1, SIGUSR2, SIGHUP, SIGTERM}) ::signal(sig, [](int s) { last = s; });
+    auto deadline = std::time(nullptr) + static_cast<std::time_t>(std::atof(argv[2]));
+    while (std::time(nullptr) < deadline) {
+      ::pause();
+      int sig = last;
+      last = 0;
+      if (sig == 0) continue;
+      std::printf("got %s\n", sig == SIGUSR1 ? "SIGUSR1" : sig == SIGUSR2 ? "SIGUSR2" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+      std::fflush(stdout);
+      if (sig == SIGTERM) return 0;
+    }
+    return 0;
+  }
+  if (mode == "ignore-int" && argc > 2) {
+    ::signal(SIGINT, SIG_IGN);
+    std::printf("ignoring SIGINT\n");
+    std::fflush(stdout);
+    sleepSeconds(std::atof(argv[2]));
     return 0;
   }
   if (mode == "intrude") {

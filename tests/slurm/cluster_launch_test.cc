@@ -229,3 +229,37 @@ TEST_CASE("ranks on every node reach hvdrun's rendezvous through srun; one that 
   CHECK(missing.err.find("hvdrun: error: rank(s) 2 did not reach the rendezvous in time, while the other 3 did") !=
         std::string::npos);
 }
+
+TEST_CASE("SIGUSR2 sent to hvdrun reaches every rank on every node through srun", "[cluster][launch]") {
+  requireTestbed();
+  hvd::test::TempDir dir;
+  std::string pids = dir.path() + "/pids", pidFile = dir.path() + "/hvdrun.pid", out = dir.path() + "/out";
+  REQUIRE(::mkdir(pids.c_str(), 0755) == 0);
+  std::string shell = kHvdrun + " --kill-grace 0.5 " + kRank + " signals 20 > " + out + " 2>&1 & echo $! > " + pidFile +
+                      "; wait $!";
+  pid_t salloc = ::fork();
+  REQUIRE(salloc >= 0);
+  if (salloc == 0) {
+    ::setenv("HVD_TEST_PIDDIR", pids.c_str(), 1);
+    ::execlp("salloc", "salloc", "-N3", "-n4", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (hvd::test::readPidFiles(pids).size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(hvd::test::readPidFiles(pids).size() == 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int hvdrunPid = 0;
+  std::ifstream(pidFile) >> hvdrunPid;
+  REQUIRE(hvdrunPid > 0);
+  ::kill(hvdrunPid, SIGUSR2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::kill(hvdrunPid, SIGTERM);
+  int status = 0;
+  ::waitpid(salloc, &status, 0);
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  INFO(text);
+  for (int r = 0; r < 4; ++r) CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGUSR2\n") != std::string::npos);
+}

@@ -188,6 +188,7 @@ Options parseOptions(const std::vector<std::string>& args) {
   app.add_option("--num-proc", numProc, "Number of ranks to start (horovodrun's -np); default: every slot")
       ->group("Launch")->type_name("N");
   app.add_flag("--mpi", o.useMpi, "Launch through Open MPI's mpirun (inside or outside Slurm)")->group("Launch");
+  app.add_flag("--pmix", o.pmix, "Under srun, start MPI programs with PMIx (srun --mpi=pmix)")->group("Launch");
   app.add_option("-H,--hosts", o.hosts, "Hosts and slots: host:slots,... (hostlists allowed: node[01-04]:4)")
       ->group("Hosts and GPUs")->type_name("LIST");
   app.add_option("--hostfile", o.hostfile, "File of 'host slots=N' or 'host:N' lines")

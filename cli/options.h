@@ -23,6 +23,7 @@ struct Options {
   std::vector<std::string> program;  // program and its arguments, verbatim
 
   bool useMpi = false;  // --mpi: launch through Open MPI's mpirun
+  bool pmix = false;    // --pmix: under srun, give MPI programs PMIx (srun --mpi=pmix)
 
   // Hosts and GPUs.
   std::string hosts;     // -H

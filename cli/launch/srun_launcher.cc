@@ -24,6 +24,8 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
             "--quit-on-interrupt"};
   // A second step inside a running one (srun inside srun) would wait for free CPUs forever.
   if (insideStep) c.argv.push_back("--overlap");
+  // MPI programs started by srun get their ranks and addresses from Slurm's PMIx server.
+  if (o.pmix) c.argv.push_back("--mpi=pmix");
   c.argv.insert(c.argv.end(), {hvdrunPath, "exec-rank"});
   // The options the shim needs to rebuild the same plan on its node.
   if (o.gpusPerRank != 1) c.argv.insert(c.argv.end(), {"--gpus-per-rank", std::to_string(o.gpusPerRank)});

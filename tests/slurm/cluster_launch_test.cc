@@ -263,3 +263,65 @@ TEST_CASE("SIGUSR2 sent to hvdrun reaches every rank on every node through srun"
   INFO(text);
   for (int r = 0; r < 4; ++r) CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGUSR2\n") != std::string::npos);
 }
+
+#ifdef HVD_MPI_HELLO_PATH
+TEST_CASE("an MPI program started through srun --mpi=pmix sees the planned ranks and can allreduce", "[cluster][launch][mpi]") {
+  requireTestbed();
+  auto run = inAllocation({"-N3", "-n5"}, {kHvdrun, "--pmix", HVD_MPI_HELLO_PATH},
+                          {"OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,tcp"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::regex line(R"(\[(\d)\]<stdout>:mpi_rank=(\d) mpi_size=5 sum=5 hvd_rank=(\d) host=(\S+))");
+  std::set<int> ranks;
+  std::istringstream in(run.out);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, line)) continue;
+    CHECK(m[1] == m[2]);
+    CHECK(m[2] == m[3]);  // MPI's rank is hvdrun's rank
+    ranks.insert(std::stoi(m[2]));
+  }
+  CHECK(ranks.size() == 5);
+}
+#endif
+
+TEST_CASE("hvdrun in an sbatch script runs the job across the allocation", "[cluster][launch]") {
+  requireTestbed();
+  hvd::test::TempDir dir;
+  std::string out = dir.path() + "/out.txt";
+  auto submitted = hvd::cli::runAndCapture({"sbatch", "--parsable", "-N3", "-n5", "-o", out, "--wrap",
+                                            kHvdrun + " " + kRank + " identity"});
+  REQUIRE(submitted.isOk());
+  REQUIRE(submitted->succeeded());
+  std::string id = submitted->out.substr(0, submitted->out.find_first_of(";\n"));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto q = hvd::cli::runAndCapture({"squeue", "-h", "-j", id});
+    if (q && q->out.find(id) == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  INFO(text);
+  std::set<std::string> hosts;
+  std::regex line(R"(\[(\d)\]<stdout>:rank=(\d) size=5 .* host=(\S+) gpus=\S+)");
+  std::istringstream lines(text);
+  int count = 0;
+  for (std::string l; std::getline(lines, l);) {
+    std::smatch m;
+    if (std::regex_match(l, m, line)) ++count, hosts.insert(m[3]);
+  }
+  CHECK(count == 5);
+  CHECK(hosts == std::set<std::string>{"node01", "node02", "node03"});
+}
+
+TEST_CASE("hvdrun inside a running step starts its own step with --overlap", "[cluster][launch]") {
+  requireTestbed();
+  auto run = inAllocation({"-N3", "-n3"}, {"srun", "-N1", "-n1", kHvdrun, kRank, "identity"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  int count = 0;
+  std::istringstream lines(run.out);
+  for (std::string l; std::getline(lines, l);) count += l.find("<stdout>:rank=") != std::string::npos;
+  CHECK(count == 3);
+}

@@ -65,6 +65,13 @@ int main(int argc, char** argv) {
     row("hvdrun -np 1 true", medianMs(repeat, {hvdrun, "-np", "1", "true"}, env), mpirun4);
     row("hvdrun -np 4 true", medianMs(repeat, {hvdrun, "-np", "4", "true"}, env), mpirun4);
     row("hvdrun --mpi -np 4 true", medianMs(repeat, {hvdrun, "--mpi", "-np", "4", "true"}, env), mpirun4);
+#ifdef HVD_MPI_HELLO_PATH
+    // Start-up including each side's init: MPI_Init (+ one allreduce) against our runtime's
+    // rendezvous (connect, prove the secret, register).
+    double mpiInit = medianMs(repeat, {"mpirun", "--oversubscribe", "-np", "4", HVD_MPI_HELLO_PATH, "quiet"}, env);
+    row("mpirun -np 4 + MPI_Init + allreduce (peer)", mpiInit, 0);
+    row("hvdrun -np 4 + rendezvous registration", medianMs(repeat, {hvdrun, "-np", "4", HVD_TEST_RANK_PATH, "register", "-1", "0"}, env), mpiInit);
+#endif
   } else {
     double srun4 = medianMs(repeat, {"srun", "-n", "4", "true"}, env);
     row("srun -n 4 true (peer)", srun4, 0);

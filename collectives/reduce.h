@@ -1,0 +1,32 @@
+// collectives/reduce.h: element types, reduction operations and the kernels that apply
+// them. Kernels are plain loops over contiguous arrays, written so the compiler
+// vectorises them; float16 and bfloat16 are computed in float and rounded to nearest even.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace hvd::collectives {
+
+enum class DataType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt8, kUInt8, kInt32, kInt64 };
+enum class ReduceOp { kSum, kAverage, kMin, kMax, kProduct };
+
+size_t dataTypeSize(DataType type);
+std::string_view dataTypeName(DataType type);
+std::string_view reduceOpName(ReduceOp op);
+
+// dst[i] = dst[i] op src[i] for i < count. kAverage reduces as kSum; the caller divides
+// once at the end with divideForAverage. Does not block; buffers stay the caller's.
+void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceOp op);
+
+// data[i] /= divisor (integers: truncating division).
+void divideForAverage(void* data, size_t count, DataType type, int divisor);
+
+// IEEE binary16 and bfloat16 conversions, round to nearest even.
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f);
+float bfloat16ToFloat(uint16_t b);
+uint16_t floatToBfloat16(float f);
+
+}  // namespace hvd::collectives

@@ -1,0 +1,80 @@
+// collectives/reduce_test.cc: every type and operation against a scalar computation;
+// half-precision conversions against known values.
+#include "collectives/reduce.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace hvd::collectives;
+
+namespace {
+
+template <typename T>
+void checkOps(DataType type) {
+  std::mt19937 rng(3);
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
+    for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(257), size_t(1000)}) {
+      std::vector<T> a(n), b(n);
+      for (size_t i = 0; i < n; ++i) {
+        a[i] = static_cast<T>(static_cast<int>(rng() % 11) - 5);
+        b[i] = static_cast<T>(static_cast<int>(rng() % 11) - 5);
+      }
+      std::vector<T> expected(n);
+      for (size_t i = 0; i < n; ++i) {
+        switch (op) {
+          case ReduceOp::kSum:
+          case ReduceOp::kAverage: expected[i] = static_cast<T>(a[i] + b[i]); break;
+          case ReduceOp::kMin: expected[i] = std::min(a[i], b[i]); break;
+          case ReduceOp::kMax: expected[i] = std::max(a[i], b[i]); break;
+          case ReduceOp::kProduct: expected[i] = static_cast<T>(a[i] * b[i]); break;
+        }
+      }
+      reduceInto(a.data(), b.data(), n, type, op);
+      INFO(dataTypeName(type) << " " << reduceOpName(op) << " n=" << n);
+      REQUIRE(a == expected);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every integer and float type reduces like a scalar loop for every operation", "[unit][collectives]") {
+  checkOps<float>(DataType::kFloat32);
+  checkOps<double>(DataType::kFloat64);
+  checkOps<int8_t>(DataType::kInt8);
+  checkOps<int32_t>(DataType::kInt32);
+  checkOps<int64_t>(DataType::kInt64);
+  std::vector<uint8_t> a{1, 5, 200}, b{2, 3, 50};
+  reduceInto(a.data(), b.data(), 3, DataType::kUInt8, ReduceOp::kMax);
+  CHECK(a == std::vector<uint8_t>{2, 5, 200});
+}
+
+TEST_CASE("float16 and bfloat16 convert exactly where the format can and round to nearest even", "[unit][collectives]") {
+  CHECK(floatToHalf(1.0f) == 0x3c00);
+  CHECK(floatToHalf(-2.0f) == 0xc000);
+  CHECK(floatToHalf(65504.0f) == 0x7bff);
+  CHECK(floatToHalf(1e6f) == 0x7c00);                 // overflow to infinity
+  CHECK(floatToHalf(5.960464477539063e-8f) == 0x0001);  // smallest subnormal
+  CHECK(halfToFloat(0x0001) == 5.960464477539063e-8f);
+  CHECK(halfToFloat(0x3555) == Approx(0.33325195f));
+  CHECK(floatToHalf(1.0f + 1.0f / 2048) == 0x3c00);   // a tie rounds to even
+  for (uint32_t h = 0; h < 0x7c00; ++h) REQUIRE(floatToHalf(halfToFloat(static_cast<uint16_t>(h))) == h);
+  CHECK(floatToBfloat16(1.0f) == 0x3f80);
+  CHECK(bfloat16ToFloat(0x4049) == 3.140625f);
+  CHECK(floatToBfloat16(1.00390625f) == 0x3f80);      // a tie rounds to even
+}
+
+TEST_CASE("half-precision sums are computed in float and averages divide once", "[unit][collectives]") {
+  std::vector<uint16_t> a{floatToHalf(1.5f), floatToHalf(-3.0f)}, b{floatToHalf(2.25f), floatToHalf(1.0f)};
+  reduceInto(a.data(), b.data(), 2, DataType::kFloat16, ReduceOp::kSum);
+  CHECK(halfToFloat(a[0]) == 3.75f);
+  CHECK(halfToFloat(a[1]) == -2.0f);
+  divideForAverage(a.data(), 2, DataType::kFloat16, 2);
+  CHECK(halfToFloat(a[0]) == 1.875f);
+  std::vector<uint16_t> c{floatToBfloat16(8.0f)}, d{floatToBfloat16(0.5f)};
+  reduceInto(c.data(), d.data(), 1, DataType::kBFloat16, ReduceOp::kProduct);
+  CHECK(bfloat16ToFloat(c[0]) == 4.0f);
+}

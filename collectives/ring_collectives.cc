@@ -1,0 +1,78 @@
+// collectives/ring_collectives.cc: the ring algorithms.
+#include "collectives/ring_collectives.h"
+
+#include <cstring>
+#include <vector>
+
+#include "collectives/ring_schedule.h"
+
+namespace hvd::collectives {
+namespace {
+
+std::span<std::byte> bytesOf(void* base, size_t offset, size_t size) {
+  return {static_cast<std::byte*>(base) + offset, size};
+}
+
+}  // namespace
+
+Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op) {
+  const int n = t.size();
+  if (n == 1 || count == 0) return Status::ok();
+  const size_t width = dataTypeSize(type);
+  RingSchedule schedule(t.rank(), n, count);
+  std::vector<std::byte> incoming((count / static_cast<size_t>(n) + 1) * width);
+  for (int step = 0; step < schedule.steps(); ++step) {
+    Chunk out = schedule.sendChunk(step), in = schedule.recvChunk(step);
+    HVD_RETURN_IF_ERROR(t.exchange(bytesOf(data, out.offset * width, out.count * width), {incoming.data(), in.count * width}));
+    reduceInto(static_cast<std::byte*>(data) + in.offset * width, incoming.data(), in.count, type, op);
+  }
+  for (int step = 0; step < schedule.steps(); ++step) {
+    Chunk out = schedule.gatherSendChunk(step), in = schedule.gatherRecvChunk(step);
+    HVD_RETURN_IF_ERROR(t.exchange(bytesOf(data, out.offset * width, out.count * width), bytesOf(data, in.offset * width, in.count * width)));
+  }
+  if (op == ReduceOp::kAverage) divideForAverage(data, count, type, n);
+  return Status::ok();
+}
+
+Status ringAllgather(RingTransport& t, const void* mine, size_t bytes, void* out) {
+  const int n = t.size(), r = t.rank();
+  std::memcpy(static_cast<std::byte*>(out) + static_cast<size_t>(r) * bytes, mine, bytes);
+  // Step s: pass on block (r - s) and receive block (r - s - 1).
+  for (int s = 0; s < n - 1; ++s) {
+    size_t sendBlock = static_cast<size_t>(((r - s) % n + n) % n), recvBlock = static_cast<size_t>(((r - s - 1) % n + n) % n);
+    HVD_RETURN_IF_ERROR(t.exchange(bytesOf(out, sendBlock * bytes, bytes), bytesOf(out, recvBlock * bytes, bytes)));
+  }
+  return Status::ok();
+}
+
+Status ringBroadcast(RingTransport& t, void* data, size_t bytes, int root) {
+  const int n = t.size();
+  if (n == 1 || bytes == 0) return Status::ok();
+  // Distance from the root along the ring: the root only sends, the last rank only receives.
+  int distance = ((t.rank() - root) % n + n) % n;
+  std::span<std::byte> none;
+  if (distance == 0) return t.exchange(bytesOf(data, 0, bytes), none);
+  if (distance == n - 1) return t.exchange({}, bytesOf(data, 0, bytes));
+  HVD_RETURN_IF_ERROR(t.exchange({}, bytesOf(data, 0, bytes)));
+  return t.exchange(bytesOf(data, 0, bytes), none);
+}
+
+Status ringBarrier(RingTransport& t) {
+  const int n = t.size(), r = t.rank();
+  if (n == 1) return Status::ok();
+  // Lap 1: a token travels 0 -> 1 -> ... -> n-1 -> 0; a rank passes it on only once it has
+  // entered, so when it returns to rank 0 every rank has. Lap 2 tells the others so.
+  std::byte token{1};
+  std::span<std::byte> slot(&token, 1);
+  if (r == 0) {
+    HVD_RETURN_IF_ERROR(t.exchange(slot, {}));
+    HVD_RETURN_IF_ERROR(t.exchange({}, slot));
+    return t.exchange(slot, {});
+  }
+  HVD_RETURN_IF_ERROR(t.exchange({}, slot));
+  HVD_RETURN_IF_ERROR(t.exchange(slot, {}));
+  HVD_RETURN_IF_ERROR(t.exchange({}, slot));
+  return r == n - 1 ? Status::ok() : t.exchange(slot, {});
+}
+
+}  // namespace hvd::collectives

@@ -1,0 +1,25 @@
+// collectives/ring_collectives.h: bandwidth-optimal ring algorithms over RingTransport.
+// Every call blocks until done; data belongs to the caller. Results are identical on every
+// rank (the reduction order per element is the same on all ranks).
+#pragma once
+
+#include <cstddef>
+
+#include "collectives/reduce.h"
+#include "collectives/transport.h"
+
+namespace hvd::collectives {
+
+// In place: reduce-scatter then allgather (see ring_schedule.h). kAverage divides by size.
+Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
+
+// Every rank contributes `bytes`; `out` (size * bytes) receives all, in rank order.
+Status ringAllgather(RingTransport& t, const void* mine, size_t bytes, void* out);
+
+// root's `bytes` reach every rank, passed along the ring.
+Status ringBroadcast(RingTransport& t, void* data, size_t bytes, int root);
+
+// Returns on every rank only once every rank has entered.
+Status ringBarrier(RingTransport& t);
+
+}  // namespace hvd::collectives

@@ -1,0 +1,47 @@
+// runtime/backends/tcp/tcp_ring.h: the ring over TCP. Each rank listens, publishes its
+// address in the Store, connects to its right neighbour and accepts its left one; both
+// connections prove the job's secret (HMAC) and the rank they come from. exchange() sends
+// right and receives left at the same time (full duplex), so a ring step costs one
+// message time, not two.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "collectives/transport.h"
+#include "runtime/common/socket.h"
+#include "runtime/common/store.h"
+
+namespace hvd::backends::tcp {
+
+struct TcpRingOptions {
+  std::string advertiseHost = "127.0.0.1";  // how other ranks reach this one
+  std::string secret;
+  std::chrono::milliseconds timeout{30000};  // for setup and for every exchange
+};
+
+class TcpRing : public collectives::RingTransport {
+ public:
+  // Blocks until both neighbours are connected or the timeout passes.
+  static Result<std::unique_ptr<TcpRing>> connect(int rank, int size, Store& store, const TcpRingOptions& options);
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status exchange(std::span<const std::byte> send, std::span<std::byte> recv) override;
+
+  // Closes both connections at once, as a crash would (for failure tests).
+  void abortForTest();
+
+ private:
+  TcpRing(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
+  Status fail(Status status);
+
+  int rank_, size_;
+  std::chrono::milliseconds timeout_;
+  Socket right_, left_;
+  std::string rightName_, leftName_;  // "rank 3 (node02:41234)", for messages
+  Status poisoned_;
+};
+
+}  // namespace hvd::backends::tcp

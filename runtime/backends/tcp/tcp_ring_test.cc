@@ -1,0 +1,207 @@
+// runtime/backends/tcp/tcp_ring_test.cc: the ring collectives over real TCP on loopback,
+// ranks as threads (Catch2 assertions only on the main thread): every type and operation,
+// awkward lengths, every rank count from 1 to 8, checked against a serial computation;
+// and a rank that dies mid-loop.
+#include "runtime/backends/tcp/tcp_ring.h"
+
+#include <catch2/catch.hpp>
+
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "collectives/ring_collectives.h"
+
+using namespace std::chrono_literals;
+using hvd::collectives::DataType;
+using hvd::collectives::ReduceOp;
+namespace hc = hvd::collectives;
+
+namespace {
+
+class MemoryStore : public hvd::Store {
+ public:
+  hvd::Status set(const std::string& key, const std::string& value) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    map_[key] = value;
+    changed_.notify_all();
+    return hvd::Status::ok();
+  }
+  hvd::Result<std::string> get(const std::string& key, std::chrono::milliseconds timeout) override {
+    std::unique_lock<std::mutex> lock(mutex_);
+    if (!changed_.wait_for(lock, timeout, [&] { return map_.count(key) > 0; })) return hvd::Status(hvd::Errc::kTimeout, key);
+    return map_[key];
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, std::string> map_;
+};
+
+// Runs body(rank, ring) on `size` threads, each with its own ring; returns each rank's
+// failure message ("" when it succeeded).
+template <typename Body>
+std::vector<std::string> onRing(int size, Body body, std::chrono::milliseconds timeout = 10s) {
+  MemoryStore store;
+  std::vector<std::string> errors(static_cast<size_t>(size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) {
+    threads.emplace_back([&, r] {
+      hvd::backends::tcp::TcpRingOptions options;
+      options.secret = "test-secret";
+      options.timeout = timeout;
+      auto ring = hvd::backends::tcp::TcpRing::connect(r, size, store, options);
+      if (!ring) {
+        errors[static_cast<size_t>(r)] = "connect: " + ring.status().message();
+        return;
+      }
+      errors[static_cast<size_t>(r)] = body(r, **ring);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+// Small integers, so float sums are exact and the comparison can be too.
+double valueFor(int rank, size_t index) { return static_cast<double>((rank * 7 + static_cast<int>(index) * 3) % 13 - 6); }
+
+template <typename T>
+T cast(double v) { return static_cast<T>(v); }
+
+template <typename T>
+std::string checkAllreduce(hc::RingTransport& ring, int size, DataType type, ReduceOp op, size_t count) {
+  size_t width = hc::dataTypeSize(type);
+  std::vector<std::byte> data(count * width), expected(count * width);
+  auto store = [&](std::vector<std::byte>& buf, size_t i, double v) {
+    if (type == DataType::kFloat16) {
+      uint16_t h = hc::floatToHalf(static_cast<float>(v));
+      std::memcpy(buf.data() + i * 2, &h, 2);
+    } else if (type == DataType::kBFloat16) {
+      uint16_t h = hc::floatToBfloat16(static_cast<float>(v));
+      std::memcpy(buf.data() + i * 2, &h, 2);
+    } else {
+      T t = cast<T>(v);
+      std::memcpy(buf.data() + i * width, &t, width);
+    }
+  };
+  for (size_t i = 0; i < count; ++i) {
+    store(data, i, valueFor(ring.rank(), i));
+    // The serial answer.
+    double acc = valueFor(0, i);
+    for (int r = 1; r < size; ++r) {
+      double v = valueFor(r, i);
+      switch (op) {
+        case ReduceOp::kSum:
+        case ReduceOp::kAverage: acc += v; break;
+        case ReduceOp::kMin: acc = std::min(acc, v); break;
+        case ReduceOp::kMax: acc = std::max(acc, v); break;
+        case ReduceOp::kProduct: acc *= v; break;
+      }
+    }
+    if (op == ReduceOp::kAverage) {
+      bool integer = type == DataType::kInt8 || type == DataType::kUInt8 || type == DataType::kInt32 || type == DataType::kInt64;
+      acc = integer ? static_cast<double>(static_cast<long long>(acc) / size) : acc / size;
+    }
+    if (type == DataType::kUInt8 || type == DataType::kInt8) acc = static_cast<double>(static_cast<T>(static_cast<long long>(acc)));
+    store(expected, i, acc);
+  }
+  auto s = hc::ringAllreduce(ring, data.data(), count, type, op);
+  if (!s.isOk()) return s.message();
+  if (data != expected) {
+    return std::string(hc::dataTypeName(type)) + " " + std::string(hc::reduceOpName(op)) + " count " +
+           std::to_string(count) + ": wrong result on rank " + std::to_string(ring.rank());
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("ring allreduce over TCP equals the serial result for every type, op and length, 1 to 8 ranks", "[mp][collectives]") {
+  for (int size = 1; size <= 8; ++size) {
+    auto errors = onRing(size, [size](int, hc::RingTransport& ring) -> std::string {
+      for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1009), size_t(size * 3 + 1)}) {
+        for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
+          // Products of 8 ranks' values overflow small types: they keep sum/min/max/avg.
+          std::string e = checkAllreduce<float>(ring, size, DataType::kFloat32, op, count);
+          if (e.empty()) e = checkAllreduce<double>(ring, size, DataType::kFloat64, op, count);
+          if (e.empty()) e = checkAllreduce<int32_t>(ring, size, DataType::kInt32, op, count);
+          if (e.empty()) e = checkAllreduce<int64_t>(ring, size, DataType::kInt64, op, count);
+          if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<int8_t>(ring, size, DataType::kInt8, op, count);
+          if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<uint16_t>(ring, size, DataType::kFloat16, op, count);
+          if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<uint16_t>(ring, size, DataType::kBFloat16, op, count);
+          if (!e.empty()) return e;
+        }
+      }
+      return "";
+    });
+    for (int r = 0; r < size; ++r) {
+      INFO("size " << size << " rank " << r);
+      CHECK(errors[static_cast<size_t>(r)] == "");
+    }
+  }
+}
+
+TEST_CASE("a large allreduce of 2^20 floats is exact on 4 ranks", "[mp][collectives]") {
+  auto errors = onRing(4, [](int, hc::RingTransport& ring) { return checkAllreduce<float>(ring, 4, DataType::kFloat32, ReduceOp::kSum, 1 << 20); });
+  for (const auto& e : errors) CHECK(e == "");
+}
+
+TEST_CASE("allgather, broadcast from every root and barrier agree on every rank", "[mp][collectives]") {
+  for (int size : {1, 2, 3, 5}) {
+    auto errors = onRing(size, [size](int rank, hc::RingTransport& ring) -> std::string {
+      std::vector<int> mine{rank, rank * rank}, all(static_cast<size_t>(size) * 2);
+      if (auto s = hc::ringAllgather(ring, mine.data(), sizeof(int) * 2, all.data()); !s.isOk()) return s.message();
+      for (int r = 0; r < size; ++r) {
+        if (all[static_cast<size_t>(2 * r)] != r || all[static_cast<size_t>(2 * r + 1)] != r * r) return "allgather wrong";
+      }
+      for (int root = 0; root < size; ++root) {
+        std::vector<char> data(100001, rank == root ? static_cast<char>('a' + root) : '?');
+        if (auto s = hc::ringBroadcast(ring, data.data(), data.size(), root); !s.isOk()) return s.message();
+        for (char c : data) {
+          if (c != 'a' + root) return "broadcast from " + std::to_string(root) + " wrong";
+        }
+      }
+      for (int i = 0; i < 3; ++i) {
+        if (auto s = hc::ringBarrier(ring); !s.isOk()) return s.message();
+      }
+      return "";
+    });
+    for (const auto& e : errors) CHECK(e == "");
+  }
+}
+
+TEST_CASE("when a rank dies mid-loop every survivor fails within twice the timeout, naming a peer, and stays failed", "[mp][collectives]") {
+  const auto timeout = 1000ms;
+  std::vector<std::chrono::milliseconds> took(4);
+  std::vector<std::string> second(4);
+  auto errors = onRing(4, [&](int rank, hc::RingTransport& ring) -> std::string {
+    auto& tcp = static_cast<hvd::backends::tcp::TcpRing&>(ring);
+    std::vector<float> data(1000, 1.0f);
+    for (int i = 0; i < 1000; ++i) {
+      if (rank == 2 && i == 20) {
+        tcp.abortForTest();  // as if the process had crashed
+        return "aborted";
+      }
+      auto start = std::chrono::steady_clock::now();
+      auto s = hc::ringAllreduce(ring, data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
+      if (!s.isOk()) {
+        took[static_cast<size_t>(rank)] = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        auto again = hc::ringAllreduce(ring, data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
+        second[static_cast<size_t>(rank)] = again.message();
+        return s.message();
+      }
+    }
+    return "no error";
+  }, timeout);
+  for (int r : {0, 1, 3}) {
+    INFO("rank " << r << ": " << errors[static_cast<size_t>(r)]);
+    CHECK(errors[static_cast<size_t>(r)].rfind("rank ", 0) == 0);  // names the peer
+    CHECK((errors[static_cast<size_t>(r)].find("closed its connection") != std::string::npos ||
+           errors[static_cast<size_t>(r)].find("no data from") != std::string::npos));
+    CHECK(took[static_cast<size_t>(r)] < 2 * timeout);
+    CHECK(second[static_cast<size_t>(r)] == errors[static_cast<size_t>(r)]);  // poisoned: the first error again
+  }
+}

@@ -50,9 +50,9 @@ Result<std::string> findExecutable(const std::string& argv0, const std::string& 
   while (start <= path.size()) {
     size_t end = path.find(':', start);
     if (end == std::string::npos) end = path.size();
-    std::string dir = path.substr(start, end - start);
-    if (dir.empty()) dir = ".";  // an empty PATH entry means the current directory
-    std::string candidate = dir + "/" + argv0;
+    // An empty PATH entry means the current directory. (Built as one expression: GCC 12
+    // reports a false -Wrestrict for assigning "." to the string afterwards.)
+    std::string candidate = (end > start ? path.substr(start, end - start) : std::string(".")) + "/" + argv0;
     if (isExecutableFile(candidate)) return candidate;
     start = end + 1;
   }

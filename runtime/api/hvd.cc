@@ -1,0 +1,126 @@
+// runtime/api/hvd.cc: the process's one Context, built by init() and used by every call.
+#include "hvd/hvd.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/ring_collectives.h"
+#include "runtime/backends/tcp/tcp_ring.h"
+#include "runtime/rendezvous/client.h"
+#include "runtime/rendezvous/protocol.h"
+
+namespace hvd {
+namespace {
+
+int envInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+
+// The rendezvous client as the Store a communicator is built with.
+class ClientStore : public Store {
+ public:
+  explicit ClientStore(rendezvous::Client& client) : client_(client) {}
+  Status set(const std::string& key, const std::string& value) override { return client_.set(key, value); }
+  Result<std::string> get(const std::string& key, std::chrono::milliseconds timeout) override {
+    return client_.get(key, timeout);
+  }
+
+ private:
+  rendezvous::Client& client_;
+};
+
+struct Context {
+  int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
+  std::unique_ptr<collectives::RingTransport> ring;
+};
+
+std::unique_ptr<Context> context;
+
+Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has not been called (or failed)"); }
+
+}  // namespace
+
+Status init() {
+  if (context) return Status::ok();
+  auto c = std::make_unique<Context>();
+  c->rank = envInt("HVD_RANK", 0);
+  c->size = envInt("HVD_SIZE", 1);
+  c->localRank = envInt("HVD_LOCAL_RANK", 0);
+  c->localSize = envInt("HVD_LOCAL_SIZE", 1);
+  c->crossRank = envInt("HVD_CROSS_RANK", 0);
+  c->crossSize = envInt("HVD_CROSS_SIZE", 1);
+  if (c->size < 1 || c->rank < 0 || c->rank >= c->size) {
+    return invalidArgument("HVD_RANK=" + std::to_string(c->rank) + " and HVD_SIZE=" + std::to_string(c->size) +
+                           " do not describe a rank of a job");
+  }
+  backends::tcp::TcpRingOptions options;
+  options.timeout = std::chrono::milliseconds(static_cast<long long>(envInt("HVD_TIMEOUT", 30)) * 1000);
+  if (c->size > 1) {
+    auto client = rendezvous::Client::fromEnvironment(options.timeout);
+    if (!client) return client.status().withContext("joining the job");
+    const char* host = std::getenv("HVD_HOSTNAME");
+    const char* rendezvousAddr = std::getenv("HVD_RENDEZVOUS_ADDR");
+    // Ranks all on one machine talk over loopback; otherwise by the plan's host name.
+    bool local = rendezvousAddr != nullptr && std::string(rendezvousAddr) == "127.0.0.1";
+    options.advertiseHost = local || host == nullptr ? "127.0.0.1" : host;
+    options.secret = std::getenv("HVD_SECRET_KEY");
+    HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(c->rank), options.advertiseHost));
+    ClientStore store(*client);
+    auto ring = backends::tcp::TcpRing::connect(c->rank, c->size, store, options);
+    if (!ring) return ring.status().withContext("connecting rank " + std::to_string(c->rank) + " to its neighbours");
+    c->ring = std::move(*ring);
+  } else {
+    options.timeout = std::chrono::milliseconds(1000);
+    struct NoStore : Store {
+      Status set(const std::string&, const std::string&) override { return Status::ok(); }
+      Result<std::string> get(const std::string& key, std::chrono::milliseconds) override { return notFound(key); }
+    } none;
+    c->ring = backends::tcp::TcpRing::connect(0, 1, none, options).value();
+  }
+  context = std::move(c);
+  return Status::ok();
+}
+
+void shutdown() { context.reset(); }
+bool initialized() { return context != nullptr; }
+int rank() { return context ? context->rank : 0; }
+int size() { return context ? context->size : 1; }
+int localRank() { return context ? context->localRank : 0; }
+int localSize() { return context ? context->localSize : 1; }
+int crossRank() { return context ? context->crossRank : 0; }
+int crossSize() { return context ? context->crossSize : 1; }
+
+Status allreduce(void* data, size_t count, DataType type, ReduceOp op) {
+  if (!context) return notInitialized();
+  return collectives::ringAllreduce(*context->ring, data, count, type, op);
+}
+
+Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
+  if (!context) return notInitialized();
+  if (in != out) std::memmove(out, in, count * collectives::dataTypeSize(type));
+  return collectives::ringAllreduce(*context->ring, out, count, type, op);
+}
+
+Status broadcast(void* data, size_t bytes, int root) {
+  if (!context) return notInitialized();
+  if (root < 0 || root >= context->size) return invalidArgument("broadcast root " + std::to_string(root) + " is not a rank");
+  return collectives::ringBroadcast(*context->ring, data, bytes, root);
+}
+
+Status allgather(const void* mine, size_t bytes, void* out) {
+  if (!context) return notInitialized();
+  return collectives::ringAllgather(*context->ring, mine, bytes, out);
+}
+
+Status barrier() {
+  if (!context) return notInitialized();
+  return collectives::ringBarrier(*context->ring);
+}
+
+}  // namespace hvd

@@ -1,0 +1,38 @@
+// hvd/hvd.h: the library ranks link. Started by hvdrun, init() joins the job (rendezvous,
+// then a TCP ring between all ranks); started alone, it is a world of one rank.
+// Every call blocks until done; data buffers stay the caller's. One thread at a time may
+// call the collectives. Errors come back as a Status naming the peer rank and host; after
+// a failure every later call fails fast with the same error.
+#pragma once
+
+#include <cstddef>
+
+#include "collectives/reduce.h"
+#include "runtime/common/status.h"
+
+namespace hvd {
+
+using collectives::DataType;
+using collectives::ReduceOp;
+
+// Joins the job described by hvdrun's environment (HVD_RANK, HVD_SIZE, ...,
+// HVD_RENDEZVOUS_ADDR/PORT, HVD_SECRET_KEY); without it, a world of one. Idempotent.
+// Timeout: HVD_TIMEOUT seconds (default 30) for joining and for every later call.
+Status init();
+void shutdown();
+bool initialized();
+
+int rank();
+int size();
+int localRank();
+int localSize();
+int crossRank();
+int crossSize();
+
+Status allreduce(void* data, size_t count, DataType type, ReduceOp op);  // in place
+Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
+Status broadcast(void* data, size_t bytes, int root);
+Status allgather(const void* mine, size_t bytes, void* out);  // out: size() * bytes, in rank order
+Status barrier();
+
+}  // namespace hvd

@@ -1,0 +1,122 @@
+// tests/e2e/collective_rank.cc: a rank using the runtime library for real, started by
+// hvdrun: it checks every type and operation of allreduce, broadcast from every root,
+// allgather and barrier against a serial computation, then prints "ok <checks>".
+//   collective_rank check            the checks above
+//   collective_rank loop <victim>    allreduce in a loop; rank <victim> SIGKILLs itself
+//                                    after 20 rounds; survivors print the error they get
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hvd/hvd.h"
+
+using hvd::DataType;
+using hvd::ReduceOp;
+
+namespace {
+
+double valueFor(int rank, size_t i) { return static_cast<double>((rank * 5 + static_cast<int>(i) * 3) % 11 - 5); }
+
+template <typename T>
+bool checkType(DataType type, ReduceOp op, size_t count) {
+  int n = hvd::size(), r = hvd::rank();
+  std::vector<T> data(count), expected(count);
+  for (size_t i = 0; i < count; ++i) {
+    data[i] = static_cast<T>(valueFor(r, i));
+    double acc = valueFor(0, i);
+    for (int k = 1; k < n; ++k) {
+      double v = valueFor(k, i);
+      if (op == ReduceOp::kSum || op == ReduceOp::kAverage) acc += v;
+      if (op == ReduceOp::kMin) acc = std::min(acc, v);
+      if (op == ReduceOp::kMax) acc = std::max(acc, v);
+      if (op == ReduceOp::kProduct) acc *= v;
+    }
+    if (op == ReduceOp::kAverage) acc = std::is_integral_v<T> ? static_cast<double>(static_cast<long long>(acc) / n) : acc / n;
+    expected[i] = static_cast<T>(acc);
+  }
+  auto s = hvd::allreduce(data.data(), count, type, op);
+  if (!s.isOk()) {
+    std::fprintf(stderr, "allreduce failed: %s\n", s.message().c_str());
+    return false;
+  }
+  // Sums of small integers are exact in every type; averages are compared within 1e-6.
+  for (size_t i = 0; i < count; ++i) {
+    double got = static_cast<double>(data[i]), want = static_cast<double>(expected[i]);
+    if (std::abs(got - want) > 1e-6 * (1 + std::abs(want))) {
+      std::fprintf(stderr, "%s %s count %zu index %zu: got %g, expected %g\n", std::string(hvd::collectives::dataTypeName(type)).c_str(),
+                   std::string(hvd::collectives::reduceOpName(op)).c_str(), count, i, got, want);
+      return false;
+    }
+  }
+  return true;
+}
+
+int check() {
+  int checks = 0;
+  int n = hvd::size();
+  for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1009), size_t(n * 5 + 3), size_t(1) << 20}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
+      if (count == (size_t(1) << 20) && op != ReduceOp::kSum) continue;  // one large case is enough
+      bool ok = checkType<float>(DataType::kFloat32, op, count) && checkType<double>(DataType::kFloat64, op, count) &&
+                checkType<int32_t>(DataType::kInt32, op, count) && checkType<int64_t>(DataType::kInt64, op, count) &&
+                (op == ReduceOp::kProduct || checkType<int8_t>(DataType::kInt8, op, count));
+      if (!ok) return 1;
+      checks += 5;
+    }
+  }
+  for (int root = 0; root < n; ++root) {
+    std::vector<int> data(1000, hvd::rank() == root ? root + 1 : -1);
+    if (!hvd::broadcast(data.data(), data.size() * sizeof(int), root).isOk()) return 1;
+    for (int v : data) {
+      if (v != root + 1) {
+        std::fprintf(stderr, "broadcast from %d wrong\n", root);
+        return 1;
+      }
+    }
+    ++checks;
+  }
+  std::vector<int> all(static_cast<size_t>(n));
+  int mine = hvd::rank() * 10;
+  if (!hvd::allgather(&mine, sizeof mine, all.data()).isOk()) return 1;
+  for (int k = 0; k < n; ++k) {
+    if (all[static_cast<size_t>(k)] != k * 10) return 1;
+  }
+  if (!hvd::barrier().isOk()) return 1;
+  std::printf("ok %d checks on rank %d of %d\n", checks + 2, hvd::rank(), n);
+  return 0;
+}
+
+int loop(int victim) {
+  ::signal(SIGTERM, SIG_IGN);  // let survivors report; hvdrun SIGKILLs after its grace
+  std::vector<float> data(10000, 1.0f);
+  for (int i = 0; i < 100000; ++i) {
+    if (hvd::rank() == victim && i == 20) ::raise(SIGKILL);
+    auto start = std::chrono::steady_clock::now();
+    auto s = hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kAverage);
+    if (!s.isOk()) {
+      double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::fprintf(stderr, "allreduce failed after %.2f s: %s\n", took, s.message().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (auto s = hvd::init(); !s.isOk()) {
+    std::fprintf(stderr, "init failed: %s\n", s.message().c_str());
+    return 2;
+  }
+  std::string mode = argc > 1 ? argv[1] : "check";
+  int rc = mode == "loop" && argc > 2 ? loop(std::atoi(argv[2])) : check();
+  hvd::shutdown();
+  return rc;
+}

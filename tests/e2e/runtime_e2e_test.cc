@@ -1,0 +1,55 @@
+// tests/e2e/runtime_e2e_test.cc: the runtime library in real processes started by hvdrun:
+// correctness for 1 to 8 ranks, and a rank killed during a loop of allreduces.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <sstream>
+
+#include "tests/support/hvdrun_runner.h"
+
+using hvd::test::environmentWith;
+using hvd::test::runHvdrun;
+
+namespace {
+
+const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
+
+hvd::cli::RunOptions options(std::vector<std::string> extra = {}) {
+  extra.insert(extra.end(), {"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "CUDA_VISIBLE_DEVICES"});
+  hvd::cli::RunOptions o;
+  o.env = environmentWith(extra);
+  o.timeout = std::chrono::seconds(120);
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("real processes from 1 to 8 ranks get serially correct allreduce, broadcast, allgather and barrier", "[e2e][mp][collectives]") {
+  for (int np = 1; np <= 8; ++np) {
+    auto run = runHvdrun({"-np", std::to_string(np), kCollective, "check"}, options());
+    INFO("np " << np << "\n" << run.out << run.err);
+    REQUIRE(run.exitCode == 0);
+    int ok = 0;
+    std::istringstream in(run.out);
+    for (std::string line; std::getline(in, line);) ok += line.find("<stdout>:ok ") != std::string::npos;
+    CHECK(ok == np);
+  }
+}
+
+TEST_CASE("a rank SIGKILLed during a loop of allreduces makes every survivor fail within twice the timeout, naming a peer", "[e2e][mp][collectives]") {
+  auto run = runHvdrun({"-np", "4", "--kill-grace", "3", kCollective, "loop", "2"}, options({"HVD_TIMEOUT=2"}));
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 137);
+  CHECK(run.err.find("hvdrun: error: rank 2 was killed by SIGKILL") != std::string::npos);
+  std::regex failure(R"(\[(\d)\]<stderr>:allreduce failed after (\d+\.\d+) s: rank \d \(\S+\) closed its connection|\[(\d)\]<stderr>:allreduce failed after (\d+\.\d+) s: no data from rank \d)");
+  int survivors = 0;
+  std::istringstream in(run.err);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, failure)) continue;
+    ++survivors;
+    double took = std::stod(m[2].matched ? m[2].str() : m[4].str());
+    CHECK(took < 4.0);  // twice HVD_TIMEOUT
+  }
+  CHECK(survivors == 3);
+}

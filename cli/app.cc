@@ -20,6 +20,7 @@
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
+#include "cli/plan_request.h"
 #include "cli/plan/plan_output.h"
 #include "cli/rendezvous/rendezvous_server.h"
 #include "slurm/environment.h"
@@ -57,12 +58,9 @@ std::vector<std::string> inheritedEnvironment(const std::vector<std::string>& ov
   return env;
 }
 
-PlanRequest planRequestFrom(const Options& o) {
-  PlanRequest r;
-  r.numProc = o.numProc;
-  r.hostList = o.hosts;
+PlanRequest planRequestWithHostfile(const Options& o) {
+  PlanRequest r = planRequestFrom(o);
   if (!o.hostfile.empty()) {
-    r.hostfilePath = o.hostfile;
     auto text = readTextFile(o.hostfile);
     if (!text) {
       throw UserError(ExitCode::kUsage, "cannot read --hostfile: " + text.status().message(),
@@ -70,21 +68,11 @@ PlanRequest planRequestFrom(const Options& o) {
     }
     r.hostfileText = std::move(*text);
   }
-  r.noSlurm = o.noSlurm;
-  r.gpusPerRank = o.gpusPerRank;
-  r.noGpu = o.noGpu;
-  r.oversubscribeGpus = o.oversubscribeGpus;
-  r.tfConfig = o.tfConfig;
-  r.tfPs = o.tfPs;
-  r.tfChief = o.tfChief;
-  r.tfEvaluator = o.tfEvaluator;
-  r.tfPortBase = o.tfPortBase;
-  r.networkInterface = o.networkInterface;
   return r;
 }
 
 Plan makePlan(const Options& o, const slurm::Environment& env) {
-  PlanRequest request = planRequestFrom(o);
+  PlanRequest request = planRequestWithHostfile(o);
   MachineFacts facts;
   facts.hostname = hostName();
   // Asking the driver costs a cuInit: only when CUDA_VISIBLE_DEVICES does not already say.
@@ -159,6 +147,21 @@ void report(const JobOutcome& outcome, int ranks) {
   }
 }
 
+// A launcher (srun, mpirun) stands for every rank: the failing rank its messages name is
+// the job's root cause and exit code, unless the job was interrupted or never started.
+void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure, const Plan& plan) {
+  if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
+  if (!failure || result.interruptSignal != 0 || !result.neverReady.empty()) return;
+  if (failure->host.empty() && failure->rank >= 0 && failure->rank < static_cast<int>(plan.ranks.size())) {
+    failure->host = plan.ranks[static_cast<size_t>(failure->rank)].where.host;
+  }
+  failure->when = nowIso8601();
+  if (auto it = result.srunStderr.find(failure->rank); it != result.srunStderr.end()) failure->lastStderrLines = it->second;
+  result.exitCode = failure->signal != 0 ? 128 + failure->signal : failure->exitCode;
+  result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
+  result.firstFailure = std::move(failure);
+}
+
 // The job's rendezvous server, started before any rank; the plan learns its real port.
 std::unique_ptr<RendezvousServer> startRendezvous(Plan& plan, const std::string& secret) {
   auto server = RendezvousServer::start(0, secret);
@@ -205,22 +208,8 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   std::remove(hostfile.c_str());
   ::rmdir(dir);
   JobOutcome result = valueOrThrow(std::move(outcome));
-  // One srun process stands for every rank.
-  if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
   // srun exits 143 after stopping the step; the first failing task is the real cause.
-  if (auto failure = firstSrunFailure(result.srunMessages);
-      failure && result.interruptSignal == 0 && result.neverReady.empty()) {
-    RankFailure f;
-    f.rank = failure->rank;
-    f.host = failure->host;
-    f.exitCode = failure->exitCode;
-    f.signal = failure->signal;
-    f.when = nowIso8601();
-    if (auto it = result.srunStderr.find(failure->rank); it != result.srunStderr.end()) f.lastStderrLines = it->second;
-    result.firstFailure = f;
-    result.exitCode = f.signal != 0 ? 128 + f.signal : f.exitCode;
-    result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
-  }
+  adoptLauncherFailure(result, firstSrunFailure(result.srunMessages), plan);
   report(result, static_cast<int>(plan.ranks.size()));
   return result.exitCode;
 }
@@ -243,21 +232,7 @@ int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::
   applyOutputOptions(o, supervision);
   if (server != nullptr) superviseStart(o, plan, *server, supervision);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
-  if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
-  if (auto failure = firstMpirunFailure(result.srunMessages);
-      failure && result.interruptSignal == 0 && result.neverReady.empty()) {
-    RankFailure f;
-    f.rank = failure->rank;
-    f.host = failure->host.empty() ? plan.ranks[static_cast<size_t>(std::min<int>(failure->rank, static_cast<int>(plan.ranks.size()) - 1))].where.host
-                                   : failure->host;
-    f.exitCode = failure->exitCode;
-    f.signal = failure->signal;
-    f.when = nowIso8601();
-    if (auto it = result.srunStderr.find(failure->rank); it != result.srunStderr.end()) f.lastStderrLines = it->second;
-    result.firstFailure = f;
-    result.exitCode = f.signal != 0 ? 128 + f.signal : f.exitCode;
-    result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
-  }
+  adoptLauncherFailure(result, firstMpirunFailure(result.srunMessages), plan);
   report(result, static_cast<int>(plan.ranks.size()));
   return result.exitCode;
 }

@@ -12,6 +12,7 @@
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
 #include "cli/plan/plan_output.h"
+#include "cli/plan_request.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
 #include "slurm/allocation.h"
@@ -58,17 +59,11 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   }
 
   // The same plan as the launcher's, with this node as "this machine".
-  PlanRequest request;
+  PlanRequest request = planRequestFrom(o);
   request.hostList = hostsSpec->second;
-  request.gpusPerRank = o.gpusPerRank;
-  request.noGpu = o.noGpu;
+  request.hostfilePath.clear();
+  request.numProc = 0;
   request.oversubscribeGpus = true;  // the launcher already checked every host's GPUs
-  request.tfConfig = o.tfConfig;
-  request.tfPs = o.tfPs;
-  request.tfChief = o.tfChief;
-  request.tfEvaluator = o.tfEvaluator;
-  request.tfPortBase = o.tfPortBase;
-  request.networkInterface = o.networkInterface;
   MachineFacts facts;
   auto nodeName = env.find("SLURMD_NODENAME");  // Slurm's name for this node, which the plan uses
   facts.hostname = nodeName != env.end() ? nodeName->second : hostName();

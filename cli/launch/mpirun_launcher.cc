@@ -47,7 +47,7 @@ MpirunCommand mpirunLaunchCommand(const Plan& plan, const Options& o, const std:
   return c;
 }
 
-std::optional<MpirunRankFailure> firstMpirunFailure(const std::vector<std::string>& messages) {
+std::optional<RankFailure> firstMpirunFailure(const std::vector<std::string>& messages) {
   static const std::regex kProcess(R"(^\s*Process name: \[\[\d+,\d+\],(\d+)\]\s*$)");
   static const std::regex kExit(R"(^\s*Exit code:\s*(\d+)\s*$)");
   static const std::regex kSignal(R"(process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+))");
@@ -55,7 +55,7 @@ std::optional<MpirunRankFailure> firstMpirunFailure(const std::vector<std::strin
   for (const std::string& line : messages) {
     std::smatch m;
     if (std::regex_search(line, m, kSignal)) {
-      MpirunRankFailure f;
+      RankFailure f;
       f.rank = std::stoi(m[1]);
       f.host = m[2];
       f.signal = std::stoi(m[3]);
@@ -63,7 +63,7 @@ std::optional<MpirunRankFailure> firstMpirunFailure(const std::vector<std::strin
     }
     if (std::regex_match(line, m, kProcess)) rank = std::stoi(m[1]);
     if (rank && std::regex_match(line, m, kExit)) {
-      MpirunRankFailure f;
+      RankFailure f;
       f.rank = *rank;
       f.exitCode = std::stoi(m[1]);
       return f;

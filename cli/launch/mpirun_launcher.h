@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch/supervisor.h"
 #include "cli/options.h"
 #include "cli/plan/plan.h"
 
@@ -23,15 +24,8 @@ struct MpirunCommand {
 MpirunCommand mpirunLaunchCommand(const Plan& plan, const Options& options, const std::string& hvdrunPath,
                                   const std::vector<std::string>& jobWide, bool asRoot);
 
-struct MpirunRankFailure {
-  int rank = 0;
-  std::string host;  // empty when mpirun does not say
-  int exitCode = 0;
-  int signal = 0;
-};
-
-// From mpirun's messages: "Process name: [[J,1],R]" + "Exit code: N", or "process rank R
-// with PID P on node H exited on signal S".
-std::optional<MpirunRankFailure> firstMpirunFailure(const std::vector<std::string>& messages);
+// From mpirun's messages: "Process name: [[J,1],R]" + "Exit code: N" (no host), or
+// "process rank R with PID P on node H exited on signal S".
+std::optional<RankFailure> firstMpirunFailure(const std::vector<std::string>& messages);
 
 }  // namespace hvd::cli

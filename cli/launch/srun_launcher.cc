@@ -45,13 +45,13 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
   return c;
 }
 
-std::optional<SrunTaskFailure> firstSrunFailure(const std::vector<std::string>& messages) {
+std::optional<RankFailure> firstSrunFailure(const std::vector<std::string>& messages) {
   static const std::regex kTask(R"(^srun: error: ([^:]+): tasks? (\d+)(?:-\d+)?: (.*)$)");
   static const std::regex kExit(R"(^Exited with exit code (\d+)$)");
   for (const std::string& line : messages) {
     std::smatch m;
     if (!std::regex_match(line, m, kTask)) continue;
-    SrunTaskFailure f;
+    RankFailure f;
     f.host = m[1];
     f.rank = std::stoi(m[2]);
     std::string what = m[3];

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch/supervisor.h"
 #include "cli/options.h"
 #include "cli/plan/plan.h"
 
@@ -27,13 +28,8 @@ SrunCommand srunCommand(const Plan& plan, const Options& options, const std::str
 std::string srunHostfile(const Plan& plan);
 
 // What srun's own messages say about the first task that failed:
-// "srun: error: node02: task 2: Exited with exit code 3" / "...: task 1: Killed".
-struct SrunTaskFailure {
-  int rank = 0;
-  std::string host;
-  int exitCode = 0;
-  int signal = 0;  // from strsignal's wording ("Killed" = SIGKILL)
-};
-std::optional<SrunTaskFailure> firstSrunFailure(const std::vector<std::string>& srunMessages);
+// "srun: error: node02: task 2: Exited with exit code 3" / "...: task 1: Killed" (the
+// signal read back from strsignal's wording). pid and time are not known.
+std::optional<RankFailure> firstSrunFailure(const std::vector<std::string>& srunMessages);
 
 }  // namespace hvd::cli

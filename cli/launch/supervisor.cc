@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +45,7 @@ struct Rank {
   pid_t pid = -1;
   bool running = false;
   bool stoppedByUs = false;
+  int signalSent = 0;  // the last signal hvdrun sent this rank's group
   Stream out, err;
   std::deque<std::string> lastStderr;
 };
@@ -251,24 +253,39 @@ class Job {
     }
   }
 
+  // Reaps every child that has exited and picks the job's root cause. A rank that died of a
+  // signal hvdrun never sent it (a crash, SIGKILL by the OOM killer) is the cause over a
+  // rank that merely exited with an error; such an error is typically a survivor reacting
+  // to the crash, and it may even be reaped first (a dying process's sockets close before
+  // its parent is told), so a crash reaped within kCauseWindow of the first failure still
+  // takes over.
   void reapExited(std::optional<Clock::time_point>& killDeadline) {
     while (true) {
       int status = 0;
       pid_t pid = ::waitpid(-1, &status, WNOHANG);
-      if (pid <= 0) return;
+      if (pid <= 0) break;
       for (Rank& r : ranks_) {
         if (r.pid != pid || !r.running) continue;
         r.running = false;
-        bool failed = WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
-        if (failed && !r.stoppedByUs && !outcome_.firstFailure && outcome_.interruptSignal == 0) {
-          RankFailure f;
-          f.rank = r.spec->rank;
-          f.host = r.spec->host;
-          f.pid = pid;
-          f.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-          f.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-          f.when = nowIso8601();
-          outcome_.firstFailure = std::move(f);
+        bool crashed = WIFSIGNALED(status) && WTERMSIG(status) != r.signalSent;
+        bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !r.stoppedByUs);
+        if (!failed || outcome_.interruptSignal != 0) continue;
+        if (outcome_.firstFailure) {
+          bool firstWasError = outcome_.firstFailure->signal == 0;
+          if (!(crashed && firstWasError && Clock::now() - firstFailureAt_ < kCauseWindow)) continue;
+        }
+        RankFailure f;
+        f.rank = r.spec->rank;
+        f.host = r.spec->host;
+        f.pid = pid;
+        f.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+        f.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+        f.when = nowIso8601();
+        bool first = !outcome_.firstFailure;
+        outcome_.firstFailure = std::move(f);
+        r.stoppedByUs = false;  // the cause, not a rank hvdrun stopped
+        if (first) {
+          firstFailureAt_ = Clock::now();
           stopOthers();
           killDeadline = Clock::now() + options_.killGrace;
         }
@@ -280,13 +297,17 @@ class Job {
     for (Rank& r : ranks_) {
       if (!r.running) continue;
       r.stoppedByUs = true;
+      r.signalSent = SIGTERM;
       ::kill(-r.pid, SIGTERM);
     }
   }
 
   void signalAll(int sig, bool includeExited = false) {
     for (Rank& r : ranks_) {
-      if (r.pid > 0 && (r.running || includeExited)) ::kill(-r.pid, sig);
+      if (r.pid > 0 && (r.running || includeExited)) {
+        r.signalSent = sig;
+        ::kill(-r.pid, sig);
+      }
     }
   }
 
@@ -444,7 +465,9 @@ class Job {
   JobOutcome outcome_;
   std::map<int, std::deque<std::string>> labelledStderr_;  // srun mode: per task; -1: srun itself
   std::vector<std::string> srunMessages_;
-  std::map<std::pair<int, bool>, int> files_;  // (rank, stderr?) -> fd; -1 when unwritable
+  std::map<std::pair<int, bool>, int> files_;
+  Clock::time_point firstFailureAt_{};
+  static constexpr std::chrono::milliseconds kCauseWindow{250};  // (rank, stderr?) -> fd; -1 when unwritable
 };
 
 }  // namespace

@@ -54,6 +54,34 @@ std::vector<int> survivors(const std::vector<int>& pids, std::chrono::millisecon
   return alive;
 }
 
+// A job hvdrun runs in the background inside `salloc -N3 -n4`: `shell` starts hvdrun, writes
+// its pid to pidFile; returns once the 4 ranks have written their pid files into pids.
+struct BackgroundJob {
+  pid_t salloc = -1;
+  int hvdrun = 0;
+  std::vector<int> ranks;
+};
+
+BackgroundJob startInAllocation(const std::string& shell, const std::string& pids, const std::string& pidFile) {
+  BackgroundJob job;
+  job.salloc = ::fork();
+  REQUIRE(job.salloc >= 0);
+  if (job.salloc == 0) {
+    ::setenv("HVD_TEST_PIDDIR", pids.c_str(), 1);
+    ::execlp("salloc", "salloc", "-N3", "-n4", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (hvd::test::readPidFiles(pids).size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  job.ranks = hvd::test::readPidFiles(pids);
+  REQUIRE(job.ranks.size() == 4);
+  std::ifstream(pidFile) >> job.hvdrun;
+  REQUIRE(job.hvdrun > 0);
+  return job;
+}
+
 }  // namespace
 
 TEST_CASE("through srun each rank runs on its planned node with its planned identity and GPU", "[cluster][launch]") {
@@ -126,26 +154,12 @@ TEST_CASE("when hvdrun is SIGKILLed inside a live allocation, no rank survives o
   REQUIRE(::mkdir(pids.c_str(), 0755) == 0);
   // The allocation's shell stays alive after hvdrun dies, as a user's would.
   std::string shell = kHvdrun + " " + kRank + " sleep 60 & echo $! > " + pidFile + "; wait; sleep 5";
-  pid_t salloc = ::fork();
-  REQUIRE(salloc >= 0);
-  if (salloc == 0) {
-    ::setenv("HVD_TEST_PIDDIR", pids.c_str(), 1);
-    ::execlp("salloc", "salloc", "-N3", "-n4", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (hvd::test::readPidFiles(pids).size() < 4 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  auto rankPids = hvd::test::readPidFiles(pids);
-  REQUIRE(rankPids.size() == 4);
-  std::ifstream in(pidFile);
-  int hvdrunPid = 0;
-  REQUIRE(in >> hvdrunPid);
-  REQUIRE(::kill(hvdrunPid, SIGKILL) == 0);
+  BackgroundJob job = startInAllocation(shell, pids, pidFile);
+  auto rankPids = job.ranks;
+  REQUIRE(::kill(job.hvdrun, SIGKILL) == 0);
   CHECK(survivors(rankPids, std::chrono::seconds(2)).empty());
   int status = 0;
-  ::waitpid(salloc, &status, 0);
+  ::waitpid(job.salloc, &status, 0);
 }
 
 TEST_CASE("through mpirun each rank runs on its planned node with its identity and a distinct GPU", "[cluster][launch][mpi]") {
@@ -191,22 +205,10 @@ TEST_CASE("through srun one SIGINT to hvdrun stops every rank and hvdrun exits 1
   std::string pids = dir.path() + "/pids", pidFile = dir.path() + "/hvdrun.pid", rcFile = dir.path() + "/rc";
   REQUIRE(::mkdir(pids.c_str(), 0755) == 0);
   std::string shell = kHvdrun + " " + kRank + " sleep 60 & echo $! > " + pidFile + "; wait $!; echo $? > " + rcFile;
-  pid_t salloc = ::fork();
-  REQUIRE(salloc >= 0);
-  if (salloc == 0) {
-    ::setenv("HVD_TEST_PIDDIR", pids.c_str(), 1);
-    ::execlp("salloc", "salloc", "-N3", "-n4", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (hvd::test::readPidFiles(pids).size() < 4 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  auto rankPids = hvd::test::readPidFiles(pids);
-  REQUIRE(rankPids.size() == 4);
-  int hvdrunPid = 0;
-  std::ifstream(pidFile) >> hvdrunPid;
-  REQUIRE(hvdrunPid > 0);
+  BackgroundJob job = startInAllocation(shell, pids, pidFile);
+  auto rankPids = job.ranks;
+  int hvdrunPid = job.hvdrun;
+  pid_t salloc = job.salloc;
   auto start = std::chrono::steady_clock::now();
   REQUIRE(::kill(hvdrunPid, SIGINT) == 0);
   CHECK(survivors(rankPids, std::chrono::seconds(3)).empty());
@@ -237,22 +239,10 @@ TEST_CASE("SIGUSR2 sent to hvdrun reaches every rank on every node through srun"
   REQUIRE(::mkdir(pids.c_str(), 0755) == 0);
   std::string shell = kHvdrun + " --kill-grace 0.5 " + kRank + " signals 20 > " + out + " 2>&1 & echo $! > " + pidFile +
                       "; wait $!";
-  pid_t salloc = ::fork();
-  REQUIRE(salloc >= 0);
-  if (salloc == 0) {
-    ::setenv("HVD_TEST_PIDDIR", pids.c_str(), 1);
-    ::execlp("salloc", "salloc", "-N3", "-n4", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (hvd::test::readPidFiles(pids).size() < 4 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  REQUIRE(hvd::test::readPidFiles(pids).size() == 4);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  int hvdrunPid = 0;
-  std::ifstream(pidFile) >> hvdrunPid;
-  REQUIRE(hvdrunPid > 0);
+  BackgroundJob job = startInAllocation(shell, pids, pidFile);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // handlers go in after the pid file
+  int hvdrunPid = job.hvdrun;
+  pid_t salloc = job.salloc;
   ::kill(hvdrunPid, SIGUSR2);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   ::kill(hvdrunPid, SIGTERM);

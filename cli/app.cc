@@ -176,6 +176,19 @@ void superviseStart(const Options& o, const Plan& plan, RendezvousServer& server
   supervision.readyRanks = [&server] { return server.readyRanks(); };
 }
 
+// How a launch is watched: the output options, the grace, the launcher's labels and the
+// start timeout (when a rendezvous server runs).
+SupervisorOptions supervisionFor(const Options& o, const Plan& plan, RendezvousServer* server,
+                                 SupervisorOptions::Labels labels) {
+  SupervisorOptions supervision;
+  supervision.prefixOutput = o.prefixOutput;
+  supervision.killGrace = o.killGrace;
+  supervision.labels = labels;
+  applyOutputOptions(o, supervision);
+  if (server != nullptr) superviseStart(o, plan, *server, supervision);
+  return supervision;
+}
+
 // Inside a Slurm allocation: one srun step runs the plan (never ssh there).
 int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
                    const slurm::Environment& env, RendezvousServer* server) {
@@ -198,12 +211,7 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   bool insideStep = env.count("SLURM_STEP_ID") > 0;
   SrunCommand command = srunCommand(plan, o, thisExecutable(), hostfile, jobWide, insideStep);
   RankProcess srunProcess{0, plan.masterAddr, *srun, command.argv, inheritedEnvironment(command.env)};
-  SupervisorOptions supervision;
-  supervision.prefixOutput = o.prefixOutput;
-  supervision.killGrace = o.killGrace;
-  supervision.labels = SupervisorOptions::Labels::kSrun;
-  applyOutputOptions(o, supervision);
-  if (server != nullptr) superviseStart(o, plan, *server, supervision);
+  SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kSrun);
   auto outcome = superviseRanks({srunProcess}, supervision);
   std::remove(hostfile.c_str());
   ::rmdir(dir);
@@ -225,12 +233,7 @@ int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::
   }
   MpirunCommand command = mpirunLaunchCommand(plan, o, thisExecutable(), jobWide, ::geteuid() == 0);
   RankProcess process{0, plan.masterAddr, *mpirun, command.argv, inheritedEnvironment(command.env)};
-  SupervisorOptions supervision;
-  supervision.prefixOutput = o.prefixOutput;
-  supervision.killGrace = o.killGrace;
-  supervision.labels = SupervisorOptions::Labels::kOpenMpi;
-  applyOutputOptions(o, supervision);
-  if (server != nullptr) superviseStart(o, plan, *server, supervision);
+  SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
   adoptLauncherFailure(result, firstMpirunFailure(result.srunMessages), plan);
   report(result, static_cast<int>(plan.ranks.size()));
@@ -269,11 +272,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
     rankEnv.push_back(secret);
     ranks.push_back({r.where.rank, r.where.host, *exe, o.program, inheritedEnvironment(rankEnv)});
   }
-  SupervisorOptions supervision;
-  supervision.prefixOutput = o.prefixOutput;
-  supervision.killGrace = o.killGrace;
-  applyOutputOptions(o, supervision);
-  superviseStart(o, plan, *server, supervision);
+  SupervisorOptions supervision = supervisionFor(o, plan, server.get(), SupervisorOptions::Labels::kNone);
   JobOutcome outcome = valueOrThrow(superviseRanks(ranks, supervision));
   report(outcome, static_cast<int>(ranks.size()));
   return outcome.exitCode;

@@ -156,7 +156,7 @@ void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure
     failure->host = plan.ranks[static_cast<size_t>(failure->rank)].where.host;
   }
   failure->when = nowIso8601();
-  if (auto it = result.srunStderr.find(failure->rank); it != result.srunStderr.end()) failure->lastStderrLines = it->second;
+  if (auto it = result.launcherStderr.find(failure->rank); it != result.launcherStderr.end()) failure->lastStderrLines = it->second;
   result.exitCode = failure->signal != 0 ? 128 + failure->signal : failure->exitCode;
   result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
   result.firstFailure = std::move(failure);
@@ -217,7 +217,7 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   ::rmdir(dir);
   JobOutcome result = valueOrThrow(std::move(outcome));
   // srun exits 143 after stopping the step; the first failing task is the real cause.
-  adoptLauncherFailure(result, firstSrunFailure(result.srunMessages), plan);
+  adoptLauncherFailure(result, firstSrunFailure(result.launcherMessages), plan);
   report(result, static_cast<int>(plan.ranks.size()));
   return result.exitCode;
 }
@@ -235,7 +235,7 @@ int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::
   RankProcess process{0, plan.masterAddr, *mpirun, command.argv, inheritedEnvironment(command.env)};
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
-  adoptLauncherFailure(result, firstMpirunFailure(result.srunMessages), plan);
+  adoptLauncherFailure(result, firstMpirunFailure(result.launcherMessages), plan);
   report(result, static_cast<int>(plan.ranks.size()));
   return result.exitCode;
 }

@@ -70,14 +70,13 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   // Under mpirun this task's CUDA_VISIBLE_DEVICES belongs to another step: the launcher's
   // account of the node's GPUs wins; Slurm's per-task binding counts only under srun.
   bool underMpi = mpi->has_value();
+  auto allocation = slurm::allocationFromEnvironment(env);
+  // Slurm bound this task's GPUs itself (srun --gpus-per-task): keep them.
+  const bool slurmBound = !underMpi && !o.noGpu && allocation && allocation->has_value() &&
+                          (*allocation)->gpus.binding == slurm::GpuBinding::kPerTask;
   slurm::Environment planEnv = env;
   if (auto spec = env.find("HVD_PLAN_GPUS"); spec != env.end()) {
-    bool keepSlurmBinding = false;
-    if (!underMpi) {
-      auto allocation = slurm::allocationFromEnvironment(env);
-      keepSlurmBinding = allocation && allocation->has_value() && (*allocation)->gpus.binding == slurm::GpuBinding::kPerTask;
-    }
-    if (auto devices = devicesFromGpusSpec(spec->second, facts.hostname); devices && !keepSlurmBinding) {
+    if (auto devices = devicesFromGpusSpec(spec->second, facts.hostname); devices && !slurmBound) {
       std::string list;
       for (const auto& d : *devices) list += (list.empty() ? "" : ",") + d;
       planEnv["CUDA_VISIBLE_DEVICES"] = list;
@@ -103,10 +102,6 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   if (auto launchIp = env.find("SLURM_LAUNCH_NODE_IPADDR"); launchIp != env.end() && !launchIp->second.empty()) {
     env["HVD_RENDEZVOUS_ADDR"] = launchIp->second;
   }
-  // Slurm bound this task's GPUs itself (--gpus-per-task): keep them.
-  auto allocation = slurm::allocationFromEnvironment(env);
-  bool slurmBound = !underMpi && allocation && allocation->has_value() &&
-                    (*allocation)->gpus.binding == slurm::GpuBinding::kPerTask && !o.noGpu;
   std::vector<std::string> finalEnv;
   for (const auto& [name, value] : env) {
     if (name == "HVD_PLAN_HOSTS" || name == "HVD_PLAN_GPUS") continue;

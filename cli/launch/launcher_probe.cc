@@ -10,8 +10,8 @@
 namespace hvd::cli {
 namespace {
 
-// Launchers this version of hvdrun can start ranks with. srun and mpirun are probed anyway
-// so --verbose can say what is there once they land.
+// Launchers this version of hvdrun can start ranks with. ssh is probed anyway, so
+// --verbose can say what is there.
 constexpr bool kSrunImplemented = true;
 constexpr bool kMpirunImplemented = true;
 constexpr bool kSshImplemented = false;

@@ -30,6 +30,6 @@ std::string srunHostfile(const Plan& plan);
 // What srun's own messages say about the first task that failed:
 // "srun: error: node02: task 2: Exited with exit code 3" / "...: task 1: Killed" (the
 // signal read back from strsignal's wording). pid and time are not known.
-std::optional<RankFailure> firstSrunFailure(const std::vector<std::string>& srunMessages);
+std::optional<RankFailure> firstSrunFailure(const std::vector<std::string>& launcherMessages);
 
 }  // namespace hvd::cli

@@ -367,7 +367,7 @@ class Job {
       auto& last = launcher ? labelledStderr_[labelled ? rank : -1] : r.lastStderr;
       last.emplace_back(line.substr(0, kRememberedLineLength));
       if (last.size() > kRememberedStderrLines) last.pop_front();
-      if (!labelled) srunMessages_.emplace_back(line);
+      if (!labelled) launcherMessages_.emplace_back(line);
     }
     if (!options_.outputDir.empty() && labelled) writeToFile(rank, isErr, line);
     if (labelled && !options_.consoleRanks.empty() && !options_.consoleRanks.count(rank)) return;
@@ -450,7 +450,7 @@ class Job {
 
  public:
   const std::map<int, std::deque<std::string>>& labelledStderr() const { return labelledStderr_; }
-  const std::vector<std::string>& srunMessages() const { return srunMessages_; }
+  const std::vector<std::string>& launcherMessages() const { return launcherMessages_; }
 
  private:
   static void closeStream(Stream& s) {
@@ -463,8 +463,8 @@ class Job {
   int signalFd_ = -1;
   sigset_t oldMask_{};
   JobOutcome outcome_;
-  std::map<int, std::deque<std::string>> labelledStderr_;  // srun mode: per task; -1: srun itself
-  std::vector<std::string> srunMessages_;
+  std::map<int, std::deque<std::string>> labelledStderr_;  // labelled modes: per rank; -1: the launcher itself
+  std::vector<std::string> launcherMessages_;
   std::map<std::pair<int, bool>, int> files_;
   Clock::time_point firstFailureAt_{};
   static constexpr std::chrono::milliseconds kCauseWindow{250};  // (rank, stderr?) -> fd; -1 when unwritable
@@ -491,8 +491,8 @@ Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const S
   Job job(ranks, options);
   auto outcome = job.run();
   if (outcome && options.labels != SupervisorOptions::Labels::kNone) {
-    outcome->srunStderr = job.labelledStderr();
-    outcome->srunMessages = job.srunMessages();
+    outcome->launcherStderr = job.labelledStderr();
+    outcome->launcherMessages = job.launcherMessages();
   }
   return outcome;
 }

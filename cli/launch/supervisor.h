@@ -63,8 +63,8 @@ struct JobOutcome {
   int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
   std::vector<int> neverReady;  // set when the start timeout failed the job
   // Labelled modes: each rank's last stderr lines, and the launcher's own messages.
-  std::map<int, std::deque<std::string>> srunStderr;
-  std::vector<std::string> srunMessages;
+  std::map<int, std::deque<std::string>> launcherStderr;
+  std::vector<std::string> launcherMessages;
 };
 
 // Blocks until every rank has ended. Forwards SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2

@@ -34,8 +34,7 @@ std::string describeHosts(const std::vector<HostSlots>& hosts) {
   return out;
 }
 
-Status hostsFromSlurm(const slurm::Allocation& a, const slurm::Environment& env, const MachineFacts& facts,
-                      Plan& plan) {
+Status hostsFromSlurm(const slurm::Allocation& a, const MachineFacts& facts, Plan& plan) {
   plan.source = HostSource::kSlurm;
   plan.slurmJobId = a.jobId;
   plan.sourceDetail = "Slurm job " + a.jobId;
@@ -60,7 +59,6 @@ Status hostsFromSlurm(const slurm::Allocation& a, const slurm::Environment& env,
     }
     plan.hosts.push_back(std::move(h));
   }
-  (void)env;
   return Status::ok();
 }
 
@@ -187,7 +185,7 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
         .withContext("reading the Slurm allocation")
         .withHint("--no-slurm ignores the allocation; -H or --hostfile name hosts instead");
   } else if (allocation->has_value()) {
-    HVD_RETURN_IF_ERROR(hostsFromSlurm(**allocation, env, facts, plan));
+    HVD_RETURN_IF_ERROR(hostsFromSlurm(**allocation, facts, plan));
   } else {
     if (r.numProc == 0) return invalidUsage("how many ranks? -np is missing").withHint("e.g. hvdrun -np 4 ./train");
     plan.source = HostSource::kLocal;

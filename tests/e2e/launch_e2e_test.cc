@@ -49,15 +49,16 @@ std::vector<int> survivorsAfter(const std::vector<int>& pids, std::chrono::milli
   return alive;
 }
 
-// Starts hvdrun in the background with output discarded; returns its pid.
-pid_t spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+// Starts hvdrun in the background; its stdout goes to stdoutFd (discarded when -1), its
+// stderr is discarded. Returns its pid.
+pid_t spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd = -1) {
   std::vector<std::string> argv{HVD_HVDRUN_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 1);
+    ::dup2(stdoutFd >= 0 ? stdoutFd : devnull, 1);
     ::dup2(devnull, 2);
     std::vector<char*> a, e;
     for (auto& s : argv) a.push_back(s.data());
@@ -278,20 +279,8 @@ std::pair<std::string, int> signalRanks(const std::vector<int>& signals) {
   TempDir pids;
   int outPipe[2];
   REQUIRE(::pipe(outPipe) == 0);
-  std::vector<std::string> argv{HVD_HVDRUN_PATH, "-np", "3", "--kill-grace", "0.5", kRank, "signals", "20"};
-  auto env = environmentWith({"HVD_TEST_PIDDIR=" + pids.path()});
-  pid_t hvdrun = ::fork();
-  REQUIRE(hvdrun >= 0);
-  if (hvdrun == 0) {
-    ::dup2(outPipe[1], 1);
-    std::vector<char*> a, e;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    for (auto& s : env) e.push_back(s.data());
-    e.push_back(nullptr);
-    ::execve(a[0], a.data(), e.data());
-    _exit(127);
-  }
+  pid_t hvdrun = spawnHvdrun({"-np", "3", "--kill-grace", "0.5", kRank, "signals", "20"},
+                             environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}), outPipe[1]);
   ::close(outPipe[1]);
   waitForPidFiles(pids.path(), 3);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // handlers go in after the pid file

@@ -1,6 +1,8 @@
 // tests/support/hvdrun_runner.cc: process helpers for end-to-end tests.
 #include "tests/support/hvdrun_runner.h"
 
+#include "cli/os/machine.h"
+
 #include <catch2/catch.hpp>
 #include <dirent.h>
 #include <unistd.h>
@@ -50,11 +52,7 @@ std::vector<std::string> environmentWith(const std::vector<std::string>& changes
   return env;
 }
 
-std::string hostName() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
+std::string hostName() { return cli::hostName(); }
 
 bool processGone(int pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");

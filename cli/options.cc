@@ -75,6 +75,22 @@ std::chrono::milliseconds parseSeconds(const std::string& option, const std::str
   return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
 }
 
+// --signal NAME[@SECONDS]: the preemption notice. Only USR1 and USR2 qualify, because
+// hvdrun treats the others (TERM, INT, HUP) as orders to stop the job.
+void parsePreemptSignal(const std::string& text, Options& o) {
+  std::string name = text.substr(0, text.find('@'));
+  if (name.rfind("B:", 0) == 0) name = name.substr(2);  // sbatch's "batch shell only" prefix
+  if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+  if (name != "USR1" && name != "USR2") {
+    throw UserError(ExitCode::kUsage, "--signal: '" + text + "' is not a preemption signal hvdrun can forward",
+                    "use USR2@SECONDS (the default, USR2@90) or USR1@SECONDS; NCCL itself uses USR1");
+  }
+  o.preemptSignal = name;
+  if (text.find('@') != std::string::npos) {
+    o.preemptSeconds = parseIntIn("--signal", text.substr(text.find('@') + 1), 0, 65535);
+  }
+}
+
 std::vector<std::string> knownOptionNames(const CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::Option* opt : app.get_options()) {
@@ -95,36 +111,6 @@ std::vector<std::string> knownOptionNames(const CLI::App& app) {
   }
   throw UserError(ExitCode::kUsage, "unknown option '" + name + "'",
                   best.empty() ? kUsageHint : "did you mean '" + best + "'?");
-}
-
-// Rewrites aliases among hvdrun's own options; the program's arguments stay untouched.
-std::vector<std::string> normalise(const CLI::App& app, const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  bool inProgram = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (inProgram) {
-      out.push_back(arg);
-      continue;
-    }
-    if (arg == "--" || arg.empty() || arg[0] != '-' || arg == "-") {
-      inProgram = true;
-      out.push_back(arg);
-      continue;
-    }
-    std::string name = arg.substr(0, arg.find('='));
-    for (const Alias& a : kAliases) {
-      if (name == a.shortForm) name = a.longForm;
-    }
-    std::string rewritten = name + (arg.find('=') != std::string::npos ? arg.substr(arg.find('=')) : "");
-    out.push_back(rewritten);
-    // An option that takes a value consumes the next token, which may start with '-'.
-    const CLI::Option* opt = app.get_option_no_throw(name);
-    if (opt != nullptr && opt->get_expected_min() > 0 && arg.find('=') == std::string::npos && i + 1 < args.size()) {
-      out.push_back(args[++i]);
-    }
-  }
-  return out;
 }
 
 // CLI11's help, with the spellings users know (-np, -cb) in the option column, without
@@ -170,22 +156,34 @@ size_t editDistance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-Options parseOptions(const std::vector<std::string>& args) {
-  Options o;
-  CLI::App app{"hvdrun: start and supervise the ranks of a distributed training job.\n"
-               "Usage: hvdrun [options] [--] program [args...]\n"
-               "       hvdrun plan [options] [program [args...]]   (same as --dry-run)\n"
-               "       hvdrun --check-build [--verbose]\n"
-               "       hvdrun hostlist [--expand|--compress|--sorted|--count] [EXPRESSION...]",
-               "hvdrun"};
+namespace {
+
+// Text values of options that need checking after CLI11 has read them.
+struct RawValues {
+  std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
+  std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
+  bool noPrefix = false;
+};
+
+// Options only `hvdrun sbatch` reads, and the ones about where settings come from: neither
+// is passed on to the hvdrun inside a job script.
+const std::set<std::string> kSbatchOnlyKeys = {
+    "submit", "template", "job-name", "partition", "account", "qos", "time", "constraint", "mem",
+    "job-output", "job-error", "nodes", "ntasks-per-node", "gpus-per-node", "cpus-per-task",
+    "sbatch-args", "modules", "env", "venv", "setup"};
+const std::set<std::string> kNotSettings = {"help", "version", "config-file", "profile", "no-config"};
+
+void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.footer("Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 environment error,\n"
              "124 timeout, 130 interrupted; otherwise the first failing rank's exit code\n"
              "(128+signal when it was killed). The manual: docs/hvdrun.md.");
   app.set_help_flag();  // handled below, so --help can be grouped with the other info options
   app.prefix_command();
+  // A later value replaces an earlier one, so `--flag=false` can undo a config's `true`.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  auto list = [](CLI::Option* opt) { return opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll); };
 
-  std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank;
-  app.add_option("--num-proc", numProc, "Number of ranks to start (horovodrun's -np); default: every slot")
+  app.add_option("--num-proc", raw.numProc, "Number of ranks to start (horovodrun's -np); default: every slot")
       ->group("Launch")->type_name("N");
   app.add_flag("--mpi", o.useMpi, "Launch through Open MPI's mpirun (inside or outside Slurm)")->group("Launch");
   app.add_flag("--pmix", o.pmix, "Under srun, start MPI programs with PMIx (srun --mpi=pmix)")->group("Launch");
@@ -195,7 +193,7 @@ Options parseOptions(const std::vector<std::string>& args) {
       ->group("Hosts and GPUs")->type_name("FILE");
   app.add_flag("--no-slurm", o.noSlurm, "Ignore the Slurm allocation (read automatically when SLURM_JOB_ID is set)")
       ->group("Hosts and GPUs");
-  app.add_option("--gpus-per-rank", gpusPerRank, "GPUs each rank gets in CUDA_VISIBLE_DEVICES (default 1)")
+  app.add_option("--gpus-per-rank", raw.gpusPerRank, "GPUs each rank gets in CUDA_VISIBLE_DEVICES (default 1)")
       ->group("Hosts and GPUs")->type_name("K");
   app.add_flag("--no-gpu", o.noGpu, "Do not set CUDA_VISIBLE_DEVICES")->group("Hosts and GPUs");
   app.add_flag("--oversubscribe-gpus", o.oversubscribeGpus, "Let ranks share GPUs when a host has too few")
@@ -204,33 +202,74 @@ Options parseOptions(const std::vector<std::string>& args) {
       ->group("Hosts and GPUs")->type_name("NAME");
   app.add_flag("--tf-config", o.tfConfig, "Give every rank a TF_CONFIG (MultiWorkerMirroredStrategy by default)")
       ->group("TensorFlow");
-  app.add_option("--tf-ps", tfPs, "Parameter servers for ParameterServerStrategy")->group("TensorFlow")->type_name("N");
+  app.add_option("--tf-ps", raw.tfPs, "Parameter servers for ParameterServerStrategy")->group("TensorFlow")->type_name("N");
   app.add_flag("--tf-chief", o.tfChief, "Rank 0 is a separate chief")->group("TensorFlow");
   app.add_flag("--tf-evaluator", o.tfEvaluator, "The last rank is an evaluator, outside the cluster")
       ->group("TensorFlow");
-  app.add_option("--tf-port-base", tfPortBase, "TF_CONFIG ports are base + local rank (default 8888)")
+  app.add_option("--tf-port-base", raw.tfPortBase, "TF_CONFIG ports are base + local rank (default 8888)")
       ->group("TensorFlow")->type_name("PORT");
-  app.add_flag("--dry-run", o.dryRun, "Print the plan instead of running it (also: hvdrun plan ...)")
+  app.add_flag("--dry-run", o.dryRun, "Print the plan (or with sbatch, the job script) instead of running it")
       ->group("Plan");
   app.add_option("--format", o.format, "table, json, sh, hostfile, tf_config or mpi (default table)")
       ->group("Plan")->type_name("FORMAT");
-  app.add_option("--rank", rank, "The rank --format sh and tf_config print")->group("Plan")->type_name("R");
-  bool noPrefix = false;
-  std::string ranksFilter;
-  app.add_flag("--no-prefix", noPrefix, "Print ranks' output without the [rank]<stdout>: prefix")
+  app.add_option("--rank", raw.rank, "The rank --format sh and tf_config print")->group("Plan")->type_name("R");
+  app.add_flag("--no-prefix", raw.noPrefix, "Print ranks' output without the [rank]<stdout>: prefix")
       ->group("Output");
   app.add_option("--output-filename", o.outputDir, "Also write DIR/rank.N/stdout and stderr for every rank")
       ->group("Output")->type_name("DIR");
-  app.add_option("--ranks-filter", ranksFilter, "Show only these ranks on the console, e.g. 0,3-5 (files get all)")
+  app.add_option("--ranks-filter", raw.ranksFilter, "Show only these ranks on the console, e.g. 0,3-5 (files get all)")
       ->group("Output")->type_name("LIST");
   app.add_flag("--timestamp-output", o.timestampOutput, "Start every console line with the time")->group("Output");
-  std::string startTimeout;
-  app.add_option("--start-timeout", startTimeout,
+  app.add_option("--start-timeout", raw.startTimeout,
                  "Seconds for every rank to reach the runtime's rendezvous once one has (default 30; 0: off)")
       ->group("Supervision")->type_name("SECONDS");
-  app.add_option("--kill-grace", killGrace,
+  app.add_option("--kill-grace", raw.killGrace,
                  "Seconds between SIGTERM and SIGKILL when stopping ranks (default 5)")
       ->group("Supervision")->type_name("SECONDS");
+  app.add_option("--signal", raw.signal,
+                 "Preemption signal and how long before the time limit Slurm sends it (default USR2@90)")
+      ->group("Preemption")->type_name("SIG@SECONDS");
+  app.add_flag("--requeue", o.requeue, "On that signal, requeue the job (scontrol requeue) once the ranks end")
+      ->group("Preemption");
+  app.add_option("--preempt-grace", raw.preemptGrace,
+                 "With --requeue: seconds ranks get after the signal before hvdrun stops them (default 60)")
+      ->group("Preemption")->type_name("SECONDS");
+  const char* script = "Job scripts (hvdrun sbatch)";
+  app.add_flag("--submit", o.sbatch.submit, "Submit the script with sbatch and print the job id")->group(script);
+  app.add_option("--template", o.sbatch.templateFile, "Render this template instead of the built-in one")
+      ->group(script)->type_name("FILE");
+  app.add_option("--job-name", o.sbatch.jobName, "Job name (default: the program's name)")->group(script)->type_name("NAME");
+  app.add_option("--nodes", raw.nodes, "Nodes (default: enough for -np)")->group(script)->type_name("N");
+  app.add_option("--ntasks-per-node", raw.ntasksPerNode, "Ranks per node (default: --gpus-per-node)")
+      ->group(script)->type_name("N");
+  app.add_option("--gpus-per-node", raw.gpusPerNode, "GPUs per node")->group(script)->type_name("N");
+  app.add_option("--cpus-per-task", raw.cpusPerTask, "CPUs per rank")->group(script)->type_name("N");
+  app.add_option("--time", o.sbatch.time, "Time limit, as sbatch takes it (e.g. 2:00:00, 1-12)")
+      ->group(script)->type_name("TIME");
+  app.add_option("--partition", o.sbatch.partition, "Partition")->group(script)->type_name("NAME");
+  app.add_option("--account", o.sbatch.account, "Account to charge")->group(script)->type_name("NAME");
+  app.add_option("--qos", o.sbatch.qos, "Quality of service")->group(script)->type_name("NAME");
+  app.add_option("--constraint", o.sbatch.constraint, "Node features required")->group(script)->type_name("LIST");
+  app.add_option("--mem", o.sbatch.mem, "Memory per node (e.g. 64G)")->group(script)->type_name("SIZE");
+  app.add_option("--job-output", o.sbatch.output, "The job's stdout file (default %x-%j.out)")
+      ->group(script)->type_name("FILE");
+  app.add_option("--job-error", o.sbatch.error, "The job's stderr file (default %x-%j.err)")
+      ->group(script)->type_name("FILE");
+  list(app.add_option("--sbatch-args,--sbatch-arg", o.sbatch.extraArgs, "Another #SBATCH option, verbatim (repeatable)"))
+      ->group(script)->type_name("ARG")->allow_extra_args(false);
+  list(app.add_option("--modules,--module", o.sbatch.modules, "A module to load before the launch (repeatable)"))
+      ->group(script)->type_name("NAME")->allow_extra_args(false);
+  list(app.add_option("--env", o.sbatch.env, "A variable to export before the launch (repeatable)"))
+      ->group(script)->type_name("NAME=VALUE")->allow_extra_args(false);
+  app.add_option("--venv", o.sbatch.venv, "A Python virtualenv to activate before the launch")
+      ->group(script)->type_name("DIR");
+  list(app.add_option("--setup", o.sbatch.setup, "A shell line to run before the launch (repeatable)"))
+      ->group(script)->type_name("LINE")->allow_extra_args(false);
+  app.add_option("--config-file", o.configFile, "Read settings from this TOML file (default: $XDG_CONFIG_HOME/hvdrun/config.toml)")
+      ->group("Config")->type_name("FILE");
+  app.add_option("--profile", o.profile, "Use the config file's [profile.NAME] table (or HVDRUN_PROFILE)")
+      ->group("Config")->type_name("NAME");
+  app.add_flag("--no-config", o.noConfig, "Ignore config files and HVDRUN_* variables")->group("Config");
   app.add_flag("--check-build", o.checkBuild,
                "Show which controllers, tensor operations and launchers work here")
       ->group("Information");
@@ -238,9 +277,115 @@ Options parseOptions(const std::vector<std::string>& args) {
       ->group("Information");
   app.add_flag("--version", o.showVersion, "Print version, commit, compiler and backends")->group("Information");
   app.add_flag("-h,--help", o.help, "Print this help")->group("Information");
+}
 
-  std::vector<std::string> normalised = normalise(app, args);
-  std::vector<std::string> reversed(normalised.rbegin(), normalised.rend());
+const char* kDescription =
+    "hvdrun: start and supervise the ranks of a distributed training job.\n"
+    "Usage: hvdrun [options] [--] program [args...]\n"
+    "       hvdrun plan [options] [program [args...]]   (same as --dry-run)\n"
+    "       hvdrun sbatch (--dry-run|--submit) [options] [--] program [args...]\n"
+    "       hvdrun --check-build [--verbose]\n"
+    "       hvdrun hostlist [--expand|--compress|--sorted|--count] [EXPRESSION...]";
+
+// "--num-proc" -> "num-proc": the option's first long name, the key config files use.
+std::string canonicalKey(const CLI::Option& opt) {
+  return opt.get_lnames().empty() ? opt.get_snames().front() : opt.get_lnames().front();
+}
+
+// The options on a command line, in order, each with its value tokens; stops at the
+// program. Aliases (-np) are rewritten to long forms.
+struct CommandLine {
+  std::vector<std::pair<std::string, std::vector<std::string>>> options;  // key, tokens
+  std::vector<std::string> rest;  // the program and its arguments, "--" included
+};
+
+CommandLine splitCommandLine(const CLI::App& app, const std::vector<std::string>& args) {
+  CommandLine line;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--" || arg.empty() || arg[0] != '-' || arg == "-") {
+      line.rest.assign(args.begin() + static_cast<long>(i), args.end());
+      break;
+    }
+    std::string name = arg.substr(0, arg.find('='));
+    for (const Alias& a : kAliases) {
+      if (name == a.shortForm) name = a.longForm;
+    }
+    std::vector<std::string> tokens{name + (arg.find('=') != std::string::npos ? arg.substr(arg.find('=')) : "")};
+    // An option that takes a value consumes the next token, which may start with '-'.
+    const CLI::Option* opt = app.get_option_no_throw(name);
+    if (opt != nullptr && opt->get_expected_min() > 0 && arg.find('=') == std::string::npos && i + 1 < args.size()) {
+      tokens.push_back(args[++i]);
+    }
+    line.options.emplace_back(opt != nullptr ? canonicalKey(*opt) : name, std::move(tokens));
+  }
+  return line;
+}
+
+// A layer's value as command-line tokens.
+std::vector<std::string> tokensFor(const SettingKey& key, const std::vector<std::string>& values) {
+  std::vector<std::string> tokens;
+  if (key.kind == SettingKind::kFlag) {
+    tokens.push_back("--" + key.key + "=" + (values.empty() ? "true" : values.back()));
+    return tokens;
+  }
+  for (const std::string& v : values) tokens.push_back("--" + key.key + "=" + v);
+  return tokens;
+}
+
+}  // namespace
+
+std::vector<SettingKey> settingKeys() {
+  CLI::App app;
+  Options o;
+  RawValues raw;
+  defineOptions(app, o, raw);
+  std::vector<SettingKey> keys;
+  for (const CLI::Option* opt : app.get_options()) {
+    std::string key = canonicalKey(*opt);
+    if (kNotSettings.count(key) != 0) continue;
+    SettingKind kind = opt->get_expected_min() == 0 ? SettingKind::kFlag
+                       : opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll ? SettingKind::kList
+                                                                                            : SettingKind::kValue;
+    keys.push_back({key, kind, kSbatchOnlyKeys.count(key) != 0});
+  }
+  return keys;
+}
+
+Options parseOptions(const std::vector<std::string>& args, const std::vector<SettingLayer>& layers) {
+  Options o;
+  RawValues raw;
+  CLI::App app{kDescription, "hvdrun"};
+  defineOptions(app, o, raw);
+
+  CommandLine line = splitCommandLine(app, args);
+  for (const auto& [key, tokens] : line.options) o.givenOnCommandLine.insert(key);
+  // Each key from the highest layer that has it, unless the command line does.
+  std::map<std::string, std::vector<std::string>> chosen;
+  for (const SettingLayer& layer : layers) {
+    for (const auto& [key, values] : layer.values) {
+      if (o.givenOnCommandLine.count(key) == 0) chosen[key] = values;
+    }
+  }
+  std::vector<std::string> merged;
+  std::vector<std::string> launch;
+  const std::vector<SettingKey> keys = chosen.empty() ? std::vector<SettingKey>{} : settingKeys();
+  for (const SettingKey& key : keys) {
+    auto it = chosen.find(key.key);
+    if (it == chosen.end()) continue;
+    std::vector<std::string> tokens = tokensFor(key, it->second);
+    merged.insert(merged.end(), tokens.begin(), tokens.end());
+    if (!key.sbatchOnly) launch.insert(launch.end(), tokens.begin(), tokens.end());
+  }
+  for (const auto& [key, tokens] : line.options) {
+    merged.insert(merged.end(), tokens.begin(), tokens.end());
+    if (kSbatchOnlyKeys.count(key) == 0 && kNotSettings.count(key) == 0 && key != "dry-run") {
+      launch.insert(launch.end(), tokens.begin(), tokens.end());
+    }
+  }
+  merged.insert(merged.end(), line.rest.begin(), line.rest.end());
+
+  std::vector<std::string> reversed(merged.rbegin(), merged.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::ParseError& e) {
@@ -254,15 +399,22 @@ Options parseOptions(const std::vector<std::string>& args) {
       !(args.size() >= o.program.size() + 1 && args[args.size() - o.program.size() - 1] == "--")) {
     unknownOption(app, o.program.front());
   }
-  o.prefixOutput = !noPrefix;
-  if (!ranksFilter.empty()) o.ranksFilter = parseRankList("--ranks-filter", ranksFilter);
-  if (!numProc.empty()) o.numProc = parsePositiveInt("-np", numProc);
-  if (!killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", killGrace);
-  if (!startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", startTimeout);
-  if (!gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", gpusPerRank, 1, 64);
-  if (!tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", tfPs, 0, 1 << 20);
-  if (!tfPortBase.empty()) o.tfPortBase = parseIntIn("--tf-port-base", tfPortBase, 1, 65535);
-  if (!rank.empty()) o.rank = parseIntIn("--rank", rank, 0, 1 << 24);
+  o.launchArgs = std::move(launch);
+  o.prefixOutput = !raw.noPrefix;
+  if (!raw.ranksFilter.empty()) o.ranksFilter = parseRankList("--ranks-filter", raw.ranksFilter);
+  if (!raw.numProc.empty()) o.numProc = parsePositiveInt("-np", raw.numProc);
+  if (!raw.killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", raw.killGrace);
+  if (!raw.startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", raw.startTimeout);
+  if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
+  if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);
+  if (!raw.tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", raw.tfPs, 0, 1 << 20);
+  if (!raw.tfPortBase.empty()) o.tfPortBase = parseIntIn("--tf-port-base", raw.tfPortBase, 1, 65535);
+  if (!raw.rank.empty()) o.rank = parseIntIn("--rank", raw.rank, 0, 1 << 24);
+  if (!raw.nodes.empty()) o.sbatch.nodes = parseIntIn("--nodes", raw.nodes, 1, 1 << 20);
+  if (!raw.ntasksPerNode.empty()) o.sbatch.ntasksPerNode = parseIntIn("--ntasks-per-node", raw.ntasksPerNode, 1, 4096);
+  if (!raw.gpusPerNode.empty()) o.sbatch.gpusPerNode = parseIntIn("--gpus-per-node", raw.gpusPerNode, 0, 1024);
+  if (!raw.cpusPerTask.empty()) o.sbatch.cpusPerTask = parseIntIn("--cpus-per-task", raw.cpusPerTask, 1, 4096);
+  if (!raw.signal.empty()) parsePreemptSignal(raw.signal, o);
   return o;
 }
 

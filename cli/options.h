@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -53,10 +54,62 @@ struct Options {
   bool timestampOutput = false;
   std::chrono::milliseconds killGrace{5000};
   std::chrono::milliseconds startTimeout{30000};
+
+  // Preemption (docs/sbatch.md): the signal Slurm sends before the time limit, which hvdrun
+  // forwards to every rank and turns into the ranks' preemption flag; with requeue, the
+  // job is requeued once the ranks have ended or preemptGrace has passed.
+  std::string preemptSignal = "USR2";
+  int preemptSeconds = 90;  // --signal USR2@90: how long before the time limit
+  bool requeue = false;
+  std::chrono::milliseconds preemptGrace{60000};
+
+  // Config files and HVDRUN_* variables (docs/config.md).
+  std::string configFile;
+  std::string profile;
+  bool noConfig = false;
+
+  // hvdrun sbatch: the job script's #SBATCH lines and setup.
+  struct Sbatch {
+    bool submit = false;
+    std::string templateFile;
+    std::string jobName, partition, account, qos, time, constraint, mem, output, error;
+    int nodes = 0, ntasksPerNode = 0, gpusPerNode = 0, cpusPerTask = 0;  // 0: not given
+    std::vector<std::string> extraArgs;  // --sbatch-arg, verbatim
+    std::vector<std::string> modules;    // module load lines
+    std::vector<std::string> env;        // NAME=value exports
+    std::string venv;                    // a virtualenv to activate
+    std::vector<std::string> setup;      // shell lines, verbatim
+  } sbatch;
+
+  // The options that decide how ranks run (not sbatch's, not config's), as "--name" and
+  // value tokens, merged from every source: what a job script passes to hvdrun.
+  std::vector<std::string> launchArgs;
+  // Canonical keys ("num-proc") of the options given on the command line itself.
+  std::set<std::string> givenOnCommandLine;
 };
 
-// Throws UserError(kUsage) for unknown options, missing or malformed values.
-Options parseOptions(const std::vector<std::string>& args);
+// One source of settings below the command line: a config file or the environment.
+// Values are text ("4", "true"); lists hold one entry per element. Keys are canonical.
+struct SettingLayer {
+  std::string origin;  // for messages: "config.toml", "HVDRUN_* variables"
+  std::map<std::string, std::vector<std::string>> values;
+};
+
+// What a key of a config file holds.
+enum class SettingKind { kFlag, kValue, kList };
+struct SettingKey {
+  std::string key;  // canonical: the option's first long name without dashes
+  SettingKind kind;
+  bool sbatchOnly;  // meaningful only to `hvdrun sbatch`
+};
+
+// Every option that a config file or an HVDRUN_* variable may set.
+std::vector<SettingKey> settingKeys();
+
+// Throws UserError(kUsage) for unknown options, missing or malformed values. Layers are
+// given lowest precedence first; a key on the command line beats every layer, and a higher
+// layer beats a lower one (a list is replaced whole, never merged).
+Options parseOptions(const std::vector<std::string>& args, const std::vector<SettingLayer>& layers = {});
 
 // Edit distance, for "did you mean ...?" hints.
 size_t editDistance(const std::string& a, const std::string& b);

@@ -106,3 +106,66 @@ TEST_CASE("flags before -np do not swallow it", "[unit]") {
   CHECK(o.program == std::vector<std::string>{"prog", "-np", "9"});
   CHECK(parseOptions({"-H", "-weird-host:2", "-np", "2", "p"}).hosts == "-weird-host:2");  // a value may start with '-'
 }
+
+TEST_CASE("the command line beats the environment, which beats the config file", "[unit][config]") {
+  hvd::cli::SettingLayer file{"config.toml", {{"num-proc", {"4"}}, {"partition", {"gpu"}}, {"gpus-per-rank", {"2"}}}};
+  hvd::cli::SettingLayer env{"HVDRUN_* variables", {{"num-proc", {"6"}}}};
+  Options fromLayers = parseOptions({"prog"}, {file, env});
+  CHECK(fromLayers.numProc == 6);
+  CHECK(fromLayers.gpusPerRank == 2);
+  CHECK(fromLayers.sbatch.partition == "gpu");
+  Options fromCli = parseOptions({"-np", "2", "--partition", "cpu", "prog"}, {file, env});
+  CHECK(fromCli.numProc == 2);
+  CHECK(fromCli.sbatch.partition == "cpu");
+  CHECK(fromCli.givenOnCommandLine == std::set<std::string>{"num-proc", "partition"});
+}
+
+TEST_CASE("a list given on the command line replaces the config file's list instead of extending it", "[unit][config]") {
+  hvd::cli::SettingLayer file{"config.toml", {{"modules", {"cuda/12", "nccl"}}}};
+  CHECK(parseOptions({"prog"}, {file}).sbatch.modules == std::vector<std::string>{"cuda/12", "nccl"});
+  CHECK(parseOptions({"--module", "gcc", "prog"}, {file}).sbatch.modules == std::vector<std::string>{"gcc"});
+}
+
+TEST_CASE("a repeatable option takes one value each time, so the program after it stays the program", "[unit]") {
+  Options o = parseOptions({"--module", "a", "--module=b", "--env", "X=1 2", "./train", "--module", "c"});
+  CHECK(o.sbatch.modules == std::vector<std::string>{"a", "b"});
+  CHECK(o.sbatch.env == std::vector<std::string>{"X=1 2"});
+  CHECK(o.program == std::vector<std::string>{"./train", "--module", "c"});
+}
+
+TEST_CASE("a flag a config file turns on is turned off again by --flag=false", "[unit][config]") {
+  hvd::cli::SettingLayer file{"config.toml", {{"mpi", {"true"}}, {"no-gpu", {"true"}}}};
+  Options o = parseOptions({"--mpi=false", "prog"}, {file});
+  CHECK_FALSE(o.useMpi);
+  CHECK(o.noGpu);
+}
+
+TEST_CASE("the launch arguments hold every source's run options but none of sbatch's or config's", "[unit][config]") {
+  hvd::cli::SettingLayer file{"config.toml", {{"gpus-per-rank", {"2"}}, {"partition", {"gpu"}}, {"modules", {"m"}}}};
+  Options o = parseOptions({"--config-file", "x.toml", "--dry-run", "-np", "8", "--time", "1:00:00", "--requeue", "prog"},
+                           {file});
+  CHECK(o.launchArgs == std::vector<std::string>{"--gpus-per-rank=2", "--num-proc", "8", "--requeue"});
+}
+
+TEST_CASE("--signal takes USR1 or USR2 with the seconds before the time limit", "[unit]") {
+  Options defaults = parseOptions({"prog"});
+  CHECK(defaults.preemptSignal == "USR2");
+  CHECK(defaults.preemptSeconds == 90);
+  Options o = parseOptions({"--signal", "SIGUSR1@300", "prog"});
+  CHECK(o.preemptSignal == "USR1");
+  CHECK(o.preemptSeconds == 300);
+  CHECK(parseOptions({"--signal=B:USR2", "prog"}).preemptSeconds == 90);
+  UserError e = usageErrorOf({"--signal", "TERM@60", "prog"});
+  CHECK(std::string(e.what()) == "--signal: 'TERM@60' is not a preemption signal hvdrun can forward");
+  CHECK(std::string(usageErrorOf({"--signal", "USR2@soon", "prog"}).what()) ==
+        "--signal expects a whole number from 0 to 65535, got 'soon'");
+}
+
+TEST_CASE("every option but help, version and the config's own has a settings key", "[unit][config]") {
+  std::set<std::string> keys;
+  for (const auto& k : hvd::cli::settingKeys()) keys.insert(k.key);
+  for (const char* expected : {"num-proc", "hosts", "mpi", "partition", "modules", "sbatch-args", "requeue", "signal"}) {
+    CHECK(keys.count(expected) == 1);
+  }
+  for (const char* excluded : {"help", "version", "config-file", "profile", "no-config"}) CHECK(keys.count(excluded) == 0);
+}

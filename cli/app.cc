@@ -12,6 +12,8 @@
 #include "cli/check_build.h"
 #include "cli/commands/exec_rank_command.h"
 #include "cli/commands/hostlist_command.h"
+#include "cli/commands/sbatch_command.h"
+#include "cli/config/settings_sources.h"
 #include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/slurm_job_query.h"
 #include "cli/launch/srun_launcher.h"
@@ -104,12 +106,6 @@ void printFailureSummary(const JobOutcome& outcome, int total) {
   text += fmt::format("  hvdrun stopped {} other rank(s) of {}; exit code {}\n", outcome.ranksStopped, total,
                       outcome.exitCode);
   fmt::print(stderr, "{}", text);
-}
-
-std::string thisExecutable() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "hvdrun";
 }
 
 // --output-filename, --ranks-filter, --timestamp-output. The directory is made before any
@@ -301,9 +297,10 @@ int run(int argc, char** argv) {
   // Subcommands are recognised only as the first word, so a program named like one can
   // still be launched as ./hostlist or after an option (hvdrun -np 2 hostlist).
   if (!args.empty() && args[0] == "hostlist") return runHostlistCommand({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "sbatch") return runSbatchCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "exec-rank") return runExecRankCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "plan") {
-    Options o = parseOptions({args.begin() + 1, args.end()});
+    Options o = parseWithSettings({args.begin() + 1, args.end()});
     if (o.help) {
       fmt::print("{}", o.helpText);
       return 0;
@@ -311,7 +308,7 @@ int run(int argc, char** argv) {
     o.dryRun = true;
     return planOrLaunch(o);
   }
-  Options o = parseOptions(args);
+  Options o = parseWithSettings(args);
   if (o.help) {
     fmt::print("{}", o.helpText);
     return 0;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/user_error.h"
+#include "runtime/common/closest_match.h"
 
 namespace hvd::cli {
 namespace {
@@ -103,12 +104,7 @@ std::vector<std::string> knownOptionNames(const CLI::App& app) {
 
 [[noreturn]] void unknownOption(const CLI::App& app, const std::string& token) {
   std::string name = token.substr(0, token.find('='));
-  std::string best;
-  size_t bestDistance = 3;  // suggest only close matches
-  for (const std::string& known : knownOptionNames(app)) {
-    size_t d = editDistance(name, known);
-    if (d < bestDistance) bestDistance = d, best = known;
-  }
+  std::string best = closestMatch(name, knownOptionNames(app), 3);  // suggest only close matches
   throw UserError(ExitCode::kUsage, "unknown option '" + name + "'",
                   best.empty() ? kUsageHint : "did you mean '" + best + "'?");
 }
@@ -141,20 +137,6 @@ std::string tidyHelp(std::string help) {
 
 }  // namespace
 
-size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
 
 namespace {
 

@@ -111,7 +111,4 @@ std::vector<SettingKey> settingKeys();
 // layer beats a lower one (a list is replaced whole, never merged).
 Options parseOptions(const std::vector<std::string>& args, const std::vector<SettingLayer>& layers = {});
 
-// Edit distance, for "did you mean ...?" hints.
-size_t editDistance(const std::string& a, const std::string& b);
-
 }  // namespace hvd::cli

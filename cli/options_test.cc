@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/user_error.h"
+#include "runtime/common/closest_match.h"
 
 using hvd::cli::ExitCode;
 using hvd::cli::Options;
@@ -85,10 +86,10 @@ TEST_CASE("the help text is grouped and shows the -np spelling", "[unit]") {
 }
 
 TEST_CASE("edit distance counts insertions, deletions and substitutions", "[unit]") {
-  CHECK(hvd::cli::editDistance("", "") == 0);
-  CHECK(hvd::cli::editDistance("abc", "") == 3);
-  CHECK(hvd::cli::editDistance("kitten", "sitting") == 3);
-  CHECK(hvd::cli::editDistance("--verbos", "--verbose") == 1);
+  CHECK(hvd::editDistance("", "") == 0);
+  CHECK(hvd::editDistance("abc", "") == 3);
+  CHECK(hvd::editDistance("kitten", "sitting") == 3);
+  CHECK(hvd::editDistance("--verbos", "--verbose") == 1);
 }
 
 TEST_CASE("the ranks filter takes lists and ranges", "[unit]") {
@@ -147,7 +148,7 @@ TEST_CASE("the launch arguments hold every source's run options but none of sbat
   CHECK(o.launchArgs == std::vector<std::string>{"--gpus-per-rank=2", "--num-proc", "8", "--requeue"});
 }
 
-TEST_CASE("--signal takes USR1 or USR2 with the seconds before the time limit", "[unit]") {
+TEST_CASE("the preemption signal is USR1 or USR2 with the seconds before the time limit", "[unit]") {
   Options defaults = parseOptions({"prog"});
   CHECK(defaults.preemptSignal == "USR2");
   CHECK(defaults.preemptSeconds == 90);

@@ -65,4 +65,10 @@ Result<std::string> readTextFile(const std::string& path) {
   return content.str();
 }
 
+std::string thisExecutable() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "hvdrun";
+}
+
 }  // namespace hvd::cli

@@ -16,6 +16,9 @@ Result<int> freeTcpPort();
 // `bytes` random bytes from the kernel, as lowercase hex.
 Result<std::string> randomHex(size_t bytes);
 
+// The absolute path of the running hvdrun (from /proc/self/exe), or "hvdrun".
+std::string thisExecutable();
+
 // The whole file; kNotFound / kSystem name the path and the reason.
 Result<std::string> readTextFile(const std::string& path);
 

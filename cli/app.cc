@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <cstdlib>
 
@@ -28,6 +30,7 @@
 #include "slurm/environment.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
+#include "runtime/rendezvous/protocol.h"
 
 extern char** environ;
 
@@ -147,6 +150,7 @@ void report(const JobOutcome& outcome, int ranks) {
 // the job's root cause and exit code, unless the job was interrupted or never started.
 void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure, const Plan& plan) {
   if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
+  if (result.ranksStoppedAfterPreemption > 0) return;  // hvdrun stopped the step itself
   if (!failure || result.interruptSignal != 0 || !result.neverReady.empty()) return;
   if (failure->host.empty() && failure->rank >= 0 && failure->rank < static_cast<int>(plan.ranks.size())) {
     failure->host = plan.ranks[static_cast<size_t>(failure->rank)].where.host;
@@ -172,22 +176,97 @@ void superviseStart(const Options& o, const Plan& plan, RendezvousServer& server
   supervision.readyRanks = [&server] { return server.readyRanks(); };
 }
 
-// How a launch is watched: the output options, the grace, the launcher's labels and the
-// start timeout (when a rendezvous server runs).
+// The preemption notice: a file every rank can see (HVD_PREEMPT_FILE), created when the
+// signal arrives. Inside Slurm it lives in the submit directory, which the job's nodes
+// share on any cluster where a job script can be submitted from it; it is removed when
+// hvdrun ends, so a requeued run starts without it.
+class PreemptionFlag {
+ public:
+  PreemptionFlag(const Options& o, const slurm::Environment& env) : signal_(o.preemptSignal) {
+    auto jobId = slurm::lookup(env, "SLURM_JOB_ID");
+    auto submitDir = slurm::lookup(env, "SLURM_SUBMIT_DIR");
+    if (jobId && submitDir && !submitDir->empty()) {
+      path_ = std::string(*submitDir) + "/.hvdrun-preempt-" + std::string(*jobId);
+    } else {
+      path_ = "/tmp/hvdrun-preempt-" + std::to_string(::getpid());
+    }
+    std::remove(path_.c_str());  // a requeued job's leftover from its previous run
+  }
+  ~PreemptionFlag() { std::remove(path_.c_str()); }
+  PreemptionFlag(const PreemptionFlag&) = delete;
+  PreemptionFlag& operator=(const PreemptionFlag&) = delete;
+
+  std::vector<std::string> environment() const {
+    return {"HVD_PREEMPT_FILE=" + path_, "HVD_PREEMPT_SIGNAL=" + signal_};
+  }
+  int signalNumber() const { return signal_ == "USR1" ? SIGUSR1 : SIGUSR2; }
+  void raise() const {
+    std::FILE* f = std::fopen(path_.c_str(), "w");
+    if (f == nullptr) {
+      fmt::print(stderr, "hvdrun: warning: cannot create the preemption flag {}: {}; ranks still get SIG{}\n", path_,
+                 std::strerror(errno), signal_);
+      return;
+    }
+    fmt::print(f, "SIG{} at {}\n", signal_, nowIso8601());
+    std::fclose(f);
+  }
+
+ private:
+  std::string signal_;
+  std::string path_;
+};
+
+// After a preempted job: say what happened and, with --requeue, put the job back in the
+// queue. scontrol requeue ends this job (and this process) at once, so it comes last.
+void finishPreemption(const Options& o, const JobOutcome& outcome, bool toldByRanks, const slurm::Environment& env) {
+  if (!outcome.preempted) return;
+  if (toldByRanks) {
+    fmt::print(stderr, "hvdrun: the ranks agreed on a preemption notice sent to them directly\n");
+  } else {
+    fmt::print(stderr, "hvdrun: preemption notice (SIG{}) passed to every rank{}\n", o.preemptSignal,
+               outcome.ranksStoppedAfterPreemption > 0
+                   ? fmt::format("; ranks still running {} s later (--preempt-grace) were stopped",
+                                 std::chrono::duration_cast<std::chrono::seconds>(o.preemptGrace).count())
+                   : "");
+  }
+  if (!o.requeue) return;
+  auto jobId = slurm::lookup(env, "SLURM_JOB_ID");
+  if (!jobId) {
+    fmt::print(stderr, "hvdrun: warning: --requeue: not inside a Slurm job, nothing to requeue\n");
+    return;
+  }
+  RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  auto run = runAndCapture({"scontrol", "requeue", std::string(*jobId)}, options);
+  if (!run.isOk() || !run->succeeded()) {
+    std::string why = run.isOk() ? run->err : run.status().message();
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    throw UserError(ExitCode::kEnvironment, "--requeue: scontrol requeue " + std::string(*jobId) + " failed: " + why,
+                    "the job may not be requeueable (sbatch --requeue, JobRequeue in slurm.conf)");
+  }
+  fmt::print(stderr, "hvdrun: requeued job {} (scontrol requeue)\n", *jobId);
+  std::fflush(stderr);
+}
+
+// How a launch is watched: the output options, the grace, the launcher's labels, the
+// preemption notice and the start timeout (when a rendezvous server runs).
 SupervisorOptions supervisionFor(const Options& o, const Plan& plan, RendezvousServer* server,
-                                 SupervisorOptions::Labels labels) {
+                                 SupervisorOptions::Labels labels, const PreemptionFlag& preemption) {
   SupervisorOptions supervision;
   supervision.prefixOutput = o.prefixOutput;
   supervision.killGrace = o.killGrace;
   supervision.labels = labels;
+  supervision.preemptSignal = preemption.signalNumber();
+  supervision.onPreempt = [&preemption] { preemption.raise(); };
+  if (o.requeue) supervision.preemptGrace = o.preemptGrace;
   applyOutputOptions(o, supervision);
   if (server != nullptr) superviseStart(o, plan, *server, supervision);
   return supervision;
 }
 
 // Inside a Slurm allocation: one srun step runs the plan (never ssh there).
-int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
-                   const slurm::Environment& env, RendezvousServer* server) {
+JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
+                          const slurm::Environment& env, RendezvousServer* server, const PreemptionFlag& preemption) {
   const char* path = std::getenv("PATH");
   auto srun = findExecutable("srun", path != nullptr ? path : "");
   if (!srun) {
@@ -207,20 +286,19 @@ int launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::st
   bool insideStep = env.count("SLURM_STEP_ID") > 0;
   SrunCommand command = srunCommand(plan, o, thisExecutable(), hostfile, jobWide, insideStep);
   RankProcess srunProcess{0, plan.masterAddr, *srun, command.argv, inheritedEnvironment(command.env)};
-  SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kSrun);
+  SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kSrun, preemption);
   auto outcome = superviseRanks({srunProcess}, supervision);
   std::remove(hostfile.c_str());
   ::rmdir(dir);
   JobOutcome result = valueOrThrow(std::move(outcome));
   // srun exits 143 after stopping the step; the first failing task is the real cause.
   adoptLauncherFailure(result, firstSrunFailure(result.launcherMessages), plan);
-  report(result, static_cast<int>(plan.ranks.size()));
-  return result.exitCode;
+  return result;
 }
 
 // --mpi: Open MPI's mpirun runs the plan; ranks learn who they are from OMPI_COMM_WORLD_*.
-int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
-                     RendezvousServer* server) {
+JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
+                            RendezvousServer* server, const PreemptionFlag& preemption) {
   const char* path = std::getenv("PATH");
   auto mpirun = findExecutable("mpirun", path != nullptr ? path : "");
   if (!mpirun) {
@@ -229,11 +307,37 @@ int launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::
   }
   MpirunCommand command = mpirunLaunchCommand(plan, o, thisExecutable(), jobWide, ::geteuid() == 0);
   RankProcess process{0, plan.masterAddr, *mpirun, command.argv, inheritedEnvironment(command.env)};
-  SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi);
+  SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi, preemption);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
   adoptLauncherFailure(result, firstMpirunFailure(result.launcherMessages), plan);
-  report(result, static_cast<int>(plan.ranks.size()));
-  return result.exitCode;
+  return result;
+}
+
+// This machine only: hvdrun forks every rank itself.
+JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
+                         const std::vector<std::string>& jobWide, RendezvousServer* server,
+                         const PreemptionFlag& preemption) {
+  std::string remote;
+  for (const HostPlan& h : plan.hosts) {
+    if (h.ranks > 0 && !h.local) remote += (remote.empty() ? "" : ", ") + h.host;
+  }
+  if (!remote.empty()) {
+    throw UserError(ExitCode::kEnvironment,
+                    "the plan puts ranks on other hosts (" + remote + "), and outside Slurm this version of hvdrun "
+                    "starts ranks only on this machine",
+                    "'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it");
+  }
+  std::vector<RankProcess> ranks;
+  for (const RankPlan& r : plan.ranks) {
+    std::vector<std::string> rankEnv = planEnvironment(plan, r);
+    // The plan already holds MASTER_PORT and the rendezvous address; the rest is job-wide.
+    for (const std::string& kv : jobWide) {
+      if (kv.rfind("HVD_SECRET_KEY=", 0) == 0 || kv.rfind("HVD_PREEMPT_", 0) == 0) rankEnv.push_back(kv);
+    }
+    ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv)});
+  }
+  SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
+  return valueOrThrow(superviseRanks(ranks, supervision));
 }
 
 int launch(const Options& o, Plan plan, const slurm::Environment& env) {
@@ -250,27 +354,17 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
                                       "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
                                       "HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort), secret};
-  if (o.useMpi) return launchWithMpirun(o, plan, jobWide, server.get());
-  if (plan.source == HostSource::kSlurm) return launchWithSrun(o, plan, jobWide, env, server.get());
-  std::string remote;
-  for (const HostPlan& h : plan.hosts) {
-    if (h.ranks > 0 && !h.local) remote += (remote.empty() ? "" : ", ") + h.host;
-  }
-  if (!remote.empty()) {
-    throw UserError(ExitCode::kEnvironment,
-                    "the plan puts ranks on other hosts (" + remote + "), and outside Slurm this version of hvdrun "
-                    "starts ranks only on this machine",
-                    "'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it");
-  }
-  std::vector<RankProcess> ranks;
-  for (const RankPlan& r : plan.ranks) {
-    std::vector<std::string> rankEnv = planEnvironment(plan, r);
-    rankEnv.push_back(secret);
-    ranks.push_back({r.where.rank, r.where.host, *exe, o.program, inheritedEnvironment(rankEnv)});
-  }
-  SupervisorOptions supervision = supervisionFor(o, plan, server.get(), SupervisorOptions::Labels::kNone);
-  JobOutcome outcome = valueOrThrow(superviseRanks(ranks, supervision));
-  report(outcome, static_cast<int>(ranks.size()));
+  PreemptionFlag preemption(o, env);
+  for (const std::string& kv : preemption.environment()) jobWide.push_back(kv);
+  JobOutcome outcome = o.useMpi ? launchWithMpirun(o, plan, jobWide, server.get(), preemption)
+                       : plan.source == HostSource::kSlurm
+                           ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
+                           : launchLocally(o, plan, *exe, jobWide, server.get(), preemption);
+  // A notice sent to the ranks directly (scancel --signal=USR2) reaches hvdrun this way.
+  bool toldByRanks = !outcome.preempted && server->value(rendezvous::kPreemptedKey);
+  outcome.preempted |= toldByRanks;
+  report(outcome, static_cast<int>(plan.ranks.size()));
+  finishPreemption(o, outcome, toldByRanks, env);
   return outcome.exitCode;
 }
 

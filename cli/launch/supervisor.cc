@@ -213,8 +213,14 @@ class Job {
         if (r.out.fd >= 0) pfds.push_back({r.out.fd, POLLIN, 0}), owners.push_back({&r, false});
         if (r.err.fd >= 0) pfds.push_back({r.err.fd, POLLIN, 0}), owners.push_back({&r, true});
       }
+      if (preemptDeadline_ && Clock::now() >= *preemptDeadline_) {
+        preemptDeadline_.reset();
+        for (const Rank& r : ranks_) outcome_.ranksStoppedAfterPreemption += r.running ? 1 : 0;
+        stopOthers();
+        if (!killDeadline) killDeadline = Clock::now() + options_.killGrace;
+      }
       int timeout = -1;
-      for (auto deadline : {killDeadline, drainDeadline, startDeadline}) {
+      for (auto deadline : {killDeadline, drainDeadline, startDeadline, preemptDeadline_}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -243,6 +249,11 @@ class Job {
       if (sig == SIGINT && outcome_.interruptSignal == SIGINT) {
         signalAll(SIGKILL);  // the second Ctrl-C: the user means it
         continue;
+      }
+      if (sig == options_.preemptSignal && !outcome_.preempted) {
+        outcome_.preempted = true;
+        if (options_.onPreempt) options_.onPreempt();  // the flag is up before ranks hear the signal
+        if (options_.preemptGrace) preemptDeadline_ = Clock::now() + *options_.preemptGrace;
       }
       signalAll(sig);
       if (sig == SIGUSR1 || sig == SIGUSR2) continue;  // notices (preemption), not stops
@@ -465,9 +476,10 @@ class Job {
   JobOutcome outcome_;
   std::map<int, std::deque<std::string>> labelledStderr_;  // labelled modes: per rank; -1: the launcher itself
   std::vector<std::string> launcherMessages_;
-  std::map<std::pair<int, bool>, int> files_;
+  std::map<std::pair<int, bool>, int> files_;  // (rank, stderr?) -> fd; -1 when unwritable
   Clock::time_point firstFailureAt_{};
-  static constexpr std::chrono::milliseconds kCauseWindow{250};  // (rank, stderr?) -> fd; -1 when unwritable
+  std::optional<Clock::time_point> preemptDeadline_;  // set by the preemption signal with a grace
+  static constexpr std::chrono::milliseconds kCauseWindow{250};
 };
 
 }  // namespace

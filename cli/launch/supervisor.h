@@ -44,6 +44,12 @@ struct SupervisorOptions {
   int expectedRanks = 0;
   std::function<std::set<int>()> readyRanks;
   std::chrono::milliseconds killGrace{5000};
+  // Preemption: when hvdrun receives preemptSignal (SIGUSR1 or SIGUSR2; 0: none), it calls
+  // onPreempt once (which raises the ranks' flag) before forwarding the signal; with
+  // preemptGrace set, ranks still running that long after are stopped like on SIGTERM.
+  int preemptSignal = 0;
+  std::function<void()> onPreempt;
+  std::optional<std::chrono::milliseconds> preemptGrace;
 };
 
 struct RankFailure {
@@ -62,6 +68,8 @@ struct JobOutcome {
   int interruptSignal = 0;  // the signal hvdrun received, if the job was interrupted
   int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
   std::vector<int> neverReady;  // set when the start timeout failed the job
+  bool preempted = false;       // the preemption signal arrived
+  int ranksStoppedAfterPreemption = 0;  // still running when preemptGrace ended
   // Labelled modes: each rank's last stderr lines, and the launcher's own messages.
   std::map<int, std::deque<std::string>> launcherStderr;
   std::vector<std::string> launcherMessages;

@@ -48,6 +48,13 @@ RendezvousServer::~RendezvousServer() {
   for (auto& w : workers_) w.join();
 }
 
+std::optional<std::string> RendezvousServer::value(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = store_.find(key);
+  if (it == store_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::set<int> RendezvousServer::readyRanks() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return ready_;

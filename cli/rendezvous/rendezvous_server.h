@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@ class RendezvousServer {
 
   int port() const { return port_; }
   std::set<int> readyRanks() const;        // ranks that set ready/<rank>
+  std::optional<std::string> value(const std::string& key) const;  // what a rank stored, if any
   size_t refusedClients() const { return refused_; }
 
  private:

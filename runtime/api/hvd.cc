@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/ring_collectives.h"
+#include "runtime/api/preemption.h"
 #include "runtime/backends/tcp/tcp_ring.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
@@ -85,6 +86,7 @@ Status init() {
     } none;
     c->ring = backends::tcp::TcpRing::connect(0, 1, none, options).value();
   }
+  detail::installPreemptionHandler();
   context = std::move(c);
   return Status::ok();
 }

@@ -31,6 +31,7 @@ int hvd_allreduce(void* data, size_t count, enum hvd_datatype type, enum hvd_red
 int hvd_broadcast(void* data, size_t bytes, int root) { return report(hvd::broadcast(data, bytes, root)); }
 int hvd_allgather(const void* mine, size_t bytes, void* out) { return report(hvd::allgather(mine, bytes, out)); }
 int hvd_barrier(void) { return report(hvd::barrier()); }
+int hvd_preemption_requested(void) { return hvd::preemptionRequested() ? 1 : 0; }
 const char* hvd_last_error(void) { return lastError.c_str(); }
 
 }

@@ -30,6 +30,10 @@ enum class Reply : char { kOk = 'K', kMissing = 'M', kTimeout = 'T', kError = 'E
 // Keys a rank sets to say it reached the rendezvous ("ready/<rank>" = host).
 std::string readyKey(int rank);
 
+// Set by rank 0 when the ranks agreed on a preemption notice that reached them directly
+// (scancel --signal=USR2 signals the job's steps, not hvdrun): hvdrun then requeues.
+inline constexpr const char* kPreemptedKey = "preempted";
+
 std::string encodeRequest(Op op, std::string_view key, std::string_view value);
 
 }  // namespace hvd::rendezvous

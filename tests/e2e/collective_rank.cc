@@ -4,6 +4,9 @@
 //   collective_rank check            the checks above
 //   collective_rank loop <victim>    allreduce in a loop; rank <victim> SIGKILLs itself
 //                                    after 20 rounds; survivors print the error they get
+//   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
+//                                    allreduces until hvd::preemptionAgreed(); prints
+//                                    "checkpoint at step S (signal|file|peer)" and exits 0
 #include <signal.h>
 #include <unistd.h>
 
@@ -108,6 +111,28 @@ int loop(int victim) {
   return 0;
 }
 
+// What a training loop does with the notice: agree on a step, save, leave.
+int preempt() {
+  const char* restarts = std::getenv("SLURM_RESTART_COUNT");
+  std::printf("started restart=%s\n", restarts != nullptr ? restarts : "0");
+  std::fflush(stdout);
+  std::vector<float> data(1000, 1.0f);
+  for (long step = 0;; ++step) {
+    bool mine = hvd::preemptionRequested();
+    auto agreed = hvd::preemptionAgreed();
+    if (!agreed.isOk()) {
+      std::fprintf(stderr, "preemptionAgreed failed: %s\n", agreed.status().message().c_str());
+      return 1;
+    }
+    if (*agreed) {
+      std::printf("checkpoint at step %ld (%s)\n", step, mine ? "seen here" : "seen by a peer");
+      return 0;
+    }
+    if (auto s = hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kAverage); !s.isOk()) return 1;
+    ::usleep(20000);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -116,7 +141,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string mode = argc > 1 ? argv[1] : "check";
-  int rc = mode == "loop" && argc > 2 ? loop(std::atoi(argv[2])) : check();
+  int rc = mode == "loop" && argc > 2 ? loop(std::atoi(argv[2])) : mode == "preempt" ? preempt() : check();
   hvd::shutdown();
   return rc;
 }

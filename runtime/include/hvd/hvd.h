@@ -35,4 +35,14 @@ Status broadcast(void* data, size_t bytes, int root);
 Status allgather(const void* mine, size_t bytes, void* out);  // out: size() * bytes, in rank order
 Status barrier();
 
+// Preemption (hvdrun --signal, --requeue; docs/sbatch.md). True once this rank has been
+// told the job is about to end: hvdrun created the file HVD_PREEMPT_FILE names, or the
+// signal HVD_PREEMPT_SIGNAL names reached this process (init() installs a handler for it
+// when the program has none, so the notice no longer kills the rank). Local and cheap (one
+// stat() until true); ranks learn it at different steps.
+bool preemptionRequested();
+// Collective, like allreduce: true on every rank when any rank has seen preemption, so all
+// ranks checkpoint at the same step. Call it at the same point in every rank.
+Result<bool> preemptionAgreed();
+
 }  // namespace hvd

@@ -23,6 +23,8 @@ int hvd_allreduce(void* data, size_t count, enum hvd_datatype type, enum hvd_red
 int hvd_broadcast(void* data, size_t bytes, int root);
 int hvd_allgather(const void* mine, size_t bytes, void* out);
 int hvd_barrier(void);
+/* 1 when preemption was announced to this rank, else 0 (hvd::preemptionRequested). */
+int hvd_preemption_requested(void);
 const char* hvd_last_error(void);
 
 #ifdef __cplusplus

@@ -257,8 +257,18 @@ TEST_CASE("SIGUSR2 sent to hvdrun reaches every rank on every node through srun"
 #ifdef HVD_MPI_HELLO_PATH
 TEST_CASE("an MPI program started through srun --mpi=pmix sees the planned ranks and can allreduce", "[cluster][launch][mpi]") {
   requireTestbed();
-  auto run = inAllocation({"-N3", "-n5"}, {kHvdrun, "--pmix", HVD_MPI_HELLO_PATH},
-                          {"OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,tcp"});
+  auto start = [] {
+    return inAllocation({"-N3", "-n5"}, {kHvdrun, "--pmix", HVD_MPI_HELLO_PATH},
+                        {"OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,tcp"});
+  };
+  auto run = start();
+  // Open MPI 4.1.4 under srun --mpi=pmix rarely segfaults inside MPI_Init on a loaded
+  // machine (seen once in about 40 runs, in libc at address 0, before any hvdrun code in the
+  // rank). One more try for exactly that, said out loud; any other failure fails at once.
+  if (run.exitCode == 128 + SIGSEGV && run.err.find("Segmentation fault") != std::string::npos) {
+    WARN("MPI_Init crashed in Open MPI; trying once more:\n" << run.err);
+    run = start();
+  }
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
   std::regex line(R"(\[(\d)\]<stdout>:mpi_rank=(\d) mpi_size=5 sum=5 hvd_rank=(\d) host=(\S+))");

@@ -35,13 +35,25 @@ Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, 
 }
 
 Status ringAllgather(RingTransport& t, const void* mine, size_t bytes, void* out) {
+  std::vector<size_t> sizes(static_cast<size_t>(t.size()), bytes);
+  return ringAllgatherv(t, mine, sizes, out);
+}
+
+Status ringAllgatherv(RingTransport& t, const void* mine, std::span<const size_t> bytesPerRank, void* out) {
   const int n = t.size(), r = t.rank();
-  std::memcpy(static_cast<std::byte*>(out) + static_cast<size_t>(r) * bytes, mine, bytes);
-  // Step s: pass on block (r - s) and receive block (r - s - 1).
-  for (int s = 0; s < n - 1; ++s) {
-    size_t sendBlock = static_cast<size_t>(((r - s) % n + n) % n), recvBlock = static_cast<size_t>(((r - s - 1) % n + n) % n);
-    HVD_RETURN_IF_ERROR(t.exchange(bytesOf(out, sendBlock * bytes, bytes), bytesOf(out, recvBlock * bytes, bytes)));
+  if (bytesPerRank.size() != static_cast<size_t>(n)) {
+    return Status(Errc::kInvalidArgument, "allgatherv: " + std::to_string(bytesPerRank.size()) +
+                                              " sizes given for " + std::to_string(n) + " ranks");
   }
+  std::vector<size_t> offset(static_cast<size_t>(n) + 1, 0);
+  for (int k = 0; k < n; ++k) offset[static_cast<size_t>(k) + 1] = offset[static_cast<size_t>(k)] + bytesPerRank[static_cast<size_t>(k)];
+  auto block = [&](int k) {
+    size_t i = static_cast<size_t>(((k % n) + n) % n);
+    return bytesOf(out, offset[i], bytesPerRank[i]);
+  };
+  if (bytesPerRank[static_cast<size_t>(r)] > 0) std::memcpy(block(r).data(), mine, bytesPerRank[static_cast<size_t>(r)]);
+  // Step s: pass on block (r - s), which arrived in the step before, and receive (r - s - 1).
+  for (int s = 0; s < n - 1; ++s) HVD_RETURN_IF_ERROR(t.exchange(block(r - s), block(r - s - 1)));
   return Status::ok();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 
 #include "collectives/reduce.h"
 #include "collectives/transport.h"
@@ -15,6 +16,10 @@ Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, 
 
 // Every rank contributes `bytes`; `out` (size * bytes) receives all, in rank order.
 Status ringAllgather(RingTransport& t, const void* mine, size_t bytes, void* out);
+
+// Rank k contributes bytesPerRank[k] (size entries, the same on every rank); `out` (their
+// sum) receives all blocks back to back in rank order. Blocks may be empty.
+Status ringAllgatherv(RingTransport& t, const void* mine, std::span<const size_t> bytesPerRank, void* out);
 
 // root's `bytes` reach every rank, passed along the ring.
 Status ringBroadcast(RingTransport& t, void* data, size_t bytes, int root);

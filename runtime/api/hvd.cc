@@ -122,6 +122,25 @@ Status allgather(const void* mine, size_t bytes, void* out) {
   return collectives::ringAllgather(*context->ring, mine, bytes, out);
 }
 
+Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out) {
+  if (!context) return notInitialized();
+  return collectives::ringAllgatherv(*context->ring, mine, {bytesPerRank, static_cast<size_t>(context->size)}, out);
+}
+
+Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::vector<size_t>* bytesPerRank) {
+  if (!context) return notInitialized();
+  std::vector<uint64_t> sizes(static_cast<size_t>(context->size));
+  uint64_t own = bytes;
+  HVD_RETURN_IF_ERROR(collectives::ringAllgather(*context->ring, &own, sizeof own, sizes.data()));
+  std::vector<size_t> asSizes(sizes.begin(), sizes.end());
+  size_t total = 0;
+  for (size_t s : asSizes) total += s;
+  std::vector<std::byte> out(total);
+  HVD_RETURN_IF_ERROR(collectives::ringAllgatherv(*context->ring, mine, asSizes, out.data()));
+  if (bytesPerRank != nullptr) *bytesPerRank = std::move(asSizes);
+  return out;
+}
+
 Status barrier() {
   if (!context) return notInitialized();
   return collectives::ringBarrier(*context->ring);

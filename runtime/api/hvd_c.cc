@@ -1,6 +1,9 @@
 // runtime/api/hvd_c.cc: C wrappers; errors become codes plus a per-thread message.
 #include "hvd/hvd_c.h"
 
+#include <cstdint>
+#include <vector>
+
 #include <string>
 
 #include "hvd/hvd.h"
@@ -30,6 +33,19 @@ int hvd_allreduce(void* data, size_t count, enum hvd_datatype type, enum hvd_red
 }
 int hvd_broadcast(void* data, size_t bytes, int root) { return report(hvd::broadcast(data, bytes, root)); }
 int hvd_allgather(const void* mine, size_t bytes, void* out) { return report(hvd::allgather(mine, bytes, out)); }
+int hvd_allgather_sizes(size_t bytes, size_t* sizes_out) {
+  if (!hvd::initialized()) return report(hvd::Status(hvd::Errc::kInvalidUsage, "hvd_init() has not been called"));
+  std::vector<uint64_t> sizes(static_cast<size_t>(hvd::size()));
+  uint64_t own = bytes;
+  int rc = report(hvd::allgather(&own, sizeof own, sizes.data()));
+  if (rc == 0) {
+    for (size_t i = 0; i < sizes.size(); ++i) sizes_out[i] = static_cast<size_t>(sizes[i]);
+  }
+  return rc;
+}
+int hvd_allgatherv(const void* mine, const size_t* bytes_per_rank, void* out) {
+  return report(hvd::allgatherv(mine, bytes_per_rank, out));
+}
 int hvd_barrier(void) { return report(hvd::barrier()); }
 int hvd_preemption_requested(void) { return hvd::preemptionRequested() ? 1 : 0; }
 const char* hvd_last_error(void) { return lastError.c_str(); }

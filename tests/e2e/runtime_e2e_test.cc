@@ -36,6 +36,18 @@ TEST_CASE("real processes from 1 to 8 ranks get serially correct allreduce, broa
   }
 }
 
+TEST_CASE("a rank written in C against hvd_c.h gets correct results from every C call", "[e2e][mp][collectives]") {
+  for (int np : {1, 3, 5}) {
+    auto run = runHvdrun({"-np", std::to_string(np), HVD_C_API_RANK_PATH}, options());
+    INFO("np " << np << "\n" << run.out << run.err);
+    REQUIRE(run.exitCode == 0);
+    for (int r = 0; r < np; ++r) {
+      CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:c api ok on rank " + std::to_string(r) + " of " +
+                         std::to_string(np)) != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("a rank SIGKILLed during a loop of allreduces makes every survivor fail within twice the timeout, naming a peer", "[e2e][mp][collectives]") {
   auto run = runHvdrun({"-np", "4", "--kill-grace", "3", kCollective, "loop", "2"}, options({"HVD_TIMEOUT=2"}));
   INFO(run.out << run.err);

@@ -144,6 +144,40 @@ TEST_CASE("ring allreduce over TCP equals the serial result for every type, op a
   }
 }
 
+TEST_CASE("allgatherv gathers blocks of different sizes, empty ones included, in rank order", "[mp][collectives]") {
+  for (int size : {1, 2, 3, 4, 7}) {
+    // Rank k contributes (k * 37) % 11 bytes, sometimes none, and one large block.
+    auto bytesFor = [](int k) { return k == 2 ? size_t{300007} : static_cast<size_t>((k * 37) % 11); };
+    auto errors = onRing(size, [size, bytesFor](int rank, hc::RingTransport& ring) -> std::string {
+      std::vector<size_t> sizes;
+      size_t total = 0;
+      for (int k = 0; k < size; ++k) sizes.push_back(bytesFor(k)), total += bytesFor(k);
+      std::vector<unsigned char> mine(bytesFor(rank));
+      for (size_t i = 0; i < mine.size(); ++i) mine[i] = static_cast<unsigned char>(rank * 31 + i);
+      std::vector<unsigned char> all(total, 0xEE);
+      if (auto s = hc::ringAllgatherv(ring, mine.data(), sizes, all.data()); !s.isOk()) return s.message();
+      size_t at = 0;
+      for (int k = 0; k < size; ++k) {
+        for (size_t i = 0; i < bytesFor(k); ++i, ++at) {
+          if (all[at] != static_cast<unsigned char>(k * 31 + i)) return "block of rank " + std::to_string(k) + " wrong";
+        }
+      }
+      return "";
+    });
+    for (const auto& e : errors) CHECK(e == "");
+  }
+}
+
+TEST_CASE("allgatherv with a size list of the wrong length is refused before any traffic", "[mp][collectives]") {
+  auto errors = onRing(2, [](int, hc::RingTransport& ring) -> std::string {
+    std::vector<size_t> sizes{1};
+    char c = 0;
+    auto s = hc::ringAllgatherv(ring, &c, sizes, &c);
+    return s.isOk() ? "accepted" : s.message();
+  });
+  for (const auto& e : errors) CHECK(e == "allgatherv: 1 sizes given for 2 ranks");
+}
+
 TEST_CASE("a large allreduce of 2^20 floats is exact on 4 ranks", "[mp][collectives]") {
   auto errors = onRing(4, [](int, hc::RingTransport& ring) { return checkAllreduce<float>(ring, 4, DataType::kFloat32, ReduceOp::kSum, 1 << 20); });
   for (const auto& e : errors) CHECK(e == "");

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "collectives/reduce.h"
 #include "runtime/common/status.h"
@@ -33,6 +34,12 @@ Status allreduce(void* data, size_t count, DataType type, ReduceOp op);  // in p
 Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
 Status broadcast(void* data, size_t bytes, int root);
 Status allgather(const void* mine, size_t bytes, void* out);  // out: size() * bytes, in rank order
+// Variable sizes: rank k contributes bytesPerRank[k] (size() entries, equal on all ranks);
+// out receives the blocks back to back in rank order.
+Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out);
+// The same when ranks do not know each other's sizes: they are gathered first (one more,
+// small allgather). Fills bytesPerRank when given.
+Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::vector<size_t>* bytesPerRank = nullptr);
 Status barrier();
 
 // Preemption (hvdrun --signal, --requeue; docs/sbatch.md). True once this rank has been

@@ -22,6 +22,10 @@ int hvd_local_size(void);
 int hvd_allreduce(void* data, size_t count, enum hvd_datatype type, enum hvd_reduce_op op);
 int hvd_broadcast(void* data, size_t bytes, int root);
 int hvd_allgather(const void* mine, size_t bytes, void* out);
+/* Variable sizes: first learn every rank's size (sizes_out: hvd_size() entries), then
+ * gather (out: the sum of sizes, blocks in rank order). */
+int hvd_allgather_sizes(size_t bytes, size_t* sizes_out);
+int hvd_allgatherv(const void* mine, const size_t* bytes_per_rank, void* out);
 int hvd_barrier(void);
 /* 1 when preemption was announced to this rank, else 0 (hvd::preemptionRequested). */
 int hvd_preemption_requested(void);

@@ -11,17 +11,13 @@
 
 #include "collectives/ring_collectives.h"
 #include "runtime/api/preemption.h"
+#include "runtime/common/env_registry.h"
 #include "runtime/backends/tcp/tcp_ring.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
 
 namespace hvd {
 namespace {
-
-int envInt(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
-}
 
 // The rendezvous client as the Store a communicator is built with.
 class ClientStore : public Store {
@@ -49,28 +45,32 @@ Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has no
 
 Status init() {
   if (context) return Status::ok();
+  // Every variable is read here, once, and checked: a malformed HVD_RANK is an error, not 0.
+  auto env = EnvSnapshot::fromProcess();
+  if (!env) return env.status().withContext("reading the job's environment");
   auto c = std::make_unique<Context>();
-  c->rank = envInt("HVD_RANK", 0);
-  c->size = envInt("HVD_SIZE", 1);
-  c->localRank = envInt("HVD_LOCAL_RANK", 0);
-  c->localSize = envInt("HVD_LOCAL_SIZE", 1);
-  c->crossRank = envInt("HVD_CROSS_RANK", 0);
-  c->crossSize = envInt("HVD_CROSS_SIZE", 1);
-  if (c->size < 1 || c->rank < 0 || c->rank >= c->size) {
+  c->rank = static_cast<int>(env->integer("HVD_RANK"));
+  c->size = static_cast<int>(env->integer("HVD_SIZE"));
+  c->localRank = static_cast<int>(env->integer("HVD_LOCAL_RANK"));
+  c->localSize = static_cast<int>(env->integer("HVD_LOCAL_SIZE"));
+  c->crossRank = static_cast<int>(env->integer("HVD_CROSS_RANK"));
+  c->crossSize = static_cast<int>(env->integer("HVD_CROSS_SIZE"));
+  if (c->rank >= c->size || c->localRank >= c->localSize || c->crossRank >= c->crossSize) {
     return invalidArgument("HVD_RANK=" + std::to_string(c->rank) + " and HVD_SIZE=" + std::to_string(c->size) +
-                           " do not describe a rank of a job");
+                           " (local " + std::to_string(c->localRank) + "/" + std::to_string(c->localSize) + ", cross " +
+                           std::to_string(c->crossRank) + "/" + std::to_string(c->crossSize) +
+                           ") do not describe a rank of a job");
   }
   backends::tcp::TcpRingOptions options;
-  options.timeout = std::chrono::milliseconds(static_cast<long long>(envInt("HVD_TIMEOUT", 30)) * 1000);
+  options.timeout = std::chrono::milliseconds(env->integer("HVD_TIMEOUT") * 1000);
   if (c->size > 1) {
-    auto client = rendezvous::Client::fromEnvironment(options.timeout);
+    auto client = rendezvous::Client::fromEnvironment(*env, options.timeout);
     if (!client) return client.status().withContext("joining the job");
-    const char* host = std::getenv("HVD_HOSTNAME");
-    const char* rendezvousAddr = std::getenv("HVD_RENDEZVOUS_ADDR");
+    const std::string& host = env->text("HVD_HOSTNAME");
     // Ranks all on one machine talk over loopback; otherwise by the plan's host name.
-    bool local = rendezvousAddr != nullptr && std::string(rendezvousAddr) == "127.0.0.1";
-    options.advertiseHost = local || host == nullptr ? "127.0.0.1" : host;
-    options.secret = std::getenv("HVD_SECRET_KEY");
+    bool local = env->text("HVD_RENDEZVOUS_ADDR") == "127.0.0.1";
+    options.advertiseHost = local || host.empty() ? "127.0.0.1" : host;
+    options.secret = env->text("HVD_SECRET_KEY");
     // Spin before sleeping only when this node's ranks each have a core to spin on.
     options.spinTries = c->localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) ? 2000 : 0;
     HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(c->rank), options.advertiseHost));
@@ -86,7 +86,7 @@ Status init() {
     } none;
     c->ring = backends::tcp::TcpRing::connect(0, 1, none, options).value();
   }
-  detail::installPreemptionHandler();
+  detail::installPreemptionHandler(*env);
   context = std::move(c);
   return Status::ok();
 }

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "hvd/hvd.h"
 #include "runtime/rendezvous/client.h"
@@ -17,6 +19,11 @@ namespace hvd {
 namespace {
 
 std::atomic<bool> signalled{false};
+// Set by init() from the registry; before init, preemptionRequested reads the variable
+// itself (a program may ask before joining the job).
+std::string preemptFile;
+bool preemptFileKnown = false;
+std::optional<EnvSnapshot> initEnvironment;
 std::atomic<bool> seen{false};
 bool reported = false;  // rank 0 told hvdrun (only the thread calling collectives touches it)
 static_assert(std::atomic<bool>::is_always_lock_free);
@@ -27,10 +34,12 @@ void onPreemptSignal(int) { signalled.store(true, std::memory_order_relaxed); }
 
 namespace detail {
 
-void installPreemptionHandler() {
-  const char* name = std::getenv("HVD_PREEMPT_SIGNAL");
-  if (name == nullptr) return;
-  int sig = std::strcmp(name, "USR1") == 0 ? SIGUSR1 : std::strcmp(name, "USR2") == 0 ? SIGUSR2 : 0;
+void installPreemptionHandler(const EnvSnapshot& env) {
+  initEnvironment = env;
+  preemptFile = env.text("HVD_PREEMPT_FILE");
+  preemptFileKnown = true;
+  const std::string& name = env.text("HVD_PREEMPT_SIGNAL");
+  int sig = name == "USR1" ? SIGUSR1 : name == "USR2" ? SIGUSR2 : 0;
   if (sig == 0) return;
   struct sigaction current {};
   if (::sigaction(sig, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) return;  // the program's own
@@ -47,9 +56,13 @@ bool preemptionRequested() {
   if (seen.load(std::memory_order_relaxed)) return true;
   bool now = signalled.load(std::memory_order_relaxed);
   if (!now) {
-    const char* file = std::getenv("HVD_PREEMPT_FILE");
+    if (!preemptFileKnown) {
+      auto env = EnvSnapshot::fromProcess();
+      preemptFile = env ? env->text("HVD_PREEMPT_FILE") : "";
+      preemptFileKnown = true;
+    }
     struct stat st {};
-    now = file != nullptr && *file != '\0' && ::stat(file, &st) == 0;
+    now = !preemptFile.empty() && ::stat(preemptFile.c_str(), &st) == 0;
   }
   if (now) seen.store(true, std::memory_order_relaxed);
   return now;
@@ -60,9 +73,9 @@ Result<bool> preemptionAgreed() {
   HVD_RETURN_IF_ERROR(allreduce(&flag, 1, DataType::kInt32, ReduceOp::kMax));
   // hvdrun may not have heard the notice itself (it went to the ranks): tell it, so that
   // it can requeue the job. Best effort: the ranks' checkpoint matters more.
-  if (flag != 0 && rank() == 0 && !reported && std::getenv("HVD_RENDEZVOUS_ADDR") != nullptr) {
+  if (flag != 0 && rank() == 0 && !reported && initEnvironment && initEnvironment->isSet("HVD_RENDEZVOUS_ADDR")) {
     reported = true;
-    if (auto client = rendezvous::Client::fromEnvironment(std::chrono::seconds(5))) {
+    if (auto client = rendezvous::Client::fromEnvironment(*initEnvironment, std::chrono::seconds(5))) {
       (void)client->set(rendezvous::kPreemptedKey, "agreed by " + std::to_string(size()) + " rank(s)");
     }
   }

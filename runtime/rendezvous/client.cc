@@ -30,14 +30,18 @@ Result<Client> Client::connect(const std::string& host, int port, const std::str
   return Client(std::move(*socket), server);
 }
 
-Result<Client> Client::fromEnvironment(std::chrono::milliseconds timeout) {
-  const char* addr = std::getenv("HVD_RENDEZVOUS_ADDR");
-  const char* port = std::getenv("HVD_RENDEZVOUS_PORT");
-  const char* secret = std::getenv("HVD_SECRET_KEY");
-  if (addr == nullptr || port == nullptr || secret == nullptr) {
+Result<Client> Client::fromEnvironment(const EnvSnapshot& env, std::chrono::milliseconds timeout) {
+  if (!env.isSet("HVD_RENDEZVOUS_ADDR") || !env.isSet("HVD_RENDEZVOUS_PORT") || !env.isSet("HVD_SECRET_KEY")) {
     return notFound("HVD_RENDEZVOUS_ADDR, HVD_RENDEZVOUS_PORT and HVD_SECRET_KEY are not all set: start with hvdrun");
   }
-  return connect(addr, std::atoi(port), secret, timeout);
+  return connect(env.text("HVD_RENDEZVOUS_ADDR"), static_cast<int>(env.integer("HVD_RENDEZVOUS_PORT")),
+                 env.text("HVD_SECRET_KEY"), timeout);
+}
+
+Result<Client> Client::fromEnvironment(std::chrono::milliseconds timeout) {
+  auto env = EnvSnapshot::fromProcess();
+  if (!env) return env.status();
+  return fromEnvironment(*env, timeout);
 }
 
 Result<std::string> Client::call(const std::string& request, std::chrono::milliseconds timeout) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <string>
 
+#include "runtime/common/env_registry.h"
 #include "runtime/common/socket.h"
 #include "runtime/common/status.h"
 
@@ -19,8 +20,10 @@ class Client {
   static Result<Client> connect(const std::string& host, int port, const std::string& secret,
                                 std::chrono::milliseconds timeout);
 
-  // From HVD_RENDEZVOUS_ADDR, HVD_RENDEZVOUS_PORT and HVD_SECRET_KEY; kNotFound when unset.
-  static Result<Client> fromEnvironment(std::chrono::milliseconds timeout);
+  // From HVD_RENDEZVOUS_ADDR, HVD_RENDEZVOUS_PORT and HVD_SECRET_KEY; kNotFound when unset,
+  // kInvalidArgument when malformed.
+  static Result<Client> fromEnvironment(const EnvSnapshot& env, std::chrono::milliseconds timeout);
+  static Result<Client> fromEnvironment(std::chrono::milliseconds timeout);  // the process's
 
   Status set(const std::string& key, const std::string& value);
   Result<std::string> get(const std::string& key, std::chrono::milliseconds timeout);  // waits for the key

@@ -36,6 +36,15 @@ TEST_CASE("real processes from 1 to 8 ranks get serially correct allreduce, broa
   }
 }
 
+TEST_CASE("a malformed HVD_RANK makes init fail naming it instead of reading it as 0", "[e2e]") {
+  hvd::cli::RunOptions bad = hvd::test::withEnv(hvd::test::environmentWith({"HVD_RANK=3x", "HVD_SIZE=2"}));
+  auto run = hvd::cli::runAndCapture({kCollective, "check"}, bad);
+  REQUIRE(run.isOk());
+  CHECK(run->exitCode == 2);
+  CHECK(run->err == "init failed: reading the job's environment: HVD_RANK='3x': expected a whole number from 0 to "
+                    "16777215\n");
+}
+
 TEST_CASE("a rank written in C against hvd_c.h gets correct results from every C call", "[e2e][mp][collectives]") {
   for (int np : {1, 3, 5}) {
     auto run = runHvdrun({"-np", std::to_string(np), HVD_C_API_RANK_PATH}, options());

@@ -1,0 +1,89 @@
+// runtime/common/env_registry.cc: the table, and strict parsing (atoi read "3x" as 3 and
+// "x" as 0, which let a typo turn every rank into rank 0).
+#include "runtime/common/env_registry.h"
+
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+
+namespace hvd {
+namespace {
+
+constexpr long long kMaxRanks = 1 << 24;
+
+const EnvVar kVariables[] = {
+    {"HVD_RANK", "0", "this rank, 0 .. HVD_SIZE-1", EnvKind::kInteger, 0, kMaxRanks - 1},
+    {"HVD_SIZE", "1", "number of ranks; unset: a world of one", EnvKind::kInteger, 1, kMaxRanks},
+    {"HVD_LOCAL_RANK", "0", "rank among those on the same host", EnvKind::kInteger, 0, kMaxRanks - 1},
+    {"HVD_LOCAL_SIZE", "1", "ranks on this host", EnvKind::kInteger, 1, kMaxRanks},
+    {"HVD_CROSS_RANK", "0", "index of this rank's host", EnvKind::kInteger, 0, kMaxRanks - 1},
+    {"HVD_CROSS_SIZE", "1", "number of hosts", EnvKind::kInteger, 1, kMaxRanks},
+    {"HVD_HOSTNAME", "", "the name other ranks reach this one by", EnvKind::kText},
+    {"HVD_RENDEZVOUS_ADDR", "", "hvdrun's rendezvous server", EnvKind::kText},
+    {"HVD_RENDEZVOUS_PORT", "", "its port", EnvKind::kInteger, 1, 65535},
+    {"HVD_SECRET_KEY", "", "the job's secret, proven to the server and to ring peers", EnvKind::kText},
+    {"HVD_TIMEOUT", "30", "seconds for joining the job and for every later call", EnvKind::kInteger, 1, 86400},
+    {"HVD_PREEMPT_FILE", "", "created by hvdrun when the preemption notice arrives", EnvKind::kText},
+    {"HVD_PREEMPT_SIGNAL", "", "USR1 or USR2: the notice's signal, handled when the program does not", EnvKind::kText},
+};
+
+}  // namespace
+
+std::span<const EnvVar> runtimeVariables() { return kVariables; }
+
+Result<EnvSnapshot> EnvSnapshot::read(const Lookup& lookup) {
+  EnvSnapshot snapshot;
+  for (const EnvVar& v : kVariables) {
+    std::string name(v.name);
+    snapshot.fallbacks_[name] = std::string(v.fallback);
+    const char* raw = lookup(name.c_str());
+    if (raw == nullptr) continue;
+    std::string value = raw;
+    if (v.kind == EnvKind::kInteger) {
+      long long parsed = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+      if (value.empty() || ec != std::errc() || end != value.data() + value.size() || parsed < v.minimum ||
+          parsed > v.maximum) {
+        return Status(Errc::kInvalidArgument, name + "='" + value + "': expected a whole number from " +
+                                                  std::to_string(v.minimum) + " to " + std::to_string(v.maximum))
+            .withHint("hvdrun sets it; unset it to run alone, or fix the value");
+      }
+    }
+    snapshot.values_[name] = std::move(value);
+  }
+  return snapshot;
+}
+
+Result<EnvSnapshot> EnvSnapshot::fromProcess() {
+  return read([](const char* name) -> const char* { return std::getenv(name); });
+}
+
+const EnvVar& EnvSnapshot::declared(std::string_view name) const {
+  for (const EnvVar& v : kVariables) {
+    if (v.name == name) return v;
+  }
+  std::fprintf(stderr, "hvd: internal error: %.*s is not declared in env_registry.cc\n", static_cast<int>(name.size()),
+               name.data());
+  std::abort();
+}
+
+bool EnvSnapshot::isSet(std::string_view name) const {
+  declared(name);
+  return values_.find(name) != values_.end();
+}
+
+long long EnvSnapshot::integer(std::string_view name) const {
+  const EnvVar& v = declared(name);
+  const std::string& text = this->text(name);
+  long long parsed = 0;
+  std::from_chars(text.data(), text.data() + text.size(), parsed);
+  return text.empty() ? v.minimum : parsed;
+}
+
+const std::string& EnvSnapshot::text(std::string_view name) const {
+  declared(name);
+  auto it = values_.find(name);
+  return it != values_.end() ? it->second : fallbacks_.find(name)->second;
+}
+
+}  // namespace hvd

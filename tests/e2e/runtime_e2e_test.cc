@@ -36,6 +36,23 @@ TEST_CASE("real processes from 1 to 8 ranks get serially correct allreduce, broa
   }
 }
 
+TEST_CASE("under hvdrun --mpi, hvd's allreduce equals Open MPI's MPI_Allreduce for every type and operation", "[e2e][mp][mpi]") {
+#ifndef HVD_MPI_CROSSCHECK_PATH
+  hvd::test::skipTest("built without MPI (libopenmpi-dev)");
+#else
+  for (int np : {2, 3, 4}) {
+    auto run = runHvdrun({"--mpi", "-np", std::to_string(np), HVD_MPI_CROSSCHECK_PATH},
+                         options({"OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp"}));
+    INFO("np " << np << "\n" << run.out << run.err);
+    REQUIRE(run.exitCode == 0);
+    for (int r = 0; r < np; ++r) {
+      CHECK(std::regex_search(run.out, std::regex("\\[" + std::to_string(r) + "\\]<stdout>:crosscheck ok [1-9][0-9]* comparisons on rank " +
+                                                  std::to_string(r))));
+    }
+  }
+#endif
+}
+
 TEST_CASE("a malformed HVD_RANK makes init fail naming it instead of reading it as 0", "[e2e]") {
   hvd::cli::RunOptions bad = hvd::test::withEnv(hvd::test::environmentWith({"HVD_RANK=3x", "HVD_SIZE=2"}));
   auto run = hvd::cli::runAndCapture({kCollective, "check"}, bad);

@@ -12,6 +12,7 @@
 #include "collectives/ring_collectives.h"
 #include "runtime/api/preemption.h"
 #include "runtime/common/env_registry.h"
+#include "runtime/common/network_interface.h"
 #include "runtime/backends/tcp/tcp_ring.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
@@ -67,9 +68,15 @@ Status init() {
     auto client = rendezvous::Client::fromEnvironment(*env, options.timeout);
     if (!client) return client.status().withContext("joining the job");
     const std::string& host = env->text("HVD_HOSTNAME");
-    // Ranks all on one machine talk over loopback; otherwise by the plan's host name.
+    // Ranks all on one machine talk over loopback; otherwise by the plan's host name,
+    // unless an interface was chosen: then by that interface's address.
     bool local = env->text("HVD_RENDEZVOUS_ADDR") == "127.0.0.1";
     options.advertiseHost = local || host.empty() ? "127.0.0.1" : host;
+    if (const std::string& interface = env->text("HVD_NETWORK_INTERFACE"); !interface.empty()) {
+      auto address = interfaceAddress(interface);
+      if (!address) return address.status().withContext("HVD_NETWORK_INTERFACE on " + (host.empty() ? "this host" : host));
+      options.advertiseHost = *address;
+    }
     options.secret = env->text("HVD_SECRET_KEY");
     // Spin before sleeping only when this node's ranks each have a core to spin on.
     options.spinTries = c->localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) ? 2000 : 0;

@@ -53,6 +53,16 @@ TEST_CASE("under hvdrun --mpi, hvd's allreduce equals Open MPI's MPI_Allreduce f
 #endif
 }
 
+TEST_CASE("the network interface option picks the ring's interface, and one this host lacks fails every rank's init naming it", "[e2e][mp]") {
+  auto good = runHvdrun({"--network-interface", "lo", "-np", "3", kCollective, "check"}, options());
+  INFO(good.out << good.err);
+  CHECK(good.exitCode == 0);
+  auto bad = runHvdrun({"--network-interface", "nosuch0", "-np", "2", kCollective, "check"}, options());
+  CHECK(bad.exitCode == 2);
+  CHECK(bad.err.find("init failed: HVD_NETWORK_INTERFACE on " + hvd::test::hostName() +
+                     ": network interface 'nosuch0' has no IPv4 address here") != std::string::npos);
+}
+
 TEST_CASE("a malformed HVD_RANK makes init fail naming it instead of reading it as 0", "[e2e]") {
   hvd::cli::RunOptions bad = hvd::test::withEnv(hvd::test::environmentWith({"HVD_RANK=3x", "HVD_SIZE=2"}));
   auto run = hvd::cli::runAndCapture({kCollective, "check"}, bad);

@@ -1,7 +1,11 @@
 // runtime/api/hvd.cc: the process's one Context, built by init() and used by every call.
 #include "hvd/hvd.h"
 
+#include <sys/random.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include <cstdlib>
 #include <cstring>
@@ -11,6 +15,7 @@
 
 #include "collectives/ring_collectives.h"
 #include "runtime/api/preemption.h"
+#include "runtime/backends/launcher_job.h"
 #include "runtime/common/env_registry.h"
 #include "runtime/common/network_interface.h"
 #include "runtime/backends/tcp/tcp_ring.h"
@@ -35,12 +40,65 @@ class ClientStore : public Store {
 
 struct Context {
   int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
+  std::shared_ptr<void> launcherSession;  // declared first: released after the ring
   std::unique_ptr<collectives::RingTransport> ring;
 };
 
 std::unique_ptr<Context> context;
 
 Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has not been called (or failed)"); }
+
+// The ring over hvdrun's rendezvous: identities from HVD_* variables.
+Status joinHvdrunJob(const EnvSnapshot& env, Context& c, backends::tcp::TcpRingOptions options) {
+  auto client = rendezvous::Client::fromEnvironment(env, options.timeout);
+  if (!client) return client.status().withContext("joining the job");
+  options.secret = env.text("HVD_SECRET_KEY");
+  HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(c.rank), options.advertiseHost));
+  ClientStore store(*client);
+  auto ring = backends::tcp::TcpRing::connect(c.rank, c.size, store, options);
+  if (!ring) return ring.status().withContext("connecting rank " + std::to_string(c.rank) + " to its neighbours");
+  c.ring = std::move(*ring);
+  return Status::ok();
+}
+
+// Started by mpirun or srun --mpi=pmix without hvdrun: rank and size from PMIx; every rank
+// publishes its host name (rank 0 also a fresh secret for the ring) in one collective
+// exchange, and local and cross ranks follow from the names the way hvdrun numbers them:
+// hosts in order of their lowest rank.
+Status joinLauncherJob(backends::LauncherJob job, Context& c, backends::tcp::TcpRingOptions options,
+                       const std::string& hostName) {
+  c.rank = job.rank, c.size = job.size;
+  c.launcherSession = job.session;
+  std::string secret;
+  if (c.rank == 0) {
+    unsigned char bytes[32];
+    if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return systemError("getrandom", errno);
+    static const char* kHex = "0123456789abcdef";
+    for (unsigned char b : bytes) secret += kHex[b >> 4], secret += kHex[b & 15];
+  }
+  HVD_RETURN_IF_ERROR(job.store->set("hvd.secret/" + std::to_string(c.rank), secret));
+  HVD_RETURN_IF_ERROR(job.store->set("hvd.host/" + std::to_string(c.rank), hostName));
+  auto shared = job.store->get("hvd.secret/0", options.timeout);
+  if (!shared) return shared.status().withContext("joining the " + job.launcher + " job");
+  options.secret = *shared;
+  std::vector<std::string> hostOf(static_cast<size_t>(c.size)), hosts;  // hosts: first-seen order
+  for (int r = 0; r < c.size; ++r) {
+    auto name = job.store->get("hvd.host/" + std::to_string(r), options.timeout);
+    if (!name) return name.status().withContext("learning where rank " + std::to_string(r) + " runs");
+    hostOf[static_cast<size_t>(r)] = *name;
+    if (std::find(hosts.begin(), hosts.end(), *name) == hosts.end()) hosts.push_back(*name);
+  }
+  c.crossSize = static_cast<int>(hosts.size());
+  c.crossRank = static_cast<int>(std::find(hosts.begin(), hosts.end(), hostName) - hosts.begin());
+  c.localRank = static_cast<int>(std::count(hostOf.begin(), hostOf.begin() + c.rank, hostName));
+  c.localSize = static_cast<int>(std::count(hostOf.begin(), hostOf.end(), hostName));
+  if (c.crossSize == 1) options.advertiseHost = "127.0.0.1";  // one machine: loopback
+  options.spinTries = c.localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) ? 2000 : 0;
+  auto ring = backends::tcp::TcpRing::connect(c.rank, c.size, *job.store, options);
+  if (!ring) return ring.status().withContext("connecting rank " + std::to_string(c.rank) + " to its neighbours");
+  c.ring = std::move(*ring);
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -64,27 +122,31 @@ Status init() {
   }
   backends::tcp::TcpRingOptions options;
   options.timeout = std::chrono::milliseconds(env->integer("HVD_TIMEOUT") * 1000);
-  if (c->size > 1) {
-    auto client = rendezvous::Client::fromEnvironment(*env, options.timeout);
-    if (!client) return client.status().withContext("joining the job");
-    const std::string& host = env->text("HVD_HOSTNAME");
-    // Ranks all on one machine talk over loopback; otherwise by the plan's host name,
-    // unless an interface was chosen: then by that interface's address.
-    bool local = env->text("HVD_RENDEZVOUS_ADDR") == "127.0.0.1";
-    options.advertiseHost = local || host.empty() ? "127.0.0.1" : host;
-    if (const std::string& interface = env->text("HVD_NETWORK_INTERFACE"); !interface.empty()) {
-      auto address = interfaceAddress(interface);
-      if (!address) return address.status().withContext("HVD_NETWORK_INTERFACE on " + (host.empty() ? "this host" : host));
-      options.advertiseHost = *address;
-    }
-    options.secret = env->text("HVD_SECRET_KEY");
+  const std::string& host = env->text("HVD_HOSTNAME");
+  // Ranks all on one machine talk over loopback; otherwise by the plan's host name,
+  // unless an interface was chosen: then by that interface's address.
+  bool local = env->text("HVD_RENDEZVOUS_ADDR") == "127.0.0.1";
+  options.advertiseHost = local || host.empty() ? "127.0.0.1" : host;
+  char thisHost[256] = {};
+  ::gethostname(thisHost, sizeof thisHost - 1);
+  if (!env->isSet("HVD_RENDEZVOUS_ADDR") && backends::startedByPmixLauncher()) options.advertiseHost = thisHost;
+  if (const std::string& interface = env->text("HVD_NETWORK_INTERFACE"); !interface.empty()) {
+    auto address = interfaceAddress(interface);
+    if (!address) return address.status().withContext("HVD_NETWORK_INTERFACE on " + (host.empty() ? "this host" : host));
+    options.advertiseHost = *address;
+  }
+  if (env->isSet("HVD_RENDEZVOUS_ADDR") && c->size > 1) {
     // Spin before sleeping only when this node's ranks each have a core to spin on.
     options.spinTries = c->localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) ? 2000 : 0;
-    HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(c->rank), options.advertiseHost));
-    ClientStore store(*client);
-    auto ring = backends::tcp::TcpRing::connect(c->rank, c->size, store, options);
-    if (!ring) return ring.status().withContext("connecting rank " + std::to_string(c->rank) + " to its neighbours");
-    c->ring = std::move(*ring);
+    HVD_RETURN_IF_ERROR(joinHvdrunJob(*env, *c, options));
+  } else if (!env->isSet("HVD_RENDEZVOUS_ADDR") && backends::startedByPmixLauncher()) {
+    auto job = backends::joinLauncherJob(options.timeout);
+    if (!job) return job.status().withContext("joining the job mpirun or srun started (PMIX_RANK is set)");
+    HVD_RETURN_IF_ERROR(joinLauncherJob(std::move(*job), *c, options, thisHost));
+  } else if (c->size > 1) {
+    return Status(Errc::kInvalidUsage, "HVD_SIZE=" + std::to_string(c->size) +
+                                           " but no rendezvous (HVD_RENDEZVOUS_ADDR) to find the other ranks")
+        .withHint("start the program with hvdrun, mpirun or srun --mpi=pmix");
   } else {
     options.timeout = std::chrono::milliseconds(1000);
     struct NoStore : Store {
@@ -95,6 +157,10 @@ Status init() {
   }
   detail::installPreemptionHandler(*env);
   context = std::move(c);
+  // A program that never calls shutdown() still leaves its launcher properly (mpirun
+  // reports a rank that exits without PMIx_Finalize as a failure).
+  static bool atExitRegistered = false;
+  if (!atExitRegistered) atExitRegistered = std::atexit([] { shutdown(); }) == 0;
   return Status::ok();
 }
 

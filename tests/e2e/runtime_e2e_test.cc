@@ -63,6 +63,33 @@ TEST_CASE("the network interface option picks the ring's interface, and one this
                      ": network interface 'nosuch0' has no IPv4 address here") != std::string::npos);
 }
 
+TEST_CASE("started by plain mpirun, without hvdrun, ranks learn who they are from PMIx and their collectives are correct", "[e2e][mp][mpi]") {
+  const char* path = std::getenv("PATH");
+  if (!hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk()) hvd::test::skipTest("mpirun is not installed");
+  auto mpirun = [](const std::vector<std::string>& args) {
+    std::vector<std::string> argv{"mpirun", "--oversubscribe", "-np", "3"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith(
+        {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp",
+         "HVD_RENDEZVOUS_ADDR", "HVD_RANK", "HVD_SIZE"}));
+    o.timeout = std::chrono::seconds(60);
+    auto run = hvd::cli::runAndCapture(argv, o);
+    REQUIRE(run.isOk());
+    return *run;
+  };
+  auto identity = mpirun({kCollective, "identity"});
+  INFO(identity.out << identity.err);
+  REQUIRE(identity.exitCode == 0);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(identity.out.find("rank=" + std::to_string(r) + " size=3 local_rank=" + std::to_string(r) +
+                            " local_size=3 cross_rank=0 cross_size=1\n") != std::string::npos);
+  }
+  auto check = mpirun({kCollective, "check"});
+  INFO(check.out << check.err);
+  CHECK(check.exitCode == 0);
+  CHECK(std::regex_search(check.out, std::regex("(ok \\d+ checks on rank \\d of 3\n){3}")));
+}
+
 TEST_CASE("a malformed HVD_RANK makes init fail naming it instead of reading it as 0", "[e2e]") {
   hvd::cli::RunOptions bad = hvd::test::withEnv(hvd::test::environmentWith({"HVD_RANK=3x", "HVD_SIZE=2"}));
   auto run = hvd::cli::runAndCapture({kCollective, "check"}, bad);

@@ -254,6 +254,34 @@ TEST_CASE("SIGUSR2 sent to hvdrun reaches every rank on every node through srun"
   for (int r = 0; r < 4; ++r) CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGUSR2\n") != std::string::npos);
 }
 
+TEST_CASE("started by srun --mpi=pmix or mpirun without hvdrun, ranks on three nodes learn who they are from PMIx", "[cluster][launch][pmix]") {
+  requireTestbed();
+  const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
+  // -N3 -n5 --ntasks-per-node=2, block distribution: two ranks on node01 and node02, one on node03.
+  const std::vector<std::string> expected = {
+      "rank=0 size=5 local_rank=0 local_size=2 cross_rank=0 cross_size=3",
+      "rank=1 size=5 local_rank=1 local_size=2 cross_rank=0 cross_size=3",
+      "rank=2 size=5 local_rank=0 local_size=2 cross_rank=1 cross_size=3",
+      "rank=3 size=5 local_rank=1 local_size=2 cross_rank=1 cross_size=3",
+      "rank=4 size=5 local_rank=0 local_size=1 cross_rank=2 cross_size=3"};
+  const std::vector<std::string> mpiEnv = {"OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,tcp", "OMPI_ALLOW_RUN_AS_ROOT=1",
+                                           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  for (const std::vector<std::string>& launcher : {std::vector<std::string>{"srun", "--mpi=pmix", "-n", "5"},
+                                                   std::vector<std::string>{"mpirun", "-np", "5"}}) {
+    std::vector<std::string> identity = launcher, check = launcher;
+    identity.insert(identity.end(), {kCollective, "identity"});
+    check.insert(check.end(), {kCollective, "check"});
+    auto run = inAllocation({"-N3", "-n5", "--ntasks-per-node=2"}, identity, mpiEnv);
+    INFO(launcher.front() << "\n" << run.out << run.err);
+    REQUIRE(run.exitCode == 0);
+    for (const std::string& line : expected) CHECK(run.out.find(line + "\n") != std::string::npos);
+    auto checked = inAllocation({"-N3", "-n5", "--ntasks-per-node=2"}, check, mpiEnv);
+    INFO(checked.out << checked.err);
+    CHECK(checked.exitCode == 0);
+    CHECK(std::regex_search(checked.out, std::regex("(ok \\d+ checks on rank \\d of 5\n[^]*){5}")));
+  }
+}
+
 #ifdef HVD_MPI_HELLO_PATH
 TEST_CASE("an MPI program started through srun --mpi=pmix sees the planned ranks and can allreduce", "[cluster][launch][mpi]") {
   requireTestbed();

@@ -15,7 +15,24 @@ std::span<std::byte> bytesOf(void* base, size_t offset, size_t size) {
 
 }  // namespace
 
+Status ringAllreduceSmall(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op) {
+  const int n = t.size();
+  if (n == 1 || count == 0) return Status::ok();
+  const size_t bytes = count * dataTypeSize(type);
+  std::vector<std::byte> all(bytes * static_cast<size_t>(n));
+  HVD_RETURN_IF_ERROR(ringAllgather(t, data, bytes, all.data()));
+  std::memcpy(data, all.data(), bytes);
+  for (int k = 1; k < n; ++k) reduceInto(data, all.data() + static_cast<size_t>(k) * bytes, count, type, op);
+  if (op == ReduceOp::kAverage) divideForAverage(data, count, type, n);
+  return Status::ok();
+}
+
 Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op) {
+  if (count * dataTypeSize(type) <= kSmallAllreduceBytes) return ringAllreduceSmall(t, data, count, type, op);
+  return ringAllreduceLarge(t, data, count, type, op);
+}
+
+Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op) {
   const int n = t.size();
   if (n == 1 || count == 0) return Status::ok();
   const size_t width = dataTypeSize(type);

@@ -11,8 +11,20 @@
 
 namespace hvd::collectives {
 
-// In place: reduce-scatter then allgather (see ring_schedule.h). kAverage divides by size.
+// In place; kAverage divides by size. Up to kSmallAllreduceBytes: ringAllreduceSmall (half
+// the steps); above: ringAllreduceLarge. The choice depends only on the size, so every
+// rank takes the same one.
 Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
+
+// Bandwidth-optimal: reduce-scatter then allgather, one chunk per rank (ring_schedule.h).
+Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
+
+// The small-message algorithm: every rank's whole buffer goes round the ring (n-1 steps, not
+// the bandwidth-optimal 2(n-1)), then each rank reduces the n buffers in rank order, so all
+// ranks compute bit-identical results. n-1 times the traffic: worth it only while a ring
+// step costs its latency rather than its bytes.
+Status ringAllreduceSmall(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
+inline constexpr size_t kSmallAllreduceBytes = 16 * 1024;
 
 // Every rank contributes `bytes`; `out` (size * bytes) receives all, in rank order.
 Status ringAllgather(RingTransport& t, const void* mine, size_t bytes, void* out);

@@ -71,8 +71,11 @@ double valueFor(int rank, size_t index) { return static_cast<double>((rank * 7 +
 template <typename T>
 T cast(double v) { return static_cast<T>(v); }
 
+using Algorithm = hvd::Status (*)(hc::RingTransport&, void*, size_t, DataType, ReduceOp);
+
 template <typename T>
-std::string checkAllreduce(hc::RingTransport& ring, int size, DataType type, ReduceOp op, size_t count) {
+std::string checkAllreduce(hc::RingTransport& ring, int size, DataType type, ReduceOp op, size_t count,
+                           Algorithm algorithm = hc::ringAllreduce) {
   size_t width = hc::dataTypeSize(type);
   std::vector<std::byte> data(count * width), expected(count * width);
   auto store = [&](std::vector<std::byte>& buf, size_t i, double v) {
@@ -108,7 +111,7 @@ std::string checkAllreduce(hc::RingTransport& ring, int size, DataType type, Red
     if (type == DataType::kUInt8 || type == DataType::kInt8) acc = static_cast<double>(static_cast<T>(static_cast<long long>(acc)));
     store(expected, i, acc);
   }
-  auto s = hc::ringAllreduce(ring, data.data(), count, type, op);
+  auto s = algorithm(ring, data.data(), count, type, op);
   if (!s.isOk()) return s.message();
   if (data != expected) {
     return std::string(hc::dataTypeName(type)) + " " + std::string(hc::reduceOpName(op)) + " count " +
@@ -119,20 +122,22 @@ std::string checkAllreduce(hc::RingTransport& ring, int size, DataType type, Red
 
 }  // namespace
 
-TEST_CASE("ring allreduce over TCP equals the serial result for every type, op and length, 1 to 8 ranks", "[mp][collectives]") {
+TEST_CASE("both allreduce algorithms over TCP equal the serial result for every type, op and length, 1 to 8 ranks", "[mp][collectives]") {
   for (int size = 1; size <= 8; ++size) {
     auto errors = onRing(size, [size](int, hc::RingTransport& ring) -> std::string {
-      for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1009), size_t(size * 3 + 1)}) {
-        for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
-          // Products of 8 ranks' values overflow small types: they keep sum/min/max/avg.
-          std::string e = checkAllreduce<float>(ring, size, DataType::kFloat32, op, count);
-          if (e.empty()) e = checkAllreduce<double>(ring, size, DataType::kFloat64, op, count);
-          if (e.empty()) e = checkAllreduce<int32_t>(ring, size, DataType::kInt32, op, count);
-          if (e.empty()) e = checkAllreduce<int64_t>(ring, size, DataType::kInt64, op, count);
-          if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<int8_t>(ring, size, DataType::kInt8, op, count);
-          if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<uint16_t>(ring, size, DataType::kFloat16, op, count);
-          if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<uint16_t>(ring, size, DataType::kBFloat16, op, count);
-          if (!e.empty()) return e;
+      for (Algorithm algorithm : {hc::ringAllreduceSmall, hc::ringAllreduceLarge}) {
+        for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1009), size_t(size * 3 + 1)}) {
+          for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
+            // Products of 8 ranks' values overflow small types: they keep sum/min/max/avg.
+            std::string e = checkAllreduce<float>(ring, size, DataType::kFloat32, op, count, algorithm);
+            if (e.empty()) e = checkAllreduce<double>(ring, size, DataType::kFloat64, op, count, algorithm);
+            if (e.empty()) e = checkAllreduce<int32_t>(ring, size, DataType::kInt32, op, count, algorithm);
+            if (e.empty()) e = checkAllreduce<int64_t>(ring, size, DataType::kInt64, op, count, algorithm);
+            if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<int8_t>(ring, size, DataType::kInt8, op, count, algorithm);
+            if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<uint16_t>(ring, size, DataType::kFloat16, op, count, algorithm);
+            if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<uint16_t>(ring, size, DataType::kBFloat16, op, count, algorithm);
+            if (!e.empty()) return (algorithm == hc::ringAllreduceSmall ? "small: " : "large: ") + e;
+          }
         }
       }
       return "";

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 
 #include <cstdlib>
@@ -18,6 +19,8 @@
 #include "runtime/backends/launcher_job.h"
 #include "runtime/common/env_registry.h"
 #include "runtime/common/network_interface.h"
+#include "runtime/backends/collective_backend.h"
+#include "runtime/backends/tcp/tcp_collectives.h"
 #include "runtime/backends/tcp/tcp_ring.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
@@ -40,13 +43,28 @@ class ClientStore : public Store {
 
 struct Context {
   int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
-  std::shared_ptr<void> launcherSession;  // declared first: released after the ring
-  std::unique_ptr<collectives::RingTransport> ring;
+  bool useMpi = false;                    // HOROVOD_CPU_OPERATIONS=mpi
+  std::shared_ptr<void> launcherSession;  // declared first: released after the backend
+  std::unique_ptr<backends::tcp::TcpRing> ring;  // while joining; then owned by ops
+  std::unique_ptr<backends::CollectiveBackend> ops;
 };
 
 std::unique_ptr<Context> context;
 
 Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has not been called (or failed)"); }
+
+// HOROVOD_CPU_OPERATIONS (Horovod's name) or HVD_CPU_OPERATIONS: "tcp" (default) or "mpi".
+Result<std::string> cpuOperations(const EnvSnapshot& env) {
+  for (const char* name : {"HOROVOD_CPU_OPERATIONS", "HVD_CPU_OPERATIONS"}) {
+    if (!env.isSet(name)) continue;
+    std::string value = env.text(name);
+    for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (value == "tcp" || value == "mpi") return value;
+    return Status(Errc::kInvalidArgument, std::string(name) + "='" + env.text(name) + "' is not an operations backend here")
+        .withHint("use tcp (hvd's own ring, the default) or mpi (Open MPI's collectives, under mpirun)");
+  }
+  return std::string("tcp");
+}
 
 // The ring over hvdrun's rendezvous: identities from HVD_* variables.
 Status joinHvdrunJob(const EnvSnapshot& env, Context& c, backends::tcp::TcpRingOptions options) {
@@ -54,6 +72,7 @@ Status joinHvdrunJob(const EnvSnapshot& env, Context& c, backends::tcp::TcpRingO
   if (!client) return client.status().withContext("joining the job");
   options.secret = env.text("HVD_SECRET_KEY");
   HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(c.rank), options.advertiseHost));
+  if (c.useMpi) return Status::ok();  // MPI moves the data; the rendezvous saw the rank
   ClientStore store(*client);
   auto ring = backends::tcp::TcpRing::connect(c.rank, c.size, store, options);
   if (!ring) return ring.status().withContext("connecting rank " + std::to_string(c.rank) + " to its neighbours");
@@ -92,6 +111,7 @@ Status joinLauncherJob(backends::LauncherJob job, Context& c, backends::tcp::Tcp
   c.crossRank = static_cast<int>(std::find(hosts.begin(), hosts.end(), hostName) - hosts.begin());
   c.localRank = static_cast<int>(std::count(hostOf.begin(), hostOf.begin() + c.rank, hostName));
   c.localSize = static_cast<int>(std::count(hostOf.begin(), hostOf.end(), hostName));
+  if (c.useMpi) return Status::ok();
   if (c.crossSize == 1) options.advertiseHost = "127.0.0.1";  // one machine: loopback
   options.spinTries = c.localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) ? 2000 : 0;
   auto ring = backends::tcp::TcpRing::connect(c.rank, c.size, *job.store, options);
@@ -120,6 +140,9 @@ Status init() {
                            std::to_string(c->crossRank) + "/" + std::to_string(c->crossSize) +
                            ") do not describe a rank of a job");
   }
+  auto operations = cpuOperations(*env);
+  if (!operations) return operations.status();
+  c->useMpi = *operations == "mpi";
   backends::tcp::TcpRingOptions options;
   options.timeout = std::chrono::milliseconds(env->integer("HVD_TIMEOUT") * 1000);
   const std::string& host = env->text("HVD_HOSTNAME");
@@ -155,6 +178,13 @@ Status init() {
     } none;
     c->ring = backends::tcp::TcpRing::connect(0, 1, none, options).value();
   }
+  if (c->useMpi) {
+    auto mpi = backends::openMpiCollectives(c->rank, c->size);
+    if (!mpi) return mpi.status().withContext("HOROVOD_CPU_OPERATIONS=mpi");
+    c->ops = std::move(*mpi);
+  } else {
+    c->ops = backends::tcp::ringCollectives(std::move(c->ring));
+  }
   detail::installPreemptionHandler(*env);
   context = std::move(c);
   // A program that never calls shutdown() still leaves its launcher properly (mpirun
@@ -172,51 +202,53 @@ int localRank() { return context ? context->localRank : 0; }
 int localSize() { return context ? context->localSize : 1; }
 int crossRank() { return context ? context->crossRank : 0; }
 int crossSize() { return context ? context->crossSize : 1; }
+const char* operationsBackend() { return context ? context->ops->name().data() : ""; }
 
 Status allreduce(void* data, size_t count, DataType type, ReduceOp op) {
   if (!context) return notInitialized();
-  return collectives::ringAllreduce(*context->ring, data, count, type, op);
+  return context->ops->allreduce(data, count, type, op);
 }
 
 Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
   if (!context) return notInitialized();
   if (in != out) std::memmove(out, in, count * collectives::dataTypeSize(type));
-  return collectives::ringAllreduce(*context->ring, out, count, type, op);
+  return context->ops->allreduce(out, count, type, op);
 }
 
 Status broadcast(void* data, size_t bytes, int root) {
   if (!context) return notInitialized();
   if (root < 0 || root >= context->size) return invalidArgument("broadcast root " + std::to_string(root) + " is not a rank");
-  return collectives::ringBroadcast(*context->ring, data, bytes, root);
+  return context->ops->broadcast(data, bytes, root);
 }
 
 Status allgather(const void* mine, size_t bytes, void* out) {
   if (!context) return notInitialized();
-  return collectives::ringAllgather(*context->ring, mine, bytes, out);
+  std::vector<size_t> sizes(static_cast<size_t>(context->size), bytes);
+  return context->ops->allgatherv(mine, sizes, out);
 }
 
 Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out) {
   if (!context) return notInitialized();
-  return collectives::ringAllgatherv(*context->ring, mine, {bytesPerRank, static_cast<size_t>(context->size)}, out);
+  return context->ops->allgatherv(mine, {bytesPerRank, static_cast<size_t>(context->size)}, out);
 }
 
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::vector<size_t>* bytesPerRank) {
   if (!context) return notInitialized();
   std::vector<uint64_t> sizes(static_cast<size_t>(context->size));
   uint64_t own = bytes;
-  HVD_RETURN_IF_ERROR(collectives::ringAllgather(*context->ring, &own, sizeof own, sizes.data()));
+  HVD_RETURN_IF_ERROR(allgather(&own, sizeof own, sizes.data()));
   std::vector<size_t> asSizes(sizes.begin(), sizes.end());
   size_t total = 0;
   for (size_t s : asSizes) total += s;
   std::vector<std::byte> out(total);
-  HVD_RETURN_IF_ERROR(collectives::ringAllgatherv(*context->ring, mine, asSizes, out.data()));
+  HVD_RETURN_IF_ERROR(context->ops->allgatherv(mine, asSizes, out.data()));
   if (bytesPerRank != nullptr) *bytesPerRank = std::move(asSizes);
   return out;
 }
 
 Status barrier() {
   if (!context) return notInitialized();
-  return collectives::ringBarrier(*context->ring);
+  return context->ops->barrier();
 }
 
 }  // namespace hvd

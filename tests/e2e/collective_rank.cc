@@ -5,7 +5,7 @@
 //   collective_rank loop <victim>    allreduce in a loop; rank <victim> SIGKILLs itself
 //                                    after 20 rounds; survivors print the error they get
 //   collective_rank identity         prints "rank=R size=N local_rank=L local_size=M
-//                                    cross_rank=C cross_size=K" as the runtime sees it
+//                                    cross_rank=C cross_size=K ops=tcp|mpi" as the runtime sees it
 //   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
 //                                    allreduces until hvd::preemptionAgreed(); prints
 //                                    "checkpoint at step S (signal|file|peer)" and exits 0
@@ -156,8 +156,9 @@ int main(int argc, char** argv) {
   }
   std::string mode = argc > 1 ? argv[1] : "check";
   if (mode == "identity") {
-    std::printf("rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d\n", hvd::rank(), hvd::size(),
-                hvd::localRank(), hvd::localSize(), hvd::crossRank(), hvd::crossSize());
+    std::printf("rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d ops=%s\n", hvd::rank(),
+                hvd::size(), hvd::localRank(), hvd::localSize(), hvd::crossRank(), hvd::crossSize(),
+                hvd::operationsBackend());
     return hvd::barrier().isOk() ? 0 : 1;
   }
   int rc = mode == "loop" && argc > 2 ? loop(std::atoi(argv[2])) : mode == "preempt" ? preempt() : check();

@@ -82,12 +82,43 @@ TEST_CASE("started by plain mpirun, without hvdrun, ranks learn who they are fro
   REQUIRE(identity.exitCode == 0);
   for (int r = 0; r < 3; ++r) {
     CHECK(identity.out.find("rank=" + std::to_string(r) + " size=3 local_rank=" + std::to_string(r) +
-                            " local_size=3 cross_rank=0 cross_size=1\n") != std::string::npos);
+                            " local_size=3 cross_rank=0 cross_size=1 ops=tcp\n") != std::string::npos);
   }
   auto check = mpirun({kCollective, "check"});
   INFO(check.out << check.err);
   CHECK(check.exitCode == 0);
   CHECK(std::regex_search(check.out, std::regex("(ok \\d+ checks on rank \\d of 3\n){3}")));
+}
+
+TEST_CASE("HOROVOD_CPU_OPERATIONS=mpi under hvdrun --mpi moves the data with Open MPI, and the results stay correct", "[e2e][mp][mpi]") {
+#ifndef HVD_MPI_CROSSCHECK_PATH
+  hvd::test::skipTest("built without MPI (libopenmpi-dev)");
+#else
+  auto mpiEnv = options({"HOROVOD_CPU_OPERATIONS=mpi", "OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp"});
+  auto identity = runHvdrun({"--mpi", "-np", "3", kCollective, "identity"}, mpiEnv);
+  INFO(identity.out << identity.err);
+  REQUIRE(identity.exitCode == 0);
+  CHECK(std::regex_search(identity.out, std::regex("(ops=mpi\n[^]*){3}")));
+  for (const std::string& program : {std::string(kCollective), std::string(HVD_C_API_RANK_PATH)}) {
+    std::vector<std::string> args{"--mpi", "-np", "3", program};
+    if (program == kCollective) args.push_back("check");
+    auto run = runHvdrun(args, mpiEnv);
+    INFO(program << "\n" << run.out << run.err);
+    CHECK(run.exitCode == 0);
+  }
+#endif
+}
+
+TEST_CASE("HOROVOD_CPU_OPERATIONS=mpi without mpirun, or an unknown value, fails init with the reason", "[e2e][mp]") {
+  auto noMpirun = runHvdrun({"-np", "2", kCollective, "check"}, options({"HOROVOD_CPU_OPERATIONS=mpi"}));
+  CHECK(noMpirun.exitCode == 2);
+#ifdef HVD_MPI_CROSSCHECK_PATH
+  CHECK(std::regex_search(noMpirun.err, std::regex("init failed: HOROVOD_CPU_OPERATIONS=mpi: MPI's world \\(rank 0 of 1\\) "
+                                                   "is not this job \\(rank [01] of 2\\)")));
+#endif
+  auto unknown = runHvdrun({"-np", "2", kCollective, "check"}, options({"HOROVOD_CPU_OPERATIONS=gloo"}));
+  CHECK(unknown.exitCode == 2);
+  CHECK(unknown.err.find("init failed: HOROVOD_CPU_OPERATIONS='gloo' is not an operations backend here") != std::string::npos);
 }
 
 TEST_CASE("a malformed HVD_RANK makes init fail naming it instead of reading it as 0", "[e2e]") {

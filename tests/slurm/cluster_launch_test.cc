@@ -259,11 +259,11 @@ TEST_CASE("started by srun --mpi=pmix or mpirun without hvdrun, ranks on three n
   const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
   // -N3 -n5 --ntasks-per-node=2, block distribution: two ranks on node01 and node02, one on node03.
   const std::vector<std::string> expected = {
-      "rank=0 size=5 local_rank=0 local_size=2 cross_rank=0 cross_size=3",
-      "rank=1 size=5 local_rank=1 local_size=2 cross_rank=0 cross_size=3",
-      "rank=2 size=5 local_rank=0 local_size=2 cross_rank=1 cross_size=3",
-      "rank=3 size=5 local_rank=1 local_size=2 cross_rank=1 cross_size=3",
-      "rank=4 size=5 local_rank=0 local_size=1 cross_rank=2 cross_size=3"};
+      "rank=0 size=5 local_rank=0 local_size=2 cross_rank=0 cross_size=3 ops=tcp",
+      "rank=1 size=5 local_rank=1 local_size=2 cross_rank=0 cross_size=3 ops=tcp",
+      "rank=2 size=5 local_rank=0 local_size=2 cross_rank=1 cross_size=3 ops=tcp",
+      "rank=3 size=5 local_rank=1 local_size=2 cross_rank=1 cross_size=3 ops=tcp",
+      "rank=4 size=5 local_rank=0 local_size=1 cross_rank=2 cross_size=3 ops=tcp"};
   const std::vector<std::string> mpiEnv = {"OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,tcp", "OMPI_ALLOW_RUN_AS_ROOT=1",
                                            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
   for (const std::vector<std::string>& launcher : {std::vector<std::string>{"srun", "--mpi=pmix", "-n", "5"},

@@ -29,6 +29,8 @@ int localRank();
 int localSize();
 int crossRank();
 int crossSize();
+// What moves the data: "tcp" (hvd's ring) or "mpi" (HOROVOD_CPU_OPERATIONS=mpi); "" before init.
+const char* operationsBackend();
 
 Status allreduce(void* data, size_t count, DataType type, ReduceOp op);  // in place
 Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);

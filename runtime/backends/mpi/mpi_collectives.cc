@@ -1,0 +1,205 @@
+// runtime/backends/mpi/mpi_collectives.cc: MPI_Allreduce and friends through dlopen (Open
+// MPI's handles, like MPI_COMM_WORLD, are addresses of symbols in libmpi, so they are
+// looked up too). float16 and bfloat16 have no MPI type: they travel as 2-byte integers
+// with a user-defined MPI_Op that runs the runtime's own reduction kernel.
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "runtime/backends/collective_backend.h"
+#include "runtime/common/dynamic_library.h"
+
+namespace hvd::backends::mpi {
+namespace {
+
+using collectives::DataType;
+using collectives::ReduceOp;
+
+struct Api {
+  DynamicLibrary library;
+  decltype(&MPI_Initialized) initialized = nullptr;
+  decltype(&MPI_Finalized) finalized = nullptr;
+  decltype(&MPI_Init_thread) initThread = nullptr;
+  decltype(&MPI_Finalize) finalize = nullptr;
+  decltype(&MPI_Comm_rank) commRank = nullptr;
+  decltype(&MPI_Comm_size) commSize = nullptr;
+  decltype(&MPI_Allreduce) allreduce = nullptr;
+  decltype(&MPI_Bcast) bcast = nullptr;
+  decltype(&MPI_Allgatherv) allgatherv = nullptr;
+  decltype(&MPI_Barrier) barrier = nullptr;
+  decltype(&MPI_Error_string) errorString = nullptr;
+  decltype(&MPI_Op_create) opCreate = nullptr;
+  decltype(&MPI_Comm_set_errhandler) setErrhandler = nullptr;
+  MPI_Comm world = nullptr;
+  MPI_Datatype types[8] = {};
+  MPI_Datatype byte = nullptr;
+  MPI_Op ops[4] = {};  // sum, min, max, prod
+  MPI_Errhandler errorsReturn = nullptr;
+};
+
+template <typename T>
+T symbol(const DynamicLibrary& lib, const char* name) {
+  return reinterpret_cast<T>(lib.symbol(name));
+}
+
+Result<std::unique_ptr<Api>> loadApi() {
+  auto lib = DynamicLibrary::open({"libmpi.so.40", "libmpi.so", HVD_MPI_LIBRARY});
+  if (!lib) return Status(Errc::kUnavailable, "the MPI library cannot be loaded: " + lib.status().message());
+  auto api = std::make_unique<Api>(Api{std::move(*lib)});
+  const DynamicLibrary& l = api->library;
+  api->initialized = l.function<decltype(&MPI_Initialized)>("MPI_Initialized");
+  api->finalized = l.function<decltype(&MPI_Finalized)>("MPI_Finalized");
+  api->initThread = l.function<decltype(&MPI_Init_thread)>("MPI_Init_thread");
+  api->finalize = l.function<decltype(&MPI_Finalize)>("MPI_Finalize");
+  api->commRank = l.function<decltype(&MPI_Comm_rank)>("MPI_Comm_rank");
+  api->commSize = l.function<decltype(&MPI_Comm_size)>("MPI_Comm_size");
+  api->allreduce = l.function<decltype(&MPI_Allreduce)>("MPI_Allreduce");
+  api->bcast = l.function<decltype(&MPI_Bcast)>("MPI_Bcast");
+  api->allgatherv = l.function<decltype(&MPI_Allgatherv)>("MPI_Allgatherv");
+  api->barrier = l.function<decltype(&MPI_Barrier)>("MPI_Barrier");
+  api->errorString = l.function<decltype(&MPI_Error_string)>("MPI_Error_string");
+  api->opCreate = l.function<decltype(&MPI_Op_create)>("MPI_Op_create");
+  api->setErrhandler = l.function<decltype(&MPI_Comm_set_errhandler)>("MPI_Comm_set_errhandler");
+  // Open MPI's predefined handles are the addresses of these objects.
+  api->world = symbol<MPI_Comm>(l, "ompi_mpi_comm_world");
+  const char* typeSymbols[8] = {"ompi_mpi_float", "ompi_mpi_double", "ompi_mpi_uint16_t", "ompi_mpi_uint16_t",
+                                "ompi_mpi_int8_t", "ompi_mpi_uint8_t", "ompi_mpi_int32_t", "ompi_mpi_int64_t"};
+  for (int i = 0; i < 8; ++i) api->types[i] = symbol<MPI_Datatype>(l, typeSymbols[i]);
+  api->byte = symbol<MPI_Datatype>(l, "ompi_mpi_byte");
+  const char* opSymbols[4] = {"ompi_mpi_op_sum", "ompi_mpi_op_min", "ompi_mpi_op_max", "ompi_mpi_op_prod"};
+  for (int i = 0; i < 4; ++i) api->ops[i] = symbol<MPI_Op>(l, opSymbols[i]);
+  api->errorsReturn = symbol<MPI_Errhandler>(l, "ompi_mpi_errors_return");
+  bool complete = api->initialized && api->finalized && api->initThread && api->finalize && api->commRank &&
+                  api->commSize && api->allreduce && api->bcast && api->allgatherv && api->barrier &&
+                  api->errorString && api->opCreate && api->setErrhandler && api->world && api->byte &&
+                  api->errorsReturn;
+  for (auto t : api->types) complete = complete && t != nullptr;
+  for (auto o : api->ops) complete = complete && o != nullptr;
+  if (!complete) return Status(Errc::kUnavailable, api->library.path() + " is not an Open MPI library hvd can use");
+  return api;
+}
+
+// The 16-bit float types reduced by the runtime's kernel inside MPI.
+thread_local ReduceOp halfOp = ReduceOp::kSum;
+thread_local DataType halfType = DataType::kFloat16;
+void reduceHalves(void* in, void* inout, int* len, MPI_Datatype*) {
+  collectives::reduceInto(inout, in, static_cast<size_t>(*len), halfType, halfOp);
+}
+
+class MpiCollectives : public CollectiveBackend {
+ public:
+  MpiCollectives(std::unique_ptr<Api> api, bool weInitialised) : api_(std::move(api)), weInitialised_(weInitialised) {}
+  ~MpiCollectives() override {
+    int finalized = 0;
+    if (weInitialised_ && api_->finalized(&finalized) == MPI_SUCCESS && !finalized) api_->finalize();
+  }
+
+  std::string_view name() const override { return "mpi"; }
+
+  Status allreduce(void* data, size_t count, DataType type, ReduceOp op) override {
+    if (!poisoned_.isOk()) return poisoned_;
+    if (count == 0) return Status::ok();
+    if (count > static_cast<size_t>(INT32_MAX)) return Status(Errc::kInvalidArgument, "MPI_Allreduce takes at most 2^31-1 elements");
+    int t = static_cast<int>(type);
+    MPI_Op mpiOp = nullptr;
+    ReduceOp base = op == ReduceOp::kAverage ? ReduceOp::kSum : op;
+    if (type == DataType::kFloat16 || type == DataType::kBFloat16) {
+      HVD_RETURN_IF_ERROR(halfOpFor(base, type, mpiOp));
+    } else {
+      mpiOp = api_->ops[base == ReduceOp::kSum ? 0 : base == ReduceOp::kMin ? 1 : base == ReduceOp::kMax ? 2 : 3];
+    }
+    HVD_RETURN_IF_ERROR(check("MPI_Allreduce", api_->allreduce(MPI_IN_PLACE, data, static_cast<int>(count),
+                                                               api_->types[t], mpiOp, api_->world)));
+    if (op == ReduceOp::kAverage) collectives::divideForAverage(data, count, type, size_);
+    return Status::ok();
+  }
+
+  Status broadcast(void* data, size_t bytes, int root) override {
+    if (!poisoned_.isOk()) return poisoned_;
+    if (bytes > static_cast<size_t>(INT32_MAX)) return Status(Errc::kInvalidArgument, "MPI_Bcast takes at most 2 GiB");
+    return check("MPI_Bcast", api_->bcast(data, static_cast<int>(bytes), api_->byte, root, api_->world));
+  }
+
+  Status allgatherv(const void* mine, std::span<const size_t> bytesPerRank, void* out) override {
+    if (!poisoned_.isOk()) return poisoned_;
+    std::vector<int> counts, displacements;
+    size_t offset = 0;
+    for (size_t b : bytesPerRank) {
+      if (offset + b > static_cast<size_t>(INT32_MAX)) return Status(Errc::kInvalidArgument, "MPI_Allgatherv takes at most 2 GiB");
+      counts.push_back(static_cast<int>(b));
+      displacements.push_back(static_cast<int>(offset));
+      offset += b;
+    }
+    int mineCount = counts[static_cast<size_t>(rank_)];
+    return check("MPI_Allgatherv", api_->allgatherv(mine, mineCount, api_->byte, out, counts.data(),
+                                                    displacements.data(), api_->byte, api_->world));
+  }
+
+  Status barrier() override {
+    if (!poisoned_.isOk()) return poisoned_;
+    return check("MPI_Barrier", api_->barrier(api_->world));
+  }
+
+  Status start(int expectRank, int expectSize) {
+    HVD_RETURN_IF_ERROR(check("MPI_Comm_set_errhandler", api_->setErrhandler(api_->world, api_->errorsReturn)));
+    HVD_RETURN_IF_ERROR(check("MPI_Comm_rank", api_->commRank(api_->world, &rank_)));
+    HVD_RETURN_IF_ERROR(check("MPI_Comm_size", api_->commSize(api_->world, &size_)));
+    if (rank_ != expectRank || size_ != expectSize) {
+      return Status(Errc::kInvalidUsage, "MPI's world (rank " + std::to_string(rank_) + " of " + std::to_string(size_) +
+                                             ") is not this job (rank " + std::to_string(expectRank) + " of " +
+                                             std::to_string(expectSize) + ")")
+          .withHint("HOROVOD_CPU_OPERATIONS=mpi needs ranks started by mpirun: hvdrun --mpi, or mpirun itself");
+    }
+    return Status::ok();
+  }
+
+ private:
+  Status check(const char* call, int rc) {
+    if (rc == MPI_SUCCESS) return Status::ok();
+    char text[MPI_MAX_ERROR_STRING] = {};
+    int length = 0;
+    api_->errorString(rc, text, &length);
+    poisoned_ = Status(Errc::kRemote, std::string(call) + " failed on rank " + std::to_string(rank_) + ": " + text);
+    return poisoned_;
+  }
+
+  // User-defined ops are created once per (op, type); MPI calls the function with no
+  // context, so the choice travels in thread-locals set just before the call.
+  Status halfOpFor(ReduceOp op, DataType type, MPI_Op& out) {
+    halfOp = op;
+    halfType = type;
+    if (halfOpHandle_ == nullptr) {
+      HVD_RETURN_IF_ERROR(check("MPI_Op_create", api_->opCreate(&reduceHalves, 1, &halfOpHandle_)));
+    }
+    out = halfOpHandle_;
+    return Status::ok();
+  }
+
+  std::unique_ptr<Api> api_;
+  bool weInitialised_;
+  int rank_ = 0, size_ = 1;
+  MPI_Op halfOpHandle_ = nullptr;
+  Status poisoned_ = Status::ok();
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CollectiveBackend>> openCollectives(int expectRank, int expectSize) {
+  auto api = loadApi();
+  if (!api) return api.status();
+  int initialised = 0;
+  (*api)->initialized(&initialised);
+  bool weInitialise = !initialised;
+  if (weInitialise) {
+    int provided = 0;
+    if (int rc = (*api)->initThread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided); rc != MPI_SUCCESS) {
+      return Status(Errc::kUnavailable, "MPI_Init_thread failed (code " + std::to_string(rc) + ")");
+    }
+  }
+  auto backend = std::make_unique<MpiCollectives>(std::move(*api), weInitialise);
+  HVD_RETURN_IF_ERROR(backend->start(expectRank, expectSize));
+  return std::unique_ptr<CollectiveBackend>(std::move(backend));
+}
+
+}  // namespace hvd::backends::mpi

@@ -66,6 +66,16 @@ Result<std::string> cpuOperations(const EnvSnapshot& env) {
   return std::string("tcp");
 }
 
+// Spin before sleeping in poll(): flat out when this node's ranks each have a core, and
+// yielding the core between tries when they outnumber the cores.
+void chooseSpinning(int localSize, backends::tcp::TcpRingOptions& options) {
+  bool ownCore = localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
+  // Measured at np=4 on 2 cores: 200 yielding tries cut 1 KiB allreduce from 117 to 69 us
+  // and raised 1 MiB busbw from 0.88 to 1.31 GB/s; more tries gained nothing.
+  options.spinTries = ownCore ? 2000 : 200;
+  options.yieldWhileSpinning = !ownCore;
+}
+
 // The ring over hvdrun's rendezvous: identities from HVD_* variables.
 Status joinHvdrunJob(const EnvSnapshot& env, Context& c, backends::tcp::TcpRingOptions options) {
   auto client = rendezvous::Client::fromEnvironment(env, options.timeout);
@@ -113,7 +123,7 @@ Status joinLauncherJob(backends::LauncherJob job, Context& c, backends::tcp::Tcp
   c.localSize = static_cast<int>(std::count(hostOf.begin(), hostOf.end(), hostName));
   if (c.useMpi) return Status::ok();
   if (c.crossSize == 1) options.advertiseHost = "127.0.0.1";  // one machine: loopback
-  options.spinTries = c.localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) ? 2000 : 0;
+  chooseSpinning(c.localSize, options);
   auto ring = backends::tcp::TcpRing::connect(c.rank, c.size, *job.store, options);
   if (!ring) return ring.status().withContext("connecting rank " + std::to_string(c.rank) + " to its neighbours");
   c.ring = std::move(*ring);
@@ -160,7 +170,7 @@ Status init() {
   }
   if (env->isSet("HVD_RENDEZVOUS_ADDR") && c->size > 1) {
     // Spin before sleeping only when this node's ranks each have a core to spin on.
-    options.spinTries = c->localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) ? 2000 : 0;
+    chooseSpinning(c->localSize, options);
     HVD_RETURN_IF_ERROR(joinHvdrunJob(*env, *c, options));
   } else if (!env->isSet("HVD_RENDEZVOUS_ADDR") && backends::startedByPmixLauncher()) {
     auto job = backends::joinLauncherJob(options.timeout);

@@ -1,6 +1,8 @@
 // runtime/backends/tcp/tcp_ring.cc: setup handshake and the full-duplex poll loop.
 #include "runtime/backends/tcp/tcp_ring.h"
 
+#include <sched.h>
+
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -26,6 +28,7 @@ int remainingMs(Deadline deadline) {
 Result<std::unique_ptr<TcpRing>> TcpRing::connect(int rank, int size, Store& store, const TcpRingOptions& options) {
   std::unique_ptr<TcpRing> ring(new TcpRing(rank, size, options.timeout));
   ring->spinTries_ = options.spinTries;
+  ring->yieldWhileSpinning_ = options.yieldWhileSpinning;
   if (size == 1) return ring;
   Deadline deadline = deadlineIn(options.timeout);
   auto listener = Socket::listen("0.0.0.0", 0);
@@ -81,6 +84,7 @@ Status TcpRing::exchange(std::span<const std::byte> send, std::span<std::byte> r
       if (k > 0) received += static_cast<size_t>(k);
       if (k == 0) return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
     }
+    if (yieldWhileSpinning_) ::sched_yield();
   }
   while (sent < send.size() || received < recv.size()) {
     pollfd fds[2];

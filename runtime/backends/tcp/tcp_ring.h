@@ -20,8 +20,11 @@ struct TcpRingOptions {
   std::string secret;
   std::chrono::milliseconds timeout{30000};  // for setup and for every exchange
   // Non-blocking attempts before sleeping in poll(): cuts a small message's latency ~6x
-  // when each rank has a core, and starves peers when ranks outnumber cores (then 0).
+  // when each rank has a core; when ranks outnumber cores, only with yieldWhileSpinning.
   int spinTries = 0;
+  // Give the core away (sched_yield) between spin attempts: for ranks that outnumber
+  // cores, whose peer may be waiting for this very core to run.
+  bool yieldWhileSpinning = false;
 };
 
 class TcpRing : public collectives::RingTransport {
@@ -43,6 +46,7 @@ class TcpRing : public collectives::RingTransport {
   int rank_, size_;
   std::chrono::milliseconds timeout_;
   int spinTries_ = 0;
+  bool yieldWhileSpinning_ = false;
   Socket right_, left_;
   std::string rightName_, leftName_;  // "rank 3 (node02:41234)", for messages
   Status poisoned_;

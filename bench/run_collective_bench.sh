@@ -3,11 +3,11 @@
 # side in one run, for np=2 and np=4. Open MPI runs over TCP loopback and over shared
 # memory (vader); `--mca pml ob1` is needed for the btl choice to take effect (otherwise
 # it picks UCX and ignores it). Prints; asserts nothing.
-#   bash bench/run_collective_bench.sh [max-bytes]     (default 64 MiB)
+#   bash bench/run_collective_bench.sh [max-bytes]     (default 256 MiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${HVD_BUILD_DIR:-build}
-max=${1:-67108864}
+max=${1:-268435456}
 perf="$build/bench/collective_perf"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 for op in allreduce broadcast; do

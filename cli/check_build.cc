@@ -13,8 +13,9 @@ namespace hvd::cli {
 namespace {
 
 // Which backend each item rests on, and whether this version of hvdrun implements the
-// item at all: the TCP rendezvous and ring exist; the MPI, PMIx, NCCL and CUDA paths of the
-// runtime do not yet, and say so instead of claiming what a rank could not do.
+// item at all: the TCP rendezvous and ring, start-up through PMIx (mpirun, srun
+// --mpi=pmix) and MPI tensor operations exist; an MPI controller (negotiation over MPI),
+// NCCL and CUDA do not yet, and say so instead of claiming what a rank could not do.
 struct ItemSpec {
   const char* name;
   const char* backend;
@@ -24,11 +25,11 @@ struct ItemSpec {
 constexpr ItemSpec kControllers[] = {
     {"TCP", "tcp", true},
     {"MPI", "mpi", false},
-    {"PMIx", "pmix", false},
+    {"PMIx", "pmix", true},
 };
 constexpr ItemSpec kTensorOperations[] = {
     {"Ring (CPU)", "tcp", true},
-    {"MPI", "mpi", false},
+    {"MPI", "mpi", true},
     {"NCCL", "nccl", false},
     {"CUDA", "cuda", false},
 };

@@ -33,8 +33,9 @@ Status ringAllgather(RingTransport& t, const void* mine, size_t bytes, void* out
 // sum) receives all blocks back to back in rank order. Blocks may be empty.
 Status ringAllgatherv(RingTransport& t, const void* mine, std::span<const size_t> bytesPerRank, void* out);
 
-// root's `bytes` reach every rank, passed along the ring.
+// root's `bytes` reach every rank, passed along the ring in pipelined segments.
 Status ringBroadcast(RingTransport& t, void* data, size_t bytes, int root);
+inline constexpr size_t kBroadcastSegmentBytes = 256 * 1024;
 
 // Returns on every rank only once every rank has entered.
 Status ringBarrier(RingTransport& t);

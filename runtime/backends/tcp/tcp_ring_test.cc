@@ -197,10 +197,14 @@ TEST_CASE("allgather, broadcast from every root and barrier agree on every rank"
         if (all[static_cast<size_t>(2 * r)] != r || all[static_cast<size_t>(2 * r + 1)] != r * r) return "allgather wrong";
       }
       for (int root = 0; root < size; ++root) {
-        std::vector<char> data(100001, rank == root ? static_cast<char>('a' + root) : '?');
-        if (auto s = hc::ringBroadcast(ring, data.data(), data.size(), root); !s.isOk()) return s.message();
-        for (char c : data) {
-          if (c != 'a' + root) return "broadcast from " + std::to_string(root) + " wrong";
+        // One segment, and several with a short last one; every byte's value depends on its place.
+        for (size_t bytes : {size_t{100001}, 3 * hc::kBroadcastSegmentBytes + 12345}) {
+          std::vector<char> data(bytes, '?');
+          for (size_t i = 0; rank == root && i < bytes; ++i) data[i] = static_cast<char>('a' + (root + i) % 26);
+          if (auto s = hc::ringBroadcast(ring, data.data(), data.size(), root); !s.isOk()) return s.message();
+          for (size_t i = 0; i < bytes; ++i) {
+            if (data[i] != static_cast<char>('a' + (root + i) % 26)) return "broadcast from " + std::to_string(root) + " wrong";
+          }
         }
       }
       for (int i = 0; i < 3; ++i) {

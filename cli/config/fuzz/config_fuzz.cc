@@ -1,0 +1,30 @@
+// cli/config/fuzz/config_fuzz.cc: libFuzzer target for config files. Any text, read as a
+// config file with and without a profile, must give a layer or a kInvalidArgument that
+// names the file (or the missing profile); a layer must then parse as settings under an
+// empty command line without crashing (a usage error is fine: values are checked there).
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "cli/config/config_file.h"
+#include "cli/user_error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::vector<hvd::cli::SettingKey> keys = hvd::cli::settingKeys();
+  std::string text(reinterpret_cast<const char*>(data), size);
+  for (const char* profile : {"", "alpha"}) {
+    auto layer = hvd::cli::configFileLayer("fuzz.toml", text, profile, keys);
+    if (!layer.isOk()) {
+      const std::string& message = layer.status().message();
+      bool named = message.rfind("fuzz.toml", 0) == 0 || message.rfind("no profile '", 0) == 0;
+      if (layer.status().code() != hvd::Errc::kInvalidArgument || !named) std::abort();
+      continue;
+    }
+    try {
+      hvd::cli::parseOptions({"prog"}, {*layer});
+    } catch (const hvd::cli::UserError& e) {
+      if (e.code() != hvd::cli::ExitCode::kUsage) std::abort();
+    }
+  }
+  return 0;
+}

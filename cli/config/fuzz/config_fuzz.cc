@@ -3,6 +3,7 @@
 // names the file (or the missing profile); a layer must then parse as settings under an
 // empty command line without crashing (a usage error is fine: values are checked there).
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -15,9 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const char* profile : {"", "alpha"}) {
     auto layer = hvd::cli::configFileLayer("fuzz.toml", text, profile, keys);
     if (!layer.isOk()) {
-      const std::string& message = layer.status().message();
+      std::string message = layer.status().message();  // status() returns a copy
       bool named = message.rfind("fuzz.toml", 0) == 0 || message.rfind("no profile '", 0) == 0;
-      if (layer.status().code() != hvd::Errc::kInvalidArgument || !named) std::abort();
+      if (layer.status().code() != hvd::Errc::kInvalidArgument || !named) {
+        std::fprintf(stderr, "unexpected error: %s\n", message.c_str());
+        std::abort();
+      }
       continue;
     }
     try {

@@ -29,7 +29,10 @@ std::string variableFor(const std::string& key) {
 Result<SettingLayer> environmentLayer(const std::map<std::string, std::string, std::less<>>& environment,
                                       const std::vector<SettingKey>& keys) {
   SettingLayer layer{"HVDRUN_* variables", {}};
-  for (const auto& [name, value] : environment) {
+  for (const auto& entry : environment) {
+    // Named copies: clang before 16 cannot capture structured bindings in a lambda.
+    const std::string& name = entry.first;
+    const std::string& value = entry.second;
     if (name.rfind(kPrefix, 0) != 0 || name == kProfileVariable) continue;
     auto key = std::find_if(keys.begin(), keys.end(), [&](const SettingKey& k) { return variableFor(k.key) == name; });
     if (key == keys.end()) {

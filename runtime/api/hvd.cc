@@ -155,6 +155,7 @@ Status init() {
   c->useMpi = *operations == "mpi";
   backends::tcp::TcpRingOptions options;
   options.timeout = std::chrono::milliseconds(env->integer("HVD_TIMEOUT") * 1000);
+  options.sharedMemory = env->integer("HVD_SHARED_MEMORY") == 1;
   const std::string& host = env->text("HVD_HOSTNAME");
   // Ranks all on one machine talk over loopback; otherwise by the plan's host name,
   // unless an interface was chosen: then by that interface's address.

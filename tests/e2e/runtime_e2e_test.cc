@@ -130,6 +130,17 @@ TEST_CASE("a malformed HVD_RANK makes init fail naming it instead of reading it 
                     "16777215\n");
 }
 
+TEST_CASE("with shared memory turned off (HVD_SHARED_MEMORY=0) ranks still get correct results over TCP", "[e2e][mp][collectives]") {
+  for (int np : {2, 5}) {
+    auto run = runHvdrun({"-np", std::to_string(np), kCollective, "check"}, options({"HVD_SHARED_MEMORY=0"}));
+    INFO("np " << np << "\n" << run.out << run.err);
+    CHECK(run.exitCode == 0);
+  }
+  auto bad = runHvdrun({"-np", "2", kCollective, "check"}, options({"HVD_SHARED_MEMORY=yes"}));
+  CHECK(bad.exitCode == 2);
+  CHECK(bad.err.find("HVD_SHARED_MEMORY='yes': expected a whole number from 0 to 1") != std::string::npos);
+}
+
 TEST_CASE("a rank written in C against hvd_c.h gets correct results from every C call", "[e2e][mp][collectives]") {
   for (int np : {1, 3, 5}) {
     auto run = runHvdrun({"-np", std::to_string(np), HVD_C_API_RANK_PATH}, options());

@@ -7,9 +7,11 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "collectives/transport.h"
+#include "runtime/backends/tcp/shm_link.h"
 #include "runtime/common/socket.h"
 #include "runtime/common/store.h"
 
@@ -25,6 +27,9 @@ struct TcpRingOptions {
   // Give the core away (sched_yield) between spin attempts: for ranks that outnumber
   // cores, whose peer may be waiting for this very core to run.
   bool yieldWhileSpinning = false;
+  // Neighbours on the same host exchange through shared memory (shm_link.h) instead of
+  // the kernel's TCP stack; the TCP connections stay, to notice a neighbour that dies.
+  bool sharedMemory = true;
 };
 
 class TcpRing : public collectives::RingTransport {
@@ -39,15 +44,22 @@ class TcpRing : public collectives::RingTransport {
   // Closes both connections at once, as a crash would (for failure tests).
   void abortForTest();
 
+  // Which directions go through shared memory (for tests and reports).
+  bool sendsThroughSharedMemory() const { return shmOut_.has_value(); }
+  bool receivesThroughSharedMemory() const { return shmIn_.has_value(); }
+
  private:
   TcpRing(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
   Status fail(Status status);
+  Status setUpSharedMemory(const std::string& secret, Deadline deadline);
+  Status exchangeShared(std::span<const std::byte> send, std::span<std::byte> recv);
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;
   int spinTries_ = 0;
   bool yieldWhileSpinning_ = false;
   Socket right_, left_;
+  std::optional<ShmLink> shmOut_, shmIn_;  // set when that neighbour shares this host
   std::string rightName_, leftName_;  // "rank 3 (node02:41234)", for messages
   Status poisoned_;
 };

@@ -41,6 +41,10 @@ class MemoryStore : public hvd::Store {
   std::map<std::string, std::string> map_;
 };
 
+// Whether the rings onRing builds use shared memory between neighbours (every thread shares
+// this host, so they can); tests that move data run both ways through GENERATE.
+bool useSharedMemory = true;
+
 // Runs body(rank, ring) on `size` threads, each with its own ring; returns each rank's
 // failure message ("" when it succeeded).
 template <typename Body>
@@ -53,6 +57,7 @@ std::vector<std::string> onRing(int size, Body body, std::chrono::milliseconds t
       hvd::backends::tcp::TcpRingOptions options;
       options.secret = "test-secret";
       options.timeout = timeout;
+      options.sharedMemory = useSharedMemory;
       auto ring = hvd::backends::tcp::TcpRing::connect(r, size, store, options);
       if (!ring) {
         errors[static_cast<size_t>(r)] = "connect: " + ring.status().message();
@@ -122,7 +127,9 @@ std::string checkAllreduce(hc::RingTransport& ring, int size, DataType type, Red
 
 }  // namespace
 
-TEST_CASE("both allreduce algorithms over TCP equal the serial result for every type, op and length, 1 to 8 ranks", "[mp][collectives]") {
+TEST_CASE("both allreduce algorithms equal the serial result for every type, op and length, 1 to 8 ranks", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
   for (int size = 1; size <= 8; ++size) {
     auto errors = onRing(size, [size](int, hc::RingTransport& ring) -> std::string {
       for (Algorithm algorithm : {hc::ringAllreduceSmall, hc::ringAllreduceLarge}) {
@@ -150,6 +157,8 @@ TEST_CASE("both allreduce algorithms over TCP equal the serial result for every 
 }
 
 TEST_CASE("allgatherv gathers blocks of different sizes, empty ones included, in rank order", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
   for (int size : {1, 2, 3, 4, 7}) {
     // Rank k contributes (k * 37) % 11 bytes, sometimes none, and one large block.
     auto bytesFor = [](int k) { return k == 2 ? size_t{300007} : static_cast<size_t>((k * 37) % 11); };
@@ -184,11 +193,15 @@ TEST_CASE("allgatherv with a size list of the wrong length is refused before any
 }
 
 TEST_CASE("a large allreduce of 2^20 floats is exact on 4 ranks", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
   auto errors = onRing(4, [](int, hc::RingTransport& ring) { return checkAllreduce<float>(ring, 4, DataType::kFloat32, ReduceOp::kSum, 1 << 20); });
   for (const auto& e : errors) CHECK(e == "");
 }
 
 TEST_CASE("allgather, broadcast from every root and barrier agree on every rank", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
   for (int size : {1, 2, 3, 5}) {
     auto errors = onRing(size, [size](int rank, hc::RingTransport& ring) -> std::string {
       std::vector<int> mine{rank, rank * rank}, all(static_cast<size_t>(size) * 2);
@@ -217,6 +230,8 @@ TEST_CASE("allgather, broadcast from every root and barrier agree on every rank"
 }
 
 TEST_CASE("when a rank dies mid-loop every survivor fails within twice the timeout, naming a peer, and stays failed", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
   const auto timeout = 1000ms;
   std::vector<std::chrono::milliseconds> took(4);
   std::vector<std::string> second(4);
@@ -247,4 +262,26 @@ TEST_CASE("when a rank dies mid-loop every survivor fails within twice the timeo
     CHECK(took[static_cast<size_t>(r)] < 2 * timeout);
     CHECK(second[static_cast<size_t>(r)] == errors[static_cast<size_t>(r)]);  // poisoned: the first error again
   }
+}
+
+TEST_CASE("neighbours on one host exchange through shared memory both ways, and through TCP when it is turned off", "[mp][collectives]") {
+  for (bool shared : {true, false}) {
+    useSharedMemory = shared;
+    for (int size : {2, 3}) {
+      auto errors = onRing(size, [shared](int, hc::RingTransport& ring) -> std::string {
+        auto& tcp = static_cast<hvd::backends::tcp::TcpRing&>(ring);
+        if (tcp.sendsThroughSharedMemory() != shared || tcp.receivesThroughSharedMemory() != shared) return "wrong path";
+        // More than the shared buffer holds, so both ends wrap around it many times.
+        std::vector<int32_t> data(3 * hvd::backends::tcp::ShmLink::kCapacity / 4 + 17, 1);
+        auto s = hc::ringAllreduce(ring, data.data(), data.size(), DataType::kInt32, ReduceOp::kSum);
+        if (!s.isOk()) return s.message();
+        for (int32_t v : data) {
+          if (v != ring.size()) return "wrong sum";
+        }
+        return "";
+      });
+      for (const auto& e : errors) CHECK(e == "");
+    }
+  }
+  useSharedMemory = true;
 }

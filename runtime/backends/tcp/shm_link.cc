@@ -1,0 +1,100 @@
+// runtime/backends/tcp/shm_link.cc: shm_open + mmap; a single-producer single-consumer byte
+// ring with wrap-around copies.
+#include "runtime/backends/tcp/shm_link.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+namespace hvd::backends::tcp {
+
+ShmLink::ShmLink(void* base, size_t length)
+    : base_(base), length_(length), header_(static_cast<Header*>(base)),
+      data_(static_cast<std::byte*>(base) + kDataOffset) {}
+
+ShmLink::ShmLink(ShmLink&& other) noexcept { *this = std::move(other); }
+
+ShmLink& ShmLink::operator=(ShmLink&& other) noexcept {
+  if (this != &other) {
+    if (base_ != nullptr) ::munmap(base_, length_);
+    base_ = other.base_, length_ = other.length_, header_ = other.header_, data_ = other.data_;
+    other.base_ = nullptr, other.header_ = nullptr, other.data_ = nullptr, other.length_ = 0;
+  }
+  return *this;
+}
+
+ShmLink::~ShmLink() {
+  if (base_ != nullptr) ::munmap(base_, length_);
+}
+
+Result<ShmLink> ShmLink::map(int fd, const std::string& name) {
+  size_t length = kDataOffset + kCapacity;
+  void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int error = errno;
+  ::close(fd);
+  if (base == MAP_FAILED) return systemError("mmap of shared memory " + name, error);
+  return ShmLink(base, length);
+}
+
+Result<ShmLink> ShmLink::create(const std::string& name) {
+  int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return systemError("shm_open " + name, errno);
+  if (::ftruncate(fd, static_cast<off_t>(kDataOffset + kCapacity)) != 0) {
+    int error = errno;
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    return systemError("sizing shared memory " + name, error);
+  }
+  auto link = map(fd, name);
+  if (!link) {
+    ::shm_unlink(name.c_str());
+    return link.status();
+  }
+  // A fresh object is zero-filled; the counters start at 0 either way.
+  new (link->header_) Header{};
+  return link;
+}
+
+Result<ShmLink> ShmLink::open(const std::string& name) {
+  int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) {
+    return Status(errno == ENOENT ? Errc::kNotFound : Errc::kSystem,
+                  "shared memory " + name + " is not on this host: " + std::strerror(errno));
+  }
+  return map(fd, name);
+}
+
+void ShmLink::unlink(const std::string& name) { ::shm_unlink(name.c_str()); }
+
+size_t ShmLink::write(const std::byte* data, size_t size) {
+  uint64_t head = header_->head.load(std::memory_order_relaxed);
+  uint64_t tail = header_->tail.load(std::memory_order_acquire);
+  size_t n = std::min<size_t>(size, kCapacity - static_cast<size_t>(head - tail));
+  if (n == 0) return 0;
+  size_t at = static_cast<size_t>(head % kCapacity);
+  size_t first = std::min(n, kCapacity - at);
+  std::memcpy(data_ + at, data, first);
+  std::memcpy(data_, data + first, n - first);
+  header_->head.store(head + n, std::memory_order_release);
+  return n;
+}
+
+size_t ShmLink::read(std::byte* data, size_t size) {
+  uint64_t tail = header_->tail.load(std::memory_order_relaxed);
+  uint64_t head = header_->head.load(std::memory_order_acquire);
+  size_t n = std::min<size_t>(size, static_cast<size_t>(head - tail));
+  if (n == 0) return 0;
+  size_t at = static_cast<size_t>(tail % kCapacity);
+  size_t first = std::min(n, kCapacity - at);
+  std::memcpy(data, data_ + at, first);
+  std::memcpy(data + first, data_, n - first);
+  header_->tail.store(tail + n, std::memory_order_release);
+  return n;
+}
+
+}  // namespace hvd::backends::tcp

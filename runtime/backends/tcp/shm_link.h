@@ -1,0 +1,56 @@
+// runtime/backends/tcp/shm_link.h: one direction of a ring link through shared memory, for
+// neighbours on the same host: a byte ring buffer in a POSIX shared-memory object. The
+// reading rank creates it (its inbox) and the writing rank maps it by name; the name is
+// unlinked as soon as both have it mapped, so a crash leaves nothing in /dev/shm.
+// One writer and one reader, each a single thread; neither call blocks.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "runtime/common/status.h"
+
+namespace hvd::backends::tcp {
+
+class ShmLink {
+ public:
+  static constexpr size_t kCapacity = size_t{4} << 20;
+
+  // Creates and maps a new object (fails if the name exists): the reader's side.
+  static Result<ShmLink> create(const std::string& name);
+  // Maps an existing object: the writer's side. kNotFound when it is not on this host.
+  static Result<ShmLink> open(const std::string& name);
+  static void unlink(const std::string& name);
+
+  ShmLink(ShmLink&& other) noexcept;
+  ShmLink& operator=(ShmLink&& other) noexcept;
+  ShmLink(const ShmLink&) = delete;
+  ShmLink& operator=(const ShmLink&) = delete;
+  ~ShmLink();
+
+  // Copies as much as fits (writer) or as much as has arrived (reader); returns the bytes moved.
+  size_t write(const std::byte* data, size_t size);
+  size_t read(std::byte* data, size_t size);
+
+ private:
+  // Monotonic byte counters on separate cache lines: head is written only by the writer,
+  // tail only by the reader; release/acquire order the payload with them.
+  struct Header {
+    alignas(64) std::atomic<uint64_t> head;
+    alignas(64) std::atomic<uint64_t> tail;
+  };
+  static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared counters must be address-free");
+  static constexpr size_t kDataOffset = 4096;
+
+  ShmLink(void* base, size_t length);
+  static Result<ShmLink> map(int fd, const std::string& name);
+
+  void* base_ = nullptr;
+  size_t length_ = 0;
+  Header* header_ = nullptr;
+  std::byte* data_ = nullptr;
+};
+
+}  // namespace hvd::backends::tcp

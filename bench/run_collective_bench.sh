@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/run_collective_bench.sh: allreduce and broadcast, ours (shared memory and TCP) and
-# Open MPI's, side by side in one run, for np=2 and np=4. Open MPI runs over TCP loopback and over shared
-# memory (vader); `--mca pml ob1` is needed for the btl choice to take effect (otherwise
-# it picks UCX and ignores it). Prints; asserts nothing.
+# Open MPI's, side by side in one run, for np=2 and np=4. Open MPI runs over TCP loopback
+# and over shared memory (vader); `--mca pml ob1` is needed for the btl choice to take
+# effect (otherwise it picks UCX and ignores it). Prints; asserts nothing.
 #   bash bench/run_collective_bench.sh [max-bytes]     (default 256 MiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."

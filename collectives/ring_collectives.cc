@@ -38,11 +38,21 @@ Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType t
   if (n == 1 || count == 0) return Status::ok();
   const size_t width = dataTypeSize(type);
   RingSchedule schedule(t.rank(), n, count);
-  std::vector<std::byte> incoming((count / static_cast<size_t>(n) + 1) * width);
+  std::vector<std::byte> incoming(std::min(count / static_cast<size_t>(n) + 1, std::max<size_t>(1, kAllreduceSegmentBytes / width)) * width);
+  // Each reduce-scatter step moves its chunks in segments and reduces every segment right
+  // after it arrives, while it is still in cache. Each direction is a byte stream, so the
+  // two sides may cut their (different) chunks into different numbers of segments.
+  const size_t segment = std::max<size_t>(1, kAllreduceSegmentBytes / width);
   for (int step = 0; step < schedule.steps(); ++step) {
     Chunk out = schedule.sendChunk(step), in = schedule.recvChunk(step);
-    HVD_RETURN_IF_ERROR(t.exchange(bytesOf(data, out.offset * width, out.count * width), {incoming.data(), in.count * width}));
-    reduceInto(static_cast<std::byte*>(data) + in.offset * width, incoming.data(), in.count, type, op);
+    size_t segments = std::max<size_t>(1, (std::max(out.count, in.count) + segment - 1) / segment);
+    for (size_t k = 0; k < segments; ++k) {
+      size_t outFrom = std::min(out.count, k * segment), outTo = std::min(out.count, (k + 1) * segment);
+      size_t inFrom = std::min(in.count, k * segment), inTo = std::min(in.count, (k + 1) * segment);
+      HVD_RETURN_IF_ERROR(t.exchange(bytesOf(data, (out.offset + outFrom) * width, (outTo - outFrom) * width),
+                                     {incoming.data(), (inTo - inFrom) * width}));
+      reduceInto(static_cast<std::byte*>(data) + (in.offset + inFrom) * width, incoming.data(), inTo - inFrom, type, op);
+    }
   }
   for (int step = 0; step < schedule.steps(); ++step) {
     Chunk out = schedule.gatherSendChunk(step), in = schedule.gatherRecvChunk(step);

@@ -16,8 +16,10 @@ namespace hvd::collectives {
 // rank takes the same one.
 Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
 
-// Bandwidth-optimal: reduce-scatter then allgather, one chunk per rank (ring_schedule.h).
+// Bandwidth-optimal: reduce-scatter then allgather, one chunk per rank (ring_schedule.h);
+// reduce-scatter chunks move and are reduced in segments of kAllreduceSegmentBytes.
 Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
+inline constexpr size_t kAllreduceSegmentBytes = 256 * 1024;
 
 // The small-message algorithm: every rank's whole buffer goes round the ring (n-1 steps, not
 // the bandwidth-optimal 2(n-1)), then each rank reduces the n buffers in rank order, so all

@@ -16,6 +16,12 @@ const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
 
 hvd::cli::RunOptions options(std::vector<std::string> extra = {}) {
   extra.insert(extra.end(), {"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "CUDA_VISIBLE_DEVICES"});
+#ifdef HVD_UNDER_ASAN
+  // Ranks that load Open MPI or PMIx: both leak at finalize inside their plugins, whose
+  // frames LeakSanitizer cannot name (no frame pointers), so a suppression cannot target
+  // them. Memory errors are still caught; only the leak report at exit is off.
+  extra.push_back("ASAN_OPTIONS=detect_leaks=0");
+#endif
   hvd::cli::RunOptions o;
   o.env = environmentWith(extra);
   o.timeout = std::chrono::seconds(120);
@@ -69,10 +75,8 @@ TEST_CASE("started by plain mpirun, without hvdrun, ranks learn who they are fro
   auto mpirun = [](const std::vector<std::string>& args) {
     std::vector<std::string> argv{"mpirun", "--oversubscribe", "-np", "3"};
     argv.insert(argv.end(), args.begin(), args.end());
-    hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith(
-        {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp",
-         "HVD_RENDEZVOUS_ADDR", "HVD_RANK", "HVD_SIZE"}));
-    o.timeout = std::chrono::seconds(60);
+    hvd::cli::RunOptions o = options({"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_pml=ob1",
+                                      "OMPI_MCA_btl=self,vader,tcp", "HVD_RENDEZVOUS_ADDR", "HVD_RANK", "HVD_SIZE"});
     auto run = hvd::cli::runAndCapture(argv, o);
     REQUIRE(run.isOk());
     return *run;

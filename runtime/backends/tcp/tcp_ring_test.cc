@@ -197,6 +197,11 @@ TEST_CASE("a large allreduce of 2^20 floats is exact on 4 ranks", "[mp][collecti
   INFO("shared memory " << useSharedMemory);
   auto errors = onRing(4, [](int, hc::RingTransport& ring) { return checkAllreduce<float>(ring, 4, DataType::kFloat32, ReduceOp::kSum, 1 << 20); });
   for (const auto& e : errors) CHECK(e == "");
+  // Chunks of unequal length cut into different numbers of segments on the two sides of a link.
+  auto uneven = onRing(3, [](int, hc::RingTransport& ring) {
+    return checkAllreduce<double>(ring, 3, DataType::kFloat64, ReduceOp::kMax, 3 * (hc::kAllreduceSegmentBytes / 8) + 2);
+  });
+  for (const auto& e : uneven) CHECK(e == "");
 }
 
 TEST_CASE("allgather, broadcast from every root and barrier agree on every rank", "[mp][collectives]") {

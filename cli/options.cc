@@ -154,6 +154,10 @@ const std::set<std::string> kSbatchOnlyKeys = {
     "job-output", "job-error", "nodes", "ntasks-per-node", "gpus-per-node", "cpus-per-task",
     "sbatch-args", "modules", "env", "venv", "setup"};
 const std::set<std::string> kNotSettings = {"help", "version", "config-file", "profile", "no-config"};
+// Settings that never go on a job script's launch line: what to print instead of running,
+// and where hosts come from (inside the job hvdrun reads the allocation).
+const std::set<std::string> kNotForJobs = {"dry-run", "check-build", "verbose", "format", "rank",
+                                           "hosts", "hostfile", "no-slurm"};
 
 void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.footer("Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 environment error,\n"
@@ -357,11 +361,11 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     if (it == chosen.end()) continue;
     std::vector<std::string> tokens = tokensFor(key, it->second);
     merged.insert(merged.end(), tokens.begin(), tokens.end());
-    if (!key.sbatchOnly) launch.insert(launch.end(), tokens.begin(), tokens.end());
+    if (!key.sbatchOnly && kNotForJobs.count(key.key) == 0) launch.insert(launch.end(), tokens.begin(), tokens.end());
   }
   for (const auto& [key, tokens] : line.options) {
     merged.insert(merged.end(), tokens.begin(), tokens.end());
-    if (kSbatchOnlyKeys.count(key) == 0 && kNotSettings.count(key) == 0 && key != "dry-run") {
+    if (kSbatchOnlyKeys.count(key) == 0 && kNotSettings.count(key) == 0 && kNotForJobs.count(key) == 0) {
       launch.insert(launch.end(), tokens.begin(), tokens.end());
     }
   }

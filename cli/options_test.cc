@@ -148,6 +148,13 @@ TEST_CASE("the launch arguments hold every source's run options but none of sbat
   CHECK(o.launchArgs == std::vector<std::string>{"--gpus-per-rank=2", "--num-proc", "8", "--requeue"});
 }
 
+TEST_CASE("hosts and printing settings from a config file never reach a job script's launch line", "[unit][config]") {
+  hvd::cli::SettingLayer file{"config.toml", {{"hosts", {"laptop:4"}}, {"dry-run", {"true"}}, {"format", {"json"}}, {"mpi", {"true"}}}};
+  Options o = parseOptions({"--dry-run", "prog"}, {file});
+  CHECK(o.launchArgs == std::vector<std::string>{"--mpi=true"});
+  CHECK(o.hosts == "laptop:4");  // still read: a plain launch on the laptop uses it
+}
+
 TEST_CASE("the preemption signal is USR1 or USR2 with the seconds before the time limit", "[unit]") {
   Options defaults = parseOptions({"prog"});
   CHECK(defaults.preemptSignal == "USR2");

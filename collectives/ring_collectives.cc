@@ -38,7 +38,6 @@ Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType t
   if (n == 1 || count == 0) return Status::ok();
   const size_t width = dataTypeSize(type);
   RingSchedule schedule(t.rank(), n, count);
-  std::vector<std::byte> incoming(std::min(count / static_cast<size_t>(n) + 1, std::max<size_t>(1, kAllreduceSegmentBytes / width)) * width);
   // Each reduce-scatter step moves its chunks in segments and reduces every segment right
   // after it arrives, while it is still in cache. Each direction is a byte stream, so the
   // two sides may cut their (different) chunks into different numbers of segments.
@@ -49,9 +48,13 @@ Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType t
     for (size_t k = 0; k < segments; ++k) {
       size_t outFrom = std::min(out.count, k * segment), outTo = std::min(out.count, (k + 1) * segment);
       size_t inFrom = std::min(in.count, k * segment), inTo = std::min(in.count, (k + 1) * segment);
-      HVD_RETURN_IF_ERROR(t.exchange(bytesOf(data, (out.offset + outFrom) * width, (outTo - outFrom) * width),
-                                     {incoming.data(), (inTo - inFrom) * width}));
-      reduceInto(static_cast<std::byte*>(data) + (in.offset + inFrom) * width, incoming.data(), inTo - inFrom, type, op);
+      // Reduced as it arrives (straight out of shared memory where the transport has it).
+      std::byte* target = static_cast<std::byte*>(data) + (in.offset + inFrom) * width;
+      HVD_RETURN_IF_ERROR(t.exchangeInto(bytesOf(data, (out.offset + outFrom) * width, (outTo - outFrom) * width),
+                                         (inTo - inFrom) * width, width, [&](std::span<const std::byte> piece) {
+                                           reduceInto(target, piece.data(), piece.size() / width, type, op);
+                                           target += piece.size();
+                                         }));
     }
   }
   for (int step = 0; step < schedule.steps(); ++step) {

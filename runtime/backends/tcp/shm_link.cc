@@ -98,3 +98,57 @@ size_t ShmLink::read(std::byte* data, size_t size) {
 }
 
 }  // namespace hvd::backends::tcp
+
+namespace hvd::backends::tcp {
+
+namespace {
+
+// Hands a piece on aligned to `unit`: the buffer's position follows the byte stream, so
+// after a message of odd length a piece may start anywhere, and typed code must not read
+// a float from an odd address. Misaligned pieces go through an aligned bounce buffer.
+void deliver(const std::byte* data, size_t size, size_t unit,
+             const std::function<void(std::span<const std::byte>)>& fn) {
+  if (reinterpret_cast<uintptr_t>(data) % unit == 0) {
+    fn({data, size});
+    return;
+  }
+  alignas(64) static thread_local std::byte bounce[64 * 1024];
+  for (size_t done = 0; done < size;) {
+    size_t n = std::min(size - done, sizeof bounce);
+    std::memcpy(bounce, data + done, n);
+    fn({bounce, n});
+    done += n;
+  }
+}
+
+}  // namespace
+
+size_t ShmLink::consume(size_t limit, size_t unit, const std::function<void(std::span<const std::byte>)>& fn) {
+  uint64_t tail = header_->tail.load(std::memory_order_relaxed);
+  uint64_t head = header_->head.load(std::memory_order_acquire);
+  size_t n = std::min<size_t>(limit, static_cast<size_t>(head - tail));
+  n -= n % unit;
+  if (n == 0) return 0;
+  size_t at = static_cast<size_t>(tail % kCapacity);
+  size_t first = std::min(n, kCapacity - at);
+  size_t whole = first - first % unit;
+  if (whole > 0) deliver(data_ + at, whole, unit, fn);
+  if (whole < n) {
+    size_t from = 0;  // where the part after the wrap starts
+    if (whole < first) {
+      // One unit straddles the end of the buffer: join its two parts.
+      alignas(16) std::byte joined[16];
+      size_t part = first - whole;
+      std::memcpy(joined, data_ + at + whole, part);
+      std::memcpy(joined + part, data_, unit - part);
+      fn({joined, unit});
+      from = unit - part;
+      whole += unit;
+    }
+    if (whole < n) deliver(data_ + from, n - whole, unit, fn);
+  }
+  header_->tail.store(tail + n, std::memory_order_release);
+  return n;
+}
+
+}  // namespace hvd::backends::tcp

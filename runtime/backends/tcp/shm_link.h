@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <string>
 
 #include "runtime/common/status.h"
@@ -33,6 +35,10 @@ class ShmLink {
   // Copies as much as fits (writer) or as much as has arrived (reader); returns the bytes moved.
   size_t write(const std::byte* data, size_t size);
   size_t read(std::byte* data, size_t size);
+  // Hands what has arrived (at most `limit` bytes, whole `unit`s only, unit <= 16) to
+  // `consume` in place, in one or a few pieces, then releases it; returns the bytes taken.
+  // Both ends must move whole units for an element never to straddle a read.
+  size_t consume(size_t limit, size_t unit, const std::function<void(std::span<const std::byte>)>& consume);
 
  private:
   // Monotonic byte counters on separate cache lines: head is written only by the writer,

@@ -73,7 +73,10 @@ Status TcpRing::fail(Status status) {
 Status TcpRing::exchange(std::span<const std::byte> send, std::span<std::byte> recv) {
   if (!poisoned_.isOk()) return poisoned_;
   if (size_ == 1) return Status::ok();
-  if (shmOut_ || shmIn_) return exchangeShared(send, recv);
+  if (shmOut_ || shmIn_) {
+    return exchangeShared(send, recv, recv.size(),
+                          [&](size_t done, size_t max) { return shmIn_->read(recv.data() + done, max); });
+  }
   Deadline deadline = deadlineIn(timeout_);
   size_t sent = 0, received = 0;
   // Small messages: a short spin of non-blocking attempts before sleeping in poll() saves
@@ -159,12 +162,13 @@ Status TcpRing::setUpSharedMemory(const std::string& secret, Deadline deadline) 
 // blocking); when nothing moves for a while, sleep in poll() on both sockets for at most a
 // millisecond: data on a TCP direction wakes it, and on a shared-memory-only link any
 // readable or broken socket means the neighbour closed it (nothing else is sent there).
-Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::byte> recv) {
+Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::byte> recv, size_t recvBytes,
+                               const ShmReader& readShm) {
   Deadline deadline = deadlineIn(timeout_);
   size_t sent = 0, received = 0;
   int idle = 0;
   Clock::time_point lastProgress = Clock::now();
-  while (sent < send.size() || received < recv.size()) {
+  while (sent < send.size() || received < recvBytes) {
     bool moved = false;
     if (sent < send.size()) {
       if (shmOut_) {
@@ -178,12 +182,12 @@ Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::b
         }
       }
     }
-    if (received < recv.size()) {
+    if (received < recvBytes) {
       if (shmIn_) {
-        size_t k = shmIn_->read(recv.data() + received, recv.size() - received);
+        size_t k = readShm(received, recvBytes - received);
         received += k, moved |= k > 0;
       } else {
-        ssize_t k = ::recv(left_.fd(), recv.data() + received, recv.size() - received, MSG_DONTWAIT);
+        ssize_t k = ::recv(left_.fd(), recv.data() + received, recvBytes - received, MSG_DONTWAIT);
         if (k > 0) received += static_cast<size_t>(k), moved = true;
         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
           return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
@@ -206,7 +210,7 @@ Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::b
     }
     idle = 0;
     if (Clock::now() >= deadline) {
-      return fail(Status(Errc::kTimeout, received < recv.size()
+      return fail(Status(Errc::kTimeout, received < recvBytes
                                              ? "no data from " + leftName_ + " within " + std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"
                                              : "could not send to " + rightName_ + " within the timeout"));
     }
@@ -214,13 +218,13 @@ Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::b
     // close its socket while this rank still talks to the other one.
     pollfd fds[2];
     int n = 0, leftIndex = -1, rightIndex = -1;
-    if (received < recv.size()) leftIndex = n, fds[n++] = {left_.fd(), POLLIN, 0};
+    if (received < recvBytes) leftIndex = n, fds[n++] = {left_.fd(), POLLIN, 0};
     if (sent < send.size()) rightIndex = n, fds[n++] = {right_.fd(), static_cast<short>(shmOut_ ? POLLIN : POLLOUT), 0};
     if (::poll(fds, static_cast<nfds_t>(n), 1) <= 0) continue;
     // On a shared-memory direction the socket carries nothing: readable means closed. What
     // the neighbour wrote before it left is still in the buffer, so read that first.
     if (leftIndex >= 0 && shmIn_ && (fds[leftIndex].revents & (POLLIN | POLLHUP | POLLERR))) {
-      size_t k = shmIn_->read(recv.data() + received, recv.size() - received);
+      size_t k = readShm(received, recvBytes - received);
       received += k;
       if (k == 0) return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
     }
@@ -229,6 +233,19 @@ Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::b
     }
   }
   return Status::ok();
+}
+
+Status TcpRing::exchangeInto(std::span<const std::byte> send, size_t recvBytes, size_t unit, const Consumer& consume) {
+  if (!shmIn_) {
+    // Nothing to gain over TCP: receive into scratch space, then hand it over at once.
+    if (scratch_.size() < recvBytes) scratch_.resize(recvBytes);
+    HVD_RETURN_IF_ERROR(exchange(send, {scratch_.data(), recvBytes}));
+    if (recvBytes > 0) consume({scratch_.data(), recvBytes});
+    return Status::ok();
+  }
+  if (!poisoned_.isOk()) return poisoned_;
+  return exchangeShared(send, {}, recvBytes,
+                        [&](size_t, size_t max) { return shmIn_->consume(max, unit, consume); });
 }
 
 void TcpRing::abortForTest() {

@@ -7,8 +7,10 @@
 
 #include <chrono>
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectives/transport.h"
 #include "runtime/backends/tcp/shm_link.h"
@@ -40,6 +42,8 @@ class TcpRing : public collectives::RingTransport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   Status exchange(std::span<const std::byte> send, std::span<std::byte> recv) override;
+  // Over shared memory, hands the arriving bytes to `consume` straight from the buffer.
+  Status exchangeInto(std::span<const std::byte> send, size_t recvBytes, size_t unit, const Consumer& consume) override;
 
   // Closes both connections at once, as a crash would (for failure tests).
   void abortForTest();
@@ -52,7 +56,11 @@ class TcpRing : public collectives::RingTransport {
   TcpRing(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
   Status fail(Status status);
   Status setUpSharedMemory(const std::string& secret, Deadline deadline);
-  Status exchangeShared(std::span<const std::byte> send, std::span<std::byte> recv);
+  // At least one direction through shared memory; readShm(done, max) moves what has
+  // arrived on a shared-memory receive side and returns the bytes taken.
+  using ShmReader = std::function<size_t(size_t done, size_t max)>;
+  Status exchangeShared(std::span<const std::byte> send, std::span<std::byte> recv, size_t recvBytes,
+                        const ShmReader& readShm);
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;
@@ -60,6 +68,7 @@ class TcpRing : public collectives::RingTransport {
   bool yieldWhileSpinning_ = false;
   Socket right_, left_;
   std::optional<ShmLink> shmOut_, shmIn_;  // set when that neighbour shares this host
+  std::vector<std::byte> scratch_;         // exchangeInto's receive space over TCP
   std::string rightName_, leftName_;  // "rank 3 (node02:41234)", for messages
   Status poisoned_;
 };

@@ -7,21 +7,19 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "collectives/ring_collectives.h"
 #include "runtime/api/preemption.h"
-#include "runtime/backends/launcher_job.h"
-#include "runtime/common/env_registry.h"
-#include "runtime/common/network_interface.h"
 #include "runtime/backends/collective_backend.h"
+#include "runtime/backends/launcher_job.h"
 #include "runtime/backends/tcp/tcp_collectives.h"
 #include "runtime/backends/tcp/tcp_ring.h"
+#include "runtime/common/env_registry.h"
+#include "runtime/common/network_interface.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
 

@@ -1,5 +1,7 @@
-// hvd/hvd.h: the library ranks link. Started by hvdrun, init() joins the job (rendezvous,
-// then a TCP ring between all ranks); started alone, it is a world of one rank.
+// hvd/hvd.h: the library ranks link. Started by hvdrun, init() joins the job through its
+// rendezvous; started by mpirun or srun --mpi=pmix, through PMIx; alone, it is a world of
+// one rank. Data moves over a ring (shared memory between neighbours on one host, TCP
+// between hosts) or, with HOROVOD_CPU_OPERATIONS=mpi, through Open MPI.
 // Every call blocks until done; data buffers stay the caller's. One thread at a time may
 // call the collectives. Errors come back as a Status naming the peer rank and host; after
 // a failure every later call fails fast with the same error.
@@ -17,8 +19,10 @@ using collectives::DataType;
 using collectives::ReduceOp;
 
 // Joins the job described by hvdrun's environment (HVD_RANK, HVD_SIZE, ...,
-// HVD_RENDEZVOUS_ADDR/PORT, HVD_SECRET_KEY); without it, a world of one. Idempotent.
-// Timeout: HVD_TIMEOUT seconds (default 30) for joining and for every later call.
+// HVD_RENDEZVOUS_ADDR/PORT, HVD_SECRET_KEY), or by PMIx when a PMIx launcher started the
+// rank; otherwise a world of one. Idempotent. Every variable it reads is listed in
+// docs/environment.md. Timeout: HVD_TIMEOUT seconds (default 30) for joining and for every
+// later call.
 Status init();
 void shutdown();
 bool initialized();

@@ -30,6 +30,7 @@
 #include "slurm/environment.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
+#include "runtime/common/hex.h"
 #include "runtime/rendezvous/protocol.h"
 
 extern char** environ;

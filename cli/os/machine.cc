@@ -2,7 +2,6 @@
 #include "cli/os/machine.h"
 
 #include <netinet/in.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -34,23 +33,6 @@ Result<int> freeTcpPort() {
   }
   ::close(fd);
   return static_cast<int>(ntohs(addr.sin_port));
-}
-
-Result<std::string> randomHex(size_t bytes) {
-  std::string raw(bytes, '\0');
-  size_t got = 0;
-  while (got < bytes) {
-    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return systemError("getrandom");
-    }
-    got += static_cast<size_t>(n);
-  }
-  static const char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char c : raw) hex += {kHex[c >> 4], kHex[c & 15]};
-  return hex;
 }
 
 Result<std::string> readTextFile(const std::string& path) {

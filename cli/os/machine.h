@@ -13,9 +13,6 @@ std::string hostName();
 // A TCP port that was free on this machine a moment ago (bound to port 0, then released).
 Result<int> freeTcpPort();
 
-// `bytes` random bytes from the kernel, as lowercase hex.
-Result<std::string> randomHex(size_t bytes);
-
 // The absolute path of the running hvdrun (from /proc/self/exe), or "hvdrun".
 std::string thisExecutable();
 

@@ -1,7 +1,6 @@
 // runtime/api/hvd.cc: the process's one Context, built by init() and used by every call.
 #include "hvd/hvd.h"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "runtime/backends/tcp/tcp_collectives.h"
 #include "runtime/backends/tcp/tcp_ring.h"
 #include "runtime/common/env_registry.h"
+#include "runtime/common/hex.h"
 #include "runtime/common/network_interface.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
@@ -98,10 +98,9 @@ Status joinLauncherJob(backends::LauncherJob job, Context& c, backends::tcp::Tcp
   c.launcherSession = job.session;
   std::string secret;
   if (c.rank == 0) {
-    unsigned char bytes[32];
-    if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return systemError("getrandom", errno);
-    static const char* kHex = "0123456789abcdef";
-    for (unsigned char b : bytes) secret += kHex[b >> 4], secret += kHex[b & 15];
+    auto fresh = randomHex(32);
+    if (!fresh) return fresh.status().withContext("making the ring's secret");
+    secret = std::move(*fresh);
   }
   HVD_RETURN_IF_ERROR(job.store->set("hvd.secret/" + std::to_string(c.rank), secret));
   HVD_RETURN_IF_ERROR(job.store->set("hvd.host/" + std::to_string(c.rank), hostName));

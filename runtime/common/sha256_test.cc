@@ -5,14 +5,11 @@
 
 #include <string>
 
+#include "runtime/common/hex.h"
+
 namespace {
 
-std::string hex(const hvd::Sha256Digest& d) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (uint8_t b : d) out += {kHex[b >> 4], kHex[b & 15]};
-  return out;
-}
+std::string hex(const hvd::Sha256Digest& d) { return hvd::toHex(d.data(), d.size()); }
 
 }  // namespace
 
@@ -37,4 +34,15 @@ TEST_CASE("digests compare equal only when every byte matches", "[unit]") {
   auto a = hvd::sha256("a"), b = hvd::sha256("a"), c = hvd::sha256("b");
   CHECK(hvd::constantTimeEqual(a, b));
   CHECK_FALSE(hvd::constantTimeEqual(a, c));
+}
+
+TEST_CASE("hex text has two lowercase digits per byte, and random hex differs each time", "[unit]") {
+  const unsigned char bytes[] = {0x00, 0x0f, 0xa5, 0xff};
+  CHECK(hvd::toHex(bytes, sizeof bytes) == "000fa5ff");
+  auto a = hvd::randomHex(32), b = hvd::randomHex(32);
+  REQUIRE(a.isOk());
+  REQUIRE(b.isOk());
+  CHECK(a->size() == 64);
+  CHECK(a->find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(*a != *b);
 }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 
+#include "runtime/common/hex.h"
 #include "runtime/common/sha256.h"
 
 namespace hvd::backends::tcp {
@@ -134,10 +135,7 @@ Status TcpRing::exchange(std::span<const std::byte> send, std::span<std::byte> r
 // other, in the same order on every rank, so no rank waits for one that waits for it.
 Status TcpRing::setUpSharedMemory(const std::string& secret, Deadline deadline) {
   Sha256Digest tag = hmacSha256(secret, "hvd-shm-v1/" + std::to_string(rank_) + "/" + std::to_string(::getpid()));
-  static const char* kHex = "0123456789abcdef";
-  std::string name = "/hvd-";
-  for (int i = 0; i < 8; ++i) name += kHex[static_cast<int>(tag[static_cast<size_t>(i)]) >> 4], name += kHex[static_cast<int>(tag[static_cast<size_t>(i)]) & 15];
-  name += "-" + std::to_string(rank_);
+  std::string name = "/hvd-" + toHex(tag.data(), 8) + "-" + std::to_string(rank_);
   auto inbox = ShmLink::create(name);
   HVD_RETURN_IF_ERROR(left_.sendFrame("SHM:" + std::string(inbox ? name : ""), deadline));
   auto offer = right_.recvFrame(256, deadline);

@@ -157,7 +157,12 @@ TEST_CASE("when hvdrun is SIGKILLed inside a live allocation, no rank survives o
   BackgroundJob job = startInAllocation(shell, pids, pidFile);
   auto rankPids = job.ranks;
   REQUIRE(::kill(job.hvdrun, SIGKILL) == 0);
-  CHECK(survivors(rankPids, std::chrono::seconds(2)).empty());
+  auto killed = std::chrono::steady_clock::now();
+  // Usually 0.02-0.04 s; once, with the whole suite running beside the cluster, over 2 s.
+  // Slurm's own bound for stopping a step is KillWait (5 s in the test cluster).
+  CHECK(survivors(rankPids, std::chrono::seconds(5)).empty());
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  if (took > 1.0) WARN("ranks were gone only after " << took << " s");
   int status = 0;
   ::waitpid(job.salloc, &status, 0);
 }

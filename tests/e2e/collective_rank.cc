@@ -8,7 +8,9 @@
 //                                    cross_rank=C cross_size=K ops=tcp|mpi" as the runtime sees it
 //   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
 //                                    allreduces until hvd::preemptionAgreed(); prints
-//                                    "checkpoint at step S (signal|file|peer)" and exits 0
+//                                    "checkpoint at step S (seen here|seen by a peer)",
+//                                    then waits up to 5 s for the notice to reach this
+//                                    rank too ("notice reached rank R") and exits 0
 #include <signal.h>
 #include <unistd.h>
 
@@ -140,6 +142,10 @@ int preempt() {
     }
     if (*agreed) {
       std::printf("checkpoint at step %ld (%s)\n", step, mine ? "seen here" : "seen by a peer");
+      // Slurm signals the ranks one by one, so a rank may agree before its own signal
+      // arrives; waiting for it shows the notice reached every rank.
+      for (int i = 0; i < 500 && !hvd::preemptionRequested(); ++i) ::usleep(10000);
+      if (hvd::preemptionRequested()) std::printf("notice reached rank %d\n", hvd::rank());
       return 0;
     }
     if (auto s = hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kAverage); !s.isOk()) return 1;

@@ -38,6 +38,7 @@ TEST_CASE("SIGUSR2 to hvdrun reaches every rank and they checkpoint at the same 
   REQUIRE(std::regex_search(run.out, m, std::regex(R"(checkpoint at step (\d+))")));
   for (int r = 0; r < 3; ++r) {
     CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:checkpoint at step " + m[1].str()) != std::string::npos);
+    CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:notice reached rank " + std::to_string(r)) != std::string::npos);
   }
   CHECK(run.out.find("hvdrun: preemption notice (SIGUSR2) passed to every rank\n") != std::string::npos);
 }

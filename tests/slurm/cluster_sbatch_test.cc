@@ -155,7 +155,10 @@ TEST_CASE("scancel --signal=USR2 reaches every rank, the ranks checkpoint at one
   INFO(out << readFile(dir.path() + "/pre-" + id + ".err"));
   std::smatch m;
   REQUIRE(std::regex_search(out, m, std::regex(R"(checkpoint at step (\d+))")));
-  CHECK(countOf(out, "checkpoint at step " + m[1].str() + " (seen here)") == 3);  // one step, all ranks
+  CHECK(countOf(out, "checkpoint at step " + m[1].str()) == 3);  // one step, all ranks
+  for (int rank = 0; rank < 3; ++rank) {
+    CHECK(countOf(out, "[" + std::to_string(rank) + "]<stdout>:notice reached rank " + std::to_string(rank)) == 1);
+  }
   CHECK(std::regex_search(readFile(dir.path() + "/pre-" + id + ".err"), std::regex("hvdrun: requeued job " + id)));
   // Slurm holds a requeued job back for two minutes; let it start now to see the second run.
   // Not within the second of the requeue: slurmd refuses credentials issued in the second

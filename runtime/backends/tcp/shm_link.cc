@@ -2,6 +2,8 @@
 // ring with wrap-around copies.
 #include "runtime/backends/tcp/shm_link.h"
 
+#include "runtime/backends/tcp/wake_word.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -83,7 +85,8 @@ size_t ShmLink::write(const std::byte* data, size_t size) {
   size_t first = std::min(n, kCapacity - at);
   std::memcpy(data_ + at, data, first);
   std::memcpy(data_, data + first, n - first);
-  header_->head.store(head + n, std::memory_order_release);
+  header_->head.store(head + n, std::memory_order_seq_cst);
+  wakeIfAsleep(header_->readerAsleep);
   return n;
 }
 
@@ -96,9 +99,32 @@ size_t ShmLink::read(std::byte* data, size_t size) {
   size_t first = std::min(n, kCapacity - at);
   std::memcpy(data, data_ + at, first);
   std::memcpy(data + first, data_, n - first);
-  header_->tail.store(tail + n, std::memory_order_release);
+  header_->tail.store(tail + n, std::memory_order_seq_cst);
+  wakeIfAsleep(header_->writerAsleep);
   return n;
 }
+
+std::atomic<uint32_t>* ShmLink::readerMaySleep() {
+  header_->readerAsleep.store(1, std::memory_order_seq_cst);
+  if (header_->head.load(std::memory_order_seq_cst) != header_->tail.load(std::memory_order_relaxed)) {
+    header_->readerAsleep.store(0, std::memory_order_relaxed);
+    return nullptr;
+  }
+  return &header_->readerAsleep;
+}
+
+std::atomic<uint32_t>* ShmLink::writerMaySleep() {
+  header_->writerAsleep.store(1, std::memory_order_seq_cst);
+  if (header_->head.load(std::memory_order_relaxed) - header_->tail.load(std::memory_order_seq_cst) < kCapacity) {
+    header_->writerAsleep.store(0, std::memory_order_relaxed);
+    return nullptr;
+  }
+  return &header_->writerAsleep;
+}
+
+void ShmLink::readerAwake() { header_->readerAsleep.store(0, std::memory_order_relaxed); }
+
+void ShmLink::writerAwake() { header_->writerAsleep.store(0, std::memory_order_relaxed); }
 
 }  // namespace hvd::backends::tcp
 
@@ -150,7 +176,8 @@ size_t ShmLink::consume(size_t limit, size_t unit, const std::function<void(std:
     }
     if (whole < n) deliver(data_ + from, n - whole, unit, fn);
   }
-  header_->tail.store(tail + n, std::memory_order_release);
+  header_->tail.store(tail + n, std::memory_order_seq_cst);
+  wakeIfAsleep(header_->writerAsleep);
   return n;
 }
 

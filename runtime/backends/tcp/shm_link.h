@@ -40,12 +40,27 @@ class ShmLink {
   // Both ends must move whole units for an element never to straddle a read.
   size_t consume(size_t limit, size_t unit, const std::function<void(std::span<const std::byte>)>& consume);
 
+  // Before sleeping: the reader says it waits for data, the writer for space. Each returns
+  // the word to sleep on (sleepWhileAllSet in wake_word.h), or nullptr, with the word
+  // cleared, when what it waits for is already there; the other side's next write or read
+  // wakes the sleeper. After waking, each side clears its own word only: the other one
+  // belongs to the neighbour, who may be asleep on it.
+  std::atomic<uint32_t>* readerMaySleep();
+  std::atomic<uint32_t>* writerMaySleep();
+  void readerAwake();
+  void writerAwake();
+
  private:
   // Monotonic byte counters on separate cache lines: head is written only by the writer,
   // tail only by the reader; release/acquire order the payload with them.
   struct Header {
     alignas(64) std::atomic<uint64_t> head;
     alignas(64) std::atomic<uint64_t> tail;
+    // 1 while that side sleeps (or is about to) in a futex on the word; the other side
+    // clears it and wakes it after moving data. Seq_cst against head and tail, so one side
+    // either sees the other's progress or the other sees it asleep (never neither).
+    alignas(64) std::atomic<uint32_t> readerAsleep;
+    std::atomic<uint32_t> writerAsleep;
   };
   static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared counters must be address-free");
   static constexpr size_t kDataOffset = 4096;

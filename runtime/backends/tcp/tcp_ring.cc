@@ -1,6 +1,8 @@
 // runtime/backends/tcp/tcp_ring.cc: setup handshake and the full-duplex poll loop.
 #include "runtime/backends/tcp/tcp_ring.h"
 
+#include "runtime/backends/tcp/wake_word.h"
+
 #include <sched.h>
 
 #include <poll.h>
@@ -19,7 +21,9 @@ std::string proofFor(const std::string& secret, int rank) {
   return std::string(reinterpret_cast<const char*>(d.data()), d.size());
 }
 
-constexpr std::chrono::microseconds kSharedSpin{2000};
+// How long a rank sleeping on shared memory goes without looking at its sockets for a
+// neighbour that died (a live one wakes it as soon as it moves data).
+constexpr std::chrono::microseconds kDeathCheck{10000};
 
 int remainingMs(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -32,6 +36,7 @@ Result<std::unique_ptr<TcpRing>> TcpRing::connect(int rank, int size, Store& sto
   std::unique_ptr<TcpRing> ring(new TcpRing(rank, size, options.timeout));
   ring->spinTries_ = options.spinTries;
   ring->yieldWhileSpinning_ = options.yieldWhileSpinning;
+  ring->spinBudget_ = options.spinBudget;
   if (size == 1) return ring;
   Deadline deadline = deadlineIn(options.timeout);
   auto listener = Socket::listen("0.0.0.0", 0);
@@ -74,59 +79,8 @@ Status TcpRing::fail(Status status) {
 Status TcpRing::exchange(std::span<const std::byte> send, std::span<std::byte> recv) {
   if (!poisoned_.isOk()) return poisoned_;
   if (size_ == 1) return Status::ok();
-  if (shmOut_ || shmIn_) {
-    return exchangeShared(send, recv, recv.size(),
-                          [&](size_t done, size_t max) { return shmIn_->read(recv.data() + done, max); });
-  }
-  Deadline deadline = deadlineIn(timeout_);
-  size_t sent = 0, received = 0;
-  // Small messages: a short spin of non-blocking attempts before sleeping in poll() saves
-  // the scheduler's wake-up on every ring step (where the peer is already running).
-  for (int spin = 0; spin < spinTries_ && (sent < send.size() || received < recv.size()); ++spin) {
-    if (sent < send.size()) {
-      ssize_t k = ::send(right_.fd(), send.data() + sent, send.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (k > 0) sent += static_cast<size_t>(k);
-    }
-    if (received < recv.size()) {
-      ssize_t k = ::recv(left_.fd(), recv.data() + received, recv.size() - received, MSG_DONTWAIT);
-      if (k > 0) received += static_cast<size_t>(k);
-      if (k == 0) return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
-    }
-    if (yieldWhileSpinning_) ::sched_yield();
-  }
-  while (sent < send.size() || received < recv.size()) {
-    pollfd fds[2];
-    int n = 0, sendIndex = -1, recvIndex = -1;
-    if (sent < send.size()) sendIndex = n, fds[n++] = {right_.fd(), POLLOUT, 0};
-    if (received < recv.size()) recvIndex = n, fds[n++] = {left_.fd(), POLLIN, 0};
-    int rc = ::poll(fds, static_cast<nfds_t>(n), remainingMs(deadline));
-    if (rc == 0) {
-      return fail(Status(Errc::kTimeout, received < recv.size()
-                                             ? "no data from " + leftName_ + " within " + std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"
-                                             : "could not send to " + rightName_ + " within the timeout"));
-    }
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      return fail(systemError("poll"));
-    }
-    if (sendIndex >= 0 && (fds[sendIndex].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      ssize_t k = ::send(right_.fd(), send.data() + sent, send.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-      if (k > 0) {
-        sent += static_cast<size_t>(k);
-      } else if (k < 0 && errno != EAGAIN && errno != EINTR) {
-        return fail(Status(Errc::kRemote, rightName_ + " closed its connection (it failed or exited)"));
-      }
-    }
-    if (recvIndex >= 0 && (fds[recvIndex].revents & (POLLIN | POLLERR | POLLHUP))) {
-      ssize_t k = ::recv(left_.fd(), recv.data() + received, recv.size() - received, MSG_DONTWAIT);
-      if (k > 0) {
-        received += static_cast<size_t>(k);
-      } else if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
-        return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
-      }
-    }
-  }
-  return Status::ok();
+  return exchangeLoop(send, recv, recv.size(),
+                      [&](size_t done, size_t max) { return shmIn_->read(recv.data() + done, max); });
 }
 
 // Each rank offers its left neighbour an inbox by name over the TCP link; the neighbour
@@ -156,12 +110,10 @@ Status TcpRing::setUpSharedMemory(const std::string& secret, Deadline deadline) 
   return Status::ok();
 }
 
-// At least one direction is shared memory. Spin over both directions (a TCP one without
-// blocking); when nothing moves for a while, sleep in poll() on both sockets for at most a
-// millisecond: data on a TCP direction wakes it, and on a shared-memory-only link any
-// readable or broken socket means the neighbour closed it (nothing else is sent there).
-Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::byte> recv, size_t recvBytes,
-                               const ShmReader& readShm) {
+// Moves both directions without blocking, each over TCP or shared memory; when nothing
+// has moved for the spin budget, sleeps until something can (waitForProgress).
+Status TcpRing::exchangeLoop(std::span<const std::byte> send, std::span<std::byte> recv, size_t recvBytes,
+                             const ShmReader& readShm) {
   Deadline deadline = deadlineIn(timeout_);
   size_t sent = 0, received = 0;
   int idle = 0;
@@ -196,13 +148,12 @@ Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::b
       idle = 0;
       continue;
     }
-    // A neighbour busy copying a few MiB takes about a millisecond: keep polling the
-    // buffers (yielding the core when it is shared, or after the plain spins) for up to
-    // kSharedSpin since the last progress before sleeping; a fixed number of tries ran out
-    // in microseconds and then slept a whole millisecond per buffer-full (measured: 16 MiB
-    // allreduce at 1.2 GB/s).
+    // A neighbour busy copying a few MiB takes about a millisecond: keep trying (yielding
+    // the core when it is shared, or after the plain spins) for the spin budget since the
+    // last progress before sleeping. A fixed number of tries ran out in microseconds and
+    // then slept a whole millisecond per buffer-full (measured: 16 MiB allreduce at 1.2 GB/s).
     if (idle++ == 0) lastProgress = Clock::now();
-    if (idle < spinTries_ || (idle % 64 != 0) || Clock::now() - lastProgress < kSharedSpin) {
+    if (idle < spinTries_ || (idle % 64 != 0) || Clock::now() - lastProgress < spinBudget_) {
       if (yieldWhileSpinning_ || idle > spinTries_) ::sched_yield();
       continue;
     }
@@ -212,23 +163,53 @@ Status TcpRing::exchangeShared(std::span<const std::byte> send, std::span<std::b
                                              ? "no data from " + leftName_ + " within " + std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"
                                              : "could not send to " + rightName_ + " within the timeout"));
     }
-    // Watch only the directions still pending: a neighbour that finished and left may
-    // close its socket while this rank still talks to the other one.
-    pollfd fds[2];
-    int n = 0, leftIndex = -1, rightIndex = -1;
-    if (received < recvBytes) leftIndex = n, fds[n++] = {left_.fd(), POLLIN, 0};
-    if (sent < send.size()) rightIndex = n, fds[n++] = {right_.fd(), static_cast<short>(shmOut_ ? POLLIN : POLLOUT), 0};
-    if (::poll(fds, static_cast<nfds_t>(n), 1) <= 0) continue;
-    // On a shared-memory direction the socket carries nothing: readable means closed. What
-    // the neighbour wrote before it left is still in the buffer, so read that first.
-    if (leftIndex >= 0 && shmIn_ && (fds[leftIndex].revents & (POLLIN | POLLHUP | POLLERR))) {
+    HVD_RETURN_IF_ERROR(waitForProgress(sent < send.size(), received < recvBytes, deadline, [&] {
       size_t k = readShm(received, recvBytes - received);
       received += k;
-      if (k == 0) return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
-    }
-    if (rightIndex >= 0 && shmOut_ && (fds[rightIndex].revents & (POLLIN | POLLHUP | POLLERR))) {
-      return fail(Status(Errc::kRemote, rightName_ + " closed its connection (it failed or exited)"));
-    }
+      return k;
+    }));
+  }
+  return Status::ok();
+}
+
+// Sleeps until a pending direction can move, the deadline passes, or a neighbour goes.
+// All pending directions through shared memory: a futex on their words, which the
+// neighbour's next write or read wakes, in slices of kDeathCheck, after each of which the
+// sockets are looked at. Otherwise poll() on the sockets: a TCP direction's data wakes it
+// (and with a shared-memory direction pending too, it wakes every millisecond to look).
+// On a shared-memory link the socket carries nothing, so readable means closed; what the
+// neighbour wrote before it left is still in the buffer, so that is read first (drainShm).
+Status TcpRing::waitForProgress(bool sendPending, bool recvPending, Deadline deadline,
+                                const std::function<size_t()>& drainShm) {
+  bool shmSend = sendPending && shmOut_, shmRecv = recvPending && shmIn_;
+  bool allShared = (!sendPending || shmSend) && (!recvPending || shmRecv);
+  int pollMs = 0;
+  if (allShared) {
+    std::atomic<uint32_t>* words[2];
+    size_t n = 0;
+    bool ready = false;
+    if (shmRecv) ready |= (words[n] = shmIn_->readerMaySleep()) == nullptr, n += words[n] != nullptr;
+    if (shmSend && !ready) ready |= (words[n] = shmOut_->writerMaySleep()) == nullptr, n += words[n] != nullptr;
+    if (!ready) sleepWhileAllSet({words, n}, kDeathCheck);
+    if (shmRecv) shmIn_->readerAwake();
+    if (shmSend) shmOut_->writerAwake();
+  } else {
+    pollMs = (shmSend || shmRecv) ? 1 : remainingMs(deadline);
+  }
+  // Watch only the directions still pending: a neighbour that finished and left may
+  // close its socket while this rank still talks to the other one.
+  pollfd fds[2];
+  int n = 0, leftIndex = -1, rightIndex = -1;
+  if (recvPending) leftIndex = n, fds[n++] = {left_.fd(), POLLIN, 0};
+  if (sendPending) rightIndex = n, fds[n++] = {right_.fd(), static_cast<short>(shmSend ? POLLIN : POLLOUT), 0};
+  int rc = ::poll(fds, static_cast<nfds_t>(n), pollMs);
+  if (rc < 0 && errno != EINTR) return fail(systemError("poll"));
+  if (rc <= 0) return Status::ok();
+  if (shmRecv && (fds[leftIndex].revents & (POLLIN | POLLHUP | POLLERR)) && drainShm() == 0) {
+    return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
+  }
+  if (shmSend && (fds[rightIndex].revents & (POLLIN | POLLHUP | POLLERR))) {
+    return fail(Status(Errc::kRemote, rightName_ + " closed its connection (it failed or exited)"));
   }
   return Status::ok();
 }
@@ -242,7 +223,7 @@ Status TcpRing::exchangeInto(std::span<const std::byte> send, size_t recvBytes, 
     return Status::ok();
   }
   if (!poisoned_.isOk()) return poisoned_;
-  return exchangeShared(send, {}, recvBytes,
+  return exchangeLoop(send, {}, recvBytes,
                         [&](size_t, size_t max) { return shmIn_->consume(max, unit, consume); });
 }
 

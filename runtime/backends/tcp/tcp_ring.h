@@ -29,6 +29,9 @@ struct TcpRingOptions {
   // Give the core away (sched_yield) between spin attempts: for ranks that outnumber
   // cores, whose peer may be waiting for this very core to run.
   bool yieldWhileSpinning = false;
+  // Keep trying for this long since the last byte moved before sleeping (in poll(), or on
+  // a futex when every pending direction is shared memory).
+  std::chrono::microseconds spinBudget{2000};
   // Neighbours on the same host exchange through shared memory (shm_link.h) instead of
   // the kernel's TCP stack; the TCP connections stay, to notice a neighbour that dies.
   bool sharedMemory = true;
@@ -56,16 +59,18 @@ class TcpRing : public collectives::RingTransport {
   TcpRing(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
   Status fail(Status status);
   Status setUpSharedMemory(const std::string& secret, Deadline deadline);
-  // At least one direction through shared memory; readShm(done, max) moves what has
-  // arrived on a shared-memory receive side and returns the bytes taken.
+  // The one exchange loop, over TCP, shared memory or both; readShm(done, max) moves what
+  // has arrived on a shared-memory receive side and returns the bytes taken.
   using ShmReader = std::function<size_t(size_t done, size_t max)>;
-  Status exchangeShared(std::span<const std::byte> send, std::span<std::byte> recv, size_t recvBytes,
-                        const ShmReader& readShm);
+  Status exchangeLoop(std::span<const std::byte> send, std::span<std::byte> recv, size_t recvBytes,
+                      const ShmReader& readShm);
+  Status waitForProgress(bool sendPending, bool recvPending, Deadline deadline, const std::function<size_t()>& drainShm);
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;
   int spinTries_ = 0;
   bool yieldWhileSpinning_ = false;
+  std::chrono::microseconds spinBudget_{2000};
   Socket right_, left_;
   std::optional<ShmLink> shmOut_, shmIn_;  // set when that neighbour shares this host
   std::vector<std::byte> scratch_;         // exchangeInto's receive space over TCP

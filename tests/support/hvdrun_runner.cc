@@ -91,7 +91,7 @@ std::vector<int> readPidFiles(const std::string& dir) {
 void skipTest(const std::string& reason) {
   std::printf("SKIPPED: %s\n", reason.c_str());
   std::fflush(stdout);
-  std::_Exit(4);
+  std::_Exit(kSkipExitCode);
 }
 
 }  // namespace hvd::test

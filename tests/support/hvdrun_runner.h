@@ -41,7 +41,10 @@ class TempDir {
 // Pids from the <rank>.pid files a test_rank wrote into dir.
 std::vector<int> readPidFiles(const std::string& dir);
 
-// Prints "SKIPPED: <reason>" and ends the test process with CTest's skip code (4).
+// Prints "SKIPPED: <reason>" and ends the test process with kSkipExitCode, CTest's
+// SKIP_RETURN_CODE for every test here (cmake/HvdTesting.cmake, tests/CMakeLists.txt).
+// Failures exit 1 (tests/support/catch_main.cc), so the two never meet.
+inline constexpr int kSkipExitCode = 77;
 [[noreturn]] void skipTest(const std::string& reason);
 
 }  // namespace hvd::test

@@ -11,7 +11,10 @@
 //                                    "checkpoint at step S (seen here|seen by a peer)",
 //                                    then waits up to 5 s for the notice to reach this
 //                                    rank too ("notice reached rank R") and exits 0
+//   collective_rank wait <seconds>   rank 0 sleeps that long before a barrier; every rank
+//                                    then prints "cpu R <seconds of CPU it used>"
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -153,6 +156,17 @@ int preempt() {
   }
 }
 
+// A rank waiting for a slow peer (rank 0 reading data, say) should sleep, not spin.
+int waitForSlowRank(int seconds) {
+  if (hvd::rank() == 0) ::sleep(static_cast<unsigned>(seconds));
+  if (auto s = hvd::barrier(); !s.isOk()) return 1;
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto secondsOf = [](timeval t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  std::printf("cpu %d %.3f\n", hvd::rank(), secondsOf(usage.ru_utime) + secondsOf(usage.ru_stime));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,7 +181,10 @@ int main(int argc, char** argv) {
                 hvd::operationsBackend());
     return hvd::barrier().isOk() ? 0 : 1;
   }
-  int rc = mode == "loop" && argc > 2 ? loop(std::atoi(argv[2])) : mode == "preempt" ? preempt() : check();
+  int rc = mode == "loop" && argc > 2   ? loop(std::atoi(argv[2]))
+           : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
+           : mode == "preempt"          ? preempt()
+                                        : check();
   hvd::shutdown();
   return rc;
 }

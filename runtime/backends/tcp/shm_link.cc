@@ -1,8 +1,6 @@
 // runtime/backends/tcp/shm_link.cc: shm_open + mmap; a single-producer single-consumer byte
-// ring with wrap-around copies.
+// ring with wrap-around copies, and the words a sleeping side waits on.
 #include "runtime/backends/tcp/shm_link.h"
-
-#include "runtime/backends/tcp/wake_word.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <new>
+
+#include "runtime/backends/tcp/wake_word.h"
 
 namespace hvd::backends::tcp {
 

@@ -1,7 +1,5 @@
-// runtime/backends/tcp/tcp_ring.cc: setup handshake and the full-duplex poll loop.
+// runtime/backends/tcp/tcp_ring.cc: setup handshake and the full-duplex exchange loop.
 #include "runtime/backends/tcp/tcp_ring.h"
-
-#include "runtime/backends/tcp/wake_word.h"
 
 #include <sched.h>
 
@@ -10,6 +8,7 @@
 
 #include <cerrno>
 
+#include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/hex.h"
 #include "runtime/common/sha256.h"
 

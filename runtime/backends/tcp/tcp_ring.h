@@ -23,8 +23,8 @@ struct TcpRingOptions {
   std::string advertiseHost = "127.0.0.1";  // how other ranks reach this one
   std::string secret;
   std::chrono::milliseconds timeout{30000};  // for setup and for every exchange
-  // Non-blocking attempts before sleeping in poll(): cuts a small message's latency ~6x
-  // when each rank has a core; when ranks outnumber cores, only with yieldWhileSpinning.
+  // Non-blocking attempts without yielding before the spin budget's clock is looked at:
+  // cuts a small message's latency ~6x when each rank has a core (no scheduler wake-up).
   int spinTries = 0;
   // Give the core away (sched_yield) between spin attempts: for ranks that outnumber
   // cores, whose peer may be waiting for this very core to run.

@@ -225,10 +225,11 @@ TEST_CASE("when hvdrun itself is SIGKILLed no rank survives", "[e2e][mp]") {
   CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(2000)).empty());
 }
 
-TEST_CASE("SIGINT reaches every rank and hvdrun exits 130", "[e2e][mp]") {
-  TempDir pids;
-  pid_t hvdrun = spawnHvdrun({"-np", "3", kRank, "sleep", "60"}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
-  waitForPidFiles(pids.path(), 3);
+namespace {
+
+// Sends SIGINT to hvdrun and checks what Ctrl-C must do: hvdrun exits 130 within 2 s and
+// no rank whose pid file is in `pidDir` outlives it.
+void sigintEndsEverything(pid_t hvdrun, const std::string& pidDir) {
   auto start = Clock::now();
   ::kill(hvdrun, SIGINT);
   int status = 0;
@@ -236,7 +237,16 @@ TEST_CASE("SIGINT reaches every rank and hvdrun exits 130", "[e2e][mp]") {
   CHECK(Clock::now() - start < std::chrono::seconds(2));
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 130);
-  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+  CHECK(survivorsAfter(readPidFiles(pidDir), std::chrono::milliseconds(500)).empty());
+}
+
+}  // namespace
+
+TEST_CASE("SIGINT reaches every rank and hvdrun exits 130", "[e2e][mp]") {
+  TempDir pids;
+  pid_t hvdrun = spawnHvdrun({"-np", "3", kRank, "sleep", "60"}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
+  waitForPidFiles(pids.path(), 3);
+  sigintEndsEverything(hvdrun, pids.path());
 }
 
 TEST_CASE("output files hold every rank's lines while the console shows only the filtered ranks", "[e2e][mp]") {
@@ -329,12 +339,5 @@ TEST_CASE("a second SIGINT kills ranks that ignore the first, and hvdrun exits 1
   ::kill(hvdrun, SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(10)).size() == 2);  // still running
-  auto start = Clock::now();
-  ::kill(hvdrun, SIGINT);
-  int status = 0;
-  ::waitpid(hvdrun, &status, 0);
-  CHECK(Clock::now() - start < std::chrono::seconds(2));
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 130);
-  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+  sigintEndsEverything(hvdrun, pids.path());
 }

@@ -11,26 +11,30 @@ namespace {
 // saying so lets the compiler vectorise without a run-time overlap check. CMake compiles
 // this file with -O3; docs/benchmarks.md records the check that every loop vectorises.
 template <typename T, typename F>
-void apply(void* dst, const void* src, size_t count, F f) {
+void apply(void* dst, const void* src, size_t count, Operands order, F f) {
   T* __restrict d = static_cast<T*>(dst);
   const T* __restrict s = static_cast<const T*>(src);
-  for (size_t i = 0; i < count; ++i) d[i] = f(d[i], s[i]);
+  if (order == Operands::kTargetFirst) {
+    for (size_t i = 0; i < count; ++i) d[i] = f(d[i], s[i]);
+  } else {
+    for (size_t i = 0; i < count; ++i) d[i] = f(s[i], d[i]);
+  }
 }
 
 template <typename T>
-void reduceTyped(void* dst, const void* src, size_t count, ReduceOp op) {
+void reduceTyped(void* dst, const void* src, size_t count, ReduceOp op, Operands order) {
   switch (op) {
     case ReduceOp::kSum:
-    case ReduceOp::kAverage: apply<T>(dst, src, count, [](T a, T b) { return static_cast<T>(a + b); }); break;
-    case ReduceOp::kMin: apply<T>(dst, src, count, [](T a, T b) { return std::min(a, b); }); break;
-    case ReduceOp::kMax: apply<T>(dst, src, count, [](T a, T b) { return std::max(a, b); }); break;
-    case ReduceOp::kProduct: apply<T>(dst, src, count, [](T a, T b) { return static_cast<T>(a * b); }); break;
+    case ReduceOp::kAverage: apply<T>(dst, src, count, order, [](T a, T b) { return static_cast<T>(a + b); }); break;
+    case ReduceOp::kMin: apply<T>(dst, src, count, order, [](T a, T b) { return std::min(a, b); }); break;
+    case ReduceOp::kMax: apply<T>(dst, src, count, order, [](T a, T b) { return std::max(a, b); }); break;
+    case ReduceOp::kProduct: apply<T>(dst, src, count, order, [](T a, T b) { return static_cast<T>(a * b); }); break;
   }
 }
 
 // 16-bit floats: widen a block to float, reduce, narrow back.
 template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
-void reduceHalfLike(void* dst, const void* src, size_t count, ReduceOp op) {
+void reduceHalfLike(void* dst, const void* src, size_t count, ReduceOp op, Operands order) {
   uint16_t* d = static_cast<uint16_t*>(dst);
   const uint16_t* s = static_cast<const uint16_t*>(src);
   constexpr size_t kBlock = 256;
@@ -38,7 +42,7 @@ void reduceHalfLike(void* dst, const void* src, size_t count, ReduceOp op) {
   for (size_t start = 0; start < count; start += kBlock) {
     size_t n = std::min(kBlock, count - start);
     for (size_t i = 0; i < n; ++i) a[i] = Widen(d[start + i]), b[i] = Widen(s[start + i]);
-    reduceTyped<float>(a, b, n, op);
+    reduceTyped<float>(a, b, n, op, order);
     for (size_t i = 0; i < n; ++i) d[start + i] = Narrow(a[i]);
   }
 }
@@ -84,16 +88,16 @@ std::string_view reduceOpName(ReduceOp op) {
   return "?";
 }
 
-void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceOp op) {
+void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceOp op, Operands order) {
   switch (type) {
-    case DataType::kFloat32: reduceTyped<float>(dst, src, count, op); break;
-    case DataType::kFloat64: reduceTyped<double>(dst, src, count, op); break;
-    case DataType::kFloat16: reduceHalfLike<halfToFloat, floatToHalf>(dst, src, count, op); break;
-    case DataType::kBFloat16: reduceHalfLike<bfloat16ToFloat, floatToBfloat16>(dst, src, count, op); break;
-    case DataType::kInt8: reduceTyped<int8_t>(dst, src, count, op); break;
-    case DataType::kUInt8: reduceTyped<uint8_t>(dst, src, count, op); break;
-    case DataType::kInt32: reduceTyped<int32_t>(dst, src, count, op); break;
-    case DataType::kInt64: reduceTyped<int64_t>(dst, src, count, op); break;
+    case DataType::kFloat32: reduceTyped<float>(dst, src, count, op, order); break;
+    case DataType::kFloat64: reduceTyped<double>(dst, src, count, op, order); break;
+    case DataType::kFloat16: reduceHalfLike<halfToFloat, floatToHalf>(dst, src, count, op, order); break;
+    case DataType::kBFloat16: reduceHalfLike<bfloat16ToFloat, floatToBfloat16>(dst, src, count, op, order); break;
+    case DataType::kInt8: reduceTyped<int8_t>(dst, src, count, op, order); break;
+    case DataType::kUInt8: reduceTyped<uint8_t>(dst, src, count, op, order); break;
+    case DataType::kInt32: reduceTyped<int32_t>(dst, src, count, op, order); break;
+    case DataType::kInt64: reduceTyped<int64_t>(dst, src, count, op, order); break;
   }
 }
 

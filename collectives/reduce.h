@@ -16,9 +16,16 @@ size_t dataTypeSize(DataType type);
 std::string_view dataTypeName(DataType type);
 std::string_view reduceOpName(ReduceOp op);
 
-// dst[i] = dst[i] op src[i] for i < count. kAverage reduces as kSum; the caller divides
-// once at the end with divideForAverage. Does not block; buffers stay the caller's.
-void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceOp op);
+// Which operand comes first. min and max are not symmetric in their operands (-0 and +0,
+// NaNs), nor is which NaN a sum keeps; algorithms that reduce on more than one rank use
+// the same order everywhere so every rank ends up with the same bits.
+enum class Operands { kTargetFirst, kSourceFirst };
+
+// dst[i] = dst[i] op src[i] for i < count (kSourceFirst: src[i] op dst[i]). kAverage
+// reduces as kSum; the caller divides once at the end with divideForAverage. Does not
+// block; buffers stay the caller's.
+void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceOp op,
+                Operands order = Operands::kTargetFirst);
 
 // data[i] /= divisor (integers: truncating division).
 void divideForAverage(void* data, size_t count, DataType type, int divisor);

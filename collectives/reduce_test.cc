@@ -78,3 +78,26 @@ TEST_CASE("half-precision sums are computed in float and averages divide once", 
   reduceInto(c.data(), d.data(), 1, DataType::kBFloat16, ReduceOp::kProduct);
   CHECK(bfloat16ToFloat(c[0]) == 4.0f);
 }
+
+TEST_CASE("operand order decides min of -0 and +0 and max of NaN and a number, in every float width", "[unit][collectives]") {
+  using hvd::collectives::Operands;
+  // dst op src (kTargetFirst) against src op dst (kSourceFirst): std::min keeps its first
+  // operand on a tie, and a comparison with NaN is false.
+  std::vector<float> minus{-0.0f}, plus{0.0f};
+  std::vector<float> a = minus;
+  reduceInto(a.data(), plus.data(), 1, DataType::kFloat32, ReduceOp::kMin, Operands::kTargetFirst);
+  CHECK(std::signbit(a[0]));
+  a = minus;
+  reduceInto(a.data(), plus.data(), 1, DataType::kFloat32, ReduceOp::kMin, Operands::kSourceFirst);
+  CHECK_FALSE(std::signbit(a[0]));
+  std::vector<double> n{std::nan("")}, one{1.0};
+  std::vector<double> b = n;
+  reduceInto(b.data(), one.data(), 1, DataType::kFloat64, ReduceOp::kMax, Operands::kTargetFirst);
+  CHECK(std::isnan(b[0]));
+  b = n;
+  reduceInto(b.data(), one.data(), 1, DataType::kFloat64, ReduceOp::kMax, Operands::kSourceFirst);
+  CHECK(b[0] == 1.0);
+  std::vector<uint16_t> h{floatToHalf(-0.0f)}, hp{floatToHalf(0.0f)};
+  reduceInto(h.data(), hp.data(), 1, DataType::kFloat16, ReduceOp::kMin, Operands::kSourceFirst);
+  CHECK(h[0] == hp[0]);
+}

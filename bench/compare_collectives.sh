@@ -5,18 +5,22 @@
 # them alike), and prints the median of each cell with its range, then checks issue 6's
 # targets against the medians. Prints; asserts nothing; exit 0 whatever the verdicts.
 #   bash bench/compare_collectives.sh [--op allreduce|broadcast] [--np "2 4"] [--repeat 5]
-#        [--sizes "1024 65536 1048576 16777216 67108864"]
+#        [--sizes "1024 65536 1048576 16777216 67108864"] [--configs "hvd-shm hvd-shm-ring mpi-shm"]
+# Configurations: hvd-shm, hvd-tcp (ours, HVD_SHARED_MEMORY=1/0, allreduce chosen as by
+# default), the same with -ring (HVD_ALLREDUCE_ALGORITHM=ring), mpi-shm, mpi-tcp (Open MPI
+# over vader or tcp, its own choice of algorithm). Default: hvd-shm hvd-tcp mpi-shm mpi-tcp.
 # HVD_BUILD_DIR picks the build (default build); HVD_BASE_BUILD_DIR adds that build's two
 # configurations as base-shm and base-tcp, for A/B tests of a change.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-op=allreduce nps="2 4" repeat=5 sizes="1024 65536 1048576 16777216 67108864"
+op=allreduce nps="2 4" repeat=5 sizes="1024 65536 1048576 16777216 67108864" configs=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --op) op=$2; shift 2 ;;
     --np) nps=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
+    --configs) configs=$2; shift 2 ;;
     *) echo "compare_collectives.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -25,19 +29,20 @@ base=${HVD_BASE_BUILD_DIR:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 min=$(tr ' ' '\n' <<<"$sizes" | sort -n | head -1)
 max=$(tr ' ' '\n' <<<"$sizes" | sort -n | tail -1)
-configs="hvd-shm hvd-tcp mpi-shm mpi-tcp${base:+ base-shm base-tcp}"
+configs=${configs:-hvd-shm hvd-tcp mpi-shm mpi-tcp${base:+ base-shm base-tcp}}
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 
 run_one() {  # np config -> nccl-tests lines on stdout
-  local np=$1 config=$2 dir=$build
+  local np=$1 config=$2 dir=$build algorithm=auto
   local perf=(--op "$op" --min "$min" --max "$max")
   case $config in
     base-*) dir=$base ;;
   esac
-  case $config in
-    *-shm) [[ $config == mpi-* ]] || { "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}"; return; } ;;
-    *-tcp) [[ $config == mpi-* ]] || { HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}"; return; } ;;
+  [[ $config == *-ring ]] && algorithm=ring
+  case ${config%-ring} in
+    *-shm) [[ $config == mpi-* ]] || { HVD_ALLREDUCE_ALGORITHM=$algorithm "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}"; return; } ;;
+    *-tcp) [[ $config == mpi-* ]] || { HVD_ALLREDUCE_ALGORITHM=$algorithm HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}"; return; } ;;
   esac
   local btl=tcp,self
   [[ $config == mpi-shm ]] && btl=vader,self
@@ -79,7 +84,9 @@ for np in $nps; do
   # Issue 6's targets, on the medians: from 64 KiB busbw >= Open MPI TCP (>= 1.5x from
   # 16 MiB) and, with shared memory, >= Open MPI's shared memory; below 64 KiB, time within
   # 1.5x of Open MPI TCP.
+  [[ " $configs " == *" mpi-tcp "* && " $configs " == *" mpi-shm "* ]] || continue
   for ours in hvd-shm hvd-tcp; do
+    [[ " $configs " == *" $ours "* ]] || continue
     for size in $sizes; do
       tcp=$(value "$np" mpi-tcp "$size" 5) shm=$(value "$np" mpi-shm "$size" 5)
       if ((size < 65536)); then

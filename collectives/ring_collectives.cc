@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/exchange_reduce.h"
 #include "collectives/ring_schedule.h"
 
 namespace hvd::collectives {
@@ -16,7 +17,7 @@ std::span<std::byte> bytesOf(void* base, size_t offset, size_t size) {
 
 }  // namespace
 
-Status ringAllreduceSmall(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op) {
+Status ringAllreduceSmall(Transport& t, void* data, size_t count, DataType type, ReduceOp op) {
   const int n = t.size();
   if (n == 1 || count == 0) return Status::ok();
   const size_t bytes = count * dataTypeSize(type);
@@ -28,34 +29,16 @@ Status ringAllreduceSmall(RingTransport& t, void* data, size_t count, DataType t
   return Status::ok();
 }
 
-Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op) {
-  if (count * dataTypeSize(type) <= kSmallAllreduceBytes) return ringAllreduceSmall(t, data, count, type, op);
-  return ringAllreduceLarge(t, data, count, type, op);
-}
-
-Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op) {
+Status ringAllreduceLarge(Transport& t, void* data, size_t count, DataType type, ReduceOp op) {
   const int n = t.size();
   if (n == 1 || count == 0) return Status::ok();
   const size_t width = dataTypeSize(type);
   RingSchedule schedule(t.rank(), n, count);
-  // Each reduce-scatter step moves its chunks in segments and reduces every segment right
-  // after it arrives, while it is still in cache. Each direction is a byte stream, so the
-  // two sides may cut their (different) chunks into different numbers of segments.
-  const size_t segment = std::max<size_t>(1, kAllreduceSegmentBytes / width);
   for (int step = 0; step < schedule.steps(); ++step) {
     Chunk out = schedule.sendChunk(step), in = schedule.recvChunk(step);
-    size_t segments = std::max<size_t>(1, (std::max(out.count, in.count) + segment - 1) / segment);
-    for (size_t k = 0; k < segments; ++k) {
-      size_t outFrom = std::min(out.count, k * segment), outTo = std::min(out.count, (k + 1) * segment);
-      size_t inFrom = std::min(in.count, k * segment), inTo = std::min(in.count, (k + 1) * segment);
-      // Reduced as it arrives (straight out of shared memory where the transport has it).
-      std::byte* target = static_cast<std::byte*>(data) + (in.offset + inFrom) * width;
-      HVD_RETURN_IF_ERROR(t.exchangeInto(bytesOf(data, (out.offset + outFrom) * width, (outTo - outFrom) * width),
-                                         (inTo - inFrom) * width, width, [&](std::span<const std::byte> piece) {
-                                           reduceInto(target, piece.data(), piece.size() / width, type, op);
-                                           target += piece.size();
-                                         }));
-    }
+    HVD_RETURN_IF_ERROR(exchangeAndReduce(t, t.right(), bytesOf(data, out.offset * width, out.count * width), t.left(),
+                                          static_cast<std::byte*>(data) + in.offset * width, in.count, type, op,
+                                          Operands::kTargetFirst));
   }
   for (int step = 0; step < schedule.steps(); ++step) {
     Chunk out = schedule.gatherSendChunk(step), in = schedule.gatherRecvChunk(step);
@@ -65,12 +48,12 @@ Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType t
   return Status::ok();
 }
 
-Status ringAllgather(RingTransport& t, const void* mine, size_t bytes, void* out) {
+Status ringAllgather(Transport& t, const void* mine, size_t bytes, void* out) {
   std::vector<size_t> sizes(static_cast<size_t>(t.size()), bytes);
   return ringAllgatherv(t, mine, sizes, out);
 }
 
-Status ringAllgatherv(RingTransport& t, const void* mine, std::span<const size_t> bytesPerRank, void* out) {
+Status ringAllgatherv(Transport& t, const void* mine, std::span<const size_t> bytesPerRank, void* out) {
   const int n = t.size(), r = t.rank();
   if (bytesPerRank.size() != static_cast<size_t>(n)) {
     return Status(Errc::kInvalidArgument, "allgatherv: " + std::to_string(bytesPerRank.size()) +
@@ -88,7 +71,7 @@ Status ringAllgatherv(RingTransport& t, const void* mine, std::span<const size_t
   return Status::ok();
 }
 
-Status ringBroadcast(RingTransport& t, void* data, size_t bytes, int root) {
+Status ringBroadcast(Transport& t, void* data, size_t bytes, int root) {
   const int n = t.size();
   if (n == 1 || bytes == 0) return Status::ok();
   // Distance from the root along the ring: the root only sends, the last rank only
@@ -109,7 +92,7 @@ Status ringBroadcast(RingTransport& t, void* data, size_t bytes, int root) {
   return t.exchange(segment(segments - 1), none);
 }
 
-Status ringBarrier(RingTransport& t) {
+Status ringBarrier(Transport& t) {
   const int n = t.size(), r = t.rank();
   if (n == 1) return Status::ok();
   // Lap 1: a token travels 0 -> 1 -> ... -> n-1 -> 0; a rank passes it on only once it has

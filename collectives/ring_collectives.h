@@ -1,4 +1,4 @@
-// collectives/ring_collectives.h: bandwidth-optimal ring algorithms over RingTransport.
+// collectives/ring_collectives.h: bandwidth-optimal ring algorithms over Transport.
 // Every call blocks until done; data belongs to the caller. Results are identical on every
 // rank (the reduction order per element is the same on all ranks).
 #pragma once
@@ -11,35 +11,29 @@
 
 namespace hvd::collectives {
 
-// In place; kAverage divides by size. Up to kSmallAllreduceBytes: ringAllreduceSmall (half
-// the steps); above: ringAllreduceLarge. The choice depends only on the size, so every
-// rank takes the same one.
-Status ringAllreduce(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
-
+// The allreduces are in place; kAverage divides by size. allreduce.h chooses among them.
 // Bandwidth-optimal: reduce-scatter then allgather, one chunk per rank (ring_schedule.h);
-// reduce-scatter chunks move and are reduced in segments of kAllreduceSegmentBytes.
-Status ringAllreduceLarge(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
-inline constexpr size_t kAllreduceSegmentBytes = 256 * 1024;
+// reduce-scatter chunks move and are reduced in segments (exchange_reduce.h).
+Status ringAllreduceLarge(Transport& t, void* data, size_t count, DataType type, ReduceOp op);
 
 // The small-message algorithm: every rank's whole buffer goes round the ring (n-1 steps, not
 // the bandwidth-optimal 2(n-1)), then each rank reduces the n buffers in rank order, so all
 // ranks compute bit-identical results. n-1 times the traffic: worth it only while a ring
 // step costs its latency rather than its bytes.
-Status ringAllreduceSmall(RingTransport& t, void* data, size_t count, DataType type, ReduceOp op);
-inline constexpr size_t kSmallAllreduceBytes = 16 * 1024;
+Status ringAllreduceSmall(Transport& t, void* data, size_t count, DataType type, ReduceOp op);
 
 // Every rank contributes `bytes`; `out` (size * bytes) receives all, in rank order.
-Status ringAllgather(RingTransport& t, const void* mine, size_t bytes, void* out);
+Status ringAllgather(Transport& t, const void* mine, size_t bytes, void* out);
 
 // Rank k contributes bytesPerRank[k] (size entries, the same on every rank); `out` (their
 // sum) receives all blocks back to back in rank order. Blocks may be empty.
-Status ringAllgatherv(RingTransport& t, const void* mine, std::span<const size_t> bytesPerRank, void* out);
+Status ringAllgatherv(Transport& t, const void* mine, std::span<const size_t> bytesPerRank, void* out);
 
 // root's `bytes` reach every rank, passed along the ring in pipelined segments.
-Status ringBroadcast(RingTransport& t, void* data, size_t bytes, int root);
+Status ringBroadcast(Transport& t, void* data, size_t bytes, int root);
 inline constexpr size_t kBroadcastSegmentBytes = 256 * 1024;
 
 // Returns on every rank only once every rank has entered.
-Status ringBarrier(RingTransport& t);
+Status ringBarrier(Transport& t);
 
 }  // namespace hvd::collectives

@@ -12,11 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "collectives/allreduce.h"
+#include "collectives/halving_schedule.h"
 #include "runtime/api/preemption.h"
 #include "runtime/backends/collective_backend.h"
 #include "runtime/backends/launcher_job.h"
 #include "runtime/backends/tcp/tcp_collectives.h"
-#include "runtime/backends/tcp/tcp_ring.h"
+#include "runtime/backends/tcp/tcp_transport.h"
 #include "runtime/common/env_registry.h"
 #include "runtime/common/hex.h"
 #include "runtime/common/network_interface.h"
@@ -43,7 +45,7 @@ struct Context {
   int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
   bool useMpi = false;                    // HOROVOD_CPU_OPERATIONS=mpi
   std::shared_ptr<void> launcherSession;  // declared first: released after the backend
-  std::unique_ptr<backends::tcp::TcpRing> ring;  // while joining; then owned by ops
+  std::unique_ptr<backends::tcp::TcpTransport> ring;  // while joining; then owned by ops
   std::unique_ptr<backends::CollectiveBackend> ops;
 };
 
@@ -66,7 +68,7 @@ Result<std::string> cpuOperations(const EnvSnapshot& env) {
 
 // Spin before sleeping in poll(): flat out when this node's ranks each have a core, and
 // yielding the core between tries when they outnumber the cores.
-void chooseSpinning(int localSize, backends::tcp::TcpRingOptions& options) {
+void chooseSpinning(int localSize, backends::tcp::TcpTransportOptions& options) {
   bool ownCore = localSize <= static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN));
   // Measured at np=4 on 2 cores: 200 yielding tries cut 1 KiB allreduce from 117 to 69 us
   // and raised 1 MiB busbw from 0.88 to 1.31 GB/s; more tries gained nothing.
@@ -80,14 +82,14 @@ void chooseSpinning(int localSize, backends::tcp::TcpRingOptions& options) {
 }
 
 // The ring over hvdrun's rendezvous: identities from HVD_* variables.
-Status joinHvdrunJob(const EnvSnapshot& env, Context& c, backends::tcp::TcpRingOptions options) {
+Status joinHvdrunJob(const EnvSnapshot& env, Context& c, backends::tcp::TcpTransportOptions options) {
   auto client = rendezvous::Client::fromEnvironment(env, options.timeout);
   if (!client) return client.status().withContext("joining the job");
   options.secret = env.text("HVD_SECRET_KEY");
   HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(c.rank), options.advertiseHost));
   if (c.useMpi) return Status::ok();  // MPI moves the data; the rendezvous saw the rank
   ClientStore store(*client);
-  auto ring = backends::tcp::TcpRing::connect(c.rank, c.size, store, options);
+  auto ring = backends::tcp::TcpTransport::connect(c.rank, c.size, store, options);
   if (!ring) return ring.status().withContext("connecting rank " + std::to_string(c.rank) + " to its neighbours");
   c.ring = std::move(*ring);
   return Status::ok();
@@ -97,7 +99,7 @@ Status joinHvdrunJob(const EnvSnapshot& env, Context& c, backends::tcp::TcpRingO
 // publishes its host name (rank 0 also a fresh secret for the ring) in one collective
 // exchange, and local and cross ranks follow from the names the way hvdrun numbers them:
 // hosts in order of their lowest rank.
-Status joinLauncherJob(backends::LauncherJob job, Context& c, backends::tcp::TcpRingOptions options,
+Status joinLauncherJob(backends::LauncherJob job, Context& c, backends::tcp::TcpTransportOptions options,
                        const std::string& hostName) {
   c.rank = job.rank, c.size = job.size;
   c.launcherSession = job.session;
@@ -126,7 +128,7 @@ Status joinLauncherJob(backends::LauncherJob job, Context& c, backends::tcp::Tcp
   if (c.useMpi) return Status::ok();
   if (c.crossSize == 1) options.advertiseHost = "127.0.0.1";  // one machine: loopback
   chooseSpinning(c.localSize, options);
-  auto ring = backends::tcp::TcpRing::connect(c.rank, c.size, *job.store, options);
+  auto ring = backends::tcp::TcpTransport::connect(c.rank, c.size, *job.store, options);
   if (!ring) return ring.status().withContext("connecting rank " + std::to_string(c.rank) + " to its neighbours");
   c.ring = std::move(*ring);
   return Status::ok();
@@ -155,7 +157,18 @@ Status init() {
   auto operations = cpuOperations(*env);
   if (!operations) return operations.status();
   c->useMpi = *operations == "mpi";
-  backends::tcp::TcpRingOptions options;
+  auto algorithm = collectives::parseAllreduceAlgorithm(env->text("HVD_ALLREDUCE_ALGORITHM"));
+  if (!algorithm) {
+    return Status(Errc::kInvalidArgument, "HVD_ALLREDUCE_ALGORITHM='" + env->text("HVD_ALLREDUCE_ALGORITHM") +
+                                              "' is not an allreduce algorithm")
+        .withHint("use auto (the default), ring or halving-doubling");
+  }
+  if (*algorithm == collectives::AllreduceAlgorithm::kHalvingDoubling && !collectives::isPowerOfTwo(c->size)) {
+    return Status(Errc::kInvalidArgument, "HVD_ALLREDUCE_ALGORITHM=halving-doubling needs a power-of-two number of "
+                                          "ranks, and this job has " + std::to_string(c->size))
+        .withHint("use auto (the default) or ring");
+  }
+  backends::tcp::TcpTransportOptions options;
   options.timeout = std::chrono::milliseconds(env->integer("HVD_TIMEOUT") * 1000);
   options.sharedMemory = env->integer("HVD_SHARED_MEMORY") == 1;
   const std::string& host = env->text("HVD_HOSTNAME");
@@ -189,14 +202,14 @@ Status init() {
       Status set(const std::string&, const std::string&) override { return Status::ok(); }
       Result<std::string> get(const std::string& key, std::chrono::milliseconds) override { return notFound(key); }
     } none;
-    c->ring = backends::tcp::TcpRing::connect(0, 1, none, options).value();
+    c->ring = backends::tcp::TcpTransport::connect(0, 1, none, options).value();
   }
   if (c->useMpi) {
     auto mpi = backends::openMpiCollectives(c->rank, c->size);
     if (!mpi) return mpi.status().withContext("HOROVOD_CPU_OPERATIONS=mpi");
     c->ops = std::move(*mpi);
   } else {
-    c->ops = backends::tcp::ringCollectives(std::move(c->ring));
+    c->ops = backends::tcp::ringCollectives(std::move(c->ring), *algorithm);
   }
   detail::installPreemptionHandler(*env);
   context = std::move(c);

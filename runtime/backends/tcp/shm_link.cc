@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,7 +17,7 @@
 namespace hvd::backends::tcp {
 
 ShmLink::ShmLink(void* base, size_t length)
-    : base_(base), length_(length), header_(static_cast<Header*>(base)),
+    : base_(base), length_(length), capacity_(length - kDataOffset), header_(static_cast<Header*>(base)),
       data_(static_cast<std::byte*>(base) + kDataOffset) {}
 
 ShmLink::ShmLink(ShmLink&& other) noexcept { *this = std::move(other); }
@@ -24,8 +25,8 @@ ShmLink::ShmLink(ShmLink&& other) noexcept { *this = std::move(other); }
 ShmLink& ShmLink::operator=(ShmLink&& other) noexcept {
   if (this != &other) {
     if (base_ != nullptr) ::munmap(base_, length_);
-    base_ = other.base_, length_ = other.length_, header_ = other.header_, data_ = other.data_;
-    other.base_ = nullptr, other.header_ = nullptr, other.data_ = nullptr, other.length_ = 0;
+    base_ = other.base_, length_ = other.length_, capacity_ = other.capacity_, header_ = other.header_, data_ = other.data_;
+    other.base_ = nullptr, other.header_ = nullptr, other.data_ = nullptr, other.length_ = 0, other.capacity_ = 0;
   }
   return *this;
 }
@@ -35,7 +36,13 @@ ShmLink::~ShmLink() {
 }
 
 Result<ShmLink> ShmLink::map(int fd, const std::string& name) {
-  size_t length = kDataOffset + kCapacity;
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || static_cast<size_t>(info.st_size) <= kDataOffset) {
+    int error = errno;
+    ::close(fd);
+    return systemError("sizing up shared memory " + name, error);
+  }
+  size_t length = static_cast<size_t>(info.st_size);
   // MAP_POPULATE: fault the whole buffer in now, at set-up, rather than a page at a time
   // during the first 4 MiB of traffic (measured: about 1 us per KiB, which made 1-16 KiB
   // collectives look 3-10x slower than they are until the buffer had gone round once).
@@ -46,10 +53,10 @@ Result<ShmLink> ShmLink::map(int fd, const std::string& name) {
   return ShmLink(base, length);
 }
 
-Result<ShmLink> ShmLink::create(const std::string& name) {
+Result<ShmLink> ShmLink::create(const std::string& name, size_t capacity) {
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return systemError("shm_open " + name, errno);
-  if (::ftruncate(fd, static_cast<off_t>(kDataOffset + kCapacity)) != 0) {
+  if (::ftruncate(fd, static_cast<off_t>(kDataOffset + capacity)) != 0) {
     int error = errno;
     ::close(fd);
     ::shm_unlink(name.c_str());
@@ -79,10 +86,10 @@ void ShmLink::unlink(const std::string& name) { ::shm_unlink(name.c_str()); }
 size_t ShmLink::write(const std::byte* data, size_t size) {
   uint64_t head = header_->head.load(std::memory_order_relaxed);
   uint64_t tail = header_->tail.load(std::memory_order_acquire);
-  size_t n = std::min<size_t>(size, kCapacity - static_cast<size_t>(head - tail));
+  size_t n = std::min<size_t>(size, capacity_ - static_cast<size_t>(head - tail));
   if (n == 0) return 0;
-  size_t at = static_cast<size_t>(head % kCapacity);
-  size_t first = std::min(n, kCapacity - at);
+  size_t at = static_cast<size_t>(head % capacity_);
+  size_t first = std::min(n, capacity_ - at);
   std::memcpy(data_ + at, data, first);
   std::memcpy(data_, data + first, n - first);
   header_->head.store(head + n, std::memory_order_seq_cst);
@@ -95,8 +102,8 @@ size_t ShmLink::read(std::byte* data, size_t size) {
   uint64_t head = header_->head.load(std::memory_order_acquire);
   size_t n = std::min<size_t>(size, static_cast<size_t>(head - tail));
   if (n == 0) return 0;
-  size_t at = static_cast<size_t>(tail % kCapacity);
-  size_t first = std::min(n, kCapacity - at);
+  size_t at = static_cast<size_t>(tail % capacity_);
+  size_t first = std::min(n, capacity_ - at);
   std::memcpy(data, data_ + at, first);
   std::memcpy(data + first, data_, n - first);
   header_->tail.store(tail + n, std::memory_order_seq_cst);
@@ -115,7 +122,7 @@ std::atomic<uint32_t>* ShmLink::readerMaySleep() {
 
 std::atomic<uint32_t>* ShmLink::writerMaySleep() {
   header_->writerAsleep.store(1, std::memory_order_seq_cst);
-  if (header_->head.load(std::memory_order_relaxed) - header_->tail.load(std::memory_order_seq_cst) < kCapacity) {
+  if (header_->head.load(std::memory_order_relaxed) - header_->tail.load(std::memory_order_seq_cst) < capacity_) {
     header_->writerAsleep.store(0, std::memory_order_relaxed);
     return nullptr;
   }
@@ -158,8 +165,8 @@ size_t ShmLink::consume(size_t limit, size_t unit, const std::function<void(std:
   size_t n = std::min<size_t>(limit, static_cast<size_t>(head - tail));
   n -= n % unit;
   if (n == 0) return 0;
-  size_t at = static_cast<size_t>(tail % kCapacity);
-  size_t first = std::min(n, kCapacity - at);
+  size_t at = static_cast<size_t>(tail % capacity_);
+  size_t first = std::min(n, capacity_ - at);
   size_t whole = first - first % unit;
   if (whole > 0) deliver(data_ + at, whole, unit, fn);
   if (whole < n) {

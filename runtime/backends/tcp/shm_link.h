@@ -18,11 +18,13 @@ namespace hvd::backends::tcp {
 
 class ShmLink {
  public:
-  static constexpr size_t kCapacity = size_t{4} << 20;
+  static constexpr size_t kCapacity = size_t{4} << 20;  // the default
 
-  // Creates and maps a new object (fails if the name exists): the reader's side.
-  static Result<ShmLink> create(const std::string& name);
-  // Maps an existing object: the writer's side. kNotFound when it is not on this host.
+  // Creates and maps a new object of `capacity` data bytes (fails if the name exists): the
+  // reader's side.
+  static Result<ShmLink> create(const std::string& name, size_t capacity = kCapacity);
+  // Maps an existing object, whatever its capacity: the writer's side. kNotFound when it is
+  // not on this host.
   static Result<ShmLink> open(const std::string& name);
   static void unlink(const std::string& name);
 
@@ -31,6 +33,8 @@ class ShmLink {
   ShmLink(const ShmLink&) = delete;
   ShmLink& operator=(const ShmLink&) = delete;
   ~ShmLink();
+
+  size_t capacity() const { return capacity_; }
 
   // Copies as much as fits (writer) or as much as has arrived (reader); returns the bytes moved.
   size_t write(const std::byte* data, size_t size);
@@ -70,6 +74,7 @@ class ShmLink {
 
   void* base_ = nullptr;
   size_t length_ = 0;
+  size_t capacity_ = 0;
   Header* header_ = nullptr;
   std::byte* data_ = nullptr;
 };

@@ -1,14 +1,17 @@
-// runtime/backends/tcp/tcp_collectives.h: the collectives/ ring algorithms over a TcpRing,
-// as a CollectiveBackend (HOROVOD_CPU_OPERATIONS=tcp, the default).
+// runtime/backends/tcp/tcp_collectives.h: the collectives/ algorithms over a TcpTransport, as
+// a CollectiveBackend (HOROVOD_CPU_OPERATIONS=tcp, the default).
 #pragma once
 
 #include <memory>
 
+#include "collectives/allreduce.h"
 #include "runtime/backends/collective_backend.h"
-#include "runtime/backends/tcp/tcp_ring.h"
+#include "runtime/backends/tcp/tcp_transport.h"
 
 namespace hvd::backends::tcp {
 
-std::unique_ptr<CollectiveBackend> ringCollectives(std::unique_ptr<TcpRing> ring);
+// `algorithm` picks the allreduce (HVD_ALLREDUCE_ALGORITHM); the rest are ring algorithms.
+std::unique_ptr<CollectiveBackend> ringCollectives(std::unique_ptr<TcpTransport> ring,
+                                                   collectives::AllreduceAlgorithm algorithm);
 
 }  // namespace hvd::backends::tcp

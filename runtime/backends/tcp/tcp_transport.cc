@@ -1,13 +1,15 @@
-// runtime/backends/tcp/tcp_ring.cc: setup handshake and the full-duplex exchange loop.
-#include "runtime/backends/tcp/tcp_ring.h"
+// runtime/backends/tcp/tcp_transport.cc: setup handshakes and the full-duplex exchange loop.
+#include "runtime/backends/tcp/tcp_transport.h"
 
 #include <sched.h>
 
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 
+#include "collectives/allreduce.h"
 #include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/hex.h"
 #include "runtime/common/sha256.h"
@@ -29,118 +31,211 @@ int remainingMs(Deadline deadline) {
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
+// Each shared-memory buffer's size: 4 MiB while a rank has at most four peers (ring jobs,
+// and halving-doubling up to 8 ranks), less beyond, so inboxes stay within 16 MiB a rank.
+size_t shmCapacityFor(size_t peers) {
+  size_t capacity = ShmLink::kCapacity;
+  while (capacity > (size_t{256} << 10) && capacity * peers > (size_t{16} << 20)) capacity /= 2;
+  return capacity;
+}
+
 }  // namespace
 
-Result<std::unique_ptr<TcpRing>> TcpRing::connect(int rank, int size, Store& store, const TcpRingOptions& options) {
-  std::unique_ptr<TcpRing> ring(new TcpRing(rank, size, options.timeout));
-  ring->spinTries_ = options.spinTries;
-  ring->yieldWhileSpinning_ = options.yieldWhileSpinning;
-  ring->spinBudget_ = options.spinBudget;
-  if (size == 1) return ring;
+Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, Store& store,
+                                                            const TcpTransportOptions& options) {
+  std::unique_ptr<TcpTransport> t(new TcpTransport(rank, size, options.timeout));
+  t->spinTries_ = options.spinTries;
+  t->yieldWhileSpinning_ = options.yieldWhileSpinning;
+  t->spinBudget_ = options.spinBudget;
+  if (size == 1) return t;
   Deadline deadline = deadlineIn(options.timeout);
   auto listener = Socket::listen("0.0.0.0", 0);
   if (!listener) return listener.status();
   std::string self = options.advertiseHost + ":" + std::to_string(listener->localPort());
   HVD_RETURN_IF_ERROR(store.set("ring/" + std::to_string(rank), self));
-  int right = (rank + 1) % size, left = (rank + size - 1) % size;
-  auto rightAddr = store.get("ring/" + std::to_string(right), options.timeout);
-  if (!rightAddr) return rightAddr.status().withContext("waiting for rank " + std::to_string(right) + "'s address");
-  size_t colon = rightAddr->rfind(':');
-  auto out = Socket::connect(rightAddr->substr(0, colon), std::atoi(rightAddr->c_str() + colon + 1), deadline);
-  if (!out) return out.status().withContext("connecting to rank " + std::to_string(right));
-  // Say who we are, with the proof that we belong to the job.
-  HVD_RETURN_IF_ERROR(out->sendFrame(std::to_string(rank) + ":" + proofFor(options.secret, rank), deadline));
-  ring->right_ = std::move(*out);
-  ring->rightName_ = "rank " + std::to_string(right) + " (" + *rightAddr + ")";
-  // Accept until the left neighbour arrives with a valid proof; anything else is dropped.
-  while (true) {
+  std::vector<int> peers = collectives::collectivePeers(rank, size);
+  // Every peer's address first, the lower ones' too: some stores (PMIx) answer the first
+  // get with a fence that every rank must join.
+  std::vector<std::string> addresses;
+  for (int peer : peers) {
+    auto address = store.get("ring/" + std::to_string(peer), options.timeout);
+    if (!address) return address.status().withContext("waiting for rank " + std::to_string(peer) + "'s address");
+    addresses.push_back(*address);
+  }
+  // Connect to the higher-numbered peers (the kernel completes these without the peer's
+  // accept, so no rank waits for one that waits for it), then accept the lower ones.
+  size_t lower = 0;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    int peer = peers[i];
+    if (peer < rank) {
+      ++lower;
+      continue;
+    }
+    const std::string& address = addresses[i];
+    size_t colon = address.rfind(':');
+    auto out = Socket::connect(address.substr(0, colon), std::atoi(address.c_str() + colon + 1), deadline);
+    if (!out) return out.status().withContext("connecting to rank " + std::to_string(peer));
+    // Say who we are, with the proof that we belong to the job.
+    HVD_RETURN_IF_ERROR(out->sendFrame(std::to_string(rank) + ":" + proofFor(options.secret, rank), deadline));
+    t->links_.push_back(Link{peer, std::move(*out), {}, {}, "rank " + std::to_string(peer) + " (" + address + ")"});
+  }
+  // Accept until every lower peer has arrived with a valid proof; anything else is dropped.
+  for (size_t arrived = 0; arrived < lower;) {
     auto in = listener->accept(deadline);
-    if (!in) return in.status().withContext("waiting for rank " + std::to_string(left) + " to connect");
+    if (!in) {
+      std::string missing;
+      for (int peer : peers) {
+        bool here = std::any_of(t->links_.begin(), t->links_.end(), [&](const Link& l) { return l.peer == peer; });
+        if (peer < rank && !here) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
+      }
+      return in.status().withContext("waiting for rank " + missing + " to connect");
+    }
     auto hello = in->recvFrame(128, deadline);
     if (!hello) continue;
     size_t sep = hello->find(':');
-    if (sep == std::string::npos || hello->substr(0, sep) != std::to_string(left) ||
-        hello->substr(sep + 1) != proofFor(options.secret, left)) {
-      continue;
+    if (sep == std::string::npos) continue;
+    std::string who = hello->substr(0, sep);
+    int peer = -1;
+    for (int candidate : peers) {
+      if (candidate < rank && std::to_string(candidate) == who) peer = candidate;
     }
-    ring->left_ = std::move(*in);
-    ring->leftName_ = "rank " + std::to_string(left) + " (" + ring->left_.peerName() + ")";
-    if (options.sharedMemory) HVD_RETURN_IF_ERROR(ring->setUpSharedMemory(options.secret, deadline));
-    return ring;
+    bool duplicate = std::any_of(t->links_.begin(), t->links_.end(), [&](const Link& l) { return l.peer == peer; });
+    if (peer < 0 || duplicate || hello->substr(sep + 1) != proofFor(options.secret, peer)) continue;
+    std::string name = "rank " + std::to_string(peer) + " (" + in->peerName() + ")";
+    t->links_.push_back(Link{peer, std::move(*in), {}, {}, std::move(name)});
+    ++arrived;
   }
+  std::sort(t->links_.begin(), t->links_.end(), [](const Link& a, const Link& b) { return a.peer < b.peer; });
+  if (options.sharedMemory) HVD_RETURN_IF_ERROR(t->setUpSharedMemory(options.secret, deadline));
+  return t;
 }
 
-Status TcpRing::fail(Status status) {
+Status TcpTransport::fail(Status status) {
   if (poisoned_.isOk()) poisoned_ = status;
   return poisoned_;
 }
 
-Status TcpRing::exchange(std::span<const std::byte> send, std::span<std::byte> recv) {
-  if (!poisoned_.isOk()) return poisoned_;
-  if (size_ == 1) return Status::ok();
-  return exchangeLoop(send, recv, recv.size(),
-                      [&](size_t done, size_t max) { return shmIn_->read(recv.data() + done, max); });
+Result<TcpTransport::Link*> TcpTransport::linkTo(int peer) {
+  for (Link& link : links_) {
+    if (link.peer == peer) return &link;
+  }
+  return Status(Errc::kInvalidArgument, "rank " + std::to_string(rank_) + " has no link to rank " +
+                                            std::to_string(peer) + " (not one of its collective peers)");
 }
 
-// Each rank offers its left neighbour an inbox by name over the TCP link; the neighbour
-// answers OK when it could map it (it is on this host) and NO otherwise, so both ends of
-// every link agree on shared memory or TCP. Frames: send on one link, then receive on the
-// other, in the same order on every rank, so no rank waits for one that waits for it.
-Status TcpRing::setUpSharedMemory(const std::string& secret, Deadline deadline) {
+bool TcpTransport::sharedMemoryWith(int peer) const {
+  for (const Link& link : links_) {
+    if (link.peer == peer) return link.shmOut.has_value();
+  }
+  return false;
+}
+
+std::vector<int> TcpTransport::peers() const {
+  std::vector<int> out;
+  for (const Link& link : links_) out.push_back(link.peer);
+  return out;
+}
+
+Status TcpTransport::exchangeWith(int to, std::span<const std::byte> send, int from, std::span<std::byte> recv) {
+  if (!poisoned_.isOk()) return poisoned_;
+  if (size_ == 1 || (send.empty() && recv.empty())) return Status::ok();
+  Link *out = nullptr, *in = nullptr;
+  if (!send.empty()) {
+    auto link = linkTo(to);
+    if (!link) return link.status();
+    out = *link;
+  }
+  if (!recv.empty()) {
+    auto link = linkTo(from);
+    if (!link) return link.status();
+    in = *link;
+  }
+  return exchangeLoop(out, send, in, recv, recv.size(),
+                      [&](size_t done, size_t max) { return in->shmIn->read(recv.data() + done, max); });
+}
+
+// Each rank offers every peer an inbox by name over their connection; the peer answers OK
+// when it could map it (it is on this host) and NO otherwise. A link uses shared memory
+// when both inboxes were mapped, which both ends learn. Three rounds, each sending on
+// every link before receiving on any, so no rank waits for one that waits for it.
+Status TcpTransport::setUpSharedMemory(const std::string& secret, Deadline deadline) {
   Sha256Digest tag = hmacSha256(secret, "hvd-shm-v1/" + std::to_string(rank_) + "/" + std::to_string(::getpid()));
-  std::string name = "/hvd-" + toHex(tag.data(), 8) + "-" + std::to_string(rank_);
-  auto inbox = ShmLink::create(name);
-  HVD_RETURN_IF_ERROR(left_.sendFrame("SHM:" + std::string(inbox ? name : ""), deadline));
-  auto offer = right_.recvFrame(256, deadline);
-  if (!offer || offer->rfind("SHM:", 0) != 0) {
-    if (inbox) ShmLink::unlink(name);
-    return Status(Errc::kRemote, rightName_ + " did not answer the shared-memory offer");
+  size_t capacity = shmCapacityFor(links_.size());
+  std::vector<std::optional<ShmLink>> inboxes(links_.size()), outboxes(links_.size());
+  std::vector<std::string> names(links_.size());
+  for (size_t i = 0; i < links_.size(); ++i) {
+    names[i] = "/hvd-" + toHex(tag.data(), 8) + "-" + std::to_string(rank_) + "-" + std::to_string(links_[i].peer);
+    auto inbox = ShmLink::create(names[i], capacity);
+    if (inbox) inboxes[i] = std::move(*inbox);
+    HVD_RETURN_IF_ERROR(links_[i].socket.sendFrame("SHM:" + std::string(inboxes[i] ? names[i] : ""), deadline));
   }
-  std::string theirs = offer->substr(4);
-  if (!theirs.empty()) {
-    auto outbox = ShmLink::open(theirs);
-    if (outbox) shmOut_ = std::move(*outbox);
+  auto unlinkAll = [&] {
+    for (size_t i = 0; i < links_.size(); ++i) {
+      if (inboxes[i]) ShmLink::unlink(names[i]);
+    }
+  };
+  for (size_t i = 0; i < links_.size(); ++i) {
+    auto offer = links_[i].socket.recvFrame(256, deadline);
+    if (!offer || offer->rfind("SHM:", 0) != 0) {
+      unlinkAll();
+      return Status(Errc::kRemote, links_[i].name + " did not answer the shared-memory offer");
+    }
+    std::string theirs = offer->substr(4);
+    if (!theirs.empty()) {
+      auto outbox = ShmLink::open(theirs);
+      if (outbox) outboxes[i] = std::move(*outbox);
+    }
+    HVD_RETURN_IF_ERROR(links_[i].socket.sendFrame(outboxes[i] ? "OK" : "NO", deadline));
   }
-  HVD_RETURN_IF_ERROR(right_.sendFrame(shmOut_ ? "OK" : "NO", deadline));
-  auto answer = left_.recvFrame(16, deadline);
-  if (inbox) ShmLink::unlink(name);  // mapped by both now, or not wanted
-  if (!answer) return answer.status().withContext("waiting for " + leftName_ + "'s shared-memory answer");
-  if (inbox && *answer == "OK") shmIn_ = std::move(*inbox);
+  for (size_t i = 0; i < links_.size(); ++i) {
+    auto answer = links_[i].socket.recvFrame(16, deadline);
+    if (!answer) {
+      unlinkAll();
+      return answer.status().withContext("waiting for " + links_[i].name + "'s shared-memory answer");
+    }
+    if (inboxes[i] && outboxes[i] && *answer == "OK") {
+      links_[i].shmIn = std::move(inboxes[i]);
+      links_[i].shmOut = std::move(outboxes[i]);
+    }
+  }
+  unlinkAll();  // mapped by both now, or not wanted
   return Status::ok();
 }
 
 // Moves both directions without blocking, each over TCP or shared memory; when nothing
 // has moved for the spin budget, sleeps until something can (waitForProgress).
-Status TcpRing::exchangeLoop(std::span<const std::byte> send, std::span<std::byte> recv, size_t recvBytes,
-                             const ShmReader& readShm) {
+Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, std::span<std::byte> recv,
+                                  size_t recvBytes, const ShmReader& readShm) {
   Deadline deadline = deadlineIn(timeout_);
   size_t sent = 0, received = 0;
+  const size_t toSend = out ? send.size() : 0;
+  if (!in) recvBytes = 0;
   int idle = 0;
   bool slept = false;  // since the last progress: then sleep again without spinning first
   Clock::time_point lastProgress = Clock::now();
-  while (sent < send.size() || received < recvBytes) {
+  while (sent < toSend || received < recvBytes) {
     bool moved = false;
-    if (sent < send.size()) {
-      if (shmOut_) {
-        size_t k = shmOut_->write(send.data() + sent, send.size() - sent);
+    if (sent < toSend) {
+      if (out->shmOut) {
+        size_t k = out->shmOut->write(send.data() + sent, toSend - sent);
         sent += k, moved |= k > 0;
       } else {
-        ssize_t k = ::send(right_.fd(), send.data() + sent, send.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t k = ::send(out->socket.fd(), send.data() + sent, toSend - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (k > 0) sent += static_cast<size_t>(k), moved = true;
         if (k < 0 && errno != EAGAIN && errno != EINTR) {
-          return fail(Status(Errc::kRemote, rightName_ + " closed its connection (it failed or exited)"));
+          return fail(Status(Errc::kRemote, out->name + " closed its connection (it failed or exited)"));
         }
       }
     }
     if (received < recvBytes) {
-      if (shmIn_) {
+      if (in->shmIn) {
         size_t k = readShm(received, recvBytes - received);
         received += k, moved |= k > 0;
       } else {
-        ssize_t k = ::recv(left_.fd(), recv.data() + received, recvBytes - received, MSG_DONTWAIT);
+        ssize_t k = ::recv(in->socket.fd(), recv.data() + received, recvBytes - received, MSG_DONTWAIT);
         if (k > 0) received += static_cast<size_t>(k), moved = true;
         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-          return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
+          return fail(Status(Errc::kRemote, in->name + " closed its connection (it failed or exited)"));
         }
       }
     }
@@ -148,10 +243,10 @@ Status TcpRing::exchangeLoop(std::span<const std::byte> send, std::span<std::byt
       idle = 0, slept = false;
       continue;
     }
-    // A neighbour busy copying a few MiB takes about a millisecond: keep trying (yielding
-    // the core when it is shared, or after the plain spins) for the spin budget since the
-    // last progress before sleeping. A fixed number of tries ran out in microseconds and
-    // then slept a whole millisecond per buffer-full (measured: 16 MiB allreduce at 1.2 GB/s).
+    // A peer busy copying a few MiB takes about a millisecond: keep trying (yielding the
+    // core when it is shared, or after the plain spins) for the spin budget since the last
+    // progress before sleeping. A fixed number of tries ran out in microseconds and then
+    // slept a whole millisecond per buffer-full (measured: 16 MiB allreduce at 1.2 GB/s).
     // A rank waiting long for a slow one spins once, then only sleeps (a 10 ms futex slice
     // ending with nothing moved does not earn another spin).
     if (idle++ == 0 && !slept) lastProgress = Clock::now();
@@ -161,10 +256,10 @@ Status TcpRing::exchangeLoop(std::span<const std::byte> send, std::span<std::byt
     }
     if (Clock::now() >= deadline) {
       return fail(Status(Errc::kTimeout, received < recvBytes
-                                             ? "no data from " + leftName_ + " within " + std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"
-                                             : "could not send to " + rightName_ + " within the timeout"));
+                                             ? "no data from " + in->name + " within " + std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"
+                                             : "could not send to " + out->name + " within the timeout"));
     }
-    HVD_RETURN_IF_ERROR(waitForProgress(sent < send.size(), received < recvBytes, deadline, [&] {
+    HVD_RETURN_IF_ERROR(waitForProgress(sent < toSend ? out : nullptr, received < recvBytes ? in : nullptr, deadline, [&] {
       size_t k = readShm(received, recvBytes - received);
       received += k;
       return k;
@@ -174,64 +269,77 @@ Status TcpRing::exchangeLoop(std::span<const std::byte> send, std::span<std::byt
   return Status::ok();
 }
 
-// Sleeps until a pending direction can move, the deadline passes, or a neighbour goes.
-// All pending directions through shared memory: a futex on their words, which the
-// neighbour's next write or read wakes, in slices of kDeathCheck, after each of which the
-// sockets are looked at. Otherwise poll() on the sockets: a TCP direction's data wakes it
-// (and with a shared-memory direction pending too, it wakes every millisecond to look).
-// On a shared-memory link the socket carries nothing, so readable means closed; what the
-// neighbour wrote before it left is still in the buffer, so that is read first (drainShm).
-Status TcpRing::waitForProgress(bool sendPending, bool recvPending, Deadline deadline,
-                                const std::function<size_t()>& drainShm) {
-  bool shmSend = sendPending && shmOut_, shmRecv = recvPending && shmIn_;
-  bool allShared = (!sendPending || shmSend) && (!recvPending || shmRecv);
+// Sleeps until a pending direction (out: sending, in: receiving; null when done) can
+// move, the deadline passes, or a peer goes. All pending directions through shared
+// memory: a futex on their words, which the peer's next write or read wakes, in slices of
+// kDeathCheck, after each of which the sockets are looked at. Otherwise poll() on the
+// sockets: a TCP direction's data wakes it (and with a shared-memory direction pending
+// too, it wakes every millisecond to look). On a shared-memory link the socket carries
+// nothing, so readable means closed; what the peer wrote before it left is still in the
+// buffer, so that is read first (drainShm).
+Status TcpTransport::waitForProgress(Link* out, Link* in, Deadline deadline, const std::function<size_t()>& drainShm) {
+  bool shmSend = out && out->shmOut, shmRecv = in && in->shmIn;
+  bool allShared = (!out || shmSend) && (!in || shmRecv);
   int pollMs = 0;
   if (allShared) {
     std::atomic<uint32_t>* words[2];
     size_t n = 0;
     bool ready = false;
-    if (shmRecv) ready |= (words[n] = shmIn_->readerMaySleep()) == nullptr, n += words[n] != nullptr;
-    if (shmSend && !ready) ready |= (words[n] = shmOut_->writerMaySleep()) == nullptr, n += words[n] != nullptr;
+    if (shmRecv) ready |= (words[n] = in->shmIn->readerMaySleep()) == nullptr, n += words[n] != nullptr;
+    if (shmSend && !ready) ready |= (words[n] = out->shmOut->writerMaySleep()) == nullptr, n += words[n] != nullptr;
     if (!ready) sleepWhileAllSet({words, n}, kDeathCheck);
-    if (shmRecv) shmIn_->readerAwake();
-    if (shmSend) shmOut_->writerAwake();
+    if (shmRecv) in->shmIn->readerAwake();
+    if (shmSend) out->shmOut->writerAwake();
   } else {
     pollMs = (shmSend || shmRecv) ? 1 : remainingMs(deadline);
   }
-  // Watch only the directions still pending: a neighbour that finished and left may
-  // close its socket while this rank still talks to the other one.
+  // Watch only the directions still pending: a peer that finished and left may close its
+  // socket while this rank still talks to another one.
   pollfd fds[2];
-  int n = 0, leftIndex = -1, rightIndex = -1;
-  if (recvPending) leftIndex = n, fds[n++] = {left_.fd(), POLLIN, 0};
-  if (sendPending) rightIndex = n, fds[n++] = {right_.fd(), static_cast<short>(shmSend ? POLLIN : POLLOUT), 0};
+  int n = 0, inIndex = -1, outIndex = -1;
+  if (in) inIndex = n, fds[n++] = {in->socket.fd(), POLLIN, 0};
+  if (out) outIndex = n, fds[n++] = {out->socket.fd(), static_cast<short>(shmSend ? POLLIN : POLLOUT), 0};
   int rc = ::poll(fds, static_cast<nfds_t>(n), pollMs);
   if (rc < 0 && errno != EINTR) return fail(systemError("poll"));
   if (rc <= 0) return Status::ok();
-  if (shmRecv && (fds[leftIndex].revents & (POLLIN | POLLHUP | POLLERR)) && drainShm() == 0) {
-    return fail(Status(Errc::kRemote, leftName_ + " closed its connection (it failed or exited)"));
+  if (shmRecv && (fds[inIndex].revents & (POLLIN | POLLHUP | POLLERR)) && drainShm() == 0) {
+    return fail(Status(Errc::kRemote, in->name + " closed its connection (it failed or exited)"));
   }
-  if (shmSend && (fds[rightIndex].revents & (POLLIN | POLLHUP | POLLERR))) {
-    return fail(Status(Errc::kRemote, rightName_ + " closed its connection (it failed or exited)"));
+  if (shmSend && (fds[outIndex].revents & (POLLIN | POLLHUP | POLLERR))) {
+    return fail(Status(Errc::kRemote, out->name + " closed its connection (it failed or exited)"));
   }
   return Status::ok();
 }
 
-Status TcpRing::exchangeInto(std::span<const std::byte> send, size_t recvBytes, size_t unit, const Consumer& consume) {
-  if (!shmIn_) {
+Status TcpTransport::exchangeWithInto(int to, std::span<const std::byte> send, int from, size_t recvBytes, size_t unit,
+                                      const Consumer& consume) {
+  if (!poisoned_.isOk()) return poisoned_;
+  if (size_ == 1 || (send.empty() && recvBytes == 0)) return Status::ok();
+  Link* in = nullptr;
+  if (recvBytes > 0) {
+    auto link = linkTo(from);
+    if (!link) return link.status();
+    in = *link;
+  }
+  if (!in || !in->shmIn) {
     // Nothing to gain over TCP: receive into scratch space, then hand it over at once.
     if (scratch_.size() < recvBytes) scratch_.resize(recvBytes);
-    HVD_RETURN_IF_ERROR(exchange(send, {scratch_.data(), recvBytes}));
+    HVD_RETURN_IF_ERROR(exchangeWith(to, send, from, {scratch_.data(), recvBytes}));
     if (recvBytes > 0) consume({scratch_.data(), recvBytes});
     return Status::ok();
   }
-  if (!poisoned_.isOk()) return poisoned_;
-  return exchangeLoop(send, {}, recvBytes,
-                        [&](size_t, size_t max) { return shmIn_->consume(max, unit, consume); });
+  Link* out = nullptr;
+  if (!send.empty()) {
+    auto link = linkTo(to);
+    if (!link) return link.status();
+    out = *link;
+  }
+  return exchangeLoop(out, send, in, {}, recvBytes,
+                      [&](size_t, size_t max) { return in->shmIn->consume(max, unit, consume); });
 }
 
-void TcpRing::abortForTest() {
-  right_.shutdownBoth();
-  left_.shutdownBoth();
+void TcpTransport::abortForTest() {
+  for (Link& link : links_) link.socket.shutdownBoth();
 }
 
 }  // namespace hvd::backends::tcp

@@ -1,8 +1,9 @@
-// runtime/backends/tcp/tcp_ring.h: the ring over TCP. Each rank listens, publishes its
-// address in the Store, connects to its right neighbour and accepts its left one; both
-// connections prove the job's secret (HMAC) and the rank they come from. exchange() sends
-// right and receives left at the same time (full duplex), so a ring step costs one
-// message time, not two.
+// runtime/backends/tcp/tcp_transport.h: links to the peers the collectives need (ring
+// neighbours and halving-doubling partners, collectivePeers in collectives/allreduce.h)
+// over TCP. Each rank listens, publishes its address in the Store, connects to its
+// higher-numbered peers and accepts the lower ones; every connection proves the job's
+// secret (HMAC) and the rank it comes from. An exchange sends and receives at the same
+// time (full duplex), so a step costs one message time, not two.
 #pragma once
 
 #include <chrono>
@@ -19,7 +20,7 @@
 
 namespace hvd::backends::tcp {
 
-struct TcpRingOptions {
+struct TcpTransportOptions {
   std::string advertiseHost = "127.0.0.1";  // how other ranks reach this one
   std::string secret;
   std::chrono::milliseconds timeout{30000};  // for setup and for every exchange
@@ -32,49 +33,59 @@ struct TcpRingOptions {
   // Keep trying for this long since the last byte moved before sleeping (in poll(), or on
   // a futex when every pending direction is shared memory).
   std::chrono::microseconds spinBudget{2000};
-  // Neighbours on the same host exchange through shared memory (shm_link.h) instead of
-  // the kernel's TCP stack; the TCP connections stay, to notice a neighbour that dies.
+  // Peers on the same host exchange through shared memory (shm_link.h) instead of the
+  // kernel's TCP stack; the TCP connections stay, to notice a peer that dies.
   bool sharedMemory = true;
 };
 
-class TcpRing : public collectives::RingTransport {
+class TcpTransport : public collectives::Transport {
  public:
-  // Blocks until both neighbours are connected or the timeout passes.
-  static Result<std::unique_ptr<TcpRing>> connect(int rank, int size, Store& store, const TcpRingOptions& options);
+  // Blocks until every peer is connected or the timeout passes.
+  static Result<std::unique_ptr<TcpTransport>> connect(int rank, int size, Store& store, const TcpTransportOptions& options);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  Status exchange(std::span<const std::byte> send, std::span<std::byte> recv) override;
+  Status exchangeWith(int to, std::span<const std::byte> send, int from, std::span<std::byte> recv) override;
   // Over shared memory, hands the arriving bytes to `consume` straight from the buffer.
-  Status exchangeInto(std::span<const std::byte> send, size_t recvBytes, size_t unit, const Consumer& consume) override;
+  Status exchangeWithInto(int to, std::span<const std::byte> send, int from, size_t recvBytes, size_t unit,
+                          const Consumer& consume) override;
 
-  // Closes both connections at once, as a crash would (for failure tests).
+  // Closes every connection at once, as a crash would (for failure tests).
   void abortForTest();
 
-  // Which directions go through shared memory (for tests and reports).
-  bool sendsThroughSharedMemory() const { return shmOut_.has_value(); }
-  bool receivesThroughSharedMemory() const { return shmIn_.has_value(); }
+  // Whether the link to `peer` goes through shared memory (for tests and reports).
+  bool sharedMemoryWith(int peer) const;
+  std::vector<int> peers() const;
 
  private:
-  TcpRing(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
+  // One peer: a TCP connection, and a shared-memory buffer each way when the peer shares
+  // this host (both directions or neither, so both ends agree on what the socket carries).
+  struct Link {
+    int peer = -1;
+    Socket socket;
+    std::optional<ShmLink> shmOut, shmIn;
+    std::string name;  // "rank 3 (node02:41234)", for messages
+  };
+
+  TcpTransport(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
   Status fail(Status status);
+  Result<Link*> linkTo(int peer);
   Status setUpSharedMemory(const std::string& secret, Deadline deadline);
   // The one exchange loop, over TCP, shared memory or both; readShm(done, max) moves what
-  // has arrived on a shared-memory receive side and returns the bytes taken.
+  // has arrived on a shared-memory receive side and returns the bytes taken. `out` is null
+  // when there is nothing to send, `in` when there is nothing to receive.
   using ShmReader = std::function<size_t(size_t done, size_t max)>;
-  Status exchangeLoop(std::span<const std::byte> send, std::span<std::byte> recv, size_t recvBytes,
-                      const ShmReader& readShm);
-  Status waitForProgress(bool sendPending, bool recvPending, Deadline deadline, const std::function<size_t()>& drainShm);
+  Status exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, std::span<std::byte> recv,
+                      size_t recvBytes, const ShmReader& readShm);
+  Status waitForProgress(Link* out, Link* in, Deadline deadline, const std::function<size_t()>& drainShm);
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;
   int spinTries_ = 0;
   bool yieldWhileSpinning_ = false;
   std::chrono::microseconds spinBudget_{2000};
-  Socket right_, left_;
-  std::optional<ShmLink> shmOut_, shmIn_;  // set when that neighbour shares this host
-  std::vector<std::byte> scratch_;         // exchangeInto's receive space over TCP
-  std::string rightName_, leftName_;  // "rank 3 (node02:41234)", for messages
+  std::vector<Link> links_;        // sorted by peer; fixed after connect
+  std::vector<std::byte> scratch_;  // exchangeWithInto's receive space over TCP
   Status poisoned_;
 };
 

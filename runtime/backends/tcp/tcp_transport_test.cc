@@ -1,17 +1,23 @@
-// runtime/backends/tcp/tcp_ring_test.cc: the ring collectives over real TCP on loopback,
+// runtime/backends/tcp/tcp_transport_test.cc: the ring collectives over real TCP on loopback,
 // ranks as threads (Catch2 assertions only on the main thread): every type and operation,
 // awkward lengths, every rank count from 1 to 8, checked against a serial computation;
 // and a rank that dies mid-loop.
-#include "runtime/backends/tcp/tcp_ring.h"
+#include "runtime/backends/tcp/tcp_transport.h"
 
 #include <catch2/catch.hpp>
 
+#include <bit>
+#include <limits>
 #include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
 
+#include "collectives/allreduce.h"
+#include "collectives/exchange_reduce.h"
+#include "collectives/halving_doubling.h"
+#include "collectives/halving_schedule.h"
 #include "collectives/ring_collectives.h"
 
 using namespace std::chrono_literals;
@@ -54,11 +60,11 @@ std::vector<std::string> onRing(int size, Body body, std::chrono::milliseconds t
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r) {
     threads.emplace_back([&, r] {
-      hvd::backends::tcp::TcpRingOptions options;
+      hvd::backends::tcp::TcpTransportOptions options;
       options.secret = "test-secret";
       options.timeout = timeout;
       options.sharedMemory = useSharedMemory;
-      auto ring = hvd::backends::tcp::TcpRing::connect(r, size, store, options);
+      auto ring = hvd::backends::tcp::TcpTransport::connect(r, size, store, options);
       if (!ring) {
         errors[static_cast<size_t>(r)] = "connect: " + ring.status().message();
         return;
@@ -76,11 +82,15 @@ double valueFor(int rank, size_t index) { return static_cast<double>((rank * 7 +
 template <typename T>
 T cast(double v) { return static_cast<T>(v); }
 
-using Algorithm = hvd::Status (*)(hc::RingTransport&, void*, size_t, DataType, ReduceOp);
+using Algorithm = hvd::Status (*)(hc::Transport&, void*, size_t, DataType, ReduceOp);
+
+hvd::Status autoAllreduce(hc::Transport& t, void* data, size_t count, DataType type, ReduceOp op) {
+  return hc::allreduce(t, data, count, type, op);
+}
 
 template <typename T>
-std::string checkAllreduce(hc::RingTransport& ring, int size, DataType type, ReduceOp op, size_t count,
-                           Algorithm algorithm = hc::ringAllreduce) {
+std::string checkAllreduce(hc::Transport& ring, int size, DataType type, ReduceOp op, size_t count,
+                           Algorithm algorithm = autoAllreduce) {
   size_t width = hc::dataTypeSize(type);
   std::vector<std::byte> data(count * width), expected(count * width);
   auto store = [&](std::vector<std::byte>& buf, size_t i, double v) {
@@ -127,12 +137,19 @@ std::string checkAllreduce(hc::RingTransport& ring, int size, DataType type, Red
 
 }  // namespace
 
-TEST_CASE("both allreduce algorithms equal the serial result for every type, op and length, 1 to 8 ranks", "[mp][collectives]") {
+TEST_CASE("every allreduce algorithm equals the serial result for every type, op and length, 1 to 8 ranks", "[mp][collectives]") {
   useSharedMemory = GENERATE(true, false);
   INFO("shared memory " << useSharedMemory);
   for (int size = 1; size <= 8; ++size) {
-    auto errors = onRing(size, [size](int, hc::RingTransport& ring) -> std::string {
-      for (Algorithm algorithm : {hc::ringAllreduceSmall, hc::ringAllreduceLarge}) {
+    auto errors = onRing(size, [size](int, hc::Transport& ring) -> std::string {
+      std::vector<Algorithm> algorithms{hc::ringAllreduceSmall, hc::ringAllreduceLarge};
+      if (hc::isPowerOfTwo(size)) {
+        algorithms.push_back(hc::recursiveDoublingAllreduce);
+        algorithms.push_back(hc::halvingDoublingAllreduce);
+      }
+      const char* names[] = {"ring small: ", "ring large: ", "recursive doubling: ", "halving-doubling: "};
+      for (size_t a = 0; a < algorithms.size(); ++a) {
+        Algorithm algorithm = algorithms[a];
         for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1009), size_t(size * 3 + 1)}) {
           for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
             // Products of 8 ranks' values overflow small types: they keep sum/min/max/avg.
@@ -143,7 +160,7 @@ TEST_CASE("both allreduce algorithms equal the serial result for every type, op 
             if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<int8_t>(ring, size, DataType::kInt8, op, count, algorithm);
             if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<uint16_t>(ring, size, DataType::kFloat16, op, count, algorithm);
             if (e.empty() && op != ReduceOp::kProduct) e = checkAllreduce<uint16_t>(ring, size, DataType::kBFloat16, op, count, algorithm);
-            if (!e.empty()) return (algorithm == hc::ringAllreduceSmall ? "small: " : "large: ") + e;
+            if (!e.empty()) return names[a] + e;
           }
         }
       }
@@ -162,7 +179,7 @@ TEST_CASE("allgatherv gathers blocks of different sizes, empty ones included, in
   for (int size : {1, 2, 3, 4, 7}) {
     // Rank k contributes (k * 37) % 11 bytes, sometimes none, and one large block.
     auto bytesFor = [](int k) { return k == 2 ? size_t{300007} : static_cast<size_t>((k * 37) % 11); };
-    auto errors = onRing(size, [size, bytesFor](int rank, hc::RingTransport& ring) -> std::string {
+    auto errors = onRing(size, [size, bytesFor](int rank, hc::Transport& ring) -> std::string {
       std::vector<size_t> sizes;
       size_t total = 0;
       for (int k = 0; k < size; ++k) sizes.push_back(bytesFor(k)), total += bytesFor(k);
@@ -183,7 +200,7 @@ TEST_CASE("allgatherv gathers blocks of different sizes, empty ones included, in
 }
 
 TEST_CASE("allgatherv with a size list of the wrong length is refused before any traffic", "[mp][collectives]") {
-  auto errors = onRing(2, [](int, hc::RingTransport& ring) -> std::string {
+  auto errors = onRing(2, [](int, hc::Transport& ring) -> std::string {
     std::vector<size_t> sizes{1};
     char c = 0;
     auto s = hc::ringAllgatherv(ring, &c, sizes, &c);
@@ -195,20 +212,76 @@ TEST_CASE("allgatherv with a size list of the wrong length is refused before any
 TEST_CASE("a large allreduce of 2^20 floats is exact on 4 ranks", "[mp][collectives]") {
   useSharedMemory = GENERATE(true, false);
   INFO("shared memory " << useSharedMemory);
-  auto errors = onRing(4, [](int, hc::RingTransport& ring) { return checkAllreduce<float>(ring, 4, DataType::kFloat32, ReduceOp::kSum, 1 << 20); });
+  auto errors = onRing(4, [](int, hc::Transport& ring) { return checkAllreduce<float>(ring, 4, DataType::kFloat32, ReduceOp::kSum, 1 << 20); });
   for (const auto& e : errors) CHECK(e == "");
   // Chunks of unequal length cut into different numbers of segments on the two sides of a link.
-  auto uneven = onRing(3, [](int, hc::RingTransport& ring) {
-    return checkAllreduce<double>(ring, 3, DataType::kFloat64, ReduceOp::kMax, 3 * (hc::kAllreduceSegmentBytes / 8) + 2);
+  auto uneven = onRing(3, [](int, hc::Transport& ring) {
+    return checkAllreduce<double>(ring, 3, DataType::kFloat64, ReduceOp::kMax, 3 * (hc::kReduceSegmentBytes / 8) + 2);
   });
   for (const auto& e : uneven) CHECK(e == "");
+  // Halves of odd length: the partners' segments differ by one element.
+  auto odd = onRing(4, [](int, hc::Transport& ring) {
+    return checkAllreduce<double>(ring, 4, DataType::kFloat64, ReduceOp::kSum, 4 * (hc::kReduceSegmentBytes / 8) + 3,
+                                  hc::halvingDoublingAllreduce);
+  });
+  for (const auto& e : odd) CHECK(e == "");
+}
+
+TEST_CASE("every rank ends with the same bits, even for min and max of -0 and +0 or of NaN and a number", "[mp][collectives]") {
+  // min and max are not symmetric in their operands: min(-0, +0) is -0 but min(+0, -0) is
+  // +0, max(NaN, 1) is NaN but max(1, NaN) is 1. An algorithm that reduced in a different
+  // order on different ranks would give them different answers here.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int size : {2, 4, 8}) {
+    for (Algorithm algorithm : {hc::recursiveDoublingAllreduce, hc::halvingDoublingAllreduce}) {
+      std::vector<std::vector<uint32_t>> bits(static_cast<size_t>(size));
+      auto errors = onRing(size, [&](int rank, hc::Transport& ring) -> std::string {
+        std::vector<uint32_t> out;
+        for (int round = 0; round < 3; ++round) {
+          ReduceOp op = round == 1 ? ReduceOp::kMin : ReduceOp::kMax;
+          // Long enough for halving-doubling to split it at every step.
+          std::vector<float> data(64);
+          for (size_t i = 0; i < data.size(); ++i) {
+            bool odd = (rank + static_cast<int>(i) + round) % 2 == 1;
+            data[i] = round < 2 ? (odd ? 0.0f : -0.0f) : (odd ? nan : 1.0f);
+          }
+          if (auto s = algorithm(ring, data.data(), data.size(), DataType::kFloat32, op); !s.isOk()) return s.message();
+          for (float f : data) out.push_back(std::bit_cast<uint32_t>(f));
+        }
+        bits[static_cast<size_t>(rank)] = out;
+        return "";
+      });
+      for (const auto& e : errors) CHECK(e == "");
+      for (int r = 1; r < size; ++r) {
+        INFO("size " << size << " rank " << r);
+        CHECK(bits[static_cast<size_t>(r)] == bits[0]);
+      }
+    }
+  }
+}
+
+TEST_CASE("halving-doubling refuses a rank count that is not a power of two, and a transport refuses a rank it has no link to", "[mp][collectives]") {
+  auto errors = onRing(3, [](int, hc::Transport& ring) -> std::string {
+    std::vector<float> data(100, 1.0f);
+    auto s = hc::halvingDoublingAllreduce(ring, data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
+    return s.message();
+  });
+  for (const auto& e : errors) CHECK(e == "halving-doubling allreduce needs a power-of-two number of ranks, not 3");
+  // On 6 ranks (the ring only) rank 0 has no link to rank 3.
+  auto unlinked = onRing(6, [](int rank, hc::Transport& ring) -> std::string {
+    if (rank != 0) return "";
+    std::byte b{1};
+    auto s = ring.exchangeWith(3, {&b, 1}, 3, {});
+    return s.code() == hvd::Errc::kInvalidArgument ? s.message() : "accepted";
+  });
+  CHECK(unlinked[0] == "rank 0 has no link to rank 3 (not one of its collective peers)");
 }
 
 TEST_CASE("allgather, broadcast from every root and barrier agree on every rank", "[mp][collectives]") {
   useSharedMemory = GENERATE(true, false);
   INFO("shared memory " << useSharedMemory);
   for (int size : {1, 2, 3, 5}) {
-    auto errors = onRing(size, [size](int rank, hc::RingTransport& ring) -> std::string {
+    auto errors = onRing(size, [size](int rank, hc::Transport& ring) -> std::string {
       std::vector<int> mine{rank, rank * rank}, all(static_cast<size_t>(size) * 2);
       if (auto s = hc::ringAllgather(ring, mine.data(), sizeof(int) * 2, all.data()); !s.isOk()) return s.message();
       for (int r = 0; r < size; ++r) {
@@ -240,8 +313,8 @@ TEST_CASE("when a rank dies mid-loop every survivor fails within twice the timeo
   const auto timeout = 1000ms;
   std::vector<std::chrono::milliseconds> took(4);
   std::vector<std::string> second(4);
-  auto errors = onRing(4, [&](int rank, hc::RingTransport& ring) -> std::string {
-    auto& tcp = static_cast<hvd::backends::tcp::TcpRing&>(ring);
+  auto errors = onRing(4, [&](int rank, hc::Transport& ring) -> std::string {
+    auto& tcp = static_cast<hvd::backends::tcp::TcpTransport&>(ring);
     std::vector<float> data(1000, 1.0f);
     for (int i = 0; i < 1000; ++i) {
       if (rank == 2 && i == 20) {
@@ -249,10 +322,10 @@ TEST_CASE("when a rank dies mid-loop every survivor fails within twice the timeo
         return "aborted";
       }
       auto start = std::chrono::steady_clock::now();
-      auto s = hc::ringAllreduce(ring, data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
+      auto s = hc::allreduce(ring, data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
       if (!s.isOk()) {
         took[static_cast<size_t>(rank)] = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-        auto again = hc::ringAllreduce(ring, data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
+        auto again = hc::allreduce(ring, data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
         second[static_cast<size_t>(rank)] = again.message();
         return s.message();
       }
@@ -269,16 +342,19 @@ TEST_CASE("when a rank dies mid-loop every survivor fails within twice the timeo
   }
 }
 
-TEST_CASE("neighbours on one host exchange through shared memory both ways, and through TCP when it is turned off", "[mp][collectives]") {
+TEST_CASE("peers on one host exchange through shared memory, and through TCP when it is turned off", "[mp][collectives]") {
   for (bool shared : {true, false}) {
     useSharedMemory = shared;
-    for (int size : {2, 3}) {
-      auto errors = onRing(size, [shared](int, hc::RingTransport& ring) -> std::string {
-        auto& tcp = static_cast<hvd::backends::tcp::TcpRing&>(ring);
-        if (tcp.sendsThroughSharedMemory() != shared || tcp.receivesThroughSharedMemory() != shared) return "wrong path";
+    for (int size : {2, 3, 4}) {
+      auto errors = onRing(size, [shared](int, hc::Transport& ring) -> std::string {
+        auto& tcp = static_cast<hvd::backends::tcp::TcpTransport&>(ring);
+        if (tcp.peers() != hc::collectivePeers(ring.rank(), ring.size())) return "wrong peers";
+        for (int peer : tcp.peers()) {
+          if (tcp.sharedMemoryWith(peer) != shared) return "wrong path to rank " + std::to_string(peer);
+        }
         // More than the shared buffer holds, so both ends wrap around it many times.
         std::vector<int32_t> data(3 * hvd::backends::tcp::ShmLink::kCapacity / 4 + 17, 1);
-        auto s = hc::ringAllreduce(ring, data.data(), data.size(), DataType::kInt32, ReduceOp::kSum);
+        auto s = hc::allreduce(ring, data.data(), data.size(), DataType::kInt32, ReduceOp::kSum);
         if (!s.isOk()) return s.message();
         for (int32_t v : data) {
           if (v != ring.size()) return "wrong sum";

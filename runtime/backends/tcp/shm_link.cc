@@ -44,7 +44,7 @@ Result<ShmLink> ShmLink::map(int fd, const std::string& name) {
   }
   size_t length = static_cast<size_t>(info.st_size);
   // MAP_POPULATE: fault the whole buffer in now, at set-up, rather than a page at a time
-  // during the first 4 MiB of traffic (measured: about 1 us per KiB, which made 1-16 KiB
+  // during the buffer's first round of traffic (measured: about 1 us per KiB, which made 1-16 KiB
   // collectives look 3-10x slower than they are until the buffer had gone round once).
   void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   int error = errno;

@@ -31,8 +31,8 @@ int remainingMs(Deadline deadline) {
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
-// Each shared-memory buffer's size: 4 MiB while a rank has at most four peers (ring jobs,
-// and halving-doubling up to 8 ranks), less beyond, so inboxes stay within 16 MiB a rank.
+// Each shared-memory buffer's size: the default (1 MiB) up to 16 peers (65536 ranks of
+// halving-doubling), less beyond, so a rank's inboxes stay within 16 MiB.
 size_t shmCapacityFor(size_t peers) {
   size_t capacity = ShmLink::kCapacity;
   while (capacity > (size_t{256} << 10) && capacity * peers > (size_t{16} << 20)) capacity /= 2;

@@ -1,6 +1,7 @@
 // collectives/allreduce.h: which allreduce runs, and so which peers a rank must be able to
-// reach. The choice depends only on the rank count and the buffer's size, so every rank
-// takes the same one.
+// reach. The choice depends only on the rank count, the buffer's size and the algorithm
+// asked for (the same on every rank: hvdrun gives all ranks one environment), so every
+// rank takes the same one.
 #pragma once
 
 #include <cstddef>

@@ -84,11 +84,12 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
     auto in = listener->accept(deadline);
     if (!in) {
       std::string missing;
+      size_t count = 0;
       for (int peer : peers) {
         bool here = std::any_of(t->links_.begin(), t->links_.end(), [&](const Link& l) { return l.peer == peer; });
-        if (peer < rank && !here) missing += (missing.empty() ? "" : ", ") + std::to_string(peer);
+        if (peer < rank && !here) missing += (count++ == 0 ? "" : ", ") + std::to_string(peer);
       }
-      return in.status().withContext("waiting for rank " + missing + " to connect");
+      return in.status().withContext("waiting for rank" + std::string(count > 1 ? "s " : " ") + missing + " to connect");
     }
     auto hello = in->recvFrame(128, deadline);
     if (!hello) continue;
@@ -115,12 +116,18 @@ Status TcpTransport::fail(Status status) {
   return poisoned_;
 }
 
-Result<TcpTransport::Link*> TcpTransport::linkTo(int peer) {
-  for (Link& link : links_) {
-    if (link.peer == peer) return &link;
-  }
-  return Status(Errc::kInvalidArgument, "rank " + std::to_string(rank_) + " has no link to rank " +
-                                            std::to_string(peer) + " (not one of its collective peers)");
+Status TcpTransport::linksFor(int to, bool sending, int from, bool receiving, Link*& out, Link*& in) {
+  auto find = [&](int peer, Link*& link) {
+    for (Link& candidate : links_) {
+      if (candidate.peer == peer) return link = &candidate, Status::ok();
+    }
+    return Status(Errc::kInvalidArgument, "rank " + std::to_string(rank_) + " has no link to rank " +
+                                              std::to_string(peer) + " (not one of its collective peers)");
+  };
+  out = in = nullptr;
+  if (sending) HVD_RETURN_IF_ERROR(find(to, out));
+  if (receiving) HVD_RETURN_IF_ERROR(find(from, in));
+  return Status::ok();
 }
 
 bool TcpTransport::sharedMemoryWith(int peer) const {
@@ -140,16 +147,7 @@ Status TcpTransport::exchangeWith(int to, std::span<const std::byte> send, int f
   if (!poisoned_.isOk()) return poisoned_;
   if (size_ == 1 || (send.empty() && recv.empty())) return Status::ok();
   Link *out = nullptr, *in = nullptr;
-  if (!send.empty()) {
-    auto link = linkTo(to);
-    if (!link) return link.status();
-    out = *link;
-  }
-  if (!recv.empty()) {
-    auto link = linkTo(from);
-    if (!link) return link.status();
-    in = *link;
-  }
+  HVD_RETURN_IF_ERROR(linksFor(to, !send.empty(), from, !recv.empty(), out, in));
   return exchangeLoop(out, send, in, recv, recv.size(),
                       [&](size_t done, size_t max) { return in->shmIn->read(recv.data() + done, max); });
 }
@@ -315,24 +313,14 @@ Status TcpTransport::exchangeWithInto(int to, std::span<const std::byte> send, i
                                       const Consumer& consume) {
   if (!poisoned_.isOk()) return poisoned_;
   if (size_ == 1 || (send.empty() && recvBytes == 0)) return Status::ok();
-  Link* in = nullptr;
-  if (recvBytes > 0) {
-    auto link = linkTo(from);
-    if (!link) return link.status();
-    in = *link;
-  }
+  Link *out = nullptr, *in = nullptr;
+  HVD_RETURN_IF_ERROR(linksFor(to, !send.empty(), from, recvBytes > 0, out, in));
   if (!in || !in->shmIn) {
     // Nothing to gain over TCP: receive into scratch space, then hand it over at once.
     if (scratch_.size() < recvBytes) scratch_.resize(recvBytes);
     HVD_RETURN_IF_ERROR(exchangeWith(to, send, from, {scratch_.data(), recvBytes}));
     if (recvBytes > 0) consume({scratch_.data(), recvBytes});
     return Status::ok();
-  }
-  Link* out = nullptr;
-  if (!send.empty()) {
-    auto link = linkTo(to);
-    if (!link) return link.status();
-    out = *link;
   }
   return exchangeLoop(out, send, in, {}, recvBytes,
                       [&](size_t, size_t max) { return in->shmIn->consume(max, unit, consume); });

@@ -69,7 +69,9 @@ class TcpTransport : public collectives::Transport {
 
   TcpTransport(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
   Status fail(Status status);
-  Result<Link*> linkTo(int peer);
+  // The links a call uses (null for a direction it does not use); kInvalidArgument for a
+  // rank that is not a peer.
+  Status linksFor(int to, bool sending, int from, bool receiving, Link*& out, Link*& in);
   Status setUpSharedMemory(const std::string& secret, Deadline deadline);
   // The one exchange loop, over TCP, shared memory or both; readShm(done, max) moves what
   // has arrived on a shared-memory receive side and returns the bytes taken. `out` is null

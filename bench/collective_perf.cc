@@ -3,7 +3,7 @@
 // only built with MPI) it times Open MPI. Rank 0 prints nccl-tests columns:
 //   size count type redop root time(us) algbw busbw #wrong
 // busbw = algbw x 2(n-1)/n for allreduce, x 1 for broadcast. Each size is checked.
-//   collective_perf --impl hvd|mpi --op allreduce|broadcast [--min 4] [--max 67108864]
+//   collective_perf --impl hvd|mpi --op allreduce|broadcast [--min 4] [--max 67108864] [--iters N]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -71,12 +71,14 @@ struct Impl {
 int main(int argc, char** argv) {
   std::string implName = "hvd", op = "allreduce";
   size_t minBytes = 4, maxBytes = 64u << 20;
+  int fixedIters = 0;  // 0: by size, as below
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--impl") implName = argv[i + 1];
     else if (flag == "--op") op = argv[i + 1];
     else if (flag == "--min") minBytes = std::strtoull(argv[i + 1], nullptr, 10);
     else if (flag == "--max") maxBytes = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (flag == "--iters") fixedIters = std::atoi(argv[i + 1]);
   }
   Impl impl;
   impl.mpi = implName == "mpi";
@@ -102,6 +104,7 @@ int main(int argc, char** argv) {
   for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= 2) {
     size_t count = bytes / sizeof(float);
     int iters = static_cast<int>(std::max<size_t>(5, std::min<size_t>(200, (256u << 20) / (bytes * 8 + 1))));
+    if (fixedIters > 0) iters = fixedIters;
     auto fill = [&] {
       for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>((impl.rank + 1) * ((i % 7) + 1));
     };

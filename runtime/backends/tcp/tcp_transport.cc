@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "collectives/allreduce.h"
 #include "runtime/backends/tcp/wake_word.h"
@@ -37,6 +38,15 @@ size_t shmCapacityFor(size_t peers) {
   size_t capacity = ShmLink::kCapacity;
   while (capacity > (size_t{256} << 10) && capacity * peers > (size_t{16} << 20)) capacity /= 2;
   return capacity;
+}
+
+// What arrived on a TCP socket, up to `max` bytes: the bytes taken, 0 when nothing has
+// arrived yet, -1 when the peer closed the connection or it broke.
+ssize_t recvSome(int fd, std::byte* into, size_t max) {
+  ssize_t k = ::recv(fd, into, max, MSG_DONTWAIT);
+  if (k > 0) return k;
+  if (k < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+  return -1;
 }
 
 }  // namespace
@@ -148,8 +158,13 @@ Status TcpTransport::exchangeWith(int to, std::span<const std::byte> send, int f
   if (size_ == 1 || (send.empty() && recv.empty())) return Status::ok();
   Link *out = nullptr, *in = nullptr;
   HVD_RETURN_IF_ERROR(linksFor(to, !send.empty(), from, !recv.empty(), out, in));
-  return exchangeLoop(out, send, in, recv, recv.size(),
-                      [&](size_t done, size_t max) { return in->shmIn->read(recv.data() + done, max); });
+  if (in && !in->shmIn) {
+    return exchangeLoop(out, send, in, recv.size(),
+                        [&](size_t done, size_t max) { return recvSome(in->socket.fd(), recv.data() + done, max); });
+  }
+  return exchangeLoop(out, send, in, recv.size(), [&](size_t done, size_t max) {
+    return static_cast<ssize_t>(in ? in->shmIn->read(recv.data() + done, max) : 0);
+  });
 }
 
 // Each rank offers every peer an inbox by name over their connection; the peer answers OK
@@ -202,8 +217,8 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Deadline deadl
 
 // Moves both directions without blocking, each over TCP or shared memory; when nothing
 // has moved for the spin budget, sleeps until something can (waitForProgress).
-Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, std::span<std::byte> recv,
-                                  size_t recvBytes, const ShmReader& readShm) {
+Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, size_t recvBytes,
+                                  const Receiver& receive) {
   Deadline deadline = deadlineIn(timeout_);
   size_t sent = 0, received = 0;
   const size_t toSend = out ? send.size() : 0;
@@ -226,16 +241,9 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
       }
     }
     if (received < recvBytes) {
-      if (in->shmIn) {
-        size_t k = readShm(received, recvBytes - received);
-        received += k, moved |= k > 0;
-      } else {
-        ssize_t k = ::recv(in->socket.fd(), recv.data() + received, recvBytes - received, MSG_DONTWAIT);
-        if (k > 0) received += static_cast<size_t>(k), moved = true;
-        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-          return fail(Status(Errc::kRemote, in->name + " closed its connection (it failed or exited)"));
-        }
-      }
+      ssize_t k = receive(received, recvBytes - received);
+      if (k < 0) return fail(Status(Errc::kRemote, in->name + " closed its connection (it failed or exited)"));
+      if (k > 0) received += static_cast<size_t>(k), moved = true;
     }
     if (moved) {
       idle = 0, slept = false;
@@ -258,9 +266,9 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
                                              : "could not send to " + out->name + " within the timeout"));
     }
     HVD_RETURN_IF_ERROR(waitForProgress(sent < toSend ? out : nullptr, received < recvBytes ? in : nullptr, deadline, [&] {
-      size_t k = readShm(received, recvBytes - received);
-      received += k;
-      return k;
+      ssize_t k = receive(received, recvBytes - received);
+      received += static_cast<size_t>(std::max<ssize_t>(k, 0));
+      return static_cast<size_t>(std::max<ssize_t>(k, 0));
     }));
     slept = true;
   }
@@ -315,15 +323,28 @@ Status TcpTransport::exchangeWithInto(int to, std::span<const std::byte> send, i
   if (size_ == 1 || (send.empty() && recvBytes == 0)) return Status::ok();
   Link *out = nullptr, *in = nullptr;
   HVD_RETURN_IF_ERROR(linksFor(to, !send.empty(), from, recvBytes > 0, out, in));
-  if (!in || !in->shmIn) {
-    // Nothing to gain over TCP: receive into scratch space, then hand it over at once.
-    if (scratch_.size() < recvBytes) scratch_.resize(recvBytes);
-    HVD_RETURN_IF_ERROR(exchangeWith(to, send, from, {scratch_.data(), recvBytes}));
-    if (recvBytes > 0) consume({scratch_.data(), recvBytes});
-    return Status::ok();
+  if (!in) return exchangeLoop(out, send, nullptr, 0, [](size_t, size_t) { return ssize_t{0}; });
+  if (in->shmIn) {
+    return exchangeLoop(out, send, in, recvBytes, [&](size_t, size_t max) {
+      return static_cast<ssize_t>(in->shmIn->consume(max, unit, consume));
+    });
   }
-  return exchangeLoop(out, send, in, {}, recvBytes,
-                      [&](size_t, size_t max) { return in->shmIn->consume(max, unit, consume); });
+  // Over TCP: into a small block, handing over the whole units as they come, so the caller
+  // reduces one block while the peer's next ones queue in the kernel. Receiving all of it
+  // first and reducing after left both ranks' sockets idle during the reduction: np=2 TCP
+  // 1 MiB allreduce busbw 1.64 -> 3.06 GB/s (medians of 7, 300 iterations each).
+  if (scratch_.size() < kTcpPieceBytes) scratch_.resize(kTcpPieceBytes);
+  size_t held = 0;  // received bytes not yet handed over: fewer than one unit between calls
+  return exchangeLoop(out, send, in, recvBytes, [&](size_t, size_t max) {
+    ssize_t k = recvSome(in->socket.fd(), scratch_.data() + held, std::min(max, kTcpPieceBytes - held));
+    if (k <= 0) return k;
+    held += static_cast<size_t>(k);
+    size_t whole = held / unit * unit;
+    if (whole > 0) consume({scratch_.data(), whole});
+    std::memmove(scratch_.data(), scratch_.data() + whole, held - whole);
+    held -= whole;
+    return k;
+  });
 }
 
 void TcpTransport::abortForTest() {

@@ -6,6 +6,8 @@
 // time (full duplex), so a step costs one message time, not two.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <memory>
 #include <functional>
@@ -38,6 +40,9 @@ struct TcpTransportOptions {
   bool sharedMemory = true;
 };
 
+// exchangeWithInto's receive block over TCP: the caller reduces one while the next arrives.
+inline constexpr size_t kTcpPieceBytes = 64 * 1024;
+
 class TcpTransport : public collectives::Transport {
  public:
   // Blocks until every peer is connected or the timeout passes.
@@ -46,7 +51,8 @@ class TcpTransport : public collectives::Transport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   Status exchangeWith(int to, std::span<const std::byte> send, int from, std::span<std::byte> recv) override;
-  // Over shared memory, hands the arriving bytes to `consume` straight from the buffer.
+  // Hands the arriving bytes to `consume` as they come: straight from the shared buffer,
+  // or over TCP from a block of kTcpPieceBytes.
   Status exchangeWithInto(int to, std::span<const std::byte> send, int from, size_t recvBytes, size_t unit,
                           const Consumer& consume) override;
 
@@ -73,12 +79,13 @@ class TcpTransport : public collectives::Transport {
   // rank that is not a peer.
   Status linksFor(int to, bool sending, int from, bool receiving, Link*& out, Link*& in);
   Status setUpSharedMemory(const std::string& secret, Deadline deadline);
-  // The one exchange loop, over TCP, shared memory or both; readShm(done, max) moves what
-  // has arrived on a shared-memory receive side and returns the bytes taken. `out` is null
-  // when there is nothing to send, `in` when there is nothing to receive.
-  using ShmReader = std::function<size_t(size_t done, size_t max)>;
-  Status exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, std::span<std::byte> recv,
-                      size_t recvBytes, const ShmReader& readShm);
+  // The one exchange loop, over TCP, shared memory or both; receive(done, max) moves what
+  // has arrived (done bytes so far, at most max more) and returns the bytes taken, 0 when
+  // none have arrived, -1 when the connection closed. `out` is null when there is nothing
+  // to send, `in` when there is nothing to receive.
+  using Receiver = std::function<ssize_t(size_t done, size_t max)>;
+  Status exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, size_t recvBytes,
+                      const Receiver& receive);
   Status waitForProgress(Link* out, Link* in, Deadline deadline, const std::function<size_t()>& drainShm);
 
   int rank_, size_;
@@ -87,7 +94,7 @@ class TcpTransport : public collectives::Transport {
   bool yieldWhileSpinning_ = false;
   std::chrono::microseconds spinBudget_{2000};
   std::vector<Link> links_;        // sorted by peer; fixed after connect
-  std::vector<std::byte> scratch_;  // exchangeWithInto's receive space over TCP
+  std::vector<std::byte> scratch_;  // exchangeWithInto's receive block over TCP
   Status poisoned_;
 };
 

@@ -13,6 +13,7 @@
 #include <new>
 
 #include "runtime/backends/tcp/wake_word.h"
+#include "runtime/common/stream_copy.h"
 
 namespace hvd::backends::tcp {
 
@@ -86,12 +87,12 @@ void ShmLink::unlink(const std::string& name) { ::shm_unlink(name.c_str()); }
 size_t ShmLink::write(const std::byte* data, size_t size) {
   uint64_t head = header_->head.load(std::memory_order_relaxed);
   uint64_t tail = header_->tail.load(std::memory_order_acquire);
-  size_t n = std::min<size_t>(size, capacity_ - static_cast<size_t>(head - tail));
+  size_t n = std::min<size_t>({size, capacity_ - static_cast<size_t>(head - tail), kMaxMove});
   if (n == 0) return 0;
   size_t at = static_cast<size_t>(head % capacity_);
   size_t first = std::min(n, capacity_ - at);
-  std::memcpy(data_ + at, data, first);
-  std::memcpy(data_, data + first, n - first);
+  streamCopy(data_ + at, data, first);
+  streamCopy(data_, data + first, n - first);
   header_->head.store(head + n, std::memory_order_seq_cst);
   wakeIfAsleep(header_->readerAsleep);
   return n;
@@ -100,12 +101,12 @@ size_t ShmLink::write(const std::byte* data, size_t size) {
 size_t ShmLink::read(std::byte* data, size_t size) {
   uint64_t tail = header_->tail.load(std::memory_order_relaxed);
   uint64_t head = header_->head.load(std::memory_order_acquire);
-  size_t n = std::min<size_t>(size, static_cast<size_t>(head - tail));
+  size_t n = std::min<size_t>({size, static_cast<size_t>(head - tail), kMaxMove});
   if (n == 0) return 0;
   size_t at = static_cast<size_t>(tail % capacity_);
   size_t first = std::min(n, capacity_ - at);
-  std::memcpy(data, data_ + at, first);
-  std::memcpy(data + first, data_, n - first);
+  streamCopy(data, data_ + at, first);
+  streamCopy(data + first, data_, n - first);
   header_->tail.store(tail + n, std::memory_order_seq_cst);
   wakeIfAsleep(header_->writerAsleep);
   return n;
@@ -151,7 +152,7 @@ void deliver(const std::byte* data, size_t size, size_t unit,
   alignas(64) static thread_local std::byte bounce[64 * 1024];
   for (size_t done = 0; done < size;) {
     size_t n = std::min(size - done, sizeof bounce);
-    std::memcpy(bounce, data + done, n);
+    streamCopy(bounce, data + done, n);
     fn({bounce, n});
     done += n;
   }
@@ -162,7 +163,7 @@ void deliver(const std::byte* data, size_t size, size_t unit,
 size_t ShmLink::consume(size_t limit, size_t unit, const std::function<void(std::span<const std::byte>)>& fn) {
   uint64_t tail = header_->tail.load(std::memory_order_relaxed);
   uint64_t head = header_->head.load(std::memory_order_acquire);
-  size_t n = std::min<size_t>(limit, static_cast<size_t>(head - tail));
+  size_t n = std::min<size_t>({limit, static_cast<size_t>(head - tail), kMaxMove});
   n -= n % unit;
   if (n == 0) return 0;
   size_t at = static_cast<size_t>(tail % capacity_);

@@ -40,10 +40,17 @@ class ShmLink {
 
   size_t capacity() const { return capacity_; }
 
-  // Copies as much as fits (writer) or as much as has arrived (reader); returns the bytes moved.
+  // Each call moves at most this much and then publishes it, so that the other side copies
+  // at the same time: a reader that copied all of a full 1 MiB buffer before freeing any
+  // of it left the writer idle meanwhile, and the other way round (np=2 broadcast of
+  // 1 MiB, medians of 5: 11.0 GB/s whole, 31.9 in 64 KiB moves; 27.0 in 256 KiB ones).
+  static constexpr size_t kMaxMove = 64 * 1024;
+
+  // Copies as much as fits (writer) or as much as has arrived (reader), up to kMaxMove;
+  // returns the bytes moved.
   size_t write(const std::byte* data, size_t size);
   size_t read(std::byte* data, size_t size);
-  // Hands what has arrived (at most `limit` bytes, whole `unit`s only, unit <= 16) to
+  // Hands what has arrived (at most `limit` and kMaxMove bytes, whole `unit`s only, unit <= 16) to
   // `consume` in place, in one or a few pieces, then releases it; returns the bytes taken.
   // Both ends must move whole units for an element never to straddle a read.
   size_t consume(size_t limit, size_t unit, const std::function<void(std::span<const std::byte>)>& consume);

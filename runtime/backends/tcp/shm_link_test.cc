@@ -38,6 +38,23 @@ TEST_CASE("bytes written to a shared link come out in order through many wrap-ar
   CHECK(ShmLink::open(name).status().code() == hvd::Errc::kNotFound);  // unlinked: nothing left
 }
 
+TEST_CASE("each call moves at most kMaxMove bytes, so the other side can start on the first ones", "[unit]") {
+  std::string name = uniqueName("max-move");
+  auto reader = ShmLink::create(name);
+  auto writer = ShmLink::open(name);
+  ShmLink::unlink(name);
+  REQUIRE(reader.isOk());
+  REQUIRE(writer.isOk());
+  std::vector<std::byte> bytes(ShmLink::kCapacity);
+  CHECK(writer->write(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
+  CHECK(writer->write(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
+  CHECK(reader->read(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
+  size_t handed = 0;
+  CHECK(reader->consume(bytes.size(), 8, [&](std::span<const std::byte> piece) { handed += piece.size(); }) ==
+        ShmLink::kMaxMove);
+  CHECK(handed == ShmLink::kMaxMove);
+}
+
 TEST_CASE("consume hands over whole aligned units, also across the buffer's end at an odd position", "[unit]") {
   std::string name = uniqueName("consume");
   auto reader = ShmLink::create(name);

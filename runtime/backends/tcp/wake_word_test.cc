@@ -35,6 +35,14 @@ LinkPair makeLink(const char* what) {
   return {std::move(*reader), std::move(*writer)};
 }
 
+// Writes until the link is full (a write moves at most ShmLink::kMaxMove); returns the bytes.
+size_t fillUp(ShmLink& writer) {
+  std::vector<std::byte> chunk(ShmLink::kMaxMove);
+  size_t total = 0;
+  while (size_t k = writer.write(chunk.data(), chunk.size())) total += k;
+  return total;
+}
+
 // Runs `sleeper` on a thread, does `act` here after 100 ms, and returns how long the
 // sleeper took.
 template <typename Sleep, typename Act>
@@ -80,7 +88,7 @@ TEST_CASE("a reader asleep on an empty link wakes when the writer writes", "[uni
 TEST_CASE("a writer asleep on a full link wakes when the reader makes room", "[unit]") {
   auto link = makeLink("wake-writer");
   std::vector<std::byte> fill(ShmLink::kCapacity);
-  REQUIRE(link.writer.write(fill.data(), fill.size()) == fill.size());
+  REQUIRE(fillUp(link.writer) == fill.size());
   std::atomic<uint32_t>* word = link.writer.writerMaySleep();
   REQUIRE(word != nullptr);
   double took = secondsAsleep([&] { sleepWhileAllSet({&word, 1}, kLongSleep); },
@@ -94,7 +102,7 @@ TEST_CASE("a rank asleep on two links wakes when either moves", "[unit]") {
   auto in = makeLink("two-in");
   auto out = makeLink("two-out");
   std::vector<std::byte> fill(ShmLink::kCapacity);
-  REQUIRE(out.writer.write(fill.data(), fill.size()) == fill.size());
+  REQUIRE(fillUp(out.writer) == fill.size());
   std::atomic<uint32_t>* words[2] = {in.reader.readerMaySleep(), out.writer.writerMaySleep()};
   REQUIRE(words[0] != nullptr);
   REQUIRE(words[1] != nullptr);
@@ -112,7 +120,7 @@ TEST_CASE("a side that wakes clears only its own word, never the neighbour's", "
   // wake it (found as 10 ms stalls at np=4 before this was split).
   auto link = makeLink("own-word");
   std::vector<std::byte> fill(ShmLink::kCapacity);
-  REQUIRE(link.writer.write(fill.data(), fill.size()) == fill.size());
+  REQUIRE(fillUp(link.writer) == fill.size());
   std::atomic<uint32_t>* writerWord = link.writer.writerMaySleep();
   REQUIRE(writerWord != nullptr);
   link.reader.readerAwake();

@@ -122,7 +122,13 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
 }
 
 Status TcpTransport::fail(Status status) {
-  if (poisoned_.isOk()) poisoned_ = status;
+  if (poisoned_.isOk()) {
+    poisoned_ = status;
+    // Tell every peer now: one waiting on this rank (while this rank waited on the peer
+    // that failed) would otherwise learn of it only at its own timeout, and then its
+    // peers at theirs, while the process that caught the error lives on.
+    for (Link& link : links_) link.socket.shutdownBoth();
+  }
   return poisoned_;
 }
 

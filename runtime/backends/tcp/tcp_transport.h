@@ -74,6 +74,8 @@ class TcpTransport : public collectives::Transport {
   };
 
   TcpTransport(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
+  // Poisons the transport with the first error and closes every link, so that each peer
+  // fails at once too (`rank R ... closed its connection`), not at its timeout.
   Status fail(Status status);
   // The links a call uses (null for a direction it does not use); kInvalidArgument for a
   // rank that is not a peer.

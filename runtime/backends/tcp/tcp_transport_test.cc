@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <bit>
 #include <limits>
 #include <condition_variable>
@@ -339,6 +340,51 @@ TEST_CASE("when a rank dies mid-loop every survivor fails within twice the timeo
            errors[static_cast<size_t>(r)].find("no data from") != std::string::npos));
     CHECK(took[static_cast<size_t>(r)] < 2 * timeout);
     CHECK(second[static_cast<size_t>(r)] == errors[static_cast<size_t>(r)]);  // poisoned: the first error again
+  }
+}
+
+TEST_CASE("a rank whose call fails closes its links, so ranks waiting on it fail at once, not at their timeout", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
+  // Five ranks use the ring (no power of two): ranks 2 and 3 have no link to rank 0, and
+  // wait on ranks 1 and 4, which fail first. Every rank keeps its transport open after its
+  // error, as a process that caught it would, so only the cascade can tell ranks 2 and 3.
+  const auto timeout = 5000ms;
+  constexpr int kSize = 5;
+  std::atomic<int> failed{0};
+  std::atomic<bool> aborted{false};
+  std::chrono::steady_clock::time_point abortedAt;
+  std::vector<std::chrono::milliseconds> after(kSize);
+  auto errors = onRing(kSize, [&](int rank, hc::Transport& ring) -> std::string {
+    auto& tcp = static_cast<hvd::backends::tcp::TcpTransport&>(ring);
+    std::vector<float> data(4096, 1.0f);
+    std::string error = "no error";
+    for (int i = 0; i < 100000; ++i) {
+      if (rank == 0 && i == 20) {
+        abortedAt = std::chrono::steady_clock::now();
+        aborted = true;
+        tcp.abortForTest();
+        error = "aborted";
+        break;
+      }
+      auto s = hc::allreduce(ring, data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum);
+      if (!s.isOk()) {
+        while (!aborted) std::this_thread::yield();
+        after[static_cast<size_t>(rank)] =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - abortedAt);
+        error = s.message();
+        break;
+      }
+    }
+    ++failed;
+    auto until = std::chrono::steady_clock::now() + 4 * timeout;
+    while (failed < kSize && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(10ms);
+    return error;
+  }, timeout);
+  for (int r = 1; r < kSize; ++r) {
+    INFO("rank " << r << ": " << errors[static_cast<size_t>(r)] << " after " << after[static_cast<size_t>(r)].count() << " ms");
+    CHECK(errors[static_cast<size_t>(r)].find("closed its connection") != std::string::npos);
+    CHECK(after[static_cast<size_t>(r)] < timeout / 2);
   }
 }
 

@@ -17,6 +17,20 @@ namespace {
 
 std::string uniqueName(const char* what) { return "/hvd-test-" + std::string(what) + "-" + std::to_string(::getpid()); }
 
+// Both ends of a fresh link, its name already unlinked.
+struct Ends {
+  ShmLink reader, writer;
+};
+Ends bothEnds(const char* what) {
+  std::string name = uniqueName(what);
+  auto reader = ShmLink::create(name);
+  auto writer = ShmLink::open(name);
+  ShmLink::unlink(name);
+  REQUIRE(reader.isOk());
+  REQUIRE(writer.isOk());
+  return {std::move(*reader), std::move(*writer)};
+}
+
 }  // namespace
 
 TEST_CASE("bytes written to a shared link come out in order through many wrap-arounds", "[unit]") {
@@ -39,33 +53,23 @@ TEST_CASE("bytes written to a shared link come out in order through many wrap-ar
 }
 
 TEST_CASE("each call moves at most kMaxMove bytes, so the other side can start on the first ones", "[unit]") {
-  std::string name = uniqueName("max-move");
-  auto reader = ShmLink::create(name);
-  auto writer = ShmLink::open(name);
-  ShmLink::unlink(name);
-  REQUIRE(reader.isOk());
-  REQUIRE(writer.isOk());
+  Ends link = bothEnds("max-move");
   std::vector<std::byte> bytes(ShmLink::kCapacity);
-  CHECK(writer->write(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
-  CHECK(writer->write(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
-  CHECK(reader->read(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
+  CHECK(link.writer.write(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
+  CHECK(link.writer.write(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
+  CHECK(link.reader.read(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
   size_t handed = 0;
-  CHECK(reader->consume(bytes.size(), 8, [&](std::span<const std::byte> piece) { handed += piece.size(); }) ==
+  CHECK(link.reader.consume(bytes.size(), 8, [&](std::span<const std::byte> piece) { handed += piece.size(); }) ==
         ShmLink::kMaxMove);
   CHECK(handed == ShmLink::kMaxMove);
 }
 
 TEST_CASE("consume hands over whole aligned units, also across the buffer's end at an odd position", "[unit]") {
-  std::string name = uniqueName("consume");
-  auto reader = ShmLink::create(name);
-  auto writer = ShmLink::open(name);
-  ShmLink::unlink(name);
-  REQUIRE(reader.isOk());
-  REQUIRE(writer.isOk());
+  Ends link = bothEnds("consume");
   // Move the stream to an odd position first, as an allgatherv of 3-byte blocks would.
   std::byte three[3] = {};
-  REQUIRE(writer->write(three, 3) == 3);
-  REQUIRE(reader->read(three, 3) == 3);
+  REQUIRE(link.writer.write(three, 3) == 3);
+  REQUIRE(link.reader.read(three, 3) == 3);
   std::vector<double> values(ShmLink::kCapacity / 8 + 1000);  // longer than the buffer: wraps
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i) * 0.5;
   const auto* bytes = reinterpret_cast<const std::byte*>(values.data());
@@ -73,8 +77,8 @@ TEST_CASE("consume hands over whole aligned units, also across the buffer's end 
   std::vector<double> seen;
   bool aligned = true;
   while (consumed < total) {
-    written += writer->write(bytes + written, std::min<size_t>(total - written, 100003));
-    consumed += reader->consume(total - consumed, 8, [&](std::span<const std::byte> piece) {
+    written += link.writer.write(bytes + written, std::min<size_t>(total - written, 100003));
+    consumed += link.reader.consume(total - consumed, 8, [&](std::span<const std::byte> piece) {
       aligned &= reinterpret_cast<uintptr_t>(piece.data()) % 8 == 0 && piece.size() % 8 == 0;
       for (size_t k = 0; k < piece.size(); k += 8) {
         double v;

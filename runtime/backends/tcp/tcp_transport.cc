@@ -164,12 +164,9 @@ Status TcpTransport::exchangeWith(int to, std::span<const std::byte> send, int f
   if (size_ == 1 || (send.empty() && recv.empty())) return Status::ok();
   Link *out = nullptr, *in = nullptr;
   HVD_RETURN_IF_ERROR(linksFor(to, !send.empty(), from, !recv.empty(), out, in));
-  if (in && !in->shmIn) {
-    return exchangeLoop(out, send, in, recv.size(),
-                        [&](size_t done, size_t max) { return recvSome(in->socket.fd(), recv.data() + done, max); });
-  }
   return exchangeLoop(out, send, in, recv.size(), [&](size_t done, size_t max) {
-    return static_cast<ssize_t>(in ? in->shmIn->read(recv.data() + done, max) : 0);
+    std::byte* into = recv.data() + done;
+    return in->shmIn ? static_cast<ssize_t>(in->shmIn->read(into, max)) : recvSome(in->socket.fd(), into, max);
   });
 }
 

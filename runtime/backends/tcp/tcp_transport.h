@@ -83,8 +83,8 @@ class TcpTransport : public collectives::Transport {
   Status setUpSharedMemory(const std::string& secret, Deadline deadline);
   // The one exchange loop, over TCP, shared memory or both; receive(done, max) moves what
   // has arrived (done bytes so far, at most max more) and returns the bytes taken, 0 when
-  // none have arrived, -1 when the connection closed. `out` is null when there is nothing
-  // to send, `in` when there is nothing to receive.
+  // none have arrived, -1 when the connection closed; it is not called when `in` is null.
+  // `out` is null when there is nothing to send, `in` when there is nothing to receive.
   using Receiver = std::function<ssize_t(size_t done, size_t max)>;
   Status exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, size_t recvBytes,
                       const Receiver& receive);

@@ -15,23 +15,27 @@
 namespace hvd::collectives {
 
 enum class AllreduceAlgorithm {
-  kAuto,             // halving-doubling on a power-of-two rank count, the ring otherwise
+  kAuto,             // halving-doubling on a power-of-two rank count; otherwise the ring,
+                     // but recursive doubling (folded) for small buffers from 5 ranks
   kRing,             // ring_collectives.h, any rank count
-  kHalvingDoubling,  // halving_doubling.h, power-of-two rank counts only
+  kHalvingDoubling,  // halving_doubling.h, any rank count (folded off a power of two)
 };
 
 // "auto", "ring", "halving-doubling"; nullopt for anything else.
 std::optional<AllreduceAlgorithm> parseAllreduceAlgorithm(std::string_view name);
 
-// In place; kAverage divides by size. Up to kSmallAllreduceBytes the latency-bound variant
-// of the chosen family, above it the bandwidth-optimal one. kInvalidArgument for
-// kHalvingDoubling on a rank count that is not a power of two.
+// What runs: the latency-bound variant of the chosen family up to kSmallAllreduceBytes,
+// the bandwidth-optimal one above.
+inline constexpr size_t kSmallAllreduceBytes = 16 * 1024;
+enum class AllreduceVariant { kRingSmall, kRingLarge, kRecursiveDoubling, kHalvingDoubling };
+AllreduceVariant chooseAllreduce(int size, size_t bytes, AllreduceAlgorithm asked);
+
+// In place, by chooseAllreduce's variant; kAverage divides by size.
 Status allreduce(Transport& t, void* data, size_t count, DataType type, ReduceOp op,
                  AllreduceAlgorithm algorithm = AllreduceAlgorithm::kAuto);
-inline constexpr size_t kSmallAllreduceBytes = 16 * 1024;
 
-// The ranks `rank` exchanges with in any collective here: its ring neighbours and, on a
-// power-of-two rank count, its halving-doubling partners. Sorted, without `rank` itself.
+// The ranks `rank` exchanges with in any collective here: its ring neighbours, its fold
+// partner (fold_schedule.h) and its halving-doubling partners. Sorted, without `rank`.
 std::vector<int> collectivePeers(int rank, int size);
 
 }  // namespace hvd::collectives

@@ -1,8 +1,10 @@
-// collectives/halving_doubling.h: allreduce by pairwise exchanges on a power-of-two number
-// of ranks (halving_schedule.h): log2(n) steps per phase where the ring takes n - 1, each
-// step between two ranks only, so a pair that is ready goes on without waiting for a whole
-// ring to be scheduled. Every element is reduced in one fixed tree, lower ranks' operands
-// first, so all ranks get the same bits.
+// collectives/halving_doubling.h: allreduce by pairwise exchanges (halving_schedule.h):
+// log2(n) steps per phase where the ring takes n - 1, each step between two ranks only, so
+// a pair that is ready goes on without waiting for a whole ring to be scheduled. Off a
+// power of two the ranks beyond it fold onto partners first and get the result back last
+// (fold_schedule.h): two more steps, each moving the whole buffer between those pairs.
+// Every element is reduced in one fixed tree, lower ranks' operands first, so all ranks
+// get the same bits.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +16,7 @@ namespace hvd::collectives {
 
 // Bandwidth-optimal (Rabenseifner): reduce-scatter by recursive halving, then allgather by
 // recursive doubling; each rank sends and receives 2(n-1)/n of the buffer, as in the ring.
-// In place; kAverage divides by size. kInvalidArgument unless size is a power of two.
+// In place; kAverage divides by size.
 Status halvingDoublingAllreduce(Transport& t, void* data, size_t count, DataType type, ReduceOp op);
 
 // For small buffers: recursive doubling, the whole buffer in each of log2(n) steps (the

@@ -64,14 +64,17 @@ TEST_CASE("after the halving steps the ranks own disjoint blocks that cover the 
   }
 }
 
-TEST_CASE("collective peers are the ring neighbours plus, on a power of two, every halving partner", "[collectives]") {
+TEST_CASE("collective peers are the ring neighbours plus every halving partner, and off a power of two the fold partner", "[collectives]") {
   using hvd::collectives::collectivePeers;
   CHECK(collectivePeers(0, 1).empty());
   CHECK(collectivePeers(0, 2) == std::vector<int>{1});
   CHECK(collectivePeers(1, 3) == std::vector<int>{0, 2});
   CHECK(collectivePeers(0, 4) == std::vector<int>{1, 2, 3});
   CHECK(collectivePeers(5, 8) == std::vector<int>{1, 4, 6, 7});  // ring 4, 6; partners 4, 7, 1
-  CHECK(collectivePeers(5, 6) == std::vector<int>{0, 4});           // not a power of two: the ring only
+  // Six ranks fold onto four: pairs (0, 1) and (2, 3); ranks 0, 2, 4, 5 play virtual 0-3.
+  CHECK(collectivePeers(5, 6) == std::vector<int>{0, 2, 4});     // ring 4, 0; virtual 3's partners 4, 2
+  CHECK(collectivePeers(1, 6) == std::vector<int>{0, 2});        // sits out: ring 0, 2; its pair 0
+  CHECK(collectivePeers(0, 6) == std::vector<int>{1, 2, 4, 5});  // ring 1, 5; pair 1; partners 2, 4
   // Symmetric, or a connection would wait for a peer that never dials.
   for (int size = 1; size <= 40; ++size) {
     for (int r = 0; r < size; ++r) {

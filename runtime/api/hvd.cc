@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "collectives/allreduce.h"
-#include "collectives/halving_schedule.h"
 #include "runtime/api/preemption.h"
 #include "runtime/backends/collective_backend.h"
 #include "runtime/backends/launcher_job.h"
@@ -162,11 +161,6 @@ Status init() {
     return Status(Errc::kInvalidArgument, "HVD_ALLREDUCE_ALGORITHM='" + env->text("HVD_ALLREDUCE_ALGORITHM") +
                                               "' is not an allreduce algorithm")
         .withHint("use auto (the default), ring or halving-doubling");
-  }
-  if (*algorithm == collectives::AllreduceAlgorithm::kHalvingDoubling && !collectives::isPowerOfTwo(c->size)) {
-    return Status(Errc::kInvalidArgument, "HVD_ALLREDUCE_ALGORITHM=halving-doubling needs a power-of-two number of "
-                                          "ranks, and this job has " + std::to_string(c->size))
-        .withHint("use auto (the default) or ring");
   }
   backends::tcp::TcpTransportOptions options;
   options.timeout = std::chrono::milliseconds(env->integer("HVD_TIMEOUT") * 1000);

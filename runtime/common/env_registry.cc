@@ -26,7 +26,7 @@ const EnvVar kVariables[] = {
     {"HOROVOD_CPU_OPERATIONS", "tcp", "tcp (hvd's ring) or mpi (Open MPI's collectives; ranks started by mpirun)", EnvKind::kText},
     {"HVD_CPU_OPERATIONS", "tcp", "the same, hvd's name; HOROVOD_CPU_OPERATIONS wins when both are set", EnvKind::kText},
     {"HVD_SHARED_MEMORY", "1", "1: peers on the same host exchange through shared memory; 0: always TCP", EnvKind::kInteger, 0, 1},
-    {"HVD_ALLREDUCE_ALGORITHM", "auto", "auto (halving-doubling on a power-of-two rank count, else the ring), ring or halving-doubling", EnvKind::kText},
+    {"HVD_ALLREDUCE_ALGORITHM", "auto", "auto (halving-doubling on a power-of-two rank count, else the ring; folded recursive doubling for small buffers from 5 ranks), ring or halving-doubling", EnvKind::kText},
     {"HVD_TIMEOUT", "30", "seconds for joining the job and for every later call", EnvKind::kInteger, 1, 86400},
     {"HVD_PREEMPT_FILE", "", "created by hvdrun when the preemption notice arrives", EnvKind::kText},
     {"HVD_PREEMPT_SIGNAL", "", "USR1 or USR2: the notice's signal, handled when the program does not", EnvKind::kText},

@@ -343,18 +343,21 @@ TEST_CASE("when a rank dies mid-loop every survivor fails within twice the timeo
 TEST_CASE("a rank whose call fails closes its links, so ranks waiting on it fail at once, not at their timeout", "[mp][collectives]") {
   useSharedMemory = GENERATE(true, false);
   INFO("shared memory " << useSharedMemory);
-  // Five ranks use the ring (no power of two): ranks 2 and 3 have no link to rank 0, and
-  // wait on ranks 1 and 4, which fail first. Every rank keeps its transport open after its
-  // error, as a process that caught it would, so only the cascade can tell ranks 2 and 3.
+  // Nine ranks run the ring on a large buffer, each step waiting on its left neighbour
+  // only; ranks 4, 6 and 7 have no link to rank 0 at all. Every rank keeps its transport
+  // open after its error, as a process that caught it would, so only the cascade from
+  // rank to rank can tell the ones further round the ring.
   const auto timeout = 5000ms;
-  constexpr int kSize = 5;
+  constexpr int kSize = 9;
+  auto linked = hc::collectivePeers(0, kSize);
+  for (int unlinked : {4, 6, 7}) REQUIRE(std::find(linked.begin(), linked.end(), unlinked) == linked.end());
   std::atomic<int> failed{0};
   std::atomic<bool> aborted{false};
   std::chrono::steady_clock::time_point abortedAt;
   std::vector<std::chrono::milliseconds> after(kSize);
   auto errors = onRing(kSize, [&](int rank, hc::Transport& ring) -> std::string {
     auto& tcp = static_cast<hvd::backends::tcp::TcpTransport&>(ring);
-    std::vector<float> data(4096, 1.0f);
+    std::vector<float> data(64 * 1024, 1.0f);  // 256 KiB: the ring, not recursive doubling
     std::string error = "no error";
     for (int i = 0; i < 100000; ++i) {
       if (rank == 0 && i == 20) {

@@ -11,25 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "runtime/backends/tcp/shm_link_ends.h"
+
 using hvd::backends::tcp::ShmLink;
+using hvd::backends::tcp::testing::freshLink;
 
 namespace {
 
 std::string uniqueName(const char* what) { return "/hvd-test-" + std::string(what) + "-" + std::to_string(::getpid()); }
-
-// Both ends of a fresh link, its name already unlinked.
-struct Ends {
-  ShmLink reader, writer;
-};
-Ends bothEnds(const char* what) {
-  std::string name = uniqueName(what);
-  auto reader = ShmLink::create(name);
-  auto writer = ShmLink::open(name);
-  ShmLink::unlink(name);
-  REQUIRE(reader.isOk());
-  REQUIRE(writer.isOk());
-  return {std::move(*reader), std::move(*writer)};
-}
 
 }  // namespace
 
@@ -53,7 +42,7 @@ TEST_CASE("bytes written to a shared link come out in order through many wrap-ar
 }
 
 TEST_CASE("each call moves at most kMaxMove bytes, so the other side can start on the first ones", "[unit]") {
-  Ends link = bothEnds("max-move");
+  auto link = freshLink("max-move");
   std::vector<std::byte> bytes(ShmLink::kCapacity);
   CHECK(link.writer.write(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
   CHECK(link.writer.write(bytes.data(), bytes.size()) == ShmLink::kMaxMove);
@@ -65,7 +54,7 @@ TEST_CASE("each call moves at most kMaxMove bytes, so the other side can start o
 }
 
 TEST_CASE("consume hands over whole aligned units, also across the buffer's end at an odd position", "[unit]") {
-  Ends link = bothEnds("consume");
+  auto link = freshLink("consume");
   // Move the stream to an odd position first, as an allgatherv of 3-byte blocks would.
   std::byte three[3] = {};
   REQUIRE(link.writer.write(three, 3) == 3);

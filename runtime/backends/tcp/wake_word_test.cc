@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/backends/tcp/shm_link.h"
+#include "runtime/backends/tcp/shm_link_ends.h"
 
 using hvd::backends::tcp::ShmLink;
 using hvd::backends::tcp::sleepWhileAllSet;
@@ -21,18 +22,8 @@ namespace {
 
 constexpr std::chrono::seconds kLongSleep{20};
 
-struct LinkPair {
-  ShmLink reader, writer;
-};
-
-LinkPair makeLink(const char* what) {
-  std::string name = "/hvd-test-wake-" + std::string(what) + "-" + std::to_string(::getpid());
-  auto reader = ShmLink::create(name);
-  auto writer = ShmLink::open(name);
-  ShmLink::unlink(name);
-  REQUIRE(reader.isOk());
-  REQUIRE(writer.isOk());
-  return {std::move(*reader), std::move(*writer)};
+hvd::backends::tcp::testing::LinkEnds makeLink(const char* what) {
+  return hvd::backends::tcp::testing::freshLink(std::string("wake-") + what);
 }
 
 // Writes until the link is full (a write moves at most ShmLink::kMaxMove); returns the bytes.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/tcp_wire.h"
 #include "hvd/hvd.h"
 #ifdef HVD_BENCH_MPI
 #include <mpi.h>
@@ -21,6 +22,33 @@ namespace {
 struct Impl {
   int rank = 0, size = 1;
   bool mpi = false;
+  hvd::bench::TcpWire* wire = nullptr;
+  std::vector<std::byte> wireOut, wireIn;
+
+  // What each rank sends and receives in a bandwidth-optimal collective on `bytes`:
+  // allreduce (reduce-scatter then allgather) sends and receives 2(n-1)/n of them, which
+  // makes the wire's busbw its per-direction rate; a pipelined broadcast passes all of them
+  // down the chain 0 -> 1 -> ... -> n-1.
+  size_t wireSends(size_t bytes, bool reduce) const {
+    if (reduce) return bytes * 2 * static_cast<size_t>(size - 1) / static_cast<size_t>(size);
+    return rank == size - 1 ? 0 : bytes;
+  }
+  size_t wireReceives(size_t bytes, bool reduce) const {
+    if (reduce) return wireSends(bytes, reduce);
+    return rank == 0 ? 0 : bytes;
+  }
+  void wireCollective(size_t bytes, bool reduce) {
+    auto e = wire->exchange(wireOut.data(), wireSends(bytes, reduce), wireIn.data(), wireReceives(bytes, reduce));
+    if (!e.empty()) fail(e);
+  }
+  static std::byte wirePattern(int rank, size_t i) { return static_cast<std::byte>((rank * 31 + i) & 0xff); }
+  long wireWrong(size_t bytes, bool reduce) const {
+    long wrong = 0;
+    const int left = (rank + size - 1) % size;
+    const size_t n = size > 1 ? wireReceives(bytes, reduce) : 0;
+    for (size_t i = 0; i < n; ++i) wrong += wireIn[i] != wirePattern(left, i);
+    return wrong;
+  }
 
   void allreduce(float* data, size_t n) {
 #ifdef HVD_BENCH_MPI
@@ -80,6 +108,7 @@ int main(int argc, char** argv) {
     else if (flag == "--max") maxBytes = std::strtoull(argv[i + 1], nullptr, 10);
     else if (flag == "--iters") fixedIters = std::atoi(argv[i + 1]);
   }
+  if (implName != "hvd" && implName != "mpi" && implName != "tcp-wire") Impl::fail("unknown --impl '" + implName + "'");
   Impl impl;
   impl.mpi = implName == "mpi";
 #ifdef HVD_BENCH_MPI
@@ -93,6 +122,14 @@ int main(int argc, char** argv) {
     if (auto s = hvd::init(); !s.isOk()) Impl::fail(s.message());
     impl.rank = hvd::rank();
     impl.size = hvd::size();
+  }
+  hvd::bench::TcpWire wire;
+  if (implName == "tcp-wire") {
+    if (auto e = wire.open(impl.rank, impl.size); !e.empty()) Impl::fail(e);
+    impl.wire = &wire;
+    impl.wireOut.resize(maxBytes * 2);
+    impl.wireIn.resize(maxBytes * 2);
+    for (size_t i = 0; i < impl.wireOut.size(); ++i) impl.wireOut[i] = Impl::wirePattern(impl.rank, i);
   }
   const int n = impl.size;
   const bool reduce = op == "allreduce";
@@ -109,16 +146,21 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < count; ++i) data[i] = static_cast<float>((impl.rank + 1) * ((i % 7) + 1));
     };
     // Warm up, then check correctness once per size.
+    auto once = [&] {
+      if (impl.wire) impl.wireCollective(bytes, reduce);
+      else reduce ? impl.allreduce(data.data(), count) : impl.broadcast(data.data(), count);
+    };
     fill();
-    reduce ? impl.allreduce(data.data(), count) : impl.broadcast(data.data(), count);
+    once();
     long wrong = 0;
-    for (size_t i = 0; i < count; ++i) {
+    if (impl.wire) wrong = impl.wireWrong(bytes, reduce);
+    for (size_t i = 0; i < count && !impl.wire; ++i) {
       float expect = reduce ? static_cast<float>(n * (n + 1) / 2 * ((i % 7) + 1)) : static_cast<float>((i % 7) + 1);
       wrong += data[i] != expect;
     }
     impl.barrier();
     auto start = std::chrono::steady_clock::now();
-    for (int it = 0; it < iters; ++it) reduce ? impl.allreduce(data.data(), count) : impl.broadcast(data.data(), count);
+    for (int it = 0; it < iters; ++it) once();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
     seconds = impl.maxOverRanks(seconds);
     double algbw = static_cast<double>(bytes) / seconds / 1e9;

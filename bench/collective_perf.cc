@@ -127,8 +127,8 @@ int main(int argc, char** argv) {
   if (implName == "tcp-wire") {
     if (auto e = wire.open(impl.rank, impl.size); !e.empty()) Impl::fail(e);
     impl.wire = &wire;
-    impl.wireOut.resize(maxBytes * 2);
-    impl.wireIn.resize(maxBytes * 2);
+    impl.wireOut.resize(impl.wireSends(maxBytes, op == "allreduce"));
+    impl.wireIn.resize(impl.wireReceives(maxBytes, op == "allreduce"));
     for (size_t i = 0; i < impl.wireOut.size(); ++i) impl.wireOut[i] = Impl::wirePattern(impl.rank, i);
   }
   const int n = impl.size;

@@ -29,9 +29,9 @@ Status ringAllgather(Transport& t, const void* mine, size_t bytes, void* out);
 // sum) receives all blocks back to back in rank order. Blocks may be empty.
 Status ringAllgatherv(Transport& t, const void* mine, std::span<const size_t> bytesPerRank, void* out);
 
-// root's `bytes` reach every rank, passed along the ring in pipelined segments.
+// root's `bytes` reach every rank, passed along the ring, each rank between forwarding
+// bytes as they arrive (Transport::relay).
 Status ringBroadcast(Transport& t, void* data, size_t bytes, int root);
-inline constexpr size_t kBroadcastSegmentBytes = 256 * 1024;
 
 // Returns on every rank only once every rank has entered.
 Status ringBarrier(Transport& t);

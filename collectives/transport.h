@@ -44,6 +44,11 @@ class Transport {
     return Status::ok();
   }
 
+  // Receives data.size() bytes from `from` into `data` and sends each of them on to `to`
+  // once it has arrived, while more arrive: the middle of a chain (broadcast). Errors and
+  // poisoning as for exchangeWith.
+  virtual Status relay(int from, int to, std::span<std::byte> data) = 0;
+
   // A ring step: to the right neighbour (rank + 1), from the left one (rank - 1).
   int right() const { return (rank() + 1) % size(); }
   int left() const { return (rank() + size() - 1) % size(); }

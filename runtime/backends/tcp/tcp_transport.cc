@@ -164,10 +164,24 @@ Status TcpTransport::exchangeWith(int to, std::span<const std::byte> send, int f
   if (size_ == 1 || (send.empty() && recv.empty())) return Status::ok();
   Link *out = nullptr, *in = nullptr;
   HVD_RETURN_IF_ERROR(linksFor(to, !send.empty(), from, !recv.empty(), out, in));
-  return exchangeLoop(out, send, in, recv.size(), [&](size_t done, size_t max) {
-    std::byte* into = recv.data() + done;
+  return exchangeLoop(out, send, in, recv.size(), receiverInto(in, recv.data()));
+}
+
+TcpTransport::Receiver TcpTransport::receiverInto(Link* in, std::byte* base) {
+  return [in, base](size_t done, size_t max) {
+    std::byte* into = base + done;
     return in->shmIn ? static_cast<ssize_t>(in->shmIn->read(into, max)) : recvSome(in->socket.fd(), into, max);
-  });
+  };
+}
+
+// One loop for both directions, the send side never passing the receive side: bytes go on
+// to the next rank as they land, with no step in which a rank waits for a whole segment.
+Status TcpTransport::relay(int from, int to, std::span<std::byte> data) {
+  if (!poisoned_.isOk()) return poisoned_;
+  if (size_ == 1 || data.empty()) return Status::ok();
+  Link *out = nullptr, *in = nullptr;
+  HVD_RETURN_IF_ERROR(linksFor(to, true, from, true, out, in));
+  return exchangeLoop(out, data, in, data.size(), receiverInto(in, data.data()), /*forward=*/true);
 }
 
 // Each rank offers every peer an inbox by name over their connection; the peer answers OK
@@ -221,7 +235,7 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Deadline deadl
 // Moves both directions without blocking, each over TCP or shared memory; when nothing
 // has moved for the spin budget, sleeps until something can (waitForProgress).
 Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, size_t recvBytes,
-                                  const Receiver& receive) {
+                                  const Receiver& receive, bool forward) {
   Deadline deadline = deadlineIn(timeout_);
   size_t sent = 0, received = 0;
   const size_t toSend = out ? send.size() : 0;
@@ -231,12 +245,13 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
   Clock::time_point lastProgress = Clock::now();
   while (sent < toSend || received < recvBytes) {
     bool moved = false;
-    if (sent < toSend) {
+    const size_t sendable = forward ? std::min(toSend, received) : toSend;
+    if (sent < sendable) {
       if (out->shmOut) {
-        size_t k = out->shmOut->write(send.data() + sent, toSend - sent);
+        size_t k = out->shmOut->write(send.data() + sent, sendable - sent);
         sent += k, moved |= k > 0;
       } else {
-        ssize_t k = ::send(out->socket.fd(), send.data() + sent, toSend - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t k = ::send(out->socket.fd(), send.data() + sent, sendable - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (k > 0) sent += static_cast<size_t>(k), moved = true;
         if (k < 0 && errno != EAGAIN && errno != EINTR) {
           return fail(Status(Errc::kRemote, out->name + " closed its connection (it failed or exited)"));
@@ -268,7 +283,9 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
                                              ? "no data from " + in->name + " within " + std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"
                                              : "could not send to " + out->name + " within the timeout"));
     }
-    HVD_RETURN_IF_ERROR(waitForProgress(sent < toSend ? out : nullptr, received < recvBytes ? in : nullptr, deadline, [&] {
+    // A forwarding send that has caught up with the receive waits on the receive alone.
+    const bool sendWaits = sent < (forward ? std::min(toSend, received) : toSend);
+    HVD_RETURN_IF_ERROR(waitForProgress(sendWaits ? out : nullptr, received < recvBytes ? in : nullptr, deadline, [&] {
       // Only shared-memory receives get here, and those never report a closed link.
       size_t k = static_cast<size_t>(std::max<ssize_t>(receive(received, recvBytes - received), 0));
       received += k;

@@ -55,6 +55,7 @@ class TcpTransport : public collectives::Transport {
   // or over TCP from a block of kTcpPieceBytes.
   Status exchangeWithInto(int to, std::span<const std::byte> send, int from, size_t recvBytes, size_t unit,
                           const Consumer& consume) override;
+  Status relay(int from, int to, std::span<std::byte> data) override;
 
   // Closes every connection at once, as a crash would (for failure tests).
   void abortForTest();
@@ -85,9 +86,12 @@ class TcpTransport : public collectives::Transport {
   // has arrived (done bytes so far, at most max more) and returns the bytes taken, 0 when
   // none have arrived, -1 when the connection closed; it is not called when `in` is null.
   // `out` is null when there is nothing to send, `in` when there is nothing to receive.
+  // With `forward`, send is the receive buffer itself and only what has arrived is sent.
   using Receiver = std::function<ssize_t(size_t done, size_t max)>;
   Status exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, size_t recvBytes,
-                      const Receiver& receive);
+                      const Receiver& receive, bool forward = false);
+  // Receives into base + done, from shared memory or the socket.
+  static Receiver receiverInto(Link* in, std::byte* base);
   Status waitForProgress(Link* out, Link* in, Deadline deadline, const std::function<size_t()>& drainShm);
 
   int rank_, size_;

@@ -286,8 +286,9 @@ TEST_CASE("allgather, broadcast from every root and barrier agree on every rank"
         if (all[static_cast<size_t>(2 * r)] != r || all[static_cast<size_t>(2 * r + 1)] != r * r) return "allgather wrong";
       }
       for (int root = 0; root < size; ++root) {
-        // One segment, and several with a short last one; every byte's value depends on its place.
-        for (size_t bytes : {size_t{100001}, 3 * hc::kBroadcastSegmentBytes + 12345}) {
+        // Under one shared buffer, and several buffers' worth with an odd end; every byte's
+        // value depends on its place.
+        for (size_t bytes : {size_t{100001}, size_t{3 * 1024 * 1024 + 12345}}) {
           std::vector<char> data(bytes, '?');
           for (size_t i = 0; rank == root && i < bytes; ++i) data[i] = static_cast<char>('a' + (root + i) % 26);
           if (auto s = hc::ringBroadcast(ring, data.data(), data.size(), root); !s.isOk()) return s.message();

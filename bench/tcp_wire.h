@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <string>
 
+#include "runtime/common/socket.h"
+
 namespace hvd::bench {
 
 class TcpWire {
@@ -21,10 +23,9 @@ class TcpWire {
   // Sends `sendBytes` of `out` to the right while receiving `recvBytes` from the left into
   // `in`. Empty on success, else what failed.
   std::string exchange(const std::byte* out, size_t sendBytes, std::byte* in, size_t recvBytes);
-  ~TcpWire();
 
  private:
-  int right_ = -1, left_ = -1;
+  Socket right_, left_;
 };
 
 }  // namespace hvd::bench

@@ -1,9 +1,11 @@
 // bench/collective_perf.cc: one side of the collective benchmark, run as N ranks. With
 // --impl hvd (started by hvdrun) it times our runtime; with --impl mpi (started by mpirun,
-// only built with MPI) it times Open MPI. Rank 0 prints nccl-tests columns:
+// only built with MPI) it times Open MPI; with --impl tcp-wire (started by hvdrun) it times
+// plain loopback sockets moving the same bytes with no collective logic (tcp_wire.h).
+// Rank 0 prints nccl-tests columns:
 //   size count type redop root time(us) algbw busbw #wrong
 // busbw = algbw x 2(n-1)/n for allreduce, x 1 for broadcast. Each size is checked.
-//   collective_perf --impl hvd|mpi --op allreduce|broadcast [--min 4] [--max 67108864] [--iters N]
+//   collective_perf --impl hvd|mpi|tcp-wire --op allreduce|broadcast [--min 4] [--max 67108864] [--iters N]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -108,7 +110,9 @@ int main(int argc, char** argv) {
     else if (flag == "--max") maxBytes = std::strtoull(argv[i + 1], nullptr, 10);
     else if (flag == "--iters") fixedIters = std::atoi(argv[i + 1]);
   }
-  if (implName != "hvd" && implName != "mpi" && implName != "tcp-wire") Impl::fail("unknown --impl '" + implName + "'");
+  if (implName != "hvd" && implName != "mpi" && implName != "tcp-wire") {
+    Impl::fail("unknown --impl '" + implName + "' (hvd, mpi or tcp-wire)");
+  }
   Impl impl;
   impl.mpi = implName == "mpi";
 #ifdef HVD_BENCH_MPI

@@ -9,8 +9,8 @@
 # Configurations: hvd-shm, hvd-tcp (ours, HVD_SHARED_MEMORY=1/0, allreduce chosen as by
 # default), the same with -ring (HVD_ALLREDUCE_ALGORITHM=ring), mpi-shm, mpi-tcp (Open MPI
 # over vader or tcp, its own choice of algorithm), tcp-wire (plain loopback sockets moving the
-# bytes a bandwidth-optimal collective must move, no reduction: the ceiling of any TCP
-# collective here; see bench/tcp_wire.h). Default: all of them but the -ring ones.
+# bytes a bandwidth-optimal collective must move, no reduction: what TCP itself gives here;
+# see bench/tcp_wire.h). Default: all of them but the -ring ones.
 # HVD_BUILD_DIR picks the build (default build); HVD_BASE_BUILD_DIR adds that build's two
 # configurations as base-shm and base-tcp, for A/B tests of a change.
 set -euo pipefail

@@ -7,14 +7,16 @@
 #include <cstdint>
 #include <string_view>
 
+#include "hvd/types.h"
+
 namespace hvd::collectives {
 
-enum class DataType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt8, kUInt8, kInt32, kInt64 };
-enum class ReduceOp { kSum, kAverage, kMin, kMax, kProduct };
-
-size_t dataTypeSize(DataType type);
-std::string_view dataTypeName(DataType type);
-std::string_view reduceOpName(ReduceOp op);
+// The public enums themselves (hvd/types.h), so the API hands them down unconverted.
+using hvd::DataType;
+using hvd::ReduceOp;
+using hvd::dataTypeName;
+using hvd::dataTypeSize;
+using hvd::reduceOpName;
 
 // Which operand comes first. min and max are not symmetric in their operands (-0 and +0,
 // NaNs), nor is which NaN a sum keeps; algorithms that reduce on more than one rank use

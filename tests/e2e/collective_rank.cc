@@ -59,8 +59,8 @@ bool checkType(DataType type, ReduceOp op, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     double got = static_cast<double>(data[i]), want = static_cast<double>(expected[i]);
     if (std::abs(got - want) > 1e-6 * (1 + std::abs(want))) {
-      std::fprintf(stderr, "%s %s count %zu index %zu: got %g, expected %g\n", std::string(hvd::collectives::dataTypeName(type)).c_str(),
-                   std::string(hvd::collectives::reduceOpName(op)).c_str(), count, i, got, want);
+      std::fprintf(stderr, "%s %s count %zu index %zu: got %g, expected %g\n", std::string(hvd::dataTypeName(type)).c_str(),
+                   std::string(hvd::reduceOpName(op)).c_str(), count, i, got, want);
       return false;
     }
   }

@@ -58,7 +58,7 @@ bool compare(DataType type, MPI_Datatype mpiType, ReduceOp op, size_t count, lon
              1e-6 * std::max(1.0, std::fabs(static_cast<double>(theirs[i])));  // summation order differs
     }
     if (!same) {
-      std::fprintf(stderr, "%s %s count %zu element %zu: hvd %g, MPI %g\n", std::string(hvd::collectives::dataTypeName(type)).c_str(),
+      std::fprintf(stderr, "%s %s count %zu element %zu: hvd %g, MPI %g\n", std::string(hvd::dataTypeName(type)).c_str(),
                    op == ReduceOp::kSum ? "sum" : op == ReduceOp::kAverage ? "average" : op == ReduceOp::kMin ? "min" : op == ReduceOp::kMax ? "max" : "product",
                    count, i, static_cast<double>(ours[i]), static_cast<double>(theirs[i]));
       return false;

@@ -10,13 +10,10 @@
 #include <cstddef>
 #include <vector>
 
-#include "collectives/reduce.h"
-#include "runtime/common/status.h"
+#include "hvd/status.h"
+#include "hvd/types.h"
 
 namespace hvd {
-
-using collectives::DataType;
-using collectives::ReduceOp;
 
 // Joins the job described by hvdrun's environment (HVD_RANK, HVD_SIZE, ...,
 // HVD_RENDEZVOUS_ADDR/PORT, HVD_SECRET_KEY), or by PMIx when a PMIx launcher started the

@@ -1,0 +1,23 @@
+// hvd/types.h: the element types and reduction operations of the public API. The
+// collectives layer uses these same enums (collectives/reduce.h), so nothing converts.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace hvd {
+
+enum class DataType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt8, kUInt8, kInt32, kInt64 };
+enum class ReduceOp { kSum, kAverage, kMin, kMax, kProduct };
+
+inline constexpr int kDataTypeCount = 8;
+inline constexpr int kReduceOpCount = 5;
+
+// 4, 8, 2, 2, 1, 1, 4, 8 bytes.
+size_t dataTypeSize(DataType type);
+// "float32", ..., as the benchmarks and error messages print them.
+std::string_view dataTypeName(DataType type);
+// "sum", "avg", "min", "max", "prod".
+std::string_view reduceOpName(ReduceOp op);
+
+}  // namespace hvd

@@ -1,33 +1,47 @@
 // runtime/backends/collective_backend.h: the few primitives the runtime asks of whatever
-// moves the data (hvdrun's TCP ring, or MPI). Every call is collective and blocking; data
-// stays the caller's; one call at a time (the runtime serialises them). After an error a
-// backend keeps failing with it (the communicator is poisoned).
+// moves the data (hvd's TCP/shared-memory ring, MPI, later NCCL). Every call is collective
+// and blocking; data stays the caller's; one call at a time (the engine's cycle serialises
+// them). After an error a backend keeps failing with it (the communicator is poisoned).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
 
-#include "collectives/reduce.h"
+#include "hvd/types.h"
 #include "runtime/common/status.h"
 
 namespace hvd::backends {
+
+// A tensor as a backend sees it: memory, element count and type, and where it lives.
+struct TensorRef {
+  void* data = nullptr;
+  size_t count = 0;
+  DataType type = DataType::kUInt8;
+  Device device = Device::kCpu;
+  size_t bytes() const { return count * dataTypeSize(type); }
+};
 
 class CollectiveBackend {
  public:
   virtual ~CollectiveBackend() = default;
   virtual std::string_view name() const = 0;  // "tcp", "mpi"
-  virtual Status allreduce(void* data, size_t count, collectives::DataType type, collectives::ReduceOp op) = 0;
-  virtual Status broadcast(void* data, size_t bytes, int root) = 0;
-  // bytesPerRank: one entry per rank, equal everywhere; out receives the blocks in rank order.
-  virtual Status allgatherv(const void* mine, std::span<const size_t> bytesPerRank, void* out) = 0;
+  // Whether this backend moves tensors on `device`. The runtime keeps its backends in the
+  // registry's order of preference and gives each tensor to the first that says yes.
+  virtual bool supports(Device device) const = 0;
+  virtual Status allreduce(const TensorRef& data, ReduceOp op) = 0;  // in place
+  virtual Status broadcast(const TensorRef& data, int root) = 0;      // in place
+  // bytesPerRank: one entry per rank, equal everywhere; out (on mine's device) receives the
+  // blocks in rank order.
+  virtual Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) = 0;
   virtual Status barrier() = 0;
+  // The control path of negotiation: every byte becomes its minimum over the ranks, so 0/1
+  // flags combine as AND, and complemented flags as OR. A few hundred bytes per engine cycle;
+  // always host memory.
+  virtual Status agree(std::span<std::uint8_t> bytes) {
+    return allreduce(TensorRef{bytes.data(), bytes.size(), DataType::kUInt8, Device::kCpu}, ReduceOp::kMin);
+  }
 };
-
-// Open MPI's collectives on MPI_COMM_WORLD (HOROVOD_CPU_OPERATIONS=mpi). Initialises MPI
-// when the program has not (and finalises it on destruction then). Checks that MPI's world
-// is this job: expectRank/expectSize. kUnavailable when not compiled in or not loadable;
-// kInvalidUsage when MPI's world differs (the ranks were not started by mpirun).
-Result<std::unique_ptr<CollectiveBackend>> openMpiCollectives(int expectRank, int expectSize);
 
 }  // namespace hvd::backends

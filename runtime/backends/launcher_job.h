@@ -26,7 +26,7 @@ struct LauncherJob {
 // Blocks for PMIx_Init and queries (a local round trip to the launcher's daemon).
 // kUnavailable when PMIx is not compiled in, its library does not load, or no PMIx server
 // is reachable; other errors name the PMIx call that failed.
-Result<LauncherJob> joinLauncherJob(std::chrono::milliseconds timeout);
+Result<LauncherJob> joinLauncherJob(std::chrono::milliseconds timeout);  // in hvd_backends (factory_registry.cc)
 
 // Whether this process was started by a PMIx launcher (PMIX_RANK and PMIX_NAMESPACE set).
 bool startedByPmixLauncher();

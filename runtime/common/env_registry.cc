@@ -28,6 +28,13 @@ const EnvVar kVariables[] = {
     {"HVD_SHARED_MEMORY", "1", "1: peers on the same host exchange through shared memory; 0: always TCP", EnvKind::kInteger, 0, 1},
     {"HVD_ALLREDUCE_ALGORITHM", "auto", "auto (halving-doubling on a power-of-two rank count, else the ring; folded recursive doubling for small buffers from 5 ranks), ring or halving-doubling", EnvKind::kText},
     {"HVD_TIMEOUT", "30", "seconds for joining the job and for every later call", EnvKind::kInteger, 1, 86400},
+    {"HOROVOD_FUSION_THRESHOLD", "134217728", "bytes: ready allreduces of one type and op are packed into one collective up to this size; 0: no fusion", EnvKind::kInteger, 0, 1ll << 40},
+    {"HOROVOD_CYCLE_TIME", "1", "milliseconds between the engine's negotiation cycles (a decimal, e.g. 0.5)", EnvKind::kText},
+    {"HOROVOD_CACHE_CAPACITY", "1024", "named requests remembered so that repeating them costs one byte each to negotiate; 0: no cache", EnvKind::kInteger, 0, 1 << 16},
+    {"HOROVOD_STALL_CHECK_DISABLE", "0", "1: never look for requests some ranks submitted and others did not", EnvKind::kInteger, 0, 1},
+    {"HOROVOD_STALL_CHECK_TIME_SECONDS", "60", "rank 0 warns, naming the missing ranks, about requests waiting this long for them", EnvKind::kInteger, 1, 604800},
+    {"HOROVOD_STALL_SHUTDOWN_TIME_SECONDS", "0", "with a value, every rank ends with exit code 119 once a request has waited this long for missing ranks; 0: never", EnvKind::kInteger, 0, 604800},
+    {"HOROVOD_LOG_LEVEL", "warning", "trace, debug, info, warning, error or fatal: what the runtime prints to stderr", EnvKind::kText},
     {"HVD_PREEMPT_FILE", "", "created by hvdrun when the preemption notice arrives", EnvKind::kText},
     {"HVD_PREEMPT_SIGNAL", "", "USR1 or USR2: the notice's signal, handled when the program does not", EnvKind::kText},
 };

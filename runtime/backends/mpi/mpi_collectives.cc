@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/backends/collective_backend.h"
+#include "runtime/backends/backend_factory.h"
+#include "collectives/reduce.h"
 #include "runtime/common/dynamic_library.h"
 
 namespace hvd::backends::mpi {
@@ -96,8 +97,12 @@ class MpiCollectives : public CollectiveBackend {
   }
 
   std::string_view name() const override { return "mpi"; }
+  bool supports(Device device) const override { return device == Device::kCpu; }
 
-  Status allreduce(void* data, size_t count, DataType type, ReduceOp op) override {
+  Status allreduce(const TensorRef& tensor, ReduceOp op) override {
+    void* data = tensor.data;
+    size_t count = tensor.count;
+    DataType type = tensor.type;
     if (!poisoned_.isOk()) return poisoned_;
     if (count == 0) return Status::ok();
     if (count > static_cast<size_t>(INT32_MAX)) return Status(Errc::kInvalidArgument, "MPI_Allreduce takes at most 2^31-1 elements");
@@ -115,13 +120,16 @@ class MpiCollectives : public CollectiveBackend {
     return Status::ok();
   }
 
-  Status broadcast(void* data, size_t bytes, int root) override {
+  Status broadcast(const TensorRef& t, int root) override {
+    void* data = t.data;
+    size_t bytes = t.bytes();
     if (!poisoned_.isOk()) return poisoned_;
     if (bytes > static_cast<size_t>(INT32_MAX)) return Status(Errc::kInvalidArgument, "MPI_Bcast takes at most 2 GiB");
     return check("MPI_Bcast", api_->bcast(data, static_cast<int>(bytes), api_->byte, root, api_->world));
   }
 
-  Status allgatherv(const void* mine, std::span<const size_t> bytesPerRank, void* out) override {
+  Status allgatherv(const TensorRef& t, std::span<const size_t> bytesPerRank, void* out) override {
+    const void* mine = t.data;
     if (!poisoned_.isOk()) return poisoned_;
     std::vector<int> counts, displacements;
     size_t offset = 0;
@@ -185,20 +193,26 @@ class MpiCollectives : public CollectiveBackend {
 
 }  // namespace
 
-Result<std::unique_ptr<CollectiveBackend>> openCollectives(int expectRank, int expectSize) {
+Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
+  auto cpu = cpuOperations(*setup.env);
+  if (!cpu) return cpu.status();
+  if (*cpu != "mpi") return std::unique_ptr<CollectiveBackend>();
+  int expectRank = setup.rank, expectSize = setup.size;
   auto api = loadApi();
-  if (!api) return api.status();
+  if (!api) return api.status().withContext("HOROVOD_CPU_OPERATIONS=mpi");
   int initialised = 0;
   (*api)->initialized(&initialised);
   bool weInitialise = !initialised;
   if (weInitialise) {
     int provided = 0;
     if (int rc = (*api)->initThread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided); rc != MPI_SUCCESS) {
-      return Status(Errc::kUnavailable, "MPI_Init_thread failed (code " + std::to_string(rc) + ")");
+      return Status(Errc::kUnavailable, "HOROVOD_CPU_OPERATIONS=mpi: MPI_Init_thread failed (code " + std::to_string(rc) + ")");
     }
   }
   auto backend = std::make_unique<MpiCollectives>(std::move(*api), weInitialise);
-  HVD_RETURN_IF_ERROR(backend->start(expectRank, expectSize));
+  if (Status s = backend->start(expectRank, expectSize); !s.isOk()) {
+    return s.withContext("HOROVOD_CPU_OPERATIONS=mpi");
+  }
   return std::unique_ptr<CollectiveBackend>(std::move(backend));
 }
 

@@ -57,6 +57,16 @@ class TcpTransport : public collectives::Transport {
                           const Consumer& consume) override;
   Status relay(int from, int to, std::span<std::byte> data) override;
 
+  // How long a wait spins before it sleeps (TcpTransportOptions' three fields). The engine's
+  // control path waits for peers' next cycle, not for data in flight, so it spins less.
+  struct SpinPolicy {
+    int tries = 0;
+    bool yield = false;
+    std::chrono::microseconds budget{0};
+  };
+  SpinPolicy spinPolicy() const { return {spinTries_, yieldWhileSpinning_, spinBudget_}; }
+  void setSpinPolicy(const SpinPolicy& p) { spinTries_ = p.tries, yieldWhileSpinning_ = p.yield, spinBudget_ = p.budget; }
+
   // Closes every connection at once, as a crash would (for failure tests).
   void abortForTest();
 

@@ -2,12 +2,18 @@
 // rendezvous; started by mpirun or srun --mpi=pmix, through PMIx; alone, it is a world of
 // one rank. Data moves over a ring (shared memory between neighbours on one host, TCP
 // between hosts) or, with HOROVOD_CPU_OPERATIONS=mpi, through Open MPI.
-// Every call blocks until done; data buffers stay the caller's. One thread at a time may
-// call the collectives. Errors come back as a Status naming the peer rank and host; after
-// a failure every later call fails fast with the same error.
+// A background engine runs every collective: the ...Async calls take a name, return a
+// handle at once and may be made from any thread, in any order across ranks (the engine
+// agrees on what is ready everywhere and fuses small allreduces); the plain calls block
+// until done and are matched across ranks by the order in which each rank makes them.
+// Data buffers stay the caller's (until the handle completes, for async calls). Errors come
+// back as a Status naming the tensor, the peer rank and host; after a failure every later
+// call fails fast with the same error.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "hvd/status.h"
@@ -20,7 +26,12 @@ namespace hvd {
 // rank; otherwise a world of one. Idempotent. Every variable it reads is listed in
 // docs/environment.md. Timeout: HVD_TIMEOUT seconds (default 30) for joining and for every
 // later call.
+// Engine settings (docs/environment.md): HOROVOD_FUSION_THRESHOLD, HOROVOD_CYCLE_TIME,
+// HOROVOD_CACHE_CAPACITY, HOROVOD_STALL_CHECK_*, HOROVOD_LOG_LEVEL.
 Status init();
+// Stops the engine on every rank (Horovod's semantics: the first rank to shut down ends the
+// job's collectives; requests still pending anywhere fail saying which rank it was), then
+// leaves the job. Blocks at most HVD_TIMEOUT. Also run at exit. Idempotent.
 void shutdown();
 bool initialized();
 
@@ -44,6 +55,33 @@ Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out);
 // small allgather). Fills bytesPerRank when given.
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::vector<size_t>* bytesPerRank = nullptr);
 Status barrier();
+
+// Asynchronous, named requests. Callable from any thread; ranks may submit names in any
+// order. The same name must describe the same request on every rank (type, count, op,
+// root), or every rank's handle fails naming the tensor, the ranks and what each asked
+// for; a name still pending on this rank cannot be submitted again (kInvalidUsage). An
+// empty name is matched by order of submission, like the blocking calls. The buffers must
+// stay valid and untouched until the handle completes. `device` says where they live.
+using Handle = std::int64_t;
+Result<Handle> allreduceAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
+                              ReduceOp op, Device device = Device::kCpu);
+Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, DataType type, int root,
+                              Device device = Device::kCpu);
+// Each rank contributes `count` elements (the counts may differ); see synchronizeAllgather.
+Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type,
+                              Device device = Device::kCpu);
+// Whether the request has finished; never blocks. kInvalidArgument for a handle that is
+// not pending (unknown, or already synchronized).
+Result<bool> poll(Handle handle);
+// Blocks until the request finished, releases the handle, and returns its outcome.
+Status synchronize(Handle handle);
+// For an allgather handle, instead of synchronize: every rank's elements back to back in
+// rank order, and how many each rank gave.
+struct Gathered {
+  std::vector<std::byte> data;
+  std::vector<size_t> counts;
+};
+Result<Gathered> synchronizeAllgather(Handle handle);
 
 // Preemption (hvdrun --signal, --requeue; docs/sbatch.md). True once this rank has been
 // told the job is about to end: hvdrun created the file HVD_PREEMPT_FILE names, or the

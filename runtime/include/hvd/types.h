@@ -10,6 +10,10 @@ namespace hvd {
 enum class DataType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt8, kUInt8, kInt32, kInt64 };
 enum class ReduceOp { kSum, kAverage, kMin, kMax, kProduct };
 
+// Where a tensor's memory lives. CPU tensors go to the CPU backends (hvd's ring, MPI);
+// CUDA tensors to the GPU backends when one runs.
+enum class Device { kCpu, kCuda };
+
 inline constexpr int kDataTypeCount = 8;
 inline constexpr int kReduceOpCount = 5;
 

@@ -1,0 +1,42 @@
+// runtime/backends/backend_factory.h: the rank side of the registry. Opens the backends
+// that move this rank's data, in the registry's order of preference (the first that
+// supports a tensor's device runs it: Horovod's ordered list). Separate from the probes
+// (backend_probe.h) so that hvdrun, which only reports on backends, links none of them.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/backends/collective_backend.h"
+#include "runtime/common/env_registry.h"
+#include "runtime/common/store.h"
+
+namespace hvd::backends {
+
+// What a backend needs to connect: who this rank is, where peers publish their addresses,
+// and the job's settings. Valid only during openBackends.
+struct BackendSetup {
+  int rank = 0, size = 1, localSize = 1, crossSize = 1;
+  Store* store = nullptr;                    // nullptr for a world of one
+  std::string advertiseHost = "127.0.0.1";  // how other ranks reach this one
+  std::string secret;                        // proven on every connection
+  std::chrono::milliseconds timeout{30000};  // setup, and every later call
+  const EnvSnapshot* env = nullptr;          // the job's variables (never null)
+};
+
+// A backend's opener: a backend that the settings do not ask for returns a null pointer
+// (not an error), so the list holds only what runs.
+using OpenFn = Result<std::unique_ptr<CollectiveBackend>> (*)(const BackendSetup&);
+
+// HOROVOD_CPU_OPERATIONS (Horovod's name) or HVD_CPU_OPERATIONS: "tcp" (default) or
+// "mpi"; kInvalidArgument naming the variable otherwise.
+Result<std::string> cpuOperations(const EnvSnapshot& env);
+
+// Blocks while each chosen backend connects (up to setup.timeout). kUnavailable when the
+// settings name a backend that is not compiled in or cannot load; kInvalidUsage when no
+// backend moves CPU tensors.
+Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const BackendSetup& setup);
+
+}  // namespace hvd::backends

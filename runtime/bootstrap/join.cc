@@ -1,0 +1,124 @@
+// runtime/bootstrap/join.cc: the three ways into a job. Only identities and a Store come out
+// of here; which backends connect through the Store is the registry's business.
+#include "runtime/bootstrap/join.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "runtime/backends/launcher_job.h"
+#include "runtime/common/hex.h"
+#include "runtime/common/network_interface.h"
+#include "runtime/rendezvous/client.h"
+#include "runtime/rendezvous/protocol.h"
+
+namespace hvd::bootstrap {
+namespace {
+
+// The rendezvous client as the Store a communicator is built with.
+class ClientStore : public Store {
+ public:
+  explicit ClientStore(rendezvous::Client client) : client_(std::move(client)) {}
+  Status set(const std::string& key, const std::string& value) override { return client_.set(key, value); }
+  Result<std::string> get(const std::string& key, std::chrono::milliseconds timeout) override {
+    return client_.get(key, timeout);
+  }
+
+ private:
+  rendezvous::Client client_;
+};
+
+// Started by hvdrun: identities from HVD_* variables; the rendezvous sees the rank ready.
+Status joinHvdrunJob(const EnvSnapshot& env, JoinedJob& job) {
+  auto client = rendezvous::Client::fromEnvironment(env, job.timeout);
+  if (!client) return client.status().withContext("joining the job");
+  job.secret = env.text("HVD_SECRET_KEY");
+  HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(job.identity.rank), job.advertiseHost));
+  job.store = std::make_unique<ClientStore>(std::move(*client));
+  return Status::ok();
+}
+
+// Started by mpirun or srun --mpi=pmix without hvdrun: rank and size from PMIx; every rank
+// publishes its host name (rank 0 also a fresh secret for the ring) in one collective
+// exchange, and local and cross ranks follow from the names the way hvdrun numbers them:
+// hosts in order of their lowest rank.
+Status joinLauncherJob(backends::LauncherJob launched, JoinedJob& job, const std::string& hostName) {
+  Identity& id = job.identity;
+  id.rank = launched.rank, id.size = launched.size;
+  job.launcherSession = launched.session;
+  std::string secret;
+  if (id.rank == 0) {
+    auto fresh = randomHex(32);
+    if (!fresh) return fresh.status().withContext("making the ring's secret");
+    secret = std::move(*fresh);
+  }
+  Store& store = *launched.store;
+  HVD_RETURN_IF_ERROR(store.set("hvd.secret/" + std::to_string(id.rank), secret));
+  HVD_RETURN_IF_ERROR(store.set("hvd.host/" + std::to_string(id.rank), hostName));
+  auto shared = store.get("hvd.secret/0", job.timeout);
+  if (!shared) return shared.status().withContext("joining the " + launched.launcher + " job");
+  job.secret = *shared;
+  std::vector<std::string> hostOf(static_cast<size_t>(id.size)), hosts;  // hosts: first-seen order
+  for (int r = 0; r < id.size; ++r) {
+    auto name = store.get("hvd.host/" + std::to_string(r), job.timeout);
+    if (!name) return name.status().withContext("learning where rank " + std::to_string(r) + " runs");
+    hostOf[static_cast<size_t>(r)] = *name;
+    if (std::find(hosts.begin(), hosts.end(), *name) == hosts.end()) hosts.push_back(*name);
+  }
+  id.crossSize = static_cast<int>(hosts.size());
+  id.crossRank = static_cast<int>(std::find(hosts.begin(), hosts.end(), hostName) - hosts.begin());
+  id.localRank = static_cast<int>(std::count(hostOf.begin(), hostOf.begin() + id.rank, hostName));
+  id.localSize = static_cast<int>(std::count(hostOf.begin(), hostOf.end(), hostName));
+  if (id.crossSize == 1) job.advertiseHost = "127.0.0.1";  // one machine: loopback
+  job.store = std::move(launched.store);
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<JoinedJob> joinJob(const EnvSnapshot& env) {
+  JoinedJob job;
+  Identity& id = job.identity;
+  id.rank = static_cast<int>(env.integer("HVD_RANK"));
+  id.size = static_cast<int>(env.integer("HVD_SIZE"));
+  id.localRank = static_cast<int>(env.integer("HVD_LOCAL_RANK"));
+  id.localSize = static_cast<int>(env.integer("HVD_LOCAL_SIZE"));
+  id.crossRank = static_cast<int>(env.integer("HVD_CROSS_RANK"));
+  id.crossSize = static_cast<int>(env.integer("HVD_CROSS_SIZE"));
+  if (id.rank >= id.size || id.localRank >= id.localSize || id.crossRank >= id.crossSize) {
+    return invalidArgument("HVD_RANK=" + std::to_string(id.rank) + " and HVD_SIZE=" + std::to_string(id.size) +
+                           " (local " + std::to_string(id.localRank) + "/" + std::to_string(id.localSize) + ", cross " +
+                           std::to_string(id.crossRank) + "/" + std::to_string(id.crossSize) +
+                           ") do not describe a rank of a job");
+  }
+  job.timeout = std::chrono::milliseconds(env.integer("HVD_TIMEOUT") * 1000);
+  const std::string& host = env.text("HVD_HOSTNAME");
+  // Ranks all on one machine talk over loopback; otherwise by the plan's host name,
+  // unless an interface was chosen: then by that interface's address.
+  bool local = env.text("HVD_RENDEZVOUS_ADDR") == "127.0.0.1";
+  job.advertiseHost = local || host.empty() ? "127.0.0.1" : host;
+  char thisHost[256] = {};
+  ::gethostname(thisHost, sizeof thisHost - 1);
+  bool byLauncher = !env.isSet("HVD_RENDEZVOUS_ADDR") && backends::startedByPmixLauncher();
+  if (byLauncher) job.advertiseHost = thisHost;
+  if (const std::string& interface = env.text("HVD_NETWORK_INTERFACE"); !interface.empty()) {
+    auto address = interfaceAddress(interface);
+    if (!address) return address.status().withContext("HVD_NETWORK_INTERFACE on " + (host.empty() ? "this host" : host));
+    job.advertiseHost = *address;
+  }
+  if (env.isSet("HVD_RENDEZVOUS_ADDR") && id.size > 1) {
+    HVD_RETURN_IF_ERROR(joinHvdrunJob(env, job));
+  } else if (byLauncher) {
+    auto launched = backends::joinLauncherJob(job.timeout);
+    if (!launched) return launched.status().withContext("joining the job mpirun or srun started (PMIX_RANK is set)");
+    HVD_RETURN_IF_ERROR(joinLauncherJob(std::move(*launched), job, thisHost));
+  } else if (id.size > 1) {
+    return Status(Errc::kInvalidUsage, "HVD_SIZE=" + std::to_string(id.size) +
+                                           " but no rendezvous (HVD_RENDEZVOUS_ADDR) to find the other ranks")
+        .withHint("start the program with hvdrun, mpirun or srun --mpi=pmix");
+  }
+  return job;
+}
+
+}  // namespace hvd::bootstrap

@@ -1,0 +1,39 @@
+// runtime/bootstrap/join.h: joining a job, the first thing a rank does: who it is (rank,
+// size, local and cross ranks), and a Store through which its backends find their peers.
+// Three ways in: hvdrun's rendezvous (HVD_* variables), a PMIx launcher (mpirun, srun
+// --mpi=pmix), or alone (a world of one).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "runtime/common/env_registry.h"
+#include "runtime/common/status.h"
+#include "runtime/common/store.h"
+
+namespace hvd::bootstrap {
+
+struct Identity {
+  int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
+};
+
+struct JoinedJob {
+  Identity identity;
+  // Where backends publish and read addresses; null for a world of one. Only for setting
+  // up: the runtime releases it once its backends are connected.
+  std::unique_ptr<Store> store;
+  std::string advertiseHost = "127.0.0.1";  // how other ranks reach this one
+  std::string secret;                        // the job's, proven on every link
+  std::chrono::milliseconds timeout{30000};  // HVD_TIMEOUT
+  // The launcher's connection (PMIx); releasing the last copy says goodbye, which mpirun
+  // requires before a rank exits. Keep it as long as the backends.
+  std::shared_ptr<void> launcherSession;
+};
+
+// Blocks until the job is joined or the timeout passes. Errors name the variable, the
+// server or the launcher that failed; kInvalidUsage for HVD_SIZE > 1 with no way to find
+// the other ranks.
+Result<JoinedJob> joinJob(const EnvSnapshot& env);
+
+}  // namespace hvd::bootstrap

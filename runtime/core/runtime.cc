@@ -1,0 +1,73 @@
+// runtime/core/runtime.cc: assembling a rank: bootstrap, backends, engine.
+#include "runtime/core/runtime.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "runtime/backends/backend_factory.h"
+#include "runtime/common/log.h"
+
+namespace hvd {
+
+Result<engine::EngineOptions> engineOptionsFrom(const EnvSnapshot& env) {
+  engine::EngineOptions o;
+  const std::string& cycle = env.text("HOROVOD_CYCLE_TIME");
+  double ms = 0;
+  auto [end, ec] = std::from_chars(cycle.data(), cycle.data() + cycle.size(), ms);
+  if (cycle.empty() || ec != std::errc() || end != cycle.data() + cycle.size() || !(ms > 0) || ms > 10000) {
+    return Status(Errc::kInvalidArgument, "HOROVOD_CYCLE_TIME='" + cycle + "': expected milliseconds above 0, at most 10000")
+        .withHint("the default is 1 (ms); fractions such as 0.5 are fine");
+  }
+  o.cycleTime = std::chrono::microseconds(std::max<long long>(1, std::llround(ms * 1000)));
+  o.cacheCapacity = static_cast<size_t>(env.integer("HOROVOD_CACHE_CAPACITY"));
+  o.fusionThresholdBytes = static_cast<std::uint64_t>(env.integer("HOROVOD_FUSION_THRESHOLD"));
+  o.stallCheck = env.integer("HOROVOD_STALL_CHECK_DISABLE") == 0;
+  o.stallWarning = std::chrono::seconds(env.integer("HOROVOD_STALL_CHECK_TIME_SECONDS"));
+  o.stallShutdown = std::chrono::seconds(env.integer("HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"));
+  o.exitOnStallShutdown = true;
+  return o;
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env) {
+  auto level = parseLogLevel(env.text("HOROVOD_LOG_LEVEL"));
+  if (!level) return level.status();
+  auto options = engineOptionsFrom(env);
+  if (!options) return options.status();
+  auto job = bootstrap::joinJob(env);
+  if (!job) return job.status();
+  configureLog(*level, job->identity.rank);
+  backends::BackendSetup setup;
+  setup.rank = job->identity.rank;
+  setup.size = job->identity.size;
+  setup.localSize = job->identity.localSize;
+  setup.crossSize = job->identity.crossSize;
+  setup.store = job->store.get();
+  setup.advertiseHost = job->advertiseHost;
+  setup.secret = job->secret;
+  setup.timeout = job->timeout;
+  setup.env = &env;
+  auto opened = backends::openBackends(setup);
+  if (!opened) return opened.status();
+  job->store.reset();  // addresses are exchanged: release the rendezvous connection
+  return create(job->identity, std::move(*opened), *options, job->launcherSession);
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::create(bootstrap::Identity identity,
+                                                 std::vector<std::unique_ptr<backends::CollectiveBackend>> backends,
+                                                 engine::EngineOptions options, std::shared_ptr<void> session) {
+  std::unique_ptr<Runtime> runtime(new Runtime());
+  runtime->identity_ = identity;
+  runtime->launcherSession_ = std::move(session);
+  auto engine = engine::Engine::start(identity.rank, identity.size, std::move(backends), options);
+  if (!engine) return engine.status();
+  runtime->engine_ = std::move(*engine);
+  return runtime;
+}
+
+Runtime::~Runtime() { shutdown(); }
+
+void Runtime::shutdown() {
+  if (engine_) engine_->shutdown();
+}
+
+}  // namespace hvd

@@ -1,0 +1,44 @@
+// runtime/core/runtime.h: one rank's runtime: who it is (bootstrap), what moves its data
+// (the backends, in order of preference) and the engine that runs its requests. The
+// public API (hvd/hvd.h, hvd/hvd_c.h) is a facade over one default Runtime; tests build
+// several in one process, ranks as threads, over any backend.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/backends/collective_backend.h"
+#include "runtime/bootstrap/join.h"
+#include "runtime/common/env_registry.h"
+#include "runtime/engine/engine.h"
+
+namespace hvd {
+
+// The engine's settings from HOROVOD_FUSION_THRESHOLD, HOROVOD_CYCLE_TIME, ...; errors name
+// the variable and value.
+Result<engine::EngineOptions> engineOptionsFrom(const EnvSnapshot& env);
+
+class Runtime {
+ public:
+  // Joins the job this process belongs to (bootstrap/join.h), opens the backends the
+  // settings ask for and starts the engine. Blocks up to HVD_TIMEOUT.
+  static Result<std::unique_ptr<Runtime>> fromEnvironment(const EnvSnapshot& env);
+  // Over backends already connected (tests). `session` is kept until after the engine.
+  static Result<std::unique_ptr<Runtime>> create(bootstrap::Identity identity,
+                                                 std::vector<std::unique_ptr<backends::CollectiveBackend>> backends,
+                                                 engine::EngineOptions options, std::shared_ptr<void> session = {});
+  ~Runtime();
+
+  const bootstrap::Identity& identity() const { return identity_; }
+  engine::Engine& engine() { return *engine_; }
+  // Stops the engine (coordinated: see Engine::shutdown); idempotent.
+  void shutdown();
+
+ private:
+  Runtime() = default;
+  bootstrap::Identity identity_;
+  std::shared_ptr<void> launcherSession_;  // declared before the engine: released after it
+  std::unique_ptr<engine::Engine> engine_;
+};
+
+}  // namespace hvd

@@ -1,0 +1,571 @@
+// runtime/engine/engine.cc: the cycle. Each cycle, on every rank in lockstep:
+//  1. one control allreduce (agree) of the offer: shutdown, "I have new names", stall-check
+//     wanted, the unnamed requests' count and hashes, one byte per cached response;
+//  2. unnamed requests that every rank has, with agreeing hashes, become ready in order;
+//     cached responses that every rank has pending become ready in slot order;
+//  3. if anyone has new names, the announcements are allgathered and fed to every rank's
+//     identical MessageTable; names now announced everywhere become ready (or fail with
+//     the mismatch), and are cached;
+//  4. the ready list is fused (fusion_plan.h) and run, in the same order everywhere.
+// Steady state (every name cached) is therefore step 1 plus the data.
+#include "runtime/engine/engine.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/common/log.h"
+#include "runtime/engine/fusion_plan.h"
+#include "runtime/engine/stall_inspector.h"
+#include "runtime/engine/wire.h"
+
+namespace hvd::engine {
+
+using Clock = std::chrono::steady_clock;
+using backends::TensorRef;
+
+struct Engine::Operation {
+  HandleId id = 0;
+  std::string name;
+  Spec spec;
+  const void* in = nullptr;
+  void* out = nullptr;
+  Clock::time_point submitted;
+  Status status;  // written before done
+  Gathered gathered;
+  std::atomic<bool> done{false};
+  bool announced = false;  // cycle state
+};
+
+namespace {
+
+
+// Every rank's bytes, through the control backend (two allgathers: the lengths, then the
+// bytes). Used only when negotiation needs more than the control bytes.
+Status gatherBytes(backends::CollectiveBackend& backend, int size, std::vector<std::byte> mine,
+                   std::vector<std::vector<std::byte>>& perRank) {
+  std::vector<std::uint64_t> lengths(static_cast<size_t>(size));
+  std::uint64_t own = mine.size();
+  std::vector<size_t> eight(static_cast<size_t>(size), sizeof own);
+  HVD_RETURN_IF_ERROR(backend.allgatherv(TensorRef{&own, sizeof own, DataType::kUInt8, Device::kCpu}, eight, lengths.data()));
+  std::vector<size_t> bytesPerRank(lengths.begin(), lengths.end());
+  size_t total = 0;
+  for (size_t b : bytesPerRank) total += b;
+  std::vector<std::byte> all(total);
+  HVD_RETURN_IF_ERROR(backend.allgatherv(TensorRef{mine.data(), mine.size(), DataType::kUInt8, Device::kCpu},
+                                         bytesPerRank, all.data()));
+  perRank.clear();
+  size_t at = 0;
+  for (size_t b : bytesPerRank) {
+    perRank.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + b));
+    at += b;
+  }
+  return Status::ok();
+}
+
+// A rank with nothing pending that saw nothing happen backs off, doubling its interval up
+// to this, so an idle job costs a few wake-ups a second instead of a thousand; a submission
+// wakes it at once. Ranks waiting for it are paced by it in their control allreduce.
+constexpr std::chrono::microseconds kMaxIdleInterval{20000};
+
+std::chrono::milliseconds stallCheckPeriod(const EngineOptions& o) {
+  auto shortest = o.stallShutdown.count() > 0 ? std::min(o.stallWarning, o.stallShutdown) : o.stallWarning;
+  return std::clamp(shortest / 4, std::chrono::milliseconds(100), std::chrono::milliseconds(10000));
+}
+
+}  // namespace
+
+Engine::Engine(int rank, int size, std::vector<std::unique_ptr<backends::CollectiveBackend>> backends, EngineOptions options)
+    : rank_(rank), size_(size), options_(options), backends_(std::move(backends)), table_(size), cache_(options.cacheCapacity) {
+  nextStallCheck_ = Clock::now() + stallCheckPeriod(options_);
+}
+
+Result<std::unique_ptr<Engine>> Engine::start(int rank, int size,
+                                              std::vector<std::unique_ptr<backends::CollectiveBackend>> backends,
+                                              EngineOptions options) {
+  // The control path rides on the first backend that moves CPU tensors.
+  auto cpu = std::find_if(backends.begin(), backends.end(), [](const auto& b) { return b->supports(Device::kCpu); });
+  if (cpu == backends.end()) return invalidUsage("the engine needs a backend that moves CPU tensors");
+  std::rotate(backends.begin(), cpu, cpu + 1);
+  std::unique_ptr<Engine> engine(new Engine(rank, size, std::move(backends), options));
+  engine->thread_ = std::thread([e = engine.get()] { e->threadMain(); });
+  return engine;
+}
+
+Engine::~Engine() { shutdown(); }
+
+Result<HandleId> Engine::submit(Submission s) {
+  const Spec& spec = s.spec;
+  if (spec.kind == OpKind::kBroadcast && (spec.root < 0 || spec.root >= size_)) {
+    return invalidArgument("broadcast root " + std::to_string(spec.root) + " is not a rank (the job has " +
+                           std::to_string(size_) + ")");
+  }
+  if (spec.count > 0 && spec.kind != OpKind::kBarrier) {
+    bool needsIn = spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kAllgather;
+    bool needsOut = spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kBroadcast;
+    if ((needsIn && s.in == nullptr) || (needsOut && s.out == nullptr)) {
+      return invalidArgument(describe(spec) + (s.name.empty() ? "" : " '" + s.name + "'") + " was given a null buffer");
+    }
+    if (spec.count > (std::uint64_t{1} << 62) / dataTypeSize(spec.type)) {
+      return invalidArgument(std::to_string(spec.count) + " elements is more than any buffer can hold");
+    }
+  }
+  auto op = std::make_shared<Operation>();
+  op->name = std::move(s.name);
+  op->spec = spec;
+  op->in = s.in;
+  op->out = s.out;
+  op->submitted = Clock::now();
+  std::lock_guard<std::mutex> lock(queueMutex_);
+  if (!stopped_.isOk()) return stopped_;
+  if (!op->name.empty() && !activeNames_.insert(op->name).second) {
+    return Status(Errc::kInvalidUsage, "tensor '" + op->name + "' was submitted again before its first submission finished")
+        .withHint("wait for the first handle, or give each pending request its own name");
+  }
+  op->id = nextHandle_++;
+  handles_[op->id] = op;
+  incoming_.push_back(op);
+  if (idle_.load(std::memory_order_relaxed)) {
+    kick_ = true;
+    wake_.notify_one();
+  }
+  return op->id;
+}
+
+std::shared_ptr<Engine::Operation> Engine::find(HandleId handle) {
+  std::lock_guard<std::mutex> lock(queueMutex_);
+  auto it = handles_.find(handle);
+  return it == handles_.end() ? nullptr : it->second;
+}
+
+void Engine::release(HandleId handle) {
+  std::lock_guard<std::mutex> lock(queueMutex_);
+  handles_.erase(handle);
+}
+
+Result<bool> Engine::poll(HandleId handle) {
+  auto op = find(handle);
+  if (!op) return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+  return op->done.load(std::memory_order_acquire);
+}
+
+void Engine::waitFor(const std::shared_ptr<Operation>& op) {
+  if (op->done.load(std::memory_order_acquire)) return;
+  // Drive one cycle at once: a blocking call made on every rank then completes in that
+  // cycle, with no hand-off to the engine thread. If the thread is mid-cycle, have it run
+  // the next one at once instead of after its interval.
+  if (running_.load() && cycleMutex_.try_lock()) {
+    runCycle();
+    cycleMutex_.unlock();
+  } else {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    kick_ = true;
+    wake_.notify_one();
+  }
+  std::unique_lock<std::mutex> lock(doneMutex_);
+  while (!op->done.load(std::memory_order_acquire)) {
+    done_.wait_for(lock, std::chrono::milliseconds(100), [&] { return op->done.load(std::memory_order_acquire); });
+  }
+}
+
+Status Engine::wait(HandleId handle) {
+  auto op = find(handle);
+  if (!op) return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+  waitFor(op);
+  release(handle);
+  return op->status;
+}
+
+Result<Gathered> Engine::waitGathered(HandleId handle) {
+  auto op = find(handle);
+  if (!op) return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+  if (op->spec.kind != OpKind::kAllgather) return invalidUsage("handle " + std::to_string(handle) + " is not an allgather");
+  waitFor(op);
+  release(handle);
+  if (!op->status.isOk()) return op->status;
+  return std::move(op->gathered);
+}
+
+void Engine::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    shutdownAsked_ = true;
+  }
+  while (running_.load()) {
+    if (cycleMutex_.try_lock()) {
+      runCycle();
+      cycleMutex_.unlock();
+    } else {
+      std::unique_lock<std::mutex> lock(doneMutex_);
+      done_.wait_for(lock, options_.cycleTime);
+    }
+  }
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+void Engine::threadMain() {
+  auto interval = options_.cycleTime;
+  auto next = Clock::now() + interval;
+  while (running_.load()) {
+    bool pendingHere = false;
+    {
+      std::unique_lock<std::mutex> lock(queueMutex_);
+      wake_.wait_until(lock, next, [&] { return !running_.load() || kick_; });
+      kick_ = false;
+      pendingHere = !incoming_.empty();
+    }
+    if (!running_.load()) break;
+    bool progressed = false;
+    if (cycleMutex_.try_lock()) {
+      progressed = runCycle();
+      pendingHere = pendingHere || !named_.empty() || !unnamed_.empty();
+      cycleMutex_.unlock();
+    } else {
+      pendingHere = true;  // a waiting thread is driving this cycle
+    }
+    interval = progressed || pendingHere ? options_.cycleTime : std::min(interval * 2, kMaxIdleInterval);
+    idle_.store(interval > options_.cycleTime, std::memory_order_relaxed);
+    next = Clock::now() + interval;
+  }
+}
+
+bool Engine::runCycle() {
+  if (!running_.load()) return false;
+  progressed_ = false;
+  if (Status s = negotiateAndRun(); !s.isOk()) {
+    stop(s);
+    progressed_ = true;
+  }
+  std::lock_guard<std::mutex> lock(doneMutex_);
+  done_.notify_all();
+  return progressed_;
+}
+
+void Engine::takeIncoming(bool& shutdownAsked) {
+  std::vector<std::shared_ptr<Operation>> arrived;
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    arrived.swap(incoming_);
+    shutdownAsked = shutdownAsked_;
+  }
+  for (auto& op : arrived) {
+    if (op->name.empty()) unnamed_.push_back(op);
+    else named_[op->name] = op;
+  }
+}
+
+Status Engine::negotiateAndRun() {
+  bool shutdownAsked = false;
+  takeIncoming(shutdownAsked);
+  ++tick_;
+  ControlOffer offer;
+  offer.shutdownRank = shutdownAsked ? rank_ : -1;
+  offer.cached.assign(cache_.slots(), 0);
+  std::vector<std::shared_ptr<Operation>> announcing;
+  for (auto& [name, op] : named_) {
+    if (op->announced) continue;
+    auto slot = cache_.find(name);
+    if (slot && cache_.matches(*slot, rank_, op->spec)) offer.cached[*slot] = 1;
+    else announcing.push_back(op);
+  }
+  offer.hasAnnouncements = !announcing.empty();
+  size_t unnamedOffered = std::min<size_t>(unnamed_.size(), 255);
+  offer.unnamedCount = static_cast<unsigned>(unnamedOffered);
+  if (unnamedOffered > 0) {
+    offer.headHash = agreementHash(unnamed_[0]->spec);
+    std::uint64_t h = agreementHash(Spec{}, 7);
+    for (size_t i = 0; i < unnamedOffered; ++i) h = agreementHash(unnamed_[i]->spec, h);
+    offer.allHash = h;
+  }
+  auto now = Clock::now();
+  offer.wantsStallCheck = rank_ == 0 && options_.stallCheck && now >= nextStallCheck_;
+  std::vector<std::uint8_t> bytes = encodeOffer(offer);
+  HVD_RETURN_IF_ERROR(backends_.front()->agree(bytes));
+  ControlAgreement agreed = decodeAgreement(bytes);
+
+  if (agreed.stallCheck) {
+    nextStallCheck_ = now + stallCheckPeriod(options_);
+    HVD_RETURN_IF_ERROR(runStallCheck());
+  }
+
+  std::vector<std::pair<Response, std::shared_ptr<Operation>>> ready;
+  // Unnamed requests, in order: all offered when every rank offered the same ones, else
+  // the first; a first that disagrees fails on every rank with each rank's description.
+  if (agreed.unnamedMin > 0) {
+    size_t take = agreed.unnamedMin == agreed.unnamedMax && agreed.allAgree ? agreed.unnamedMin
+                  : agreed.headsAgree                                        ? 1
+                                                                             : 0;
+    if (take == 0) {
+      auto head = unnamed_.front();
+      unnamed_.pop_front();
+      ++unnamedRun_;
+      WireWriter w;
+      w.spec(head->spec);
+      std::vector<std::vector<std::byte>> specs;
+      HVD_RETURN_IF_ERROR(gatherBytes(*backends_.front(), size_, w.take(), specs));
+      MessageTable explain(size_);
+      std::optional<Response> verdict;
+      std::string name = "unnamed collective #" + std::to_string(unnamedRun_);
+      for (int r = 0; r < size_; ++r) {
+        WireReader reader(specs[static_cast<size_t>(r)]);
+        Spec spec;
+        if (!reader.spec(spec)) return internalError("rank " + std::to_string(r) + " sent a request this rank cannot read");
+        verdict = explain.record(r, Announcement{name, spec});
+      }
+      std::string why = verdict && !verdict->error.empty() ? verdict->error : name + " disagrees between ranks";
+      complete(head, Status(Errc::kInvalidUsage, why)
+                         .withHint("calls without a name must be made in the same order on every rank; name them to "
+                                   "submit in any order"));
+    }
+    for (size_t i = 0; i < take; ++i) {
+      auto op = unnamed_.front();
+      unnamed_.pop_front();
+      ++unnamedRun_;
+      ready.emplace_back(Response{"", op->spec, {}, ""}, op);
+    }
+  }
+  for (size_t slot = 0; slot < agreed.cachedEverywhere.size(); ++slot) {
+    if (!agreed.cachedEverywhere[slot]) continue;
+    const Response* response = cache_.at(slot);
+    auto it = response != nullptr ? named_.find(response->name) : named_.end();
+    if (it == named_.end()) return internalError("the response cache disagrees between ranks at slot " + std::to_string(slot));
+    ready.emplace_back(*response, it->second);
+    named_.erase(it);
+    cache_.touch(slot, tick_);
+  }
+  if (agreed.anyAnnouncements) {
+    std::vector<Response> decided;
+    HVD_RETURN_IF_ERROR(exchangeAnnouncements(announcing, decided));
+    for (Response& response : decided) {
+      auto it = named_.find(response.name);
+      if (it == named_.end()) return internalError("tensor '" + response.name + "' was decided but is not pending here");
+      auto op = it->second;
+      named_.erase(it);
+      if (!response.error.empty()) {
+        complete(op, Status(Errc::kInvalidUsage, response.error));
+        continue;
+      }
+      cache_.insert(response, tick_);
+      ready.emplace_back(std::move(response), op);
+    }
+  }
+  progressed_ = !ready.empty() || agreed.anyAnnouncements || agreed.shutdownRank >= 0 || agreed.unnamedMin > 0;
+  HVD_RETURN_IF_ERROR(execute(ready));
+  if (agreed.shutdownRank >= 0) {
+    stop(agreed.shutdownRank == rank_
+             ? Status(Errc::kInvalidUsage, "hvd was shut down on this rank while the request was pending")
+             : Status(Errc::kRemote, "rank " + std::to_string(agreed.shutdownRank) +
+                                         " shut hvd down (hvd.shutdown()), so no collective runs after it"));
+  }
+  return Status::ok();
+}
+
+Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& announcing, std::vector<Response>& decided) {
+  WireWriter w;
+  w.u64(announcing.size());
+  for (auto& op : announcing) {
+    w.text(op->name);
+    w.spec(op->spec);
+    op->announced = true;
+  }
+  std::vector<std::vector<std::byte>> perRank;
+  HVD_RETURN_IF_ERROR(gatherBytes(*backends_.front(), size_, w.take(), perRank));
+  for (int r = 0; r < size_; ++r) {
+    WireReader reader(perRank[static_cast<size_t>(r)]);
+    std::uint64_t n = 0;
+    bool ok = reader.u64(n);
+    for (std::uint64_t i = 0; ok && i < n; ++i) {
+      Announcement a;
+      ok = reader.text(a.name) && reader.spec(a.spec);
+      if (!ok) break;
+      // A rank announcing a cached name submitted it differently from the cached run:
+      // every rank drops the entry, and the ranks that had it pending announce it next.
+      cache_.erase(a.name);
+      if (auto response = table_.record(r, a)) decided.push_back(std::move(*response));
+    }
+    if (!ok || !reader.atEnd()) return internalError("rank " + std::to_string(r) + " sent announcements this rank cannot read");
+  }
+  return Status::ok();
+}
+
+Status Engine::runStallCheck() {
+  auto now = Clock::now();
+  WireWriter w;
+  std::vector<std::pair<std::string, double>> items;
+  for (const auto& [name, op] : named_) items.emplace_back(name, std::chrono::duration<double>(now - op->submitted).count());
+  for (size_t i = 0; i < unnamed_.size(); ++i) {
+    items.emplace_back("unnamed collective #" + std::to_string(unnamedRun_ + i + 1),
+                       std::chrono::duration<double>(now - unnamed_[i]->submitted).count());
+  }
+  w.u64(items.size());
+  for (const auto& [name, waited] : items) {
+    w.text(name);
+    w.u64(static_cast<std::uint64_t>(waited * 1000));
+  }
+  std::vector<std::vector<std::byte>> perRank;
+  HVD_RETURN_IF_ERROR(gatherBytes(*backends_.front(), size_, w.take(), perRank));
+  std::vector<PendingReport> reports(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) {
+    WireReader reader(perRank[static_cast<size_t>(r)]);
+    std::uint64_t n = 0;
+    bool ok = reader.u64(n);
+    for (std::uint64_t i = 0; ok && i < n; ++i) {
+      PendingReport::Item item;
+      std::uint64_t ms = 0;
+      ok = reader.text(item.name) && reader.u64(ms);
+      item.waitedSeconds = static_cast<double>(ms) / 1000.0;
+      if (ok) reports[static_cast<size_t>(r)].items.push_back(std::move(item));
+    }
+    if (!ok) return internalError("rank " + std::to_string(r) + " sent a stall report this rank cannot read");
+  }
+  std::vector<StallFinding> findings = findStalls(reports);
+  double warnAfter = std::chrono::duration<double>(options_.stallWarning).count();
+  std::vector<StallFinding> fresh;
+  for (const auto& f : findings) {
+    if (f.waitedSeconds >= warnAfter && warnedStalls_.insert(f.name).second) fresh.push_back(f);
+  }
+  if (rank_ == 0 && !fresh.empty()) logMessage(LogLevel::kWarning, formatStallWarning(fresh, warnAfter));
+  if (options_.stallShutdown.count() == 0) return Status::ok();
+  double shutdownAfter = std::chrono::duration<double>(options_.stallShutdown).count();
+  std::vector<StallFinding> fatal;
+  for (const auto& f : findings) {
+    if (f.waitedSeconds >= shutdownAfter) fatal.push_back(f);
+  }
+  if (fatal.empty()) return Status::ok();
+  const StallFinding& f = fatal.front();
+  Status stalled(Errc::kTimeout,
+                 "collective '" + f.name + "' stalled: " + rankList(f.readyRanks) + " waited " +
+                     std::to_string(static_cast<long long>(f.waitedSeconds)) + " s for " + rankList(f.missingRanks) +
+                     ", which never submitted it (HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=" +
+                     std::to_string(static_cast<long long>(shutdownAfter)) + ")" +
+                     (fatal.size() > 1 ? "; " + std::to_string(fatal.size() - 1) + " more stalled" : ""));
+  stop(stalled);
+  if (options_.exitOnStallShutdown) {
+    logMessage(LogLevel::kError, stalled.message() + "; ending this rank with exit code " + std::to_string(kStallExitCode));
+    std::_Exit(kStallExitCode);
+  }
+  return stalled;
+}
+
+backends::CollectiveBackend* Engine::backendFor(Device device) {
+  for (auto& b : backends_) {
+    if (b->supports(device)) return b.get();
+  }
+  return nullptr;
+}
+
+Status Engine::execute(std::vector<std::pair<Response, std::shared_ptr<Operation>>>& ready) {
+  std::vector<Spec> specs;
+  specs.reserve(ready.size());
+  for (const auto& r : ready) specs.push_back(r.first.spec);
+  std::vector<FusionGroup> groups = planFusion(specs, options_.fusionThresholdBytes);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& members = groups[g].members;
+    Status s = members.size() > 1 ? runAllreduceGroup(ready, members)
+                                  : runAlone(ready[members[0]].first, *ready[members[0]].second);
+    if (members.size() == 1) complete(ready[members[0]].second, s);
+    if (!s.isOk()) {
+      // The backend is poisoned now: what had not run fails with the same cause.
+      for (size_t later = g + 1; later < groups.size(); ++later) {
+        for (size_t m : groups[later].members) complete(ready[m].second, s);
+      }
+      return s;
+    }
+  }
+  return Status::ok();
+}
+
+Status Engine::runAllreduceGroup(const std::vector<std::pair<Response, std::shared_ptr<Operation>>>& ready,
+                                 const std::vector<size_t>& members) {
+  const Spec& first = ready[members[0]].first.spec;
+  std::uint64_t total = 0;
+  for (size_t m : members) total += ready[m].first.spec.bytes();
+  if (fusionBuffer_.size() < total) fusionBuffer_.resize(total);
+  std::uint64_t at = 0;
+  for (size_t m : members) {
+    const Operation& op = *ready[m].second;
+    std::memcpy(fusionBuffer_.data() + at, op.in, op.spec.bytes());
+    at += op.spec.bytes();
+  }
+  backends::CollectiveBackend* backend = backendFor(first.device);
+  Status s = backend == nullptr ? unavailable("no backend moves tensors on this device")
+                                : backend->allreduce(TensorRef{fusionBuffer_.data(), total / dataTypeSize(first.type),
+                                                               first.type, first.device},
+                                                     first.op);
+  at = 0;
+  for (size_t m : members) {
+    Operation& op = *ready[m].second;
+    if (s.isOk()) std::memcpy(op.out, fusionBuffer_.data() + at, op.spec.bytes());
+    at += op.spec.bytes();
+    complete(ready[m].second, s);
+  }
+  return s;
+}
+
+Status Engine::runAlone(const Response& response, Operation& op) {
+  const Spec& spec = op.spec;
+  backends::CollectiveBackend* backend = backendFor(spec.device);
+  if (backend == nullptr) return unavailable("no backend moves " + describe(spec));
+  switch (spec.kind) {
+    case OpKind::kAllreduce:
+      if (op.in != op.out && spec.count > 0) std::memmove(op.out, op.in, spec.bytes());
+      return backend->allreduce(TensorRef{op.out, spec.count, spec.type, spec.device}, spec.op);
+    case OpKind::kBroadcast:
+      return backend->broadcast(TensorRef{op.out, spec.count, spec.type, spec.device}, spec.root);
+    case OpKind::kBarrier:
+      return backend->barrier();
+    case OpKind::kAllgather: {
+      std::vector<std::uint64_t> counts = response.counts;
+      if (counts.empty()) {  // unnamed: the shares are learnt now
+        counts.resize(static_cast<size_t>(size_));
+        std::uint64_t own = spec.count;
+        std::vector<size_t> eight(static_cast<size_t>(size_), sizeof own);
+        HVD_RETURN_IF_ERROR(backends_.front()->allgatherv(TensorRef{&own, sizeof own, DataType::kUInt8, Device::kCpu},
+                                                          eight, counts.data()));
+      }
+      std::vector<size_t> bytesPerRank;
+      size_t total = 0;
+      for (auto c : counts) {
+        bytesPerRank.push_back(static_cast<size_t>(c * dataTypeSize(spec.type)));
+        total += bytesPerRank.back();
+      }
+      op.gathered.bytes.resize(total);
+      op.gathered.counts = counts;
+      return backend->allgatherv(TensorRef{const_cast<void*>(op.in), spec.count, spec.type, spec.device}, bytesPerRank,
+                                 op.gathered.bytes.data());
+    }
+  }
+  return internalError("unknown request kind");
+}
+
+void Engine::complete(const std::shared_ptr<Operation>& op, Status status) {
+  op->status = std::move(status);
+  if (!op->name.empty()) {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    activeNames_.erase(op->name);
+  }
+  op->done.store(true, std::memory_order_release);
+}
+
+void Engine::stop(const Status& why) {
+  running_.store(false);
+  std::vector<std::shared_ptr<Operation>> pending;
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    if (stopped_.isOk()) stopped_ = why;
+    pending.swap(incoming_);
+    wake_.notify_all();
+  }
+  for (auto& [name, op] : named_) pending.push_back(op);
+  for (auto& op : unnamed_) pending.push_back(op);
+  named_.clear();
+  unnamed_.clear();
+  Status reason;
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    reason = stopped_;
+  }
+  for (auto& op : pending) complete(op, reason);
+}
+
+}  // namespace hvd::engine

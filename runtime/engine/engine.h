@@ -1,0 +1,154 @@
+// runtime/engine/engine.h: asynchronous named collectives. Any thread submits a request and
+// gets a handle; a background thread runs cycles in which the ranks agree on what is
+// ready everywhere (a cached request costs one byte on the control path; a new name is
+// announced once to all ranks), fuse small allreduces into one, and run them in the same
+// order on every rank. A thread waiting on a handle drives the cycles itself when no other
+// thread is, so a lone synchronous call pays for no thread hand-off.
+//
+// Requests with a name may be submitted in any order on different ranks. Requests without
+// a name (the synchronous API) are matched by the order of submission on each rank.
+// Thread-safe: every public function may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/backends/collective_backend.h"
+#include "runtime/engine/control_message.h"
+#include "runtime/engine/message_table.h"
+#include "runtime/engine/request.h"
+#include "runtime/engine/response_cache.h"
+
+namespace hvd::engine {
+
+struct EngineOptions {
+  std::chrono::microseconds cycleTime{1000};         // HOROVOD_CYCLE_TIME (ms)
+  size_t cacheCapacity = 1024;                       // HOROVOD_CACHE_CAPACITY; 0 disables
+  std::uint64_t fusionThresholdBytes = 128ull << 20;  // HOROVOD_FUSION_THRESHOLD; 0 disables
+  bool stallCheck = true;                            // !HOROVOD_STALL_CHECK_DISABLE
+  std::chrono::milliseconds stallWarning{60000};     // HOROVOD_STALL_CHECK_TIME_SECONDS
+  std::chrono::milliseconds stallShutdown{0};        // HOROVOD_STALL_SHUTDOWN_TIME_SECONDS; 0: never
+  // After a stall shutdown, end the process with kStallExitCode (a rank's own runtime; off
+  // for ranks that are threads in one test process).
+  bool exitOnStallShutdown = false;
+};
+
+// The exit code of a rank ended by a stall shutdown (docs/exit-codes.md).
+inline constexpr int kStallExitCode = 119;
+
+using HandleId = std::int64_t;
+
+// An allgather's result: every rank's share back to back in rank order.
+struct Gathered {
+  std::vector<std::byte> bytes;
+  std::vector<std::uint64_t> counts;  // elements per rank
+};
+
+class Engine {
+ public:
+  // Takes the backends in order of preference; the first that supports a request's device
+  // runs it; the first that supports the CPU carries the control path. Starts the thread.
+  static Result<std::unique_ptr<Engine>> start(int rank, int size,
+                                               std::vector<std::unique_ptr<backends::CollectiveBackend>> backends,
+                                               EngineOptions options);
+  ~Engine();  // shutdown()
+
+  struct Submission {
+    std::string name;  // empty: matched by order of submission
+    Spec spec;
+    const void* in = nullptr;  // allreduce, allgather: read until completion
+    void* out = nullptr;       // allreduce: may equal in; broadcast: in place
+  };
+  // Does not block on other ranks. Errors: kInvalidUsage for a name already pending on
+  // this rank, or after the engine stopped (with the reason it stopped). The caller's
+  // buffers must stay valid until the handle completes.
+  Result<HandleId> submit(Submission submission);
+  // Whether the request finished (successfully or not); kInvalidArgument for an unknown
+  // handle. Never blocks.
+  Result<bool> poll(HandleId handle);
+  // Blocks until the request finished and releases the handle. The request's error names
+  // the tensor and the ranks or peer involved.
+  Status wait(HandleId handle);
+  // wait() for an allgather, handing over its result.
+  Result<Gathered> waitGathered(HandleId handle);
+
+  // Asks every rank's engine to stop after the current cycle (the first rank to ask ends
+  // the job's collectives: the others' pending requests fail saying so), then stops this
+  // one's thread. Requests still pending here fail. Blocks at most the backends' timeout;
+  // idempotent.
+  void shutdown();
+
+  std::string_view cpuBackendName() const { return backends_.front()->name(); }
+
+ private:
+  struct Operation;
+  Engine(int rank, int size, std::vector<std::unique_ptr<backends::CollectiveBackend>> backends, EngineOptions options);
+  void threadMain();
+  std::shared_ptr<Operation> find(HandleId handle);
+  // Waits for op, driving cycles when no other thread is; true when it completed.
+  void waitFor(const std::shared_ptr<Operation>& op);
+  void release(HandleId handle);
+
+  // One cycle, with cycleMutex_ held; true when it ran or decided anything here.
+  bool runCycle();
+  Status negotiateAndRun();
+  void takeIncoming(bool& shutdownAsked);
+  Status exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& announcing, std::vector<Response>& decided);
+  Status runStallCheck();
+  Status execute(std::vector<std::pair<Response, std::shared_ptr<Operation>>>& ready);
+  Status runAllreduceGroup(const std::vector<std::pair<Response, std::shared_ptr<Operation>>>& ready,
+                           const std::vector<size_t>& members);
+  Status runAlone(const Response& response, Operation& op);
+  backends::CollectiveBackend* backendFor(Device device);
+  void complete(const std::shared_ptr<Operation>& op, Status status);
+  void stop(const Status& why);  // fails everything pending; the engine then refuses work
+
+  int rank_, size_;
+  EngineOptions options_;
+  std::vector<std::unique_ptr<backends::CollectiveBackend>> backends_;
+
+  // Shared with submitting threads (queueMutex_).
+  std::mutex queueMutex_;
+  std::vector<std::shared_ptr<Operation>> incoming_;
+  std::unordered_map<HandleId, std::shared_ptr<Operation>> handles_;
+  std::set<std::string> activeNames_;  // named requests submitted and not yet finished
+  HandleId nextHandle_ = 1;
+  bool shutdownAsked_ = false;
+  bool kick_ = false;               // run the next cycle now (a waiter could not drive it)
+  std::atomic<bool> idle_{false};   // the thread is backing off: a submission wakes it
+  Status stopped_;  // non-ok once the engine stopped
+  std::condition_variable wake_;  // the thread's sleep between cycles
+
+  // Completion (doneMutex_): waiters sleep here between their own cycles.
+  std::mutex doneMutex_;
+  std::condition_variable done_;
+
+  // The cycle's state (cycleMutex_): held by whichever thread runs a cycle.
+  std::mutex cycleMutex_;
+  std::atomic<bool> running_{true};
+  std::map<std::string, std::shared_ptr<Operation>> named_;
+  std::deque<std::shared_ptr<Operation>> unnamed_;
+  std::uint64_t unnamedRun_ = 0;  // unnamed requests run so far (the same count on every rank)
+  MessageTable table_;
+  ResponseCache cache_;
+  std::uint64_t tick_ = 0;
+  bool progressed_ = false;  // the current cycle ran or decided something
+  std::vector<std::byte> fusionBuffer_;
+  std::chrono::steady_clock::time_point nextStallCheck_;
+  std::set<std::string> warnedStalls_;
+
+  std::thread thread_;
+};
+
+}  // namespace hvd::engine

@@ -1,0 +1,58 @@
+// runtime/engine/request.cc: descriptions and agreement hashes of request specs.
+#include "runtime/engine/request.h"
+
+namespace hvd::engine {
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t value) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (value >> (8 * i)) & 0xff;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+std::string_view opKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAllreduce: return "allreduce";
+    case OpKind::kBroadcast: return "broadcast";
+    case OpKind::kAllgather: return "allgather";
+    case OpKind::kBarrier: return "barrier";
+  }
+  return "?";
+}
+
+std::string describe(const Spec& spec) {
+  if (spec.kind == OpKind::kBarrier) return "barrier";
+  std::string text = std::string(opKindName(spec.kind)) + " of " + std::to_string(spec.count) + " " +
+                     std::string(dataTypeName(spec.type));
+  if (spec.kind == OpKind::kAllreduce) text += " (" + std::string(reduceOpName(spec.op)) + ")";
+  if (spec.kind == OpKind::kBroadcast) text += " from root " + std::to_string(spec.root);
+  if (spec.device == Device::kCuda) text += " on the GPU";
+  return text;
+}
+
+bool compatible(const Spec& a, const Spec& b) {
+  if (a.kind != b.kind || a.type != b.type || a.device != b.device) return false;
+  switch (a.kind) {
+    case OpKind::kAllreduce: return a.op == b.op && a.count == b.count;
+    case OpKind::kBroadcast: return a.root == b.root && a.count == b.count;
+    case OpKind::kAllgather: return true;
+    case OpKind::kBarrier: return true;
+  }
+  return false;
+}
+
+std::uint64_t agreementHash(const Spec& spec, std::uint64_t seed) {
+  std::uint64_t h = mix(seed, static_cast<std::uint64_t>(spec.kind));
+  if (spec.kind == OpKind::kBarrier) return h;
+  h = mix(h, static_cast<std::uint64_t>(spec.type));
+  h = mix(h, static_cast<std::uint64_t>(spec.device));
+  if (spec.kind == OpKind::kAllreduce) h = mix(mix(h, static_cast<std::uint64_t>(spec.op)), spec.count);
+  if (spec.kind == OpKind::kBroadcast) h = mix(mix(h, static_cast<std::uint64_t>(spec.root)), spec.count);
+  return h;
+}
+
+}  // namespace hvd::engine

@@ -1,0 +1,54 @@
+// runtime/engine/wire.cc: encoding and checked decoding.
+#include "runtime/engine/wire.h"
+
+#include <cstring>
+
+namespace hvd::engine {
+
+void WireWriter::u64(std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<std::byte>(v >> (8 * i)));
+}
+
+void WireWriter::text(const std::string& s) {
+  u64(s.size());
+  const auto* p = reinterpret_cast<const std::byte*>(s.data());
+  bytes_.insert(bytes_.end(), p, p + s.size());
+}
+
+void WireWriter::spec(const Spec& s) {
+  u64(static_cast<std::uint64_t>(s.kind) | static_cast<std::uint64_t>(s.type) << 8 |
+      static_cast<std::uint64_t>(s.op) << 16 | static_cast<std::uint64_t>(s.device) << 24);
+  u64(static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.root)));
+  u64(s.count);
+}
+
+bool WireReader::u64(std::uint64_t& v) {
+  if (bytes_.size() - at_ < 8) return false;
+  v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(bytes_[at_ + static_cast<size_t>(i)]) << (8 * i);
+  at_ += 8;
+  return true;
+}
+
+bool WireReader::text(std::string& s) {
+  std::uint64_t n = 0;
+  if (!u64(n) || n > bytes_.size() - at_) return false;
+  s.assign(reinterpret_cast<const char*>(bytes_.data() + at_), n);
+  at_ += n;
+  return true;
+}
+
+bool WireReader::spec(Spec& s) {
+  std::uint64_t packed = 0, root = 0, count = 0;
+  if (!u64(packed) || !u64(root) || !u64(count)) return false;
+  auto kind = packed & 0xff, type = (packed >> 8) & 0xff, op = (packed >> 16) & 0xff, device = (packed >> 24) & 0xff;
+  if (kind > 3 || type >= static_cast<std::uint64_t>(kDataTypeCount) || op >= static_cast<std::uint64_t>(kReduceOpCount) ||
+      device > 1 || (packed >> 32) != 0 || root > 0x7fffffff) {
+    return false;
+  }
+  s = Spec{static_cast<OpKind>(kind), static_cast<DataType>(type), static_cast<ReduceOp>(op), static_cast<int>(root), count,
+           static_cast<Device>(device)};
+  return true;
+}
+
+}  // namespace hvd::engine

@@ -20,6 +20,7 @@
 #include "collectives/halving_doubling.h"
 #include "collectives/halving_schedule.h"
 #include "collectives/ring_collectives.h"
+#include "tests/support/memory_store.h"
 
 using namespace std::chrono_literals;
 using hvd::collectives::DataType;
@@ -28,25 +29,7 @@ namespace hc = hvd::collectives;
 
 namespace {
 
-class MemoryStore : public hvd::Store {
- public:
-  hvd::Status set(const std::string& key, const std::string& value) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    map_[key] = value;
-    changed_.notify_all();
-    return hvd::Status::ok();
-  }
-  hvd::Result<std::string> get(const std::string& key, std::chrono::milliseconds timeout) override {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!changed_.wait_for(lock, timeout, [&] { return map_.count(key) > 0; })) return hvd::Status(hvd::Errc::kTimeout, key);
-    return map_[key];
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::string, std::string> map_;
-};
+using hvd::test::MemoryStore;
 
 // Whether the rings onRing builds use shared memory between neighbours (every thread shares
 // this host, so they can); tests that move data run both ways through GENERATE.

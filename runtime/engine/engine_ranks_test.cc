@@ -1,0 +1,476 @@
+// runtime/engine/engine_ranks_test.cc: the engine with ranks as threads, each a whole
+// Runtime over the real TCP/shared-memory backend (Catch2 assertions on the main thread
+// only): fused and unfused results against a serial computation, submission in different
+// orders, mismatches, duplicate names, concurrent submitters, a dead peer and shutdown.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <thread>
+
+#include "collectives/reduce.h"
+#include "runtime/backends/backend_factory.h"
+#include "runtime/core/runtime.h"
+#include "tests/support/memory_store.h"
+
+using namespace std::chrono_literals;
+using hvd::DataType;
+using hvd::ReduceOp;
+using hvd::engine::Engine;
+using hvd::engine::OpKind;
+using hvd::engine::Spec;
+
+namespace {
+
+hvd::EnvSnapshot environment(bool sharedMemory) {
+  auto env = hvd::EnvSnapshot::read([&](const char* name) -> const char* {
+    if (std::string(name) == "HVD_SHARED_MEMORY") return sharedMemory ? "1" : "0";
+    return nullptr;
+  });
+  return *env;
+}
+
+// Runs body(rank, engine) on `size` threads, each with its own Runtime; returns each rank's
+// failure message ("" when it succeeded). Every runtime shuts down after its body.
+std::vector<std::string> onRanks(int size, hvd::engine::EngineOptions options,
+                                 const std::function<std::string(int, Engine&)>& body, bool sharedMemory = true,
+                                 std::chrono::milliseconds timeout = 10s) {
+  hvd::test::MemoryStore store;
+  std::vector<std::string> errors(static_cast<size_t>(size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) {
+    threads.emplace_back([&, r] {
+      auto env = environment(sharedMemory);
+      hvd::backends::BackendSetup setup;
+      setup.rank = r, setup.size = size, setup.localSize = size;
+      setup.store = &store;
+      setup.secret = "engine-test";
+      setup.timeout = timeout;
+      setup.env = &env;
+      auto backends = hvd::backends::openBackends(setup);
+      if (!backends) {
+        errors[static_cast<size_t>(r)] = "open: " + backends.status().message();
+        return;
+      }
+      hvd::bootstrap::Identity id{r, size, r, size, 0, 1};
+      auto runtime = hvd::Runtime::create(id, std::move(*backends), options);
+      if (!runtime) {
+        errors[static_cast<size_t>(r)] = "create: " + runtime.status().message();
+        return;
+      }
+      errors[static_cast<size_t>(r)] = body(r, (*runtime)->engine());
+      (*runtime)->shutdown();
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+std::vector<std::string> none(int size) { return std::vector<std::string>(static_cast<size_t>(size)); }
+
+// Small integers (non-negative for uint8), so sums and products stay exact and the
+// comparison can be exact too.
+double valueFor(DataType type, int rank, size_t index) {
+  double v = static_cast<double>((rank * 7 + static_cast<int>(index) * 3) % 13 - 6);
+  return type == DataType::kUInt8 ? v + 6 : v;
+}
+
+void put(DataType type, std::vector<std::byte>& buf, size_t i, double v) {
+  namespace hc = hvd::collectives;
+  size_t w = hvd::dataTypeSize(type);
+  auto store = [&](auto x) { std::memcpy(buf.data() + i * w, &x, w); };
+  switch (type) {
+    case DataType::kFloat32: store(static_cast<float>(v)); break;
+    case DataType::kFloat64: store(v); break;
+    case DataType::kFloat16: store(hc::floatToHalf(static_cast<float>(v))); break;
+    case DataType::kBFloat16: store(hc::floatToBfloat16(static_cast<float>(v))); break;
+    case DataType::kInt8: store(static_cast<std::int8_t>(static_cast<long long>(v))); break;
+    case DataType::kUInt8: store(static_cast<std::uint8_t>(static_cast<long long>(v))); break;
+    case DataType::kInt32: store(static_cast<std::int32_t>(v)); break;
+    case DataType::kInt64: store(static_cast<std::int64_t>(v)); break;
+  }
+}
+
+std::vector<std::byte> input(DataType type, int rank, size_t count) {
+  std::vector<std::byte> buf(count * hvd::dataTypeSize(type));
+  for (size_t i = 0; i < count; ++i) put(type, buf, i, valueFor(type, rank, i));
+  return buf;
+}
+
+// The serial answer, reduced in rank order.
+std::vector<std::byte> expected(DataType type, ReduceOp op, int size, size_t count) {
+  std::vector<std::byte> buf(count * hvd::dataTypeSize(type));
+  bool integer = type == DataType::kInt8 || type == DataType::kUInt8 || type == DataType::kInt32 || type == DataType::kInt64;
+  for (size_t i = 0; i < count; ++i) {
+    double acc = valueFor(type, 0, i);
+    for (int r = 1; r < size; ++r) {
+      double v = valueFor(type, r, i);
+      switch (op) {
+        case ReduceOp::kSum:
+        case ReduceOp::kAverage: acc += v; break;
+        case ReduceOp::kMin: acc = std::min(acc, v); break;
+        case ReduceOp::kMax: acc = std::max(acc, v); break;
+        case ReduceOp::kProduct: acc *= v; break;
+      }
+    }
+    if (op == ReduceOp::kAverage) acc = integer ? static_cast<double>(static_cast<long long>(acc) / size) : acc / size;
+    put(type, buf, i, acc);
+  }
+  return buf;
+}
+
+// Products of 8 ranks' values overflow the narrow types (and their wrap differs from the
+// serial double): products are checked on the wide types only.
+bool checkable(DataType type, ReduceOp op) {
+  bool narrow = type == DataType::kInt8 || type == DataType::kUInt8 || type == DataType::kFloat16 || type == DataType::kBFloat16;
+  return !(narrow && op == ReduceOp::kProduct);
+}
+
+struct Case {
+  std::string name;
+  DataType type;
+  ReduceOp op;
+  size_t count;
+};
+
+// Every type and op at sizes from 0 up, all submitted before any is waited for, so that
+// they are ready in one cycle and fuse.
+std::vector<Case> everyCase() {
+  std::vector<Case> cases;
+  const size_t sizes[] = {0, 1, 3, 17, 1000, 4099};
+  for (int t = 0; t < hvd::kDataTypeCount; ++t) {
+    for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+      auto type = static_cast<DataType>(t);
+      auto op = static_cast<ReduceOp>(o);
+      if (!checkable(type, op)) continue;
+      for (size_t n : sizes) {
+        cases.push_back({std::string(hvd::dataTypeName(type)) + "." + std::string(hvd::reduceOpName(op)) + "." +
+                             std::to_string(n),
+                         type, op, n});
+      }
+    }
+  }
+  return cases;
+}
+
+std::string runEveryCase(int rank, int size, Engine& engine, std::vector<std::vector<std::byte>>* results) {
+  auto cases = everyCase();
+  std::vector<std::vector<std::byte>> in, out;
+  std::vector<hvd::engine::HandleId> handles;
+  for (const auto& c : cases) {
+    in.push_back(input(c.type, rank, c.count));
+    out.emplace_back(in.back().size());
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    auto h = engine.submit({c.name, Spec{OpKind::kAllreduce, c.type, c.op, 0, c.count, hvd::Device::kCpu},
+                            in[i].data(), out[i].data()});
+    if (!h) return "submit " + c.name + ": " + h.status().message();
+    handles.push_back(*h);
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& c = cases[i];
+    if (auto s = engine.wait(handles[i]); !s.isOk()) return c.name + ": " + s.message();
+    if (out[i] != expected(c.type, c.op, size, c.count)) return c.name + ": wrong result on rank " + std::to_string(rank);
+  }
+  if (results) *results = std::move(out);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("every type and op at every size, fused and unfused, equals the serial computation on 1 to 8 ranks", "[mp][engine]") {
+  for (int size : {1, 2, 3, 4, 5, 8}) {
+    for (std::uint64_t threshold : {std::uint64_t{0}, std::uint64_t{64} << 20, std::uint64_t{4096}}) {
+      hvd::engine::EngineOptions options;
+      options.fusionThresholdBytes = threshold;
+      INFO("np " << size << " fusion threshold " << threshold);
+      auto errors = onRanks(size, options, [&](int rank, Engine& e) { return runEveryCase(rank, size, e, nullptr); });
+      CHECK(errors == none(size));
+    }
+  }
+}
+
+TEST_CASE("random floats reduce to the same bits on every rank, fused or not", "[mp][engine]") {
+  const int size = 4;
+  std::vector<std::vector<std::byte>> fused(size), unfused(size);
+  for (auto* results : {&fused, &unfused}) {
+    hvd::engine::EngineOptions options;
+    options.fusionThresholdBytes = results == &fused ? 64u << 20 : 0;
+    auto errors = onRanks(size, options, [&](int rank, Engine& e) -> std::string {
+      std::mt19937 rng(static_cast<unsigned>(rank));
+      std::uniform_real_distribution<float> dist(-1e3f, 1e3f);
+      std::vector<std::vector<float>> in(50), out(50);
+      std::vector<hvd::engine::HandleId> handles;
+      for (int t = 0; t < 50; ++t) {
+        in[t].resize(static_cast<size_t>(t * 7 + 1));
+        for (float& x : in[t]) x = dist(rng);
+        out[t].resize(in[t].size());
+        auto h = e.submit({"t" + std::to_string(t), Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, in[t].size(),
+                                                        hvd::Device::kCpu},
+                           in[t].data(), out[t].data()});
+        if (!h) return h.status().message();
+        handles.push_back(*h);
+      }
+      auto& mine = (*results)[static_cast<size_t>(rank)];
+      for (int t = 0; t < 50; ++t) {
+        if (auto s = e.wait(handles[static_cast<size_t>(t)]); !s.isOk()) return s.message();
+        const auto* p = reinterpret_cast<const std::byte*>(out[t].data());
+        mine.insert(mine.end(), p, p + out[t].size() * sizeof(float));
+      }
+      return "";
+    });
+    REQUIRE(errors == none(size));
+  }
+  for (int r = 1; r < size; ++r) CHECK(fused[static_cast<size_t>(r)] == fused[0]);
+  for (int r = 0; r < size; ++r) CHECK(unfused[static_cast<size_t>(r)] == fused[0]);
+}
+
+TEST_CASE("200 names submitted in a different order on each of 4 ranks all complete correctly", "[mp][engine]") {
+  const int size = 4;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    std::vector<int> order(200);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), std::mt19937(static_cast<unsigned>(rank + 1)));
+    std::vector<std::vector<std::int64_t>> data(200);
+    std::vector<hvd::engine::HandleId> handles(200);
+    for (int k : order) {
+      data[static_cast<size_t>(k)].assign(static_cast<size_t>(k % 9 + 1), rank + k);
+      auto& d = data[static_cast<size_t>(k)];
+      auto h = e.submit({"grad." + std::to_string(k), Spec{OpKind::kAllreduce, DataType::kInt64, ReduceOp::kSum, 0, d.size(),
+                                                          hvd::Device::kCpu},
+                         d.data(), d.data()});
+      if (!h) return h.status().message();
+      handles[static_cast<size_t>(k)] = *h;
+      if (k % 17 == 0) std::this_thread::sleep_for(1ms);  // spread them over several cycles
+    }
+    for (int k : order) {
+      if (auto s = e.wait(handles[static_cast<size_t>(k)]); !s.isOk()) return "grad." + std::to_string(k) + ": " + s.message();
+      std::int64_t want = 0 + 1 + 2 + 3 + 4 * k;
+      for (auto v : data[static_cast<size_t>(k)]) {
+        if (v != want) return "grad." + std::to_string(k) + " = " + std::to_string(v) + ", expected " + std::to_string(want);
+      }
+    }
+    return "";
+  });
+  CHECK(errors == none(size));
+}
+
+TEST_CASE("the same names every step hit the cache, and a changed shape is renegotiated", "[mp][engine]") {
+  const int size = 3;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    for (int step = 0; step < 20; ++step) {
+      size_t n = step < 10 ? 5 : 6;  // the shape changes at step 10
+      std::vector<float> a(n, static_cast<float>(rank)), b(n, 1.0f);
+      auto ha = e.submit({"a", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, n, hvd::Device::kCpu}, a.data(), a.data()});
+      auto hb = e.submit({"b", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kMax, 0, n, hvd::Device::kCpu}, b.data(), b.data()});
+      if (!ha || !hb) return "submit failed";
+      if (auto s = e.wait(*ha); !s.isOk()) return s.message();
+      if (auto s = e.wait(*hb); !s.isOk()) return s.message();
+      if (a[n - 1] != 3.0f || b[0] != 1.0f) return "step " + std::to_string(step) + ": wrong result";
+    }
+    return "";
+  });
+  CHECK(errors == none(size));
+}
+
+TEST_CASE("a tensor submitted with a different count, type or op fails on every rank naming it and the ranks", "[mp][engine]") {
+  const int size = 3;
+  std::vector<std::string> messages(size);
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    std::vector<float> data(8, 1.0f);
+    Spec good{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 8, hvd::Device::kCpu};
+    Spec count = good, type = good, op = good;
+    count.count = 7;
+    type.type = DataType::kInt32;
+    op.op = ReduceOp::kMax;
+    std::vector<std::pair<std::string, Spec>> bad{{"count", count}, {"type", type}, {"op", op}};
+    std::string seen;
+    for (const auto& [name, spec] : bad) {
+      auto h = e.submit({name, rank == 1 ? spec : good, data.data(), data.data()});
+      if (!h) return h.status().message();
+      auto s = e.wait(*h);
+      if (s.isOk()) return name + ": a mismatch completed";
+      seen += s.message() + "\n";
+    }
+    // The engine is still usable afterwards.
+    auto h = e.submit({"after", good, data.data(), data.data()});
+    if (!h || !e.wait(*h).isOk() || data[0] != 3.0f) return "a correct request after the mismatches failed";
+    messages[static_cast<size_t>(rank)] = seen;
+    return "";
+  });
+  REQUIRE(errors == none(size));
+  for (int r = 0; r < size; ++r) {
+    INFO("rank " << r << ": " << messages[static_cast<size_t>(r)]);
+    CHECK(messages[static_cast<size_t>(r)] == messages[0]);
+    CHECK(messages[static_cast<size_t>(r)].find("tensor 'count' was submitted differently by different ranks: ranks 0, 2 asked for "
+                                                "allreduce of 8 float32 (sum) but rank 1 asked for allreduce of 7 float32 (sum)") !=
+          std::string::npos);
+    CHECK(messages[static_cast<size_t>(r)].find("rank 1 asked for allreduce of 8 int32 (sum)") != std::string::npos);
+    CHECK(messages[static_cast<size_t>(r)].find("rank 1 asked for allreduce of 8 float32 (max)") != std::string::npos);
+  }
+}
+
+TEST_CASE("unnamed requests made in a different order fail on every rank with each rank's description", "[mp][engine]") {
+  const int size = 2;
+  std::vector<std::string> messages(size);
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    std::vector<float> data(4, 1.0f);
+    Spec a{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu};
+    Spec b{OpKind::kBroadcast, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu};
+    auto h = e.submit({"", rank == 0 ? a : b, data.data(), data.data()});
+    if (!h) return h.status().message();
+    messages[static_cast<size_t>(rank)] = e.wait(*h).message();
+    return "";
+  });
+  REQUIRE(errors == none(size));
+  CHECK(messages[0] == messages[1]);
+  CHECK(messages[0] == "tensor 'unnamed collective #1' was submitted differently by different ranks: rank 0 asked for "
+                       "allreduce of 4 float32 (sum) but rank 1 asked for broadcast of 4 float32 from root 0");
+}
+
+TEST_CASE("a name submitted again before it finished is refused at once, and free again after", "[mp][engine]") {
+  auto errors = onRanks(2, {}, [&](int rank, Engine& e) -> std::string {
+    float x = 1, y = 1;
+    Spec s{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 1, hvd::Device::kCpu};
+    auto first = e.submit({"w", s, &x, &x});
+    if (!first) return first.status().message();
+    auto second = e.submit({"w", s, &y, &y});
+    if (second) return "the duplicate was accepted";
+    if (second.status().message() != "tensor 'w' was submitted again before its first submission finished") {
+      return "unexpected: " + second.status().message();
+    }
+    if (!e.wait(*first).isOk() || x != 2) return "the first failed";
+    auto third = e.submit({"w", s, &y, &y});
+    if (!third || !e.wait(*third).isOk() || y != 2) return "the name was not free again";
+    if (e.wait(*third).isOk()) return "a handle could be waited for twice";
+    (void)rank;
+    return "";
+  });
+  CHECK(errors == none(2));
+}
+
+TEST_CASE("broadcast from every root and allgather of uneven shares go through the engine", "[mp][engine]") {
+  const int size = 3;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    for (int root = 0; root < size; ++root) {
+      std::vector<std::int32_t> data(5, rank == root ? 100 + root : -1);
+      auto h = e.submit({"b" + std::to_string(root), Spec{OpKind::kBroadcast, DataType::kInt32, ReduceOp::kSum, root, 5, hvd::Device::kCpu},
+                         data.data(), data.data()});
+      if (!h || !e.wait(*h).isOk()) return "broadcast failed";
+      if (data != std::vector<std::int32_t>(5, 100 + root)) return "broadcast from " + std::to_string(root) + " wrong";
+    }
+    for (bool named : {true, false}) {
+      std::vector<std::int32_t> mine(static_cast<size_t>(rank), rank);  // rank 0 gives nothing
+      auto h = e.submit({named ? "g" : "", Spec{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, mine.size(), hvd::Device::kCpu},
+                         mine.data(), nullptr});
+      if (!h) return h.status().message();
+      auto g = e.waitGathered(*h);
+      if (!g) return g.status().message();
+      if (g->counts != std::vector<std::uint64_t>{0, 1, 2}) return "allgather counts wrong";
+      std::vector<std::int32_t> all(g->bytes.size() / 4);
+      std::memcpy(all.data(), g->bytes.data(), g->bytes.size());
+      if (all != std::vector<std::int32_t>{1, 2, 2}) return "allgather data wrong";
+    }
+    auto b = e.submit({"", Spec{OpKind::kBarrier, DataType::kUInt8, ReduceOp::kSum, 0, 0, hvd::Device::kCpu}, nullptr, nullptr});
+    if (!b || !e.wait(*b).isOk()) return "barrier failed";
+    return "";
+  });
+  CHECK(errors == none(size));
+}
+
+TEST_CASE("eight threads per rank submitting and waiting concurrently all get correct results", "[mp][engine]") {
+  const int size = 3, threads = 8, perThread = 40;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    std::vector<std::string> failures(threads);
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        for (int i = 0; i < perThread; ++i) {
+          std::vector<double> v(static_cast<size_t>(i % 5 + 1), rank + 1.0);
+          auto h = e.submit({"t" + std::to_string(t) + "." + std::to_string(i),
+                             Spec{OpKind::kAllreduce, DataType::kFloat64, ReduceOp::kSum, 0, v.size(), hvd::Device::kCpu}, v.data(), v.data()});
+          if (!h) return void(failures[static_cast<size_t>(t)] = h.status().message());
+          if (i % 3 == 0) {
+            while (true) {
+              auto done = e.poll(*h);
+              if (!done) return void(failures[static_cast<size_t>(t)] = done.status().message());
+              if (*done) break;
+              std::this_thread::yield();
+            }
+          }
+          if (auto s = e.wait(*h); !s.isOk()) return void(failures[static_cast<size_t>(t)] = s.message());
+          if (v[0] != 6.0) return void(failures[static_cast<size_t>(t)] = "wrong sum");
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    for (const auto& f : failures) {
+      if (!f.empty()) return f;
+    }
+    return "";
+  });
+  CHECK(errors == none(size));
+}
+
+TEST_CASE("a rank that dies fails every pending handle on the survivors, naming the peer, well within the timeout", "[mp][engine]") {
+  const int size = 3;
+  std::vector<std::string> messages(size);
+  auto started = std::chrono::steady_clock::now();
+  auto errors = onRanks(
+      size, {},
+      [&](int rank, Engine& e) -> std::string {
+        if (rank == 2) {
+          // Leaves without a word: its runtime closes its connections when this returns.
+          return "";
+        }
+        std::vector<float> v(4, 1.0f);
+        std::vector<hvd::engine::HandleId> handles;
+        for (int i = 0; i < 5; ++i) {
+          auto h = e.submit({"p" + std::to_string(i), Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
+                             v.data(), v.data()});
+          if (h) handles.push_back(*h);
+        }
+        std::string seen;
+        for (auto h : handles) {
+          auto s = e.wait(h);
+          if (s.isOk()) return "a request completed without rank 2";
+          seen = s.message();
+        }
+        messages[static_cast<size_t>(rank)] = seen;
+        auto after = e.submit({"later", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu}, v.data(), v.data()});
+        if (after) return "the engine accepted work after the failure";
+        return "";
+      },
+      true, 20s);
+  CHECK(errors == none(size));
+  CHECK(std::chrono::steady_clock::now() - started < 10s);
+  for (int r = 0; r < 2; ++r) {
+    INFO(messages[static_cast<size_t>(r)]);
+    CHECK(messages[static_cast<size_t>(r)].find("rank 2") != std::string::npos);
+  }
+}
+
+TEST_CASE("a rank that shuts down with requests pending elsewhere fails them there, saying which rank it was", "[mp][engine]") {
+  const int size = 2;
+  std::string message;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    if (rank == 0) {
+      std::vector<float> v(4, 1.0f);
+      auto h = e.submit({"only-rank-0", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
+                         v.data(), v.data()});
+      if (!h) return h.status().message();
+      message = e.wait(*h).message();
+      return "";
+    }
+    std::this_thread::sleep_for(50ms);
+    e.shutdown();
+    return "";
+  });
+  CHECK(errors == none(size));
+  CHECK(message == "rank 1 shut hvd down (hvd.shutdown()), so no collective runs after it");
+}

@@ -1,0 +1,265 @@
+// runtime/engine/negotiation_test.cc: the engine's pure parts without sockets: the message
+// table's verdicts, the response cache's slots, the control bytes under a byte-wise
+// minimum, fusion groups, stall findings and the wire format.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
+
+#include "runtime/engine/control_message.h"
+#include "runtime/engine/fusion_plan.h"
+#include "runtime/engine/message_table.h"
+#include "runtime/engine/response_cache.h"
+#include "runtime/engine/stall_inspector.h"
+#include "runtime/engine/wire.h"
+
+using namespace hvd::engine;
+using hvd::DataType;
+using hvd::ReduceOp;
+
+namespace {
+
+Spec allreduce(std::uint64_t count, DataType type = DataType::kFloat32, ReduceOp op = ReduceOp::kSum) {
+  return Spec{OpKind::kAllreduce, type, op, 0, count, hvd::Device::kCpu};
+}
+
+// The byte-wise minimum over the ranks' offers, as agree() computes it.
+std::vector<std::uint8_t> agreeOver(const std::vector<ControlOffer>& offers) {
+  std::vector<std::uint8_t> agreed = encodeOffer(offers[0]);
+  for (const auto& o : offers) {
+    auto bytes = encodeOffer(o);
+    REQUIRE(bytes.size() == agreed.size());
+    for (size_t i = 0; i < bytes.size(); ++i) agreed[i] = std::min(agreed[i], bytes[i]);
+  }
+  return agreed;
+}
+
+}  // namespace
+
+TEST_CASE("a name is decided only once every rank announced it, in any order", "[unit]") {
+  MessageTable table(3);
+  CHECK_FALSE(table.record(2, {"w", allreduce(10)}));
+  CHECK_FALSE(table.record(0, {"w", allreduce(10)}));
+  CHECK(table.waiting() == std::map<std::string, std::vector<int>>{{"w", {0, 2}}});
+  auto decided = table.record(1, {"w", allreduce(10)});
+  REQUIRE(decided);
+  CHECK(decided->error.empty());
+  CHECK(decided->spec == allreduce(10));
+  CHECK(table.waiting().empty());
+}
+
+TEST_CASE("specs that disagree give every rank one error naming the tensor, the ranks and what each asked", "[unit]") {
+  MessageTable table(3);
+  table.record(0, {"grad/w", allreduce(100)});
+  table.record(1, {"grad/w", allreduce(99)});
+  auto decided = table.record(2, {"grad/w", allreduce(100)});
+  REQUIRE(decided);
+  CHECK(decided->error ==
+        "tensor 'grad/w' was submitted differently by different ranks: ranks 0, 2 asked for allreduce of 100 float32 "
+        "(sum) but rank 1 asked for allreduce of 99 float32 (sum)");
+  MessageTable types(2);
+  types.record(0, {"b", allreduce(4, DataType::kFloat32, ReduceOp::kMax)});
+  auto byOp = types.record(1, {"b", allreduce(4, DataType::kInt32, ReduceOp::kMin)});
+  REQUIRE(byOp);
+  CHECK(byOp->error.find("rank 0 asked for allreduce of 4 float32 (max) but rank 1 asked for allreduce of 4 int32 (min)") !=
+        std::string::npos);
+}
+
+TEST_CASE("allgather shares may differ in length, and the response carries each rank's", "[unit]") {
+  MessageTable table(3);
+  Spec g{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, 0, hvd::Device::kCpu};
+  for (int r = 0; r < 2; ++r) {
+    g.count = static_cast<std::uint64_t>(r + 1);
+    CHECK_FALSE(table.record(r, {"g", g}));
+  }
+  g.count = 0;
+  auto decided = table.record(2, {"g", g});
+  REQUIRE(decided);
+  CHECK(decided->error.empty());
+  CHECK(decided->counts == std::vector<std::uint64_t>{1, 2, 0});
+}
+
+TEST_CASE("rank lists read as people write them", "[unit]") {
+  CHECK(rankList({3}) == "rank 3");
+  CHECK(rankList({0, 1}) == "ranks 0, 1");
+  CHECK(rankList({0, 1, 2, 3, 7}) == "ranks 0-3, 7");
+}
+
+TEST_CASE("the response cache reuses erased slots and evicts the least recently used when full", "[unit]") {
+  ResponseCache cache(2);
+  CHECK(cache.insert({"a", allreduce(1), {}, ""}, 1) == 0u);
+  CHECK(cache.insert({"b", allreduce(2), {}, ""}, 2) == 1u);
+  cache.touch(0, 3);  // a is now the more recent
+  CHECK(cache.insert({"c", allreduce(3), {}, ""}, 4) == 1u);  // evicts b
+  CHECK_FALSE(cache.find("b"));
+  CHECK(cache.find("a") == 0u);
+  cache.erase("a");
+  CHECK(cache.at(0) == nullptr);
+  CHECK(cache.insert({"d", allreduce(4), {}, ""}, 5) == 0u);
+  CHECK(cache.slots() == 2);
+  CHECK(cache.matches(0, 0, allreduce(4)));
+  CHECK_FALSE(cache.matches(0, 0, allreduce(5)));
+  ResponseCache off(0);
+  CHECK_FALSE(off.insert({"a", allreduce(1), {}, ""}, 1));
+  CHECK(off.slots() == 0);
+}
+
+TEST_CASE("two caches fed the same sequence of operations hold the same slots", "[unit]") {
+  std::mt19937 rng(7);
+  ResponseCache a(8), b(8);
+  for (std::uint64_t tick = 1; tick < 2000; ++tick) {
+    std::string name = "t" + std::to_string(rng() % 20);
+    switch (rng() % 3) {
+      case 0: a.insert({name, allreduce(tick), {}, ""}, tick), b.insert({name, allreduce(tick), {}, ""}, tick); break;
+      case 1: a.erase(name), b.erase(name); break;
+      default:
+        if (auto s = a.find(name)) a.touch(*s, tick), b.touch(*s, tick);
+    }
+  }
+  REQUIRE(a.slots() == b.slots());
+  for (size_t s = 0; s < a.slots(); ++s) {
+    REQUIRE((a.at(s) == nullptr) == (b.at(s) == nullptr));
+    if (a.at(s) != nullptr) CHECK(a.at(s)->name == b.at(s)->name);
+  }
+}
+
+TEST_CASE("under a byte-wise minimum the control bytes give AND, OR, the lowest shutdown rank and count ranges", "[unit]") {
+  ControlOffer quiet, busy, leaving;
+  quiet.cached = {1, 1, 0};
+  busy.cached = {1, 0, 0};
+  busy.hasAnnouncements = true;
+  busy.unnamedCount = 3;
+  busy.headHash = 42, busy.allHash = 99;
+  leaving.cached = {1, 1, 1};
+  leaving.shutdownRank = 5;
+  leaving.unnamedCount = 300;  // capped at 255
+  leaving.headHash = 42, leaving.allHash = 98;
+  quiet.unnamedCount = 1;
+  quiet.headHash = 42, quiet.allHash = 7;
+  ControlOffer other = leaving;
+  other.shutdownRank = 2;
+  ControlAgreement a = decodeAgreement(agreeOver({quiet, busy, leaving, other}));
+  CHECK(a.shutdownRank == 2);
+  CHECK(a.anyAnnouncements);
+  CHECK_FALSE(a.stallCheck);
+  CHECK(a.unnamedMin == 1);
+  CHECK(a.unnamedMax == 255);
+  CHECK(a.headsAgree);
+  CHECK_FALSE(a.allAgree);
+  CHECK(a.cachedEverywhere == std::vector<bool>{true, false, false});
+  ControlAgreement none = decodeAgreement(agreeOver({quiet, quiet}));
+  CHECK(none.shutdownRank == -1);
+  CHECK_FALSE(none.anyAnnouncements);
+  CHECK(none.allAgree);
+  busy.headHash = 41;
+  CHECK_FALSE(decodeAgreement(agreeOver({quiet, busy})).headsAgree);
+}
+
+TEST_CASE("agreement hashes are equal exactly when specs are compatible", "[unit]") {
+  std::vector<Spec> specs;
+  for (auto kind : {OpKind::kAllreduce, OpKind::kBroadcast, OpKind::kAllgather, OpKind::kBarrier}) {
+    for (auto type : {DataType::kFloat32, DataType::kInt64}) {
+      for (auto op : {ReduceOp::kSum, ReduceOp::kMax}) {
+        for (int root : {0, 1}) {
+          for (std::uint64_t count : {0, 5}) specs.push_back(Spec{kind, type, op, root, count, hvd::Device::kCpu});
+        }
+      }
+    }
+  }
+  for (const auto& a : specs) {
+    for (const auto& b : specs) {
+      INFO(describe(a) << " / " << describe(b));
+      CHECK((agreementHash(a) == agreementHash(b)) == compatible(a, b));
+    }
+  }
+}
+
+TEST_CASE("fusion packs allreduces of one type and op up to the threshold and leaves the rest alone", "[unit]") {
+  std::vector<Spec> ready{allreduce(100),                                      // 400 B
+                          allreduce(100, DataType::kFloat64),                  // 800 B, own group
+                          allreduce(100),                                      // joins the first
+                          Spec{OpKind::kBroadcast, DataType::kUInt8, ReduceOp::kSum, 0, 10, hvd::Device::kCpu},
+                          allreduce(100),                                      // 1200 > 1000: new group
+                          allreduce(1000),                                     // over the threshold: alone
+                          allreduce(10, DataType::kFloat32, ReduceOp::kMax)};  // another op
+  auto groups = planFusion(ready, 1000);
+  std::vector<std::vector<size_t>> members;
+  for (const auto& g : groups) members.push_back(g.members);
+  CHECK(members == std::vector<std::vector<size_t>>{{0, 2}, {1}, {3}, {4}, {5}, {6}});
+  CHECK(groups[0].bytes == 800);
+  auto off = planFusion(ready, 0);
+  CHECK(off.size() == ready.size());
+  CHECK(planFusion({}, 1000).empty());
+}
+
+TEST_CASE("fusion keeps every request exactly once, each group under the threshold, on random lists", "[unit]") {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<Spec> ready;
+    size_t n = rng() % 40;
+    for (size_t i = 0; i < n; ++i) {
+      ready.push_back(allreduce(rng() % 300, rng() % 2 ? DataType::kFloat32 : DataType::kInt8,
+                                rng() % 2 ? ReduceOp::kSum : ReduceOp::kMin));
+    }
+    std::uint64_t threshold = rng() % 2000;
+    std::vector<int> seen(n, 0);
+    for (const auto& g : planFusion(ready, threshold)) {
+      std::uint64_t bytes = 0;
+      for (size_t m : g.members) {
+        ++seen[m];
+        bytes += ready[m].bytes();
+        CHECK(ready[m].type == ready[g.members[0]].type);
+        CHECK(ready[m].op == ready[g.members[0]].op);
+      }
+      CHECK(std::is_sorted(g.members.begin(), g.members.end()));
+      if (g.members.size() > 1) CHECK(bytes <= threshold);
+      CHECK(g.bytes == bytes);
+    }
+    CHECK(std::all_of(seen.begin(), seen.end(), [](int s) { return s == 1; }));
+  }
+}
+
+TEST_CASE("stall findings name the tensors some ranks wait for and the ranks that never submitted them", "[unit]") {
+  std::vector<PendingReport> reports(4);
+  reports[0].items = {{"a", 70.0}, {"b", 3.0}, {"everywhere", 1.0}};
+  reports[1].items = {{"everywhere", 1.5}};
+  reports[2].items = {{"a", 65.0}, {"everywhere", 1.0}};
+  reports[3].items = {{"everywhere", 0.5}};
+  auto findings = findStalls(reports);
+  REQUIRE(findings.size() == 2);
+  CHECK(findings[0].name == "a");
+  CHECK(findings[0].readyRanks == std::vector<int>{0, 2});
+  CHECK(findings[0].missingRanks == std::vector<int>{1, 3});
+  CHECK(findings[0].waitedSeconds == 70.0);
+  CHECK(findings[1].name == "b");
+  std::string text = formatStallWarning(findings, 60, 1);
+  CHECK(text.find("'a': waiting 70 s on ranks 0, 2; never submitted by ranks 1, 3") != std::string::npos);
+  CHECK(text.find("... and 1 more") != std::string::npos);
+}
+
+TEST_CASE("announcements survive the wire, and truncated or corrupt bytes are refused", "[unit]") {
+  WireWriter w;
+  Spec s{OpKind::kBroadcast, DataType::kBFloat16, ReduceOp::kAverage, 3, 1234567890123ull, hvd::Device::kCuda};
+  w.text("layer.0/weight");
+  w.spec(s);
+  auto bytes = w.take();
+  WireReader r(bytes);
+  std::string name;
+  Spec back;
+  REQUIRE(r.text(name));
+  REQUIRE(r.spec(back));
+  CHECK(r.atEnd());
+  CHECK(name == "layer.0/weight");
+  CHECK(back == s);
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    WireReader shortReader(std::span<const std::byte>(bytes.data(), cut));
+    std::string n;
+    Spec sp;
+    CHECK_FALSE((shortReader.text(n) && shortReader.spec(sp)));
+  }
+  auto bad = bytes;
+  bad[8 + 14 + 1] = std::byte{0x7f};  // the data type
+  WireReader badReader(bad);
+  REQUIRE(badReader.text(name));
+  CHECK_FALSE(badReader.spec(back));
+}

@@ -357,6 +357,11 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
                                       "HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort), secret};
   PreemptionFlag preemption(o, env);
   for (const std::string& kv : preemption.environment()) jobWide.push_back(kv);
+  // srun's and mpirun's shims rebuild the plan on each node without the engine options:
+  // the ranks there inherit these instead.
+  if (o.useMpi || plan.source == HostSource::kSlurm) {
+    jobWide.insert(jobWide.end(), o.runtimeVariables.begin(), o.runtimeVariables.end());
+  }
   JobOutcome outcome = o.useMpi ? launchWithMpirun(o, plan, jobWide, server.get(), preemption)
                        : plan.source == HostSource::kSlurm
                            ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)

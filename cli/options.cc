@@ -144,7 +144,8 @@ namespace {
 struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
-  bool noPrefix = false;
+  std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
+  bool noPrefix = false, noStallCheck = false;
 };
 
 // Options only `hvdrun sbatch` reads, and the ones about where settings come from: neither
@@ -158,6 +159,48 @@ const std::set<std::string> kNotSettings = {"help", "version", "config-file", "p
 // and where hosts come from (inside the job hvdrun reads the allocation).
 const std::set<std::string> kNotForJobs = {"dry-run", "check-build", "verbose", "format", "rank",
                                            "hosts", "hostfile", "no-slurm"};
+
+// The engine options as the variables the ranks' runtime reads (runtime/common/env_registry.cc),
+// checked here so that a typo fails before any rank starts.
+std::vector<std::string> runtimeVariables(const RawValues& raw) {
+  std::vector<std::string> vars;
+  if (!raw.fusionThresholdMb.empty()) {
+    long long mb = parseIntIn("--fusion-threshold-mb", raw.fusionThresholdMb, 0, 1 << 20);
+    vars.push_back("HOROVOD_FUSION_THRESHOLD=" + std::to_string(mb * 1024 * 1024));
+  }
+  if (!raw.cycleTimeMs.empty()) {
+    double ms = -1;
+    const std::string& t = raw.cycleTimeMs;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), ms);
+    if (ec != std::errc() || end != t.data() + t.size() || !(ms > 0) || ms > 10000) {
+      throw UserError(ExitCode::kUsage, "--cycle-time-ms expects milliseconds above 0, at most 10000, got '" + t + "'",
+                      kUsageHint);
+    }
+    vars.push_back("HOROVOD_CYCLE_TIME=" + t);
+  }
+  if (!raw.cacheCapacity.empty()) {
+    vars.push_back("HOROVOD_CACHE_CAPACITY=" + std::to_string(parseIntIn("--cache-capacity", raw.cacheCapacity, 0, 1 << 16)));
+  }
+  if (raw.noStallCheck) vars.push_back("HOROVOD_STALL_CHECK_DISABLE=1");
+  if (!raw.stallWarning.empty()) {
+    vars.push_back("HOROVOD_STALL_CHECK_TIME_SECONDS=" +
+                   std::to_string(parseIntIn("--stall-check-warning-time-seconds", raw.stallWarning, 1, 604800)));
+  }
+  if (!raw.stallShutdown.empty()) {
+    vars.push_back("HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=" +
+                   std::to_string(parseIntIn("--stall-check-shutdown-time-seconds", raw.stallShutdown, 0, 604800)));
+  }
+  if (!raw.logLevel.empty()) {
+    static const std::set<std::string> kLevels = {"trace", "debug", "info", "warning", "error", "fatal"};
+    if (!kLevels.count(raw.logLevel)) {
+      throw UserError(ExitCode::kUsage, "--log-level expects trace, debug, info, warning, error or fatal, got '" +
+                                            raw.logLevel + "'",
+                      kUsageHint);
+    }
+    vars.push_back("HOROVOD_LOG_LEVEL=" + raw.logLevel);
+  }
+  return vars;
+}
 
 void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.footer("Exit codes: 0 ok, 1 internal error, 2 usage or config error, 3 environment error,\n"
@@ -212,6 +255,23 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--kill-grace", raw.killGrace,
                  "Seconds between SIGTERM and SIGKILL when stopping ranks (default 5)")
       ->group("Supervision")->type_name("SECONDS");
+  const char* engine = "Runtime engine (the ranks' HOROVOD_* variables)";
+  app.add_option("--fusion-threshold-mb", raw.fusionThresholdMb,
+                 "Pack ready allreduces into one collective up to this many MiB (default 128; 0: off)")
+      ->group(engine)->type_name("MB");
+  app.add_option("--cycle-time-ms", raw.cycleTimeMs, "Milliseconds between negotiation cycles (default 1)")
+      ->group(engine)->type_name("MS");
+  app.add_option("--cache-capacity", raw.cacheCapacity, "Named requests whose negotiation is cached (default 1024; 0: off)")
+      ->group(engine)->type_name("N");
+  app.add_flag("--no-stall-check", raw.noStallCheck, "Do not look for collectives some ranks never submit")->group(engine);
+  app.add_option("--stall-check-warning-time-seconds", raw.stallWarning,
+                 "Warn about collectives waiting this long for some ranks (default 60)")
+      ->group(engine)->type_name("SECONDS");
+  app.add_option("--stall-check-shutdown-time-seconds", raw.stallShutdown,
+                 "End the job (exit code 119) once a collective waited this long for some ranks (default 0: never)")
+      ->group(engine)->type_name("SECONDS");
+  app.add_option("--log-level", raw.logLevel, "The ranks' runtime log level: trace, debug, info, warning, error, fatal")
+      ->group(engine)->type_name("LEVEL");
   app.add_option("--signal", raw.signal,
                  "Preemption signal and how long before the time limit Slurm sends it (default USR2@90)")
       ->group("Preemption")->type_name("SIG@SECONDS");
@@ -401,6 +461,7 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.gpusPerNode.empty()) o.sbatch.gpusPerNode = parseIntIn("--gpus-per-node", raw.gpusPerNode, 0, 1024);
   if (!raw.cpusPerTask.empty()) o.sbatch.cpusPerTask = parseIntIn("--cpus-per-task", raw.cpusPerTask, 1, 4096);
   if (!raw.signal.empty()) parsePreemptSignal(raw.signal, o);
+  o.runtimeVariables = runtimeVariables(raw);
   return o;
 }
 

@@ -55,6 +55,9 @@ struct Options {
   std::chrono::milliseconds killGrace{5000};
   std::chrono::milliseconds startTimeout{30000};
 
+  // The ranks' runtime engine (horovodrun's names): "HOROVOD_...=value" for every rank.
+  std::vector<std::string> runtimeVariables;
+
   // Preemption (docs/sbatch.md): the signal Slurm sends before the time limit, which hvdrun
   // forwards to every rank and turns into the ranks' preemption flag; with requeue, the
   // job is requeued once the ranks have ended or preemptGrace has passed.

@@ -32,6 +32,7 @@ struct PlanRequest {
   bool tfEvaluator = false;
   int tfPortBase = 8888;
   std::string networkInterface;
+  std::vector<std::string> runtimeVariables;  // "HOROVOD_...=value", for every rank
 };
 
 // What the caller learned about this machine, so that planning itself does no I/O.
@@ -78,6 +79,7 @@ struct Plan {
   int rendezvousPort = 0;
   bool tfConfig = false;
   std::string networkInterface;
+  std::vector<std::string> runtimeVariables;  // "HOROVOD_...=value" from the engine options
 };
 
 // Builds the plan; kInvalidArgument/kInvalidUsage name the offending option or token.

@@ -161,6 +161,7 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
   Plan plan;
   plan.tfConfig = r.tfConfig;
   plan.networkInterface = r.networkInterface;
+  plan.runtimeVariables = r.runtimeVariables;
   if (r.numProc < 0) return invalidArgument("-np must be at least 1");
   if (!r.hostList.empty() && !r.hostfilePath.empty()) {
     return invalidUsage("-H and --hostfile both name the hosts: give one of them")

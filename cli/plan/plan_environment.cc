@@ -49,6 +49,7 @@ std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank)
     env.push_back("NCCL_SOCKET_IFNAME=" + plan.networkInterface);
   }
   if (plan.tfConfig) env.push_back("TF_CONFIG=" + tfConfigJson(plan, rank));
+  env.insert(env.end(), plan.runtimeVariables.begin(), plan.runtimeVariables.end());
   return env;
 }
 

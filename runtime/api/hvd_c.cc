@@ -2,9 +2,10 @@
 #include "hvd/hvd_c.h"
 
 #include <cstdint>
-#include <vector>
-
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "hvd/hvd.h"
 
@@ -47,6 +48,44 @@ int hvd_allgatherv(const void* mine, const size_t* bytes_per_rank, void* out) {
   return report(hvd::allgatherv(mine, bytes_per_rank, out));
 }
 int hvd_barrier(void) { return report(hvd::barrier()); }
+static int handleOut(const hvd::Result<hvd::Handle>& h, int64_t* handle) {
+  if (!h) return report(h.status());
+  *handle = *h;
+  return 0;
+}
+int hvd_allreduce_async(const char* name, const void* in, void* out, size_t count, enum hvd_datatype type,
+                        enum hvd_reduce_op op, int64_t* handle) {
+  return handleOut(hvd::allreduceAsync(name != nullptr ? name : "", in, out, count, static_cast<hvd::DataType>(type),
+                                       static_cast<hvd::ReduceOp>(op)),
+                   handle);
+}
+int hvd_broadcast_async(const char* name, void* data, size_t count, enum hvd_datatype type, int root,
+                        int64_t* handle) {
+  return handleOut(hvd::broadcastAsync(name != nullptr ? name : "", data, count, static_cast<hvd::DataType>(type), root),
+                   handle);
+}
+int hvd_allgather_async(const char* name, const void* in, size_t count, enum hvd_datatype type, int64_t* handle) {
+  return handleOut(hvd::allgatherAsync(name != nullptr ? name : "", in, count, static_cast<hvd::DataType>(type)), handle);
+}
+int hvd_poll(int64_t handle, int* done) {
+  auto d = hvd::poll(handle);
+  if (!d) return report(d.status());
+  *done = *d ? 1 : 0;
+  return 0;
+}
+int hvd_synchronize(int64_t handle) { return report(hvd::synchronize(handle)); }
+int hvd_synchronize_allgather(int64_t handle, void** data, size_t* bytes, size_t* counts_per_rank) {
+  auto g = hvd::synchronizeAllgather(handle);
+  if (!g) return report(g.status());
+  *data = std::malloc(g->data.empty() ? 1 : g->data.size());
+  if (*data == nullptr) return report(hvd::Status(hvd::Errc::kSystem, "out of memory for the allgather's result"));
+  if (!g->data.empty()) std::memcpy(*data, g->data.data(), g->data.size());
+  *bytes = g->data.size();
+  if (counts_per_rank != nullptr) {
+    for (size_t r = 0; r < g->counts.size(); ++r) counts_per_rank[r] = g->counts[r];
+  }
+  return 0;
+}
 int hvd_preemption_requested(void) { return hvd::preemptionRequested() ? 1 : 0; }
 const char* hvd_last_error(void) { return lastError.c_str(); }
 

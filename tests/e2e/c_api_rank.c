@@ -50,6 +50,40 @@ int main(void) {
     for (int i = 0; i < k; ++i, ++at) CHECK(gathered[at] == 'A' + k, "allgatherv wrong");
   }
 
+  /* Async, named, submitted in opposite orders on even and odd ranks. */
+  float grads[2][4];
+  int64_t handles[2];
+  for (int i = 0; i < 2; ++i) {
+    int k = rank % 2 == 0 ? i : 1 - i;
+    for (int j = 0; j < 4; ++j) grads[k][j] = (float)(rank + k);
+    CHECK(hvd_allreduce_async(k == 0 ? "grad.a" : "grad.b", grads[k], grads[k], 4, HVD_FLOAT32, HVD_SUM, &handles[k]) == 0,
+          "allreduce_async failed");
+  }
+  int done = -1;
+  CHECK(hvd_poll(handles[1], &done) == 0 && (done == 0 || done == 1), "poll failed");
+  for (int k = 0; k < 2; ++k) {
+    CHECK(hvd_synchronize(handles[k]) == 0, "synchronize failed");
+    CHECK(grads[k][3] == (float)(expected + size * k), "async allreduce wrong");
+  }
+  CHECK(hvd_synchronize(handles[0]) != 0, "a handle was synchronized twice");
+  long long root_value = rank == 0 ? 77 : 0;
+  int64_t bh, gh;
+  CHECK(hvd_broadcast_async("b", &root_value, 1, HVD_INT64, 0, &bh) == 0 && hvd_synchronize(bh) == 0, "broadcast_async failed");
+  CHECK(root_value == 77, "async broadcast wrong");
+  int share[2] = {rank, rank};
+  CHECK(hvd_allgather_async("g", share, (size_t)(rank % 2 + 1), HVD_INT32, &gh) == 0, "allgather_async failed");
+  void* gathered_async = NULL;
+  size_t gathered_bytes = 0;
+  CHECK(hvd_synchronize_allgather(gh, &gathered_async, &gathered_bytes, sizes) == 0, "synchronize_allgather failed");
+  size_t expect_bytes = 0;
+  for (int k = 0; k < size; ++k) {
+    CHECK(sizes[k] == (size_t)(k % 2 + 1), "allgather_async counts wrong");
+    expect_bytes += sizes[k] * sizeof(int);
+  }
+  CHECK(gathered_bytes == expect_bytes && ((int*)gathered_async)[gathered_bytes / sizeof(int) - 1] == size - 1,
+        "allgather_async data wrong");
+  free(gathered_async);
+
   CHECK(hvd_preemption_requested() == 0, "preemption announced without a notice");
   CHECK(hvd_barrier() == 0, "barrier failed");
   printf("c api ok on rank %d of %d\n", rank, size);

@@ -5,6 +5,7 @@
 #define HVD_HVD_C_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,6 +28,23 @@ int hvd_allgather(const void* mine, size_t bytes, void* out);
 int hvd_allgather_sizes(size_t bytes, size_t* sizes_out);
 int hvd_allgatherv(const void* mine, const size_t* bytes_per_rank, void* out);
 int hvd_barrier(void);
+/* Asynchronous, named requests (see hvd/hvd.h): each returns 0 and stores a handle, or an
+ * error code. name may be NULL or "" (then matched by order of submission, like the
+ * blocking calls). Buffers must stay valid and untouched until the handle completes. */
+int hvd_allreduce_async(const char* name, const void* in, void* out, size_t count, enum hvd_datatype type,
+                        enum hvd_reduce_op op, int64_t* handle);
+int hvd_broadcast_async(const char* name, void* data, size_t count, enum hvd_datatype type, int root,
+                        int64_t* handle);
+int hvd_allgather_async(const char* name, const void* in, size_t count, enum hvd_datatype type, int64_t* handle);
+/* *done = 1 when the request has finished, else 0; never blocks. */
+int hvd_poll(int64_t handle, int* done);
+/* Blocks until the request finished and releases the handle; its outcome. */
+int hvd_synchronize(int64_t handle);
+/* For an allgather handle, instead of hvd_synchronize: *data receives malloc'ed memory with
+ * every rank's elements in rank order (free() it), *bytes its size, and counts_per_rank
+ * (hvd_size() entries, may be NULL) how many elements each rank gave. */
+int hvd_synchronize_allgather(int64_t handle, void** data, size_t* bytes, size_t* counts_per_rank);
+
 /* 1 when preemption was announced to this rank, else 0 (hvd::preemptionRequested). */
 int hvd_preemption_requested(void);
 const char* hvd_last_error(void);

@@ -107,6 +107,10 @@ void printFailureSummary(const JobOutcome& outcome, int total) {
   } else {
     text += fmt::format("  rank {} wrote nothing to stderr\n", f.rank);
   }
+  if (f.signal == 0 && f.exitCode == static_cast<int>(ExitCode::kStalled)) {
+    text += "  a collective stalled: some ranks never submitted it within HOROVOD_STALL_SHUTDOWN_TIME_SECONDS "
+            "(--stall-check-shutdown-time-seconds); the ranks' lines above name it and them\n";
+  }
   text += fmt::format("  hvdrun stopped {} other rank(s) of {}; exit code {}\n", outcome.ranksStopped, total,
                       outcome.exitCode);
   fmt::print(stderr, "{}", text);

@@ -9,6 +9,9 @@ enum class ExitCode : int {
   kInternal = 1,     // a bug in hvdrun
   kUsage = 2,        // bad command line or config file
   kEnvironment = 3,  // the machine lacks what the request needs (program, library, Slurm)
+  // A rank's runtime ended it: a collective waited past HOROVOD_STALL_SHUTDOWN_TIME_SECONDS
+  // for ranks that never submitted it (runtime/engine/engine.h's kStallExitCode).
+  kStalled = 119,
   kTimeout = 124,    // a start or job timeout passed
   kInterrupted = 130,
 };

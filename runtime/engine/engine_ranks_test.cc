@@ -195,6 +195,14 @@ TEST_CASE("every type and op at every size, fused and unfused, equals the serial
   }
 }
 
+TEST_CASE("the same checks pass over TCP alone, without shared memory", "[mp][engine]") {
+  for (int size : {2, 3, 4}) {
+    INFO("np " << size);
+    auto errors = onRanks(size, {}, [&](int rank, Engine& e) { return runEveryCase(rank, size, e, nullptr); }, false);
+    CHECK(errors == none(size));
+  }
+}
+
 TEST_CASE("random floats reduce to the same bits on every rank, fused or not", "[mp][engine]") {
   const int size = 4;
   std::vector<std::vector<std::byte>> fused(size), unfused(size);

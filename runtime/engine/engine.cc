@@ -207,14 +207,21 @@ void Engine::threadMain() {
   auto interval = options_.cycleTime;
   auto next = Clock::now() + interval;
   while (running_.load()) {
-    bool pendingHere = false;
+    bool pendingHere = false, kicked = false;
     {
       std::unique_lock<std::mutex> lock(queueMutex_);
       wake_.wait_until(lock, next, [&] { return !running_.load() || kick_; });
+      kicked = kick_;
       kick_ = false;
       pendingHere = !incoming_.empty();
     }
     if (!running_.load()) break;
+    // A caller drove a cycle since this thread last slept (blocking calls in a loop): let it.
+    auto lastStart = Clock::time_point(Clock::duration(lastCycleStart_.load(std::memory_order_relaxed)));
+    if (!kicked && Clock::now() < lastStart + interval) {
+      next = lastStart + interval;
+      continue;
+    }
     bool progressed = false;
     if (cycleMutex_.try_lock()) {
       progressed = runCycle();
@@ -231,6 +238,7 @@ void Engine::threadMain() {
 
 bool Engine::runCycle() {
   if (!running_.load()) return false;
+  lastCycleStart_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   progressed_ = false;
   if (Status s = negotiateAndRun(); !s.isOk()) {
     stop(s);

@@ -127,6 +127,9 @@ class Engine {
   bool shutdownAsked_ = false;
   bool kick_ = false;               // run the next cycle now (a waiter could not drive it)
   std::atomic<bool> idle_{false};   // the thread is backing off: a submission wakes it
+  // When the last cycle started (steady clock, ns), whoever ran it: the thread skips its
+  // turn while waiting callers drive cycles, instead of contending with them.
+  std::atomic<std::int64_t> lastCycleStart_{0};
   Status stopped_;  // non-ok once the engine stopped
   std::condition_variable wake_;  // the thread's sleep between cycles
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# bench/run_engine_bench.sh: the engine's figures, one run: a step of 1000 x 4 KiB async
+# allreduces with fusion and without, 100 cached 4-byte tensors (the steady-state
+# negotiation cost), and a lone 64 MiB allreduce through the blocking and the async call.
+# Every row is the median over --repeat runs, interleaved. Prints; asserts nothing.
+#   bash bench/run_engine_bench.sh [--np 4] [--repeat 5] [--steps 20]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+np=4 repeat=5 steps=20
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --np) np=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --steps) steps=$2; shift 2 ;;
+    *) echo "run_engine_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+build=${HVD_BUILD_DIR:-build}
+hvdrun="$build/cli/hvdrun"
+perf="$build/bench/engine_perf"
+export SLURM_CONF=/nonexistent
+unset SLURM_JOB_ID
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+configs=("fused:--fusion-threshold-mb 128:--tensors 1000 --bytes 4096"
+         "unfused:--fusion-threshold-mb 0:--tensors 1000 --bytes 4096"
+         "cached100:--fusion-threshold-mb 128:--tensors 100 --bytes 4")
+for ((round = 0; round < repeat; round++)); do
+  for c in "${configs[@]}"; do
+    IFS=: read -r name opts args <<<"$c"
+    # shellcheck disable=SC2086
+    line=$("$hvdrun" -np "$np" $opts --no-prefix --ranks-filter 0 "$perf" $args --steps "$steps" | tail -1)
+    echo "$name $line" >>"$results"
+  done
+  line=$("$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$perf" --lone --bytes 67108864 --steps "$steps" | tail -1)
+  echo "lone $line" >>"$results"
+done
+echo "# np $np, medians of $repeat runs of $steps steps each (range in brackets)"
+echo "# config       tensors    bytes  ms/step [range]          steps/s  #wrong"
+for name in fused unfused cached100; do
+  grep "^$name " "$results" | awk -v name="$name" '
+    { t[NR] = $7; tensors = $2; bytes = $3; wrong += $9 }
+    END { n = asort(t); printf "%-12s %8d %8d %9.3f [%.3f-%.3f] %9.1f %7d\n", name, tensors, bytes, t[int((n + 1) / 2)], t[1], t[n], 1000 / t[int((n + 1) / 2)], wrong }'
+done
+grep "^lone " "$results" | awk '
+  { b[NR] = $2; a[NR] = $3; wrong += $5 }
+  END { n = asort(b); asort(a); printf "# lone 64 MiB allreduce: blocking %.1f us, async+synchronize %.1f us (ratio %.3f), #wrong %d\n", b[int((n + 1) / 2)], a[int((n + 1) / 2)], a[int((n + 1) / 2)] / b[int((n + 1) / 2)], wrong }'

@@ -35,13 +35,18 @@ for ((round = 0; round < repeat; round++)); do
   line=$("$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$perf" --lone --bytes 67108864 --steps "$steps" | tail -1)
   echo "lone $line" >>"$results"
 done
+# median [min-max] of a column of numbers on stdin.
+summary() { sort -g | awk '{ v[NR] = $1 } END { printf "%.3f [%.3f-%.3f]", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 echo "# np $np, medians of $repeat runs of $steps steps each (range in brackets)"
-echo "# config       tensors    bytes  ms/step [range]          steps/s  #wrong"
+echo "# config       tensors    bytes  ms/step [range]                steps/s  #wrong"
 for name in fused unfused cached100; do
-  grep "^$name " "$results" | awk -v name="$name" '
-    { t[NR] = $7; tensors = $2; bytes = $3; wrong += $9 }
-    END { n = asort(t); printf "%-12s %8d %8d %9.3f [%.3f-%.3f] %9.1f %7d\n", name, tensors, bytes, t[int((n + 1) / 2)], t[1], t[n], 1000 / t[int((n + 1) / 2)], wrong }'
+  rows=$(grep "^$name " "$results")
+  ms=$(awk '{ print $7 }' <<<"$rows" | summary)
+  wrong=$(awk '{ w += $9 } END { print w }' <<<"$rows")
+  printf "%-12s %8s %8s  %-28s %7.1f %7s\n" "$name" "$(awk 'NR==1{print $2}' <<<"$rows")" \
+    "$(awk 'NR==1{print $3}' <<<"$rows")" "$ms" "$(awk -v m="${ms%% *}" 'BEGIN { print 1000 / m }')" "$wrong"
 done
-grep "^lone " "$results" | awk '
-  { b[NR] = $2; a[NR] = $3; wrong += $5 }
-  END { n = asort(b); asort(a); printf "# lone 64 MiB allreduce: blocking %.1f us, async+synchronize %.1f us (ratio %.3f), #wrong %d\n", b[int((n + 1) / 2)], a[int((n + 1) / 2)], a[int((n + 1) / 2)] / b[int((n + 1) / 2)], wrong }'
+rows=$(grep "^lone " "$results")
+echo "# lone 64 MiB allreduce: blocking $(awk '{ print $2 }' <<<"$rows" | summary) us," \
+  "async+synchronize $(awk '{ print $3 }' <<<"$rows" | summary) us," \
+  "ratio $(awk '{ print $4 }' <<<"$rows" | summary), #wrong $(awk '{ w += $5 } END { print w }' <<<"$rows")"

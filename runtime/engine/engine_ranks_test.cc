@@ -10,6 +10,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include "collectives/reduce.h"
@@ -425,42 +426,88 @@ TEST_CASE("eight threads per rank submitting and waiting concurrently all get co
   CHECK(errors == none(size));
 }
 
+// A backend that dies on request, as a crashed process's would: its connections close
+// (the real backend is destroyed on the engine's thread) and every call fails.
+class DyingBackend : public hvd::backends::CollectiveBackend {
+ public:
+  DyingBackend(std::unique_ptr<CollectiveBackend> inner, std::atomic<bool>& die) : inner_(std::move(inner)), die_(die) {}
+  std::string_view name() const override { return "dying"; }
+  bool supports(hvd::Device d) const override { return d == hvd::Device::kCpu; }
+  hvd::Status allreduce(const hvd::backends::TensorRef& t, ReduceOp op) override {
+    return alive() ? inner_->allreduce(t, op) : dead();
+  }
+  hvd::Status broadcast(const hvd::backends::TensorRef& t, int root) override { return alive() ? inner_->broadcast(t, root) : dead(); }
+  hvd::Status allgatherv(const hvd::backends::TensorRef& t, std::span<const size_t> b, void* out) override {
+    return alive() ? inner_->allgatherv(t, b, out) : dead();
+  }
+  hvd::Status barrier() override { return alive() ? inner_->barrier() : dead(); }
+  hvd::Status agree(std::span<std::uint8_t> bytes) override { return alive() ? inner_->agree(bytes) : dead(); }
+
+ private:
+  bool alive() {
+    if (die_.load()) inner_.reset();
+    return inner_ != nullptr;
+  }
+  static hvd::Status dead() { return hvd::Status(hvd::Errc::kRemote, "this rank died"); }
+  std::unique_ptr<CollectiveBackend> inner_;
+  std::atomic<bool>& die_;
+};
+
 TEST_CASE("a rank that dies fails every pending handle on the survivors, naming the peer, well within the timeout", "[mp][engine]") {
   const int size = 3;
+  hvd::test::MemoryStore store;
   std::vector<std::string> messages(size);
+  std::atomic<bool> die{false};
   auto started = std::chrono::steady_clock::now();
-  auto errors = onRanks(
-      size, {},
-      [&](int rank, Engine& e) -> std::string {
-        if (rank == 2) {
-          // Leaves without a word: its runtime closes its connections when this returns.
-          return "";
-        }
-        std::vector<float> v(4, 1.0f);
-        std::vector<hvd::engine::HandleId> handles;
-        for (int i = 0; i < 5; ++i) {
-          auto h = e.submit({"p" + std::to_string(i), Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
-                             v.data(), v.data()});
-          if (h) handles.push_back(*h);
-        }
-        std::string seen;
-        for (auto h : handles) {
-          auto s = e.wait(h);
-          if (s.isOk()) return "a request completed without rank 2";
-          seen = s.message();
-        }
-        messages[static_cast<size_t>(rank)] = seen;
-        auto after = e.submit({"later", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu}, v.data(), v.data()});
-        if (after) return "the engine accepted work after the failure";
-        return "";
-      },
-      true, 20s);
-  CHECK(errors == none(size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) {
+    threads.emplace_back([&, r] {
+      auto env = environment(true);
+      hvd::backends::BackendSetup setup;
+      setup.rank = r, setup.size = size, setup.localSize = size;
+      setup.store = &store;
+      setup.secret = "engine-test";
+      setup.timeout = 20s;
+      setup.env = &env;
+      auto backends = hvd::backends::openBackends(setup);
+      if (!backends) return;
+      if (r == 2) (*backends)[0] = std::make_unique<DyingBackend>(std::move((*backends)[0]), die);
+      auto runtime = hvd::Runtime::create(hvd::bootstrap::Identity{r, size, r, size, 0, 1}, std::move(*backends), {});
+      if (!runtime) return;
+      Engine& e = (*runtime)->engine();
+      std::vector<float> v(4, 1.0f);
+      std::vector<hvd::engine::HandleId> handles;
+      for (int i = 0; i < 5; ++i) {
+        // Rank 2 submits only p0, so p1-p4 stay pending on the others when it dies.
+        if (r == 2 && i > 0) break;
+        auto h = e.submit({"p" + std::to_string(i), Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
+                           v.data(), v.data()});
+        if (h) handles.push_back(*h);
+      }
+      std::string seen;
+      for (size_t i = 0; i < handles.size(); ++i) {
+        auto s = e.wait(handles[i]);
+        if (i == 0 && !s.isOk()) seen = "p0 failed: " + s.message();
+        if (i == 0 && r == 2) die = true;
+        if (i > 0) seen += s.isOk() ? "completed without rank 2;" : s.message() + ";";
+      }
+      auto after = e.submit({"later", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu}, v.data(), v.data()});
+      if (after) seen += "accepted work after the failure;";
+      messages[static_cast<size_t>(r)] = seen;
+      (*runtime)->shutdown();
+    });
+  }
+  for (auto& t : threads) t.join();
   CHECK(std::chrono::steady_clock::now() - started < 10s);
+  // A survivor that loses its link fails its own links too, so the other may name it
+  // rather than rank 2; at least one names rank 2.
+  int naming2 = 0;
   for (int r = 0; r < 2; ++r) {
     INFO(messages[static_cast<size_t>(r)]);
-    CHECK(messages[static_cast<size_t>(r)].find("rank 2") != std::string::npos);
+    CHECK(std::regex_search(messages[static_cast<size_t>(r)], std::regex("^(rank [0-2] \\([^)]*\\) closed its connection[^;]*;){4}$")));
+    naming2 += messages[static_cast<size_t>(r)].rfind("rank 2 ", 0) == 0;
   }
+  CHECK(naming2 >= 1);
 }
 
 TEST_CASE("a rank that shuts down with requests pending elsewhere fails them there, saying which rank it was", "[mp][engine]") {

@@ -150,17 +150,25 @@ Result<bool> Engine::poll(HandleId handle) {
 }
 
 void Engine::waitFor(const std::shared_ptr<Operation>& op) {
-  if (op->done.load(std::memory_order_acquire)) return;
-  // Drive one cycle at once: a blocking call made on every rank then completes in that
-  // cycle, with no hand-off to the engine thread. If the thread is mid-cycle, have it run
-  // the next one at once instead of after its interval.
-  if (running_.load() && cycleMutex_.try_lock()) {
-    runCycle();
-    cycleMutex_.unlock();
-  } else {
-    std::lock_guard<std::mutex> lock(queueMutex_);
-    kick_ = true;
-    wake_.notify_one();
+  // Drive cycles at once, for up to two cycle times: a blocking call made on every rank
+  // then completes in this thread with no hand-off, even when a peer's first cycle came a
+  // moment too early to include it. If the engine's thread is mid-cycle, have it run the
+  // next one at once. After that, leave the pace to the engine's thread, so ranks waiting
+  // for one that never submits do not spin through empty cycles.
+  auto driveUntil = Clock::now() + 2 * options_.cycleTime;
+  while (!op->done.load(std::memory_order_acquire) && running_.load() && Clock::now() < driveUntil) {
+    if (cycleMutex_.try_lock()) {
+      runCycle();
+      cycleMutex_.unlock();
+      continue;
+    }
+    {
+      std::lock_guard<std::mutex> lock(queueMutex_);
+      kick_ = true;
+      wake_.notify_one();
+    }
+    std::unique_lock<std::mutex> lock(doneMutex_);
+    done_.wait_for(lock, options_.cycleTime, [&] { return op->done.load(std::memory_order_acquire); });
   }
   std::unique_lock<std::mutex> lock(doneMutex_);
   while (!op->done.load(std::memory_order_acquire)) {

@@ -121,3 +121,28 @@ TEST_CASE("a malformed HOROVOD_CYCLE_TIME given to a rank fails its init naming 
   CHECK(run.exitCode == 1);
   CHECK(run.err.find("init failed: HOROVOD_CYCLE_TIME='fast': expected milliseconds above 0, at most 10000") != std::string::npos);
 }
+
+TEST_CASE("the conformance checks pass on every CPU backend: the ring over shared memory, over TCP alone, and Open MPI", "[e2e][mp][engine]") {
+  struct Backend {
+    std::string name;
+    std::vector<std::string> launch, env;
+  };
+  std::vector<Backend> backends{{"tcp+shm", {}, {"HVD_SHARED_MEMORY=1"}}, {"tcp", {}, {"HVD_SHARED_MEMORY=0"}}};
+#ifdef HVD_MPI_CROSSCHECK_PATH
+  backends.push_back({"mpi", {"--mpi"}, {"HOROVOD_CPU_OPERATIONS=mpi", "OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp"}});
+#else
+  WARN("built without MPI: the mpi backend is not checked");
+#endif
+  for (const auto& b : backends) {
+    for (const std::vector<std::string>& program : {std::vector<std::string>{HVD_COLLECTIVE_RANK_PATH, "check"},
+                                                    std::vector<std::string>{kEngineRank, "async", "2"}}) {
+      std::vector<std::string> args = b.launch;
+      args.insert(args.end(), {"-np", "3"});
+      args.insert(args.end(), program.begin(), program.end());
+      auto run = runHvdrun(args, options(b.env));
+      INFO(b.name << ": " << program[0] << "\n" << run.out << run.err);
+      CHECK(run.exitCode == 0);
+      CHECK(countLines(run.out, program[1] == "check" ? "<stdout>:ok " : "<stdout>:async ok 100") == 3);
+    }
+  }
+}

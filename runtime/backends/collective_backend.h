@@ -42,6 +42,23 @@ class CollectiveBackend {
   virtual Status agree(std::span<std::uint8_t> bytes) {
     return allreduce(TensorRef{bytes.data(), bytes.size(), DataType::kUInt8, Device::kCpu}, ReduceOp::kMin);
   }
+
+  // agree() with a small host allreduce riding in the same exchange: the engine's next
+  // blocking request, sent speculatively, so that a blocking call costs one collective
+  // instead of two. Every rank passes a rider of the same count, type and op (the engine
+  // guarantees it); `op` kAverage divides by the rank count. Backends that cannot combine
+  // the two say so, and the engine then runs requests on their own.
+  struct Rider {
+    void* data = nullptr;
+    size_t count = 0;
+    DataType type = DataType::kUInt8;
+    ReduceOp op = ReduceOp::kSum;
+  };
+  virtual bool carriesRiders() const { return false; }
+  virtual Status agree(std::span<std::uint8_t> bytes, const Rider& rider) {
+    (void)rider;
+    return agree(bytes);
+  }
 };
 
 }  // namespace hvd::backends

@@ -35,6 +35,7 @@ std::vector<std::uint8_t> encodeOffer(const ControlOffer& offer) {
   out[7] = static_cast<std::uint8_t>(255 - count);
   putHash(out, 8, offer.headHash);
   putHash(out, 24, offer.allHash);
+  out[40] = offer.riderHoldsHead ? 1 : 0;
   std::copy(offer.cached.begin(), offer.cached.end(), out.begin() + kControlHeaderBytes);
   return out;
 }
@@ -50,6 +51,7 @@ ControlAgreement decodeAgreement(std::span<const std::uint8_t> agreed) {
   a.unnamedMax = 255u - agreed[7];
   a.headsAgree = hashesAgree(agreed, 8);
   a.allAgree = hashesAgree(agreed, 24);
+  a.ridersHoldHeads = agreed[40] == 1;
   for (size_t i = kControlHeaderBytes; i < agreed.size(); ++i) a.cachedEverywhere.push_back(agreed[i] == 1);
   return a;
 }

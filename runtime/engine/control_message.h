@@ -8,7 +8,9 @@
 //   [6]     unnamed requests pending (<=255), [7] 255 - that  -> their min and max
 //   [8,24)  hash of the first unnamed request, then its complement
 //   [24,40) hash of all pending unnamed requests, then its complement
-//   [40,..) one byte per response-cache slot: 1 = this rank has that request pending
+//   [40]    1 = this rank's rider holds its first unnamed request  -> AND: the rider's
+//           result is that request's (backend_factory.h: CollectiveBackend::Rider)
+//   [41,..) one byte per response-cache slot: 1 = this rank has that request pending
 #pragma once
 
 #include <cstdint>
@@ -23,6 +25,7 @@ struct ControlOffer {
   bool wantsStallCheck = false;
   unsigned unnamedCount = 0;  // capped at 255 by encode
   std::uint64_t headHash = 0, allHash = 0;
+  bool riderHoldsHead = false;
   std::vector<std::uint8_t> cached;  // per cache slot: 1 when this rank has it pending
 };
 
@@ -32,10 +35,11 @@ struct ControlAgreement {
   bool stallCheck = false;
   unsigned unnamedMin = 0, unnamedMax = 0;
   bool headsAgree = false, allAgree = false;
+  bool ridersHoldHeads = false;  // every rank's rider held its first unnamed request
   std::vector<bool> cachedEverywhere;  // per slot
 };
 
-inline constexpr size_t kControlHeaderBytes = 40;
+inline constexpr size_t kControlHeaderBytes = 41;
 
 std::vector<std::uint8_t> encodeOffer(const ControlOffer& offer);
 // `agreed` is the byte-wise minimum over every rank's encodeOffer (of equal lengths).

@@ -68,6 +68,11 @@ Status gatherBytes(backends::CollectiveBackend& backend, int size, std::vector<s
 // wakes it at once. Ranks waiting for it are paced by it in their control allreduce.
 constexpr std::chrono::microseconds kMaxIdleInterval{20000};
 
+// Blocking allreduces up to this size ride in the control exchange (each step of which
+// then moves them whole); larger ones run on their own, with the bandwidth-optimal
+// algorithms.
+constexpr std::uint64_t kMaxRiderBytes = 16 * 1024;
+
 std::chrono::milliseconds stallCheckPeriod(const EngineOptions& o) {
   auto shortest = o.stallShutdown.count() > 0 ? std::min(o.stallWarning, o.stallShutdown) : o.stallWarning;
   return std::clamp(shortest / 4, std::chrono::milliseconds(100), std::chrono::milliseconds(10000));
@@ -295,8 +300,20 @@ Status Engine::negotiateAndRun() {
   }
   auto now = Clock::now();
   offer.wantsStallCheck = rank_ == 0 && options_.stallCheck && now >= nextStallCheck_;
+  // The rider: every rank sends one of the last unnamed request's shape (so all agree on
+  // its length without asking), holding this rank's first unnamed request when it has that
+  // shape; its result counts only if every rank's did.
+  backends::CollectiveBackend& control = *backends_.front();
+  bool riding = lastUnnamed_ && lastUnnamed_->kind == OpKind::kAllreduce && lastUnnamed_->device == Device::kCpu &&
+                lastUnnamed_->bytes() <= kMaxRiderBytes && control.carriesRiders();
+  if (riding) {
+    rider_.assign(lastUnnamed_->bytes(), std::byte{0});
+    offer.riderHoldsHead = !unnamed_.empty() && unnamed_[0]->spec == *lastUnnamed_;
+    if (offer.riderHoldsHead && !rider_.empty()) std::memcpy(rider_.data(), unnamed_[0]->in, rider_.size());
+  }
   std::vector<std::uint8_t> bytes = encodeOffer(offer);
-  HVD_RETURN_IF_ERROR(backends_.front()->agree(bytes));
+  HVD_RETURN_IF_ERROR(riding ? control.agree(bytes, {rider_.data(), lastUnnamed_->count, lastUnnamed_->type, lastUnnamed_->op})
+                             : control.agree(bytes));
   ControlAgreement agreed = decodeAgreement(bytes);
 
   if (agreed.stallCheck) {
@@ -311,7 +328,19 @@ Status Engine::negotiateAndRun() {
     size_t take = agreed.unnamedMin == agreed.unnamedMax && agreed.allAgree ? agreed.unnamedMin
                   : agreed.headsAgree                                        ? 1
                                                                              : 0;
-    if (take == 0) {
+    std::optional<Spec> ranLast;
+    if (take > 0 && riding && agreed.ridersHoldHeads && agreed.headsAgree) {
+      // The first one already ran, in the control exchange.
+      auto head = unnamed_.front();
+      unnamed_.pop_front();
+      ++unnamedRun_;
+      if (!rider_.empty()) std::memcpy(head->out, rider_.data(), rider_.size());
+      ranLast = head->spec;
+      complete(head, Status::ok());
+      --take;
+      progressed_ = true;
+    }
+    if (take == 0 && !agreed.headsAgree) {
       auto head = unnamed_.front();
       unnamed_.pop_front();
       ++unnamedRun_;
@@ -337,8 +366,13 @@ Status Engine::negotiateAndRun() {
       auto op = unnamed_.front();
       unnamed_.pop_front();
       ++unnamedRun_;
+      ranLast = op->spec;
       ready.emplace_back(Response{"", op->spec, {}, ""}, op);
     }
+    // Allreduce specs that ran agree on every rank (allgather shares need not): only they
+    // shape the next rider.
+    if (!agreed.headsAgree) lastUnnamed_.reset();
+    if (ranLast) lastUnnamed_ = ranLast->kind == OpKind::kAllreduce ? ranLast : std::nullopt;
   }
   for (size_t slot = 0; slot < agreed.cachedEverywhere.size(); ++slot) {
     if (!agreed.cachedEverywhere[slot]) continue;

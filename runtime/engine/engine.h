@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -143,6 +144,11 @@ class Engine {
   std::map<std::string, std::shared_ptr<Operation>> named_;
   std::deque<std::shared_ptr<Operation>> unnamed_;
   std::uint64_t unnamedRun_ = 0;  // unnamed requests run so far (the same count on every rank)
+  // The last unnamed request that ran (the same on every rank): the next one rides in the
+  // control exchange, speculatively, when it is an allreduce of this shape (blocking
+  // calls in a loop), so it costs one collective instead of two.
+  std::optional<Spec> lastUnnamed_;
+  std::vector<std::byte> rider_;
   MessageTable table_;
   ResponseCache cache_;
   std::uint64_t tick_ = 0;

@@ -196,6 +196,27 @@ TEST_CASE("every type and op at every size, fused and unfused, equals the serial
   }
 }
 
+TEST_CASE("blocking allreduces repeated in one shape ride in the control exchange and stay right for every type and op", "[mp][engine]") {
+  for (int size : {2, 3, 5}) {
+    INFO("np " << size);
+    auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+      for (const auto& c : everyCase()) {
+        if (c.count > 1000) continue;  // riders are small
+        for (int repeat = 0; repeat < 3; ++repeat) {  // the second and third ride
+          auto in = input(c.type, rank, c.count);
+          std::vector<std::byte> out(in.size());
+          auto h = e.submit({"", Spec{OpKind::kAllreduce, c.type, c.op, 0, c.count, hvd::Device::kCpu}, in.data(), out.data()});
+          if (!h) return h.status().message();
+          if (auto s = e.wait(*h); !s.isOk()) return c.name + ": " + s.message();
+          if (out != expected(c.type, c.op, size, c.count)) return c.name + " repeat " + std::to_string(repeat) + ": wrong";
+        }
+      }
+      return "";
+    });
+    CHECK(errors == none(size));
+  }
+}
+
 TEST_CASE("the same checks pass over TCP alone, without shared memory", "[mp][engine]") {
   for (int size : {2, 3, 4}) {
     INFO("np " << size);

@@ -2,9 +2,12 @@
 #include "runtime/backends/tcp/tcp_collectives.h"
 
 #include "collectives/allreduce.h"
+#include "collectives/combine_allreduce.h"
 #include "collectives/ring_collectives.h"
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 namespace hvd::backends::tcp {
 namespace {
@@ -39,10 +42,33 @@ class RingCollectives : public CollectiveBackend {
     ring_->setSpinPolicy(data);
     return s;
   }
+  bool carriesRiders() const override { return true; }
+  // The control bytes and the rider in one buffer, each reduced with its own operation.
+  Status agree(std::span<std::uint8_t> bytes, const Rider& rider) override {
+    const size_t head = (bytes.size() + 15) / 16 * 16;  // the rider's elements stay aligned
+    const size_t riderBytes = rider.count * dataTypeSize(rider.type);
+    combined_.assign(head + riderBytes, std::byte{0});
+    std::memcpy(combined_.data(), bytes.data(), bytes.size());
+    if (riderBytes > 0) std::memcpy(combined_.data() + head, rider.data, riderBytes);
+    auto combine = [&](std::byte* dst, const std::byte* src, collectives::Operands order) {
+      collectives::reduceInto(dst, src, bytes.size(), DataType::kUInt8, ReduceOp::kMin);
+      collectives::reduceInto(dst + head, src + head, rider.count, rider.type, rider.op, order);
+    };
+    TcpTransport::SpinPolicy data = ring_->spinPolicy();
+    ring_->setSpinPolicy({std::min(data.tries, kControlSpinTries), data.yield, std::min(data.budget, kControlSpinBudget)});
+    Status s = collectives::combineAllreduce(*ring_, combined_, combine);
+    ring_->setSpinPolicy(data);
+    if (!s.isOk()) return s;
+    std::memcpy(bytes.data(), combined_.data(), bytes.size());
+    if (riderBytes > 0) std::memcpy(rider.data, combined_.data() + head, riderBytes);
+    if (rider.op == ReduceOp::kAverage) collectives::divideForAverage(rider.data, rider.count, rider.type, ring_->size());
+    return s;
+  }
 
  private:
   std::unique_ptr<TcpTransport> ring_;
   collectives::AllreduceAlgorithm algorithm_;
+  std::vector<std::byte> combined_;  // agree's buffer with a rider
 };
 
 }  // namespace

@@ -13,9 +13,11 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
 
 #include "collectives/allreduce.h"
+#include "collectives/combine_allreduce.h"
 #include "collectives/exchange_reduce.h"
 #include "collectives/halving_doubling.h"
 #include "collectives/halving_schedule.h"
@@ -401,4 +403,35 @@ TEST_CASE("peers on one host exchange through shared memory, and through TCP whe
     }
   }
   useSharedMemory = true;
+}
+
+TEST_CASE("a combined allreduce reduces each lane with its own operation and gives a typed lane the typed allreduce's bits", "[mp][collectives]") {
+  for (int size = 1; size <= 8; ++size) {
+    INFO("np " << size);
+    auto errors = onRing(size, [size](int rank, hc::Transport& ring) -> std::string {
+      // Lane one: 7 bytes, minimum. Lane two (from offset 16): 33 random floats, sum.
+      std::mt19937 rng(static_cast<unsigned>(rank * 31 + 1));
+      std::uniform_real_distribution<float> dist(-1e3f, 1e3f);
+      std::vector<float> floats(33);
+      for (float& f : floats) f = dist(rng);
+      std::vector<float> typed = floats;
+      std::vector<std::byte> buffer(16 + floats.size() * 4);
+      for (int i = 0; i < 7; ++i) buffer[static_cast<size_t>(i)] = static_cast<std::byte>((rank * 5 + i * 3) % 11);
+      std::memcpy(buffer.data() + 16, floats.data(), floats.size() * 4);
+      auto combine = [](std::byte* dst, const std::byte* src, hc::Operands order) {
+        hc::reduceInto(dst, src, 7, DataType::kUInt8, ReduceOp::kMin);
+        hc::reduceInto(dst + 16, src + 16, 33, DataType::kFloat32, ReduceOp::kSum, order);
+      };
+      if (auto s = hc::combineAllreduce(ring, buffer, combine); !s.isOk()) return s.message();
+      if (auto s = hc::allreduce(ring, typed.data(), typed.size(), DataType::kFloat32, ReduceOp::kSum); !s.isOk()) return s.message();
+      for (int i = 0; i < 7; ++i) {
+        int want = 255;
+        for (int r = 0; r < size; ++r) want = std::min(want, (r * 5 + i * 3) % 11);
+        if (buffer[static_cast<size_t>(i)] != static_cast<std::byte>(want)) return "min lane wrong at " + std::to_string(i);
+      }
+      if (std::memcmp(buffer.data() + 16, typed.data(), typed.size() * 4) != 0) return "sum lane differs from the typed allreduce";
+      return "";
+    });
+    CHECK(errors == std::vector<std::string>(static_cast<size_t>(size)));
+  }
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -90,6 +91,19 @@ TEST_CASE("hvdrun's engine options reach every rank as Horovod's variables", "[e
   }
   auto plan = runHvdrun({"--dry-run", "--format", "sh", "--rank", "0", "-np", "1", "--fusion-threshold-mb", "2", kEngineRank}, options());
   CHECK(plan.out.find("HOROVOD_FUSION_THRESHOLD=2097152") != std::string::npos);
+  // From a config file and from HVDRUN_* variables too (docs/config.md).
+  hvd::test::TempDir dir;
+  std::string config = dir.path() + "/hvdrun.toml";
+  {
+    std::ofstream out(config);
+    out << "fusion-threshold-mb = 64\nno-stall-check = true\n";
+  }
+  auto fromConfig = runHvdrun({"--config-file", config, "--dry-run", "--format", "sh", "--rank", "0", "-np", "1", kEngineRank},
+                              options({"HVDRUN_CYCLE_TIME_MS=2"}));
+  INFO(fromConfig.out << fromConfig.err);
+  CHECK(fromConfig.out.find("export HOROVOD_FUSION_THRESHOLD=67108864\n") != std::string::npos);
+  CHECK(fromConfig.out.find("export HOROVOD_STALL_CHECK_DISABLE=1\n") != std::string::npos);
+  CHECK(fromConfig.out.find("export HOROVOD_CYCLE_TIME=2\n") != std::string::npos);
 }
 
 TEST_CASE("malformed engine options are refused before anything starts, naming the option and value", "[e2e][engine]") {

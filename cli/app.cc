@@ -30,6 +30,7 @@
 #include "slurm/environment.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
+#include "runtime/timeline/trace_files.h"
 #include "runtime/common/hex.h"
 #include "runtime/rendezvous/protocol.h"
 
@@ -345,6 +346,22 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   return valueOrThrow(superviseRanks(ranks, supervision));
 }
 
+// --timeline-filename: the ranks wrote one trace each (runtime/timeline/trace_files.h); one
+// file with a track per rank is what a user opens. A failed merge leaves the per-rank files
+// and says so, without changing the job's exit code.
+void mergeTimeline(const std::string& path, int ranks) {
+  std::vector<std::string> traces = timeline::existingRankTraces(path, ranks);
+  if (traces.empty()) {
+    fmt::print(stderr, "hvdrun: warning: no rank wrote a timeline to {} (did the program call hvd::init()?)\n", path);
+    return;
+  }
+  if (Status s = timeline::mergeTraces(traces, path); !s.isOk()) {
+    fmt::print(stderr, "hvdrun: warning: the ranks' timelines stay in separate files: {}\n", s.message());
+    return;
+  }
+  for (size_t i = 1; i < traces.size(); ++i) std::remove(traces[i].c_str());
+}
+
 int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const char* path = std::getenv("PATH");
   auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
@@ -373,6 +390,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   // A notice sent to the ranks directly (scancel --signal=USR2) reaches hvdrun this way.
   bool toldByRanks = !outcome.preempted && server->value(rendezvous::kPreemptedKey);
   outcome.preempted |= toldByRanks;
+  if (!o.timelineFile.empty()) mergeTimeline(o.timelineFile, static_cast<int>(plan.ranks.size()));
   report(outcome, static_cast<int>(plan.ranks.size()));
   finishPreemption(o, outcome, toldByRanks, env);
   return outcome.exitCode;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <sstream>
 
 #include "cli/user_error.h"
@@ -145,7 +146,8 @@ struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
-  bool noPrefix = false, noStallCheck = false;
+  std::string timelineFilename, timelineMaxMb;
+  bool noPrefix = false, noStallCheck = false, timelineMarkCycles = false;
 };
 
 // Options only `hvdrun sbatch` reads, and the ones about where settings come from: neither
@@ -189,6 +191,16 @@ std::vector<std::string> runtimeVariables(const RawValues& raw) {
   if (!raw.stallShutdown.empty()) {
     vars.push_back("HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=" +
                    std::to_string(parseIntIn("--stall-check-shutdown-time-seconds", raw.stallShutdown, 0, 604800)));
+  }
+  if (!raw.timelineFilename.empty()) {
+    // Absolute, so ranks that start elsewhere (srun, another working directory) agree.
+    std::error_code ec;
+    auto absolute = std::filesystem::absolute(raw.timelineFilename, ec);
+    vars.push_back("HOROVOD_TIMELINE=" + (ec ? raw.timelineFilename : absolute.lexically_normal().string()));
+  }
+  if (raw.timelineMarkCycles) vars.push_back("HOROVOD_TIMELINE_MARK_CYCLES=1");
+  if (!raw.timelineMaxMb.empty()) {
+    vars.push_back("HVD_TIMELINE_MAX_MB=" + std::to_string(parseIntIn("--timeline-max-mb", raw.timelineMaxMb, 1, 1 << 20)));
   }
   if (!raw.logLevel.empty()) {
     static const std::set<std::string> kLevels = {"trace", "debug", "info", "warning", "error", "fatal"};
@@ -270,6 +282,12 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--stall-check-shutdown-time-seconds", raw.stallShutdown,
                  "End the job (exit code 119) once a collective waited this long for some ranks (default 0: never)")
       ->group(engine)->type_name("SECONDS");
+  app.add_option("--timeline-filename", raw.timelineFilename,
+                 "Record a Chrome trace of every collective on every rank, merged into FILE at exit")
+      ->group(engine)->type_name("FILE");
+  app.add_flag("--timeline-mark-cycles", raw.timelineMarkCycles, "Mark each engine cycle in the timeline")->group(engine);
+  app.add_option("--timeline-max-mb", raw.timelineMaxMb, "Each rank's trace stops growing at this many MiB (default 64)")
+      ->group(engine)->type_name("MB");
   app.add_option("--log-level", raw.logLevel, "The ranks' runtime log level: trace, debug, info, warning, error, fatal")
       ->group(engine)->type_name("LEVEL");
   app.add_option("--signal", raw.signal,
@@ -462,6 +480,9 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.cpusPerTask.empty()) o.sbatch.cpusPerTask = parseIntIn("--cpus-per-task", raw.cpusPerTask, 1, 4096);
   if (!raw.signal.empty()) parsePreemptSignal(raw.signal, o);
   o.runtimeVariables = runtimeVariables(raw);
+  for (const std::string& kv : o.runtimeVariables) {
+    if (kv.rfind("HOROVOD_TIMELINE=", 0) == 0) o.timelineFile = kv.substr(std::string("HOROVOD_TIMELINE=").size());
+  }
   return o;
 }
 

@@ -57,6 +57,7 @@ struct Options {
 
   // The ranks' runtime engine (horovodrun's names): "HOROVOD_...=value" for every rank.
   std::vector<std::string> runtimeVariables;
+  std::string timelineFile;  // --timeline-filename, absolute: hvdrun merges the ranks' traces into it
 
   // Preemption (docs/sbatch.md): the signal Slurm sends before the time limit, which hvdrun
   // forwards to every rank and turns into the ranks' preemption flag; with requeue, the

@@ -6,6 +6,7 @@
 
 #include "runtime/backends/backend_factory.h"
 #include "runtime/common/log.h"
+#include "runtime/timeline/trace_files.h"
 
 namespace hvd {
 
@@ -36,6 +37,12 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   auto job = bootstrap::joinJob(env);
   if (!job) return job.status();
   configureLog(*level, job->identity.rank);
+  if (const std::string& trace = env.text("HOROVOD_TIMELINE"); !trace.empty()) {
+    options->timelinePath = timeline::rankTracePath(trace, job->identity.rank);
+    options->timelineMaxBytes = static_cast<std::uint64_t>(env.integer("HVD_TIMELINE_MAX_MB")) << 20;
+    options->timelineMarkCycles = env.integer("HOROVOD_TIMELINE_MARK_CYCLES") == 1;
+    options->sameClockAsRank0 = job->identity.crossRank == 0;
+  }
   backends::BackendSetup setup;
   setup.rank = job->identity.rank;
   setup.size = job->identity.size;

@@ -35,6 +35,8 @@ struct Engine::Operation {
   Gathered gathered;
   std::atomic<bool> done{false};
   bool announced = false;  // cycle state
+  int track = -1;          // timeline track; -1 without a timeline
+  double readyUs = 0;      // when negotiation decided it (timeline)
 };
 
 namespace {
@@ -73,6 +75,27 @@ constexpr std::chrono::microseconds kMaxIdleInterval{20000};
 // algorithms.
 constexpr std::uint64_t kMaxRiderBytes = 16 * 1024;
 
+double toUs(Clock::time_point t) { return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count(); }
+
+// Horovod's event names where the thing is the same.
+const char* negotiateName(OpKind kind) {
+  static const char* const kNames[] = {"NEGOTIATE_ALLREDUCE", "NEGOTIATE_BROADCAST", "NEGOTIATE_ALLGATHER", "NEGOTIATE_BARRIER"};
+  return kNames[static_cast<int>(kind)];
+}
+const char* opName(OpKind kind) {
+  static const char* const kNames[] = {"ALLREDUCE", "BROADCAST", "ALLGATHER", "BARRIER"};
+  return kNames[static_cast<int>(kind)];
+}
+// The collective itself, named after what moved it: hvd's ring/pairwise algorithms over
+// TCP and shared memory, Open MPI, or another backend.
+const char* activityName(std::string_view backend, OpKind kind) {
+  static const char* const kRing[] = {"RING_ALLREDUCE", "RING_BROADCAST", "RING_ALLGATHER", "RING_BARRIER"};
+  static const char* const kMpi[] = {"MPI_ALLREDUCE", "MPI_BCAST", "MPI_ALLGATHER", "MPI_BARRIER"};
+  static const char* const kOther[] = {"BACKEND_ALLREDUCE", "BACKEND_BROADCAST", "BACKEND_ALLGATHER", "BACKEND_BARRIER"};
+  const char* const* table = backend == "tcp" ? kRing : backend == "mpi" ? kMpi : kOther;
+  return table[static_cast<int>(kind)];
+}
+
 std::chrono::milliseconds stallCheckPeriod(const EngineOptions& o) {
   auto shortest = o.stallShutdown.count() > 0 ? std::min(o.stallWarning, o.stallShutdown) : o.stallWarning;
   return std::clamp(shortest / 4, std::chrono::milliseconds(100), std::chrono::milliseconds(10000));
@@ -93,11 +116,68 @@ Result<std::unique_ptr<Engine>> Engine::start(int rank, int size,
   if (cpu == backends.end()) return invalidUsage("the engine needs a backend that moves CPU tensors");
   std::rotate(backends.begin(), cpu, cpu + 1);
   std::unique_ptr<Engine> engine(new Engine(rank, size, std::move(backends), options));
+  // Every rank measures, timeline or not, so that ranks never disagree on the collectives.
+  double offsetUs = 0;
+  HVD_RETURN_IF_ERROR(engine->measureClockOffset(offsetUs));
+  if (!options.timelinePath.empty()) {
+    timeline::WriterOptions w;
+    w.path = options.timelinePath;
+    w.rank = rank;
+    w.maxBytes = options.timelineMaxBytes;
+    w.clockOffsetUs = options.sameClockAsRank0 ? 0.0 : offsetUs;
+    w.offsetNote = options.sameClockAsRank0
+                       ? "none: this rank runs on rank 0's host and reads the same clock"
+                       : "steady clock read by every rank right after a barrier at start-up; the offset is rank 0's "
+                         "reading minus this rank's, so it is off by at most the barrier's exit skew";
+    auto writer = timeline::TimelineWriter::open(std::move(w));
+    if (!writer) return writer.status().withContext("HOROVOD_TIMELINE");
+    engine->timeline_ = std::move(*writer);
+  }
   engine->thread_ = std::thread([e = engine.get()] { e->threadMain(); });
   return engine;
 }
 
 Engine::~Engine() { shutdown(); }
+
+Status Engine::measureClockOffset(double& offsetUs) {
+  backends::CollectiveBackend& control = *backends_.front();
+  HVD_RETURN_IF_ERROR(control.barrier());
+  double mine = timeline::TimelineWriter::nowUs();
+  std::vector<double> all(static_cast<size_t>(size_));
+  std::vector<size_t> eight(static_cast<size_t>(size_), sizeof mine);
+  HVD_RETURN_IF_ERROR(control.allgatherv(TensorRef{&mine, sizeof mine, DataType::kUInt8, Device::kCpu}, eight, all.data()));
+  offsetUs = all[0] - mine;
+  return Status::ok();
+}
+
+int Engine::trackFor(const Operation& op) {
+  if (!timeline_) return -1;
+  const std::string& key = op.name.empty() ? std::string("(blocking calls, in order)") : op.name;
+  auto it = tracks_.find(key);
+  if (it != tracks_.end()) return it->second;
+  int track = static_cast<int>(tracks_.size()) + 1;  // track 0: the engine's own marks
+  tracks_.emplace(key, track);
+  timeline::Event name;
+  name.phase = 'M';
+  name.track = track;
+  name.text = key;
+  timeline_->record(std::move(name));
+  return track;
+}
+
+void Engine::span(const Operation& op, const char* name, double fromUs, double toUs, bool withArgs) {
+  if (!timeline_ || op.track < 0) return;
+  timeline::Event e;
+  e.name = name;
+  e.track = op.track;
+  e.tsUs = fromUs;
+  e.durUs = toUs - fromUs;
+  if (withArgs) {
+    e.dtype = static_cast<int>(op.spec.type);
+    e.count = op.spec.count;
+  }
+  timeline_->record(std::move(e));
+}
 
 Result<HandleId> Engine::submit(Submission s) {
   const Spec& spec = s.spec;
@@ -270,6 +350,7 @@ void Engine::takeIncoming(bool& shutdownAsked) {
     shutdownAsked = shutdownAsked_;
   }
   for (auto& op : arrived) {
+    op->track = trackFor(*op);
     if (op->name.empty()) unnamed_.push_back(op);
     else named_[op->name] = op;
   }
@@ -279,6 +360,13 @@ Status Engine::negotiateAndRun() {
   bool shutdownAsked = false;
   takeIncoming(shutdownAsked);
   ++tick_;
+  if (timeline_ && options_.timelineMarkCycles) {
+    timeline::Event mark;
+    mark.phase = 'i';
+    mark.name = "CYCLE_START";
+    mark.tsUs = timeline::TimelineWriter::nowUs();
+    timeline_->record(std::move(mark));
+  }
   ControlOffer offer;
   offer.shutdownRank = shutdownAsked ? rank_ : -1;
   offer.cached.assign(cache_.slots(), 0);
@@ -312,6 +400,7 @@ Status Engine::negotiateAndRun() {
     if (offer.riderHoldsHead && !rider_.empty()) std::memcpy(rider_.data(), unnamed_[0]->in, rider_.size());
   }
   std::vector<std::uint8_t> bytes = encodeOffer(offer);
+  double agreeStartUs = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   HVD_RETURN_IF_ERROR(riding ? control.agree(bytes, {rider_.data(), lastUnnamed_->count, lastUnnamed_->type, lastUnnamed_->op})
                              : control.agree(bytes));
   ControlAgreement agreed = decodeAgreement(bytes);
@@ -335,6 +424,12 @@ Status Engine::negotiateAndRun() {
       unnamed_.pop_front();
       ++unnamedRun_;
       if (!rider_.empty()) std::memcpy(head->out, rider_.data(), rider_.size());
+      if (timeline_) {
+        double nowUs = timeline::TimelineWriter::nowUs();
+        span(*head, negotiateName(head->spec.kind), toUs(head->submitted), agreeStartUs);
+        span(*head, opName(head->spec.kind), agreeStartUs, nowUs, true);
+        span(*head, "RING_ALLREDUCE_WITH_NEGOTIATION", agreeStartUs, nowUs);
+      }
       ranLast = head->spec;
       complete(head, Status::ok());
       --take;
@@ -399,6 +494,13 @@ Status Engine::negotiateAndRun() {
       ready.emplace_back(std::move(response), op);
     }
   }
+  if (timeline_) {
+    double nowUs = timeline::TimelineWriter::nowUs();
+    for (auto& [response, op] : ready) {
+      op->readyUs = nowUs;
+      span(*op, negotiateName(op->spec.kind), toUs(op->submitted), nowUs);
+    }
+  }
   progressed_ = !ready.empty() || agreed.anyAnnouncements || agreed.shutdownRank >= 0 || agreed.unnamedMin > 0;
   HVD_RETURN_IF_ERROR(execute(ready));
   if (agreed.shutdownRank >= 0) {
@@ -431,6 +533,18 @@ Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& an
       // A rank announcing a cached name submitted it differently from the cached run:
       // every rank drops the entry, and the ranks that had it pending announce it next.
       cache_.erase(a.name);
+      if (timeline_) {
+        // Horovod's ticks under the negotiation bar: one per rank, when it was seen ready.
+        auto local = named_.find(a.name);
+        if (local != named_.end() && local->second->track >= 0) {
+          timeline::Event tick;
+          tick.phase = 'i';
+          tick.track = local->second->track;
+          tick.tsUs = timeline::TimelineWriter::nowUs();
+          tick.text = std::to_string(r);
+          timeline_->record(std::move(tick));
+        }
+      }
       if (auto response = table_.record(r, a)) decided.push_back(std::move(*response));
     }
     if (!ok || !reader.atEnd()) return internalError("rank " + std::to_string(r) + " sent announcements this rank cannot read");
@@ -511,9 +625,22 @@ Status Engine::execute(std::vector<std::pair<Response, std::shared_ptr<Operation
   std::vector<FusionGroup> groups = planFusion(specs, options_.fusionThresholdBytes);
   for (size_t g = 0; g < groups.size(); ++g) {
     const auto& members = groups[g].members;
-    Status s = members.size() > 1 ? runAllreduceGroup(ready, members)
-                                  : runAlone(ready[members[0]].first, *ready[members[0]].second);
-    if (members.size() == 1) complete(ready[members[0]].second, s);
+    Status s;
+    if (members.size() > 1) {
+      s = runAllreduceGroup(ready, members);
+    } else {
+      Operation& op = *ready[members[0]].second;
+      double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
+      s = runAlone(ready[members[0]].first, op);
+      if (timeline_) {
+        double t1 = timeline::TimelineWriter::nowUs();
+        backends::CollectiveBackend* backend = backendFor(op.spec.device);
+        span(op, "QUEUE", op.readyUs, t0);
+        span(op, opName(op.spec.kind), t0, t1, true);
+        span(op, activityName(backend != nullptr ? backend->name() : "", op.spec.kind), t0, t1);
+      }
+      complete(ready[members[0]].second, s);
+    }
     if (!s.isOk()) {
       // The backend is poisoned now: what had not run fails with the same cause.
       for (size_t later = g + 1; later < groups.size(); ++later) {
@@ -531,24 +658,39 @@ Status Engine::runAllreduceGroup(const std::vector<std::pair<Response, std::shar
   std::uint64_t total = 0;
   for (size_t m : members) total += ready[m].first.spec.bytes();
   if (fusionBuffer_.size() < total) fusionBuffer_.resize(total);
+  double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   std::uint64_t at = 0;
   for (size_t m : members) {
     const Operation& op = *ready[m].second;
     std::memcpy(fusionBuffer_.data() + at, op.in, op.spec.bytes());
     at += op.spec.bytes();
   }
+  double t1 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   backends::CollectiveBackend* backend = backendFor(first.device);
   Status s = backend == nullptr ? unavailable("no backend moves tensors on this device")
                                 : backend->allreduce(TensorRef{fusionBuffer_.data(), total / dataTypeSize(first.type),
                                                                first.type, first.device},
                                                      first.op);
+  double t2 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   at = 0;
   for (size_t m : members) {
     Operation& op = *ready[m].second;
     if (s.isOk()) std::memcpy(op.out, fusionBuffer_.data() + at, op.spec.bytes());
     at += op.spec.bytes();
-    complete(ready[m].second, s);
   }
+  if (timeline_) {
+    double t3 = timeline::TimelineWriter::nowUs();
+    const char* activity = activityName(backend != nullptr ? backend->name() : "", OpKind::kAllreduce);
+    for (size_t m : members) {
+      const Operation& op = *ready[m].second;
+      span(op, "QUEUE", op.readyUs, t0);
+      span(op, opName(op.spec.kind), t0, t3, true);
+      span(op, "MEMCPY_IN_FUSION_BUFFER", t0, t1);
+      span(op, activity, t1, t2);
+      span(op, "MEMCPY_OUT_FUSION_BUFFER", t2, t3);
+    }
+  }
+  for (size_t m : members) complete(ready[m].second, s);
   return s;
 }
 

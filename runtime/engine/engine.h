@@ -30,6 +30,7 @@
 #include "runtime/engine/message_table.h"
 #include "runtime/engine/request.h"
 #include "runtime/engine/response_cache.h"
+#include "runtime/timeline/timeline_writer.h"
 
 namespace hvd::engine {
 
@@ -40,6 +41,12 @@ struct EngineOptions {
   bool stallCheck = true;                            // !HOROVOD_STALL_CHECK_DISABLE
   std::chrono::milliseconds stallWarning{60000};     // HOROVOD_STALL_CHECK_TIME_SECONDS
   std::chrono::milliseconds stallShutdown{0};        // HOROVOD_STALL_SHUTDOWN_TIME_SECONDS; 0: never
+  // HOROVOD_TIMELINE: this rank's Chrome trace (empty: none), its size cap, and cycle marks.
+  std::string timelinePath;
+  std::uint64_t timelineMaxBytes = 64ull << 20;
+  bool timelineMarkCycles = false;
+  // This rank reads the same clock as rank 0 (same host): no offset is applied.
+  bool sameClockAsRank0 = true;
   // After a stall shutdown, end the process with kStallExitCode (a rank's own runtime; off
   // for ranks that are threads in one test process).
   bool exitOnStallShutdown = false;
@@ -114,6 +121,10 @@ class Engine {
   backends::CollectiveBackend* backendFor(Device device);
   void complete(const std::shared_ptr<Operation>& op, Status status);
   void stop(const Status& why);  // fails everything pending; the engine then refuses work
+  // Timeline (no-ops without one): the track of a tensor, and its spans.
+  int trackFor(const Operation& op);
+  void span(const Operation& op, const char* name, double fromUs, double toUs, bool withArgs = false);
+  Status measureClockOffset(double& offsetUs);
 
   int rank_, size_;
   EngineOptions options_;
@@ -149,6 +160,8 @@ class Engine {
   // calls in a loop), so it costs one collective instead of two.
   std::optional<Spec> lastUnnamed_;
   std::vector<std::byte> rider_;
+  std::unique_ptr<timeline::TimelineWriter> timeline_;
+  std::unordered_map<std::string, int> tracks_;  // tensor name -> timeline track
   MessageTable table_;
   ResponseCache cache_;
   std::uint64_t tick_ = 0;

@@ -165,6 +165,16 @@ int Engine::trackFor(const Operation& op) {
   return track;
 }
 
+void Engine::tick(const Operation& op, int rank, double atUs) {
+  if (!timeline_ || op.track < 0) return;
+  timeline::Event e;
+  e.phase = 'i';
+  e.track = op.track;
+  e.tsUs = atUs;
+  e.text = std::to_string(rank);
+  timeline_->record(std::move(e));
+}
+
 void Engine::span(const Operation& op, const char* name, double fromUs, double toUs, bool withArgs) {
   if (!timeline_ || op.track < 0) return;
   timeline::Event e;
@@ -351,6 +361,12 @@ void Engine::takeIncoming(bool& shutdownAsked) {
   }
   for (auto& op : arrived) {
     op->track = trackFor(*op);
+    if (timeline_ && !op->name.empty()) {
+      if (auto early = earlyTicks_.find(op->name); early != earlyTicks_.end()) {
+        for (auto [r, when] : early->second) tick(*op, r, when);
+        earlyTicks_.erase(early);
+      }
+    }
     if (op->name.empty()) unnamed_.push_back(op);
     else named_[op->name] = op;
   }
@@ -534,16 +550,12 @@ Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& an
       // every rank drops the entry, and the ranks that had it pending announce it next.
       cache_.erase(a.name);
       if (timeline_) {
-        // Horovod's ticks under the negotiation bar: one per rank, when it was seen ready.
+        // Horovod's ticks under the negotiation bar: one per rank, when it was seen ready
+        // (kept until this rank submits the name, if it has not yet).
         auto local = named_.find(a.name);
-        if (local != named_.end() && local->second->track >= 0) {
-          timeline::Event tick;
-          tick.phase = 'i';
-          tick.track = local->second->track;
-          tick.tsUs = timeline::TimelineWriter::nowUs();
-          tick.text = std::to_string(r);
-          timeline_->record(std::move(tick));
-        }
+        double nowUs = timeline::TimelineWriter::nowUs();
+        if (local != named_.end()) tick(*local->second, r, nowUs);
+        else earlyTicks_[a.name].emplace_back(r, nowUs);
       }
       if (auto response = table_.record(r, a)) decided.push_back(std::move(*response));
     }

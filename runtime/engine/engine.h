@@ -124,6 +124,7 @@ class Engine {
   // Timeline (no-ops without one): the track of a tensor, and its spans.
   int trackFor(const Operation& op);
   void span(const Operation& op, const char* name, double fromUs, double toUs, bool withArgs = false);
+  void tick(const Operation& op, int rank, double atUs);
   Status measureClockOffset(double& offsetUs);
 
   int rank_, size_;
@@ -162,6 +163,8 @@ class Engine {
   std::vector<std::byte> rider_;
   std::unique_ptr<timeline::TimelineWriter> timeline_;
   std::unordered_map<std::string, int> tracks_;  // tensor name -> timeline track
+  // Ranks seen ready for names not yet submitted here (rank, when), ticked on arrival.
+  std::unordered_map<std::string, std::vector<std::pair<int, double>>> earlyTicks_;
   MessageTable table_;
   ResponseCache cache_;
   std::uint64_t tick_ = 0;

@@ -18,6 +18,7 @@ using hvd::test::environmentWith;
 using hvd::test::processGone;
 using hvd::test::readPidFiles;
 using hvd::test::runHvdrun;
+using hvd::test::spawnHvdrun;
 using hvd::test::withEnv;
 using hvd::test::withTimeout;
 using hvd::test::TempDir;
@@ -47,28 +48,6 @@ std::vector<int> survivorsAfter(const std::vector<int>& pids, std::chrono::milli
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } while (Clock::now() < deadline);
   return alive;
-}
-
-// Starts hvdrun in the background; its stdout goes to stdoutFd (discarded when -1), its
-// stderr is discarded. Returns its pid.
-pid_t spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd = -1) {
-  std::vector<std::string> argv{HVD_HVDRUN_PATH};
-  argv.insert(argv.end(), args.begin(), args.end());
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(stdoutFd >= 0 ? stdoutFd : devnull, 1);
-    ::dup2(devnull, 2);
-    std::vector<char*> a, e;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    for (auto& s : const_cast<std::vector<std::string>&>(env)) e.push_back(s.data());
-    e.push_back(nullptr);
-    ::execve(a[0], a.data(), e.data());
-    _exit(127);
-  }
-  return pid;
 }
 
 void waitForPidFiles(const std::string& dir, size_t count) {

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -92,6 +93,26 @@ void skipTest(const std::string& reason) {
   std::printf("SKIPPED: %s\n", reason.c_str());
   std::fflush(stdout);
   std::_Exit(kSkipExitCode);
+}
+
+int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd) {
+  std::vector<std::string> argv{HVD_HVDRUN_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(stdoutFd >= 0 ? stdoutFd : devnull, 1);
+    ::dup2(devnull, 2);
+    std::vector<char*> a, e;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    for (auto& s : const_cast<std::vector<std::string>&>(env)) e.push_back(s.data());
+    e.push_back(nullptr);
+    ::execve(a[0], a.data(), e.data());
+    _exit(127);
+  }
+  return pid;
 }
 
 }  // namespace hvd::test

@@ -19,6 +19,10 @@ cli::RunOptions withTimeout(std::chrono::milliseconds timeout);
 // The current environment with some variables replaced ("NAME=value") or removed ("NAME").
 std::vector<std::string> environmentWith(const std::vector<std::string>& changes);
 
+// Starts hvdrun in the background; its stdout goes to stdoutFd (discarded when -1), its
+// stderr is discarded. Returns its pid; the caller kills and reaps it.
+int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd = -1);
+
 // This machine's hostname, as hvdrun sees it.
 std::string hostName();
 

@@ -1,0 +1,165 @@
+// runtime/timeline/timeline_writer_test.cc: the trace file is valid JSON whenever it is
+// read, a full queue drops and counts, the cap stops the file and says so, and merging
+// per-rank traces gives one array with every event.
+#include "runtime/timeline/timeline_writer.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/timeline/trace_files.h"
+#include "tests/support/json_lite.h"
+
+using hvd::test::parseJsonFile;
+using hvd::timeline::Event;
+using hvd::timeline::TimelineWriter;
+
+namespace {
+
+// A fresh directory, removed with what it holds.
+struct TempDir {
+  TempDir() {
+    char name[] = "/tmp/hvd-timeline-XXXXXX";
+    path_ = ::mkdtemp(name) != nullptr ? name : "/tmp";
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  std::string path_;
+};
+
+hvd::timeline::WriterOptions opts(const std::string& path, int rank) {
+  hvd::timeline::WriterOptions o;
+  o.path = path;
+  o.rank = rank;
+  return o;
+}
+
+Event span(int track, double ts) {
+  Event e;
+  e.name = "ALLREDUCE";
+  e.track = track;
+  e.tsUs = ts;
+  e.durUs = 1.5;
+  e.dtype = 0;
+  e.count = 10;
+  return e;
+}
+
+int countNamed(const hvd::test::Json& trace, const std::string& name) {
+  int n = 0;
+  for (const auto& e : trace.array()) n += e.has("name") && e["name"].str() == name;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("the trace is valid JSON after every flush, with every event and its args", "[unit][timeline]") {
+  TempDir dir;
+  std::string path = dir.path() + "/t.json";
+  auto w = TimelineWriter::open(opts(path, 3));
+  REQUIRE(w.isOk());
+  for (int round = 1; round <= 5; ++round) {
+    for (int i = 0; i < 100; ++i) (*w)->record(span(i % 7, round * 1000.0 + i));
+    Event tensor;
+    tensor.phase = 'M';
+    tensor.track = round;
+    tensor.text = "layer \"" + std::to_string(round) + "\"\\weights";  // quotes and backslashes
+    (*w)->record(tensor);
+    (*w)->flush();
+    std::string error;
+    auto trace = parseJsonFile(path, error);
+    INFO("round " << round << ": " << error);
+    REQUIRE(error.empty());
+    REQUIRE(trace.isArray());
+    CHECK(countNamed(trace, "ALLREDUCE") == 100 * round);
+    CHECK(countNamed(trace, "thread_name") == round);
+  }
+  std::string error;
+  auto trace = parseJsonFile(path, error);
+  const auto& e = trace.array().back();
+  CHECK(e["pid"].number() == 3);
+  CHECK(e["args"]["name"].str() == "layer \"5\"\\weights");
+  bool sawArgs = false;
+  for (const auto& ev : trace.array()) {
+    if (ev.has("name") && ev["name"].str() == "ALLREDUCE") {
+      sawArgs = ev["args"]["dtype"].str() == "float32" && ev["args"]["bytes"].number() == 40 && ev["dur"].number() == 1.5;
+      break;
+    }
+  }
+  CHECK(sawArgs);
+}
+
+TEST_CASE("a full queue drops events instead of waiting, and the trace says how many", "[unit][timeline]") {
+  TempDir dir;
+  std::string path = dir.path() + "/t.json";
+  std::uint64_t dropped = 0;
+  {
+    hvd::timeline::WriterOptions o = opts(path, 0);
+    o.queueCapacity = 8;
+    auto w = TimelineWriter::open(o);
+    REQUIRE(w.isOk());
+    for (int i = 0; i < 100000; ++i) (*w)->record(span(1, i));
+    dropped = (*w)->dropped();
+  }
+  REQUIRE(dropped > 0);
+  std::string error;
+  auto trace = parseJsonFile(path, error);
+  REQUIRE(error.empty());
+  double reported = 0;
+  for (const auto& e : trace.array()) {
+    if (e.has("name") && e["name"].str() == "TIMELINE_DROPPED_EVENTS") reported = e["args"]["dropped_so_far"].number();
+  }
+  CHECK(reported == static_cast<double>(dropped));
+  CHECK(countNamed(trace, "ALLREDUCE") + static_cast<int>(dropped) == 100000);
+}
+
+TEST_CASE("the trace stops at its cap, stays valid and ends saying why", "[unit][timeline]") {
+  TempDir dir;
+  std::string path = dir.path() + "/t.json";
+  hvd::timeline::WriterOptions o = opts(path, 0);
+  o.maxBytes = 20000;
+  auto w = TimelineWriter::open(o);
+  REQUIRE(w.isOk());
+  for (int i = 0; i < 2000; ++i) {
+    (*w)->record(span(1, i));
+    if (i % 100 == 0) (*w)->flush();
+  }
+  (*w)->flush();
+  std::string error;
+  auto trace = parseJsonFile(path, error);
+  REQUIRE(error.empty());
+  std::ifstream in(path, std::ios::ate);
+  CHECK(static_cast<std::uint64_t>(in.tellg()) <= o.maxBytes);
+  const auto& last = trace.array().back();
+  CHECK(last["name"].str() == "TIMELINE_TRUNCATED");
+  CHECK(last["args"]["reason"].str().find("--timeline-max-mb") != std::string::npos);
+  CHECK(countNamed(trace, "ALLREDUCE") < 2000);
+}
+
+TEST_CASE("rank r's trace sits beside rank 0's, and merging gives one array with every rank's events", "[unit][timeline]") {
+  CHECK(hvd::timeline::rankTracePath("/x/trace.json", 0) == "/x/trace.json");
+  CHECK(hvd::timeline::rankTracePath("/x/trace.json", 3) == "/x/trace.rank3.json");
+  CHECK(hvd::timeline::rankTracePath("/x.d/trace", 2) == "/x.d/trace.rank2");
+  CHECK(hvd::timeline::rankTracePath(".trace", 1) == ".trace.rank1");
+  TempDir dir;
+  std::string path = dir.path() + "/t.json";
+  for (int r = 0; r < 3; ++r) {
+    auto w = TimelineWriter::open(opts(hvd::timeline::rankTracePath(path, r), r));
+    REQUIRE(w.isOk());
+    for (int i = 0; i <= r; ++i) (*w)->record(span(1, i));
+  }
+  auto traces = hvd::timeline::existingRankTraces(path, 8);
+  REQUIRE(traces.size() == 3);
+  REQUIRE(hvd::timeline::mergeTraces(traces, path).isOk());
+  std::string error;
+  auto trace = parseJsonFile(path, error);
+  REQUIRE(error.empty());
+  CHECK(countNamed(trace, "ALLREDUCE") == 1 + 2 + 3);
+  CHECK(countNamed(trace, "process_name") == 3);
+  std::ofstream(dir.path() + "/bad.json") << "{\"not\": \"an array\"}";
+  auto bad = hvd::timeline::mergeTraces({dir.path() + "/bad.json"}, dir.path() + "/out.json");
+  CHECK(bad.code() == hvd::Errc::kInvalidArgument);
+}

@@ -1,0 +1,113 @@
+// tests/e2e/timeline_e2e_test.cc: --timeline-filename on real ranks: a known run with one
+// rank late (phases, a tick per rank, args, tracks, merge), and traces that stay valid
+// JSON when a rank or hvdrun itself is SIGKILLed.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include "runtime/timeline/trace_files.h"
+#include "tests/support/hvdrun_runner.h"
+#include "tests/support/json_lite.h"
+
+using hvd::test::environmentWith;
+using hvd::test::Json;
+using hvd::test::parseJsonFile;
+using hvd::test::runHvdrun;
+
+namespace {
+
+hvd::cli::RunOptions options() {
+  hvd::cli::RunOptions o;
+  o.env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "CUDA_VISIBLE_DEVICES"});
+  o.timeout = std::chrono::seconds(60);
+  return o;
+}
+
+// Events of rank `pid` on the track named `track`, by name.
+std::multimap<std::string, const Json*> eventsOn(const Json& trace, int pid, const std::string& track) {
+  double tid = -1;
+  for (const auto& e : trace.array()) {
+    if (e["name"].str() == "thread_name" && e["pid"].number() == pid && e["args"]["name"].str() == track) tid = e["tid"].number();
+  }
+  std::multimap<std::string, const Json*> out;
+  for (const auto& e : trace.array()) {
+    if (e.has("tid") && e["pid"].number() == pid && e["tid"].number() == tid && e["ph"].str() != "M") out.emplace(e["name"].str(), &e);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a run with one late rank records every phase in order, a tick per rank, and one track per rank", "[e2e][mp][timeline]") {
+  hvd::test::TempDir dir;
+  std::string path = dir.path() + "/trace.json";
+  auto run = runHvdrun({"-np", "3", "--timeline-filename", path, HVD_ENGINE_RANK_PATH, "stall", "1"}, options());
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  CHECK(hvd::timeline::existingRankTraces(path, 3) == std::vector<std::string>{path});  // merged, per-rank files gone
+  std::string error;
+  Json trace = parseJsonFile(path, error);
+  INFO(error);
+  REQUIRE(error.empty());
+  int processes = 0;
+  for (const auto& e : trace.array()) processes += e["name"].str() == "process_name";
+  CHECK(processes == 3);
+  for (int rank = 0; rank < 3; ++rank) {
+    INFO("rank " << rank);
+    auto ev = eventsOn(trace, rank, "late");
+    REQUIRE(ev.count("NEGOTIATE_ALLREDUCE") == 1);
+    REQUIRE(ev.count("ALLREDUCE") == 1);
+    const Json& negotiate = *ev.find("NEGOTIATE_ALLREDUCE")->second;
+    const Json& op = *ev.find("ALLREDUCE")->second;
+    CHECK(negotiate["ph"].str() == "X");
+    CHECK(op["args"]["dtype"].str() == "float64");
+    CHECK(op["args"]["count"].number() == 1);
+    double negotiateEnd = negotiate["ts"].number() + negotiate["dur"].number();
+    CHECK(op["ts"].number() >= negotiateEnd - 1);  // the op comes after its negotiation
+    REQUIRE(ev.count("RING_ALLREDUCE") == 1);
+    // Ticks: one per rank; rank 2's a second after the others' (it slept), on every rank's trace.
+    REQUIRE(ev.count("0") == 1);
+    REQUIRE(ev.count("1") == 1);
+    REQUIRE(ev.count("2") == 1);
+    double late = (*ev.find("2")->second)["ts"].number() - (*ev.find("0")->second)["ts"].number();
+    CHECK(late > 800000);   // microseconds
+    CHECK(late < 5000000);
+    // The late rank negotiated briefly; the others waited the second out.
+    if (rank == 2) CHECK(negotiate["dur"].number() < 500000);
+    else CHECK(negotiate["dur"].number() > 800000);
+  }
+}
+
+TEST_CASE("the trace stays valid JSON when a rank is SIGKILLed mid-run, and when hvdrun is", "[e2e][mp][timeline]") {
+  hvd::test::TempDir dir;
+  std::string path = dir.path() + "/trace.json";
+  auto run = runHvdrun({"-np", "3", "--timeline-filename", path, HVD_COLLECTIVE_RANK_PATH, "loop", "1"}, options());
+  CHECK(run.exitCode == 137);
+  std::string error;
+  Json trace = parseJsonFile(path, error);
+  INFO(error);
+  CHECK(error.empty());
+  CHECK(trace.isArray());
+
+  // hvdrun SIGKILLed while the ranks run: no merge, but every rank's own file parses.
+  std::string killed = dir.path() + "/killed.json";
+  auto env = *options().env;
+  int pid = hvd::test::spawnHvdrun({"-np", "3", "--timeline-filename", killed, HVD_ENGINE_RANK_PATH, "stall", "30"}, env);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the ranks notice and go
+  auto files = hvd::timeline::existingRankTraces(killed, 3);
+  CHECK(files.size() == 3);
+  for (const auto& f : files) {
+    Json t = parseJsonFile(f, error);
+    INFO(f << ": " << error);
+    CHECK(error.empty());
+    CHECK(t.isArray());
+  }
+}

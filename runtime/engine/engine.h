@@ -123,6 +123,7 @@ class Engine {
   void stop(const Status& why);  // fails everything pending; the engine then refuses work
   // Timeline (no-ops without one): the track of a tensor, and its spans.
   int trackFor(const Operation& op);
+  int fusionTrack();
   void span(const Operation& op, const char* name, double fromUs, double toUs, bool withArgs = false);
   void tick(const Operation& op, int rank, double atUs);
   Status measureClockOffset(double& offsetUs);

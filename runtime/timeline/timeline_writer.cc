@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -29,30 +30,61 @@ void appendJsonString(std::string& out, const std::string& s) {
   out += '"';
 }
 
+void appendNumber(std::string& out, double v) {
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 3);
+  out.append(buf, ec == std::errc() ? end : buf);
+}
+
+void appendNumber(std::string& out, std::uint64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, ec == std::errc() ? end : buf);
+}
+
+// Formatting runs on the writer thread for every event, so it avoids printf and
+// allocation: to_chars and appends into one growing buffer.
 void format(std::string& out, const Event& e, int pid) {
-  char buf[160];
   if (e.phase == 'M') {
-    out += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + std::to_string(pid) + ", \"tid\": " +
-           std::to_string(e.track) + ", \"args\": {\"name\": ";
+    out += "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": ";
+    appendNumber(out, static_cast<std::uint64_t>(pid));
+    out += ", \"tid\": ";
+    appendNumber(out, static_cast<std::uint64_t>(e.track));
+    out += ", \"args\": {\"name\": ";
     appendJsonString(out, e.text);
     out += "}}";
     return;
   }
   out += "{\"name\": ";
-  appendJsonString(out, e.text.empty() ? std::string(e.name) : e.text);
-  std::snprintf(buf, sizeof buf, ", \"ph\": \"%c\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f", e.phase, pid, e.track, e.tsUs);
-  out += buf;
+  if (e.text.empty()) {
+    out += '"';
+    out += e.name;  // static names need no escaping
+    out += '"';
+  } else {
+    appendJsonString(out, e.text);
+  }
+  out += ", \"ph\": \"";
+  out += e.phase;
+  out += "\", \"pid\": ";
+  appendNumber(out, static_cast<std::uint64_t>(pid));
+  out += ", \"tid\": ";
+  appendNumber(out, static_cast<std::uint64_t>(e.track));
+  out += ", \"ts\": ";
+  appendNumber(out, e.tsUs);
   if (e.phase == 'X') {
-    std::snprintf(buf, sizeof buf, ", \"dur\": %.3f", e.durUs);
-    out += buf;
+    out += ", \"dur\": ";
+    appendNumber(out, e.durUs);
   }
   if (e.phase == 'i') out += ", \"s\": \"t\"";
   if (e.dtype >= 0) {
-    std::snprintf(buf, sizeof buf, ", \"args\": {\"dtype\": \"%s\", \"count\": %llu, \"bytes\": %llu}",
-                  std::string(dataTypeName(static_cast<DataType>(e.dtype))).c_str(),
-                  static_cast<unsigned long long>(e.count),
-                  static_cast<unsigned long long>(e.count * dataTypeSize(static_cast<DataType>(e.dtype))));
-    out += buf;
+    auto type = static_cast<DataType>(e.dtype);
+    out += ", \"args\": {\"dtype\": \"";
+    out += dataTypeName(type);
+    out += "\", \"count\": ";
+    appendNumber(out, e.count);
+    out += ", \"bytes\": ";
+    appendNumber(out, e.count * dataTypeSize(type));
+    out += '}';
   }
   out += '}';
 }
@@ -137,6 +169,7 @@ void TimelineWriter::threadMain() {
 
 void TimelineWriter::append(const std::vector<Event>& events) {
   std::string text;
+  text.reserve(events.size() * 110);
   for (const Event& e : events) {
     text += ",\n";
     format(text, e, options_.rank);

@@ -37,9 +37,12 @@ hvd::EnvSnapshot environment(bool sharedMemory) {
 
 // Runs body(rank, engine) on `size` threads, each with its own Runtime; returns each rank's
 // failure message ("" when it succeeded). Every runtime shuts down after its body.
+// `adjust` may replace a rank's backends before its engine starts (failure injection).
+using Backends = std::vector<std::unique_ptr<hvd::backends::CollectiveBackend>>;
 std::vector<std::string> onRanks(int size, hvd::engine::EngineOptions options,
                                  const std::function<std::string(int, Engine&)>& body, bool sharedMemory = true,
-                                 std::chrono::milliseconds timeout = 10s) {
+                                 std::chrono::milliseconds timeout = 10s,
+                                 const std::function<void(int, Backends&)>& adjust = nullptr) {
   hvd::test::MemoryStore store;
   std::vector<std::string> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
@@ -57,6 +60,7 @@ std::vector<std::string> onRanks(int size, hvd::engine::EngineOptions options,
         errors[static_cast<size_t>(r)] = "open: " + backends.status().message();
         return;
       }
+      if (adjust) adjust(r, *backends);
       hvd::bootstrap::Identity id{r, size, r, size, 0, 1};
       auto runtime = hvd::Runtime::create(id, std::move(*backends), options);
       if (!runtime) {
@@ -476,49 +480,38 @@ class DyingBackend : public hvd::backends::CollectiveBackend {
 
 TEST_CASE("a rank that dies fails every pending handle on the survivors, naming the peer, well within the timeout", "[mp][engine]") {
   const int size = 3;
-  hvd::test::MemoryStore store;
   std::vector<std::string> messages(size);
   std::atomic<bool> die{false};
   auto started = std::chrono::steady_clock::now();
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] {
-      auto env = environment(true);
-      hvd::backends::BackendSetup setup;
-      setup.rank = r, setup.size = size, setup.localSize = size;
-      setup.store = &store;
-      setup.secret = "engine-test";
-      setup.timeout = 20s;
-      setup.env = &env;
-      auto backends = hvd::backends::openBackends(setup);
-      if (!backends) return;
-      if (r == 2) (*backends)[0] = std::make_unique<DyingBackend>(std::move((*backends)[0]), die);
-      auto runtime = hvd::Runtime::create(hvd::bootstrap::Identity{r, size, r, size, 0, 1}, std::move(*backends), {});
-      if (!runtime) return;
-      Engine& e = (*runtime)->engine();
-      std::vector<float> v(4, 1.0f);
-      std::vector<hvd::engine::HandleId> handles;
-      for (int i = 0; i < 5; ++i) {
-        // Rank 2 submits only p0, so p1-p4 stay pending on the others when it dies.
-        if (r == 2 && i > 0) break;
-        auto h = e.submit({"p" + std::to_string(i), Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
-                           v.data(), v.data()});
-        if (h) handles.push_back(*h);
-      }
-      std::string seen;
-      for (size_t i = 0; i < handles.size(); ++i) {
-        auto s = e.wait(handles[i]);
-        if (i == 0 && !s.isOk()) seen = "p0 failed: " + s.message();
-        if (i == 0 && r == 2) die = true;
-        if (i > 0) seen += s.isOk() ? "completed without rank 2;" : s.message() + ";";
-      }
-      auto after = e.submit({"later", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu}, v.data(), v.data()});
-      if (after) seen += "accepted work after the failure;";
-      messages[static_cast<size_t>(r)] = seen;
-      (*runtime)->shutdown();
-    });
-  }
-  for (auto& t : threads) t.join();
+  auto errors = onRanks(
+      size, {},
+      [&](int r, Engine& e) -> std::string {
+        std::vector<float> v(4, 1.0f);
+        std::vector<hvd::engine::HandleId> handles;
+        for (int i = 0; i < 5; ++i) {
+          // Rank 2 submits only p0, so p1-p4 stay pending on the others when it dies.
+          if (r == 2 && i > 0) break;
+          auto h = e.submit({"p" + std::to_string(i), Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
+                             v.data(), v.data()});
+          if (h) handles.push_back(*h);
+        }
+        std::string seen;
+        for (size_t i = 0; i < handles.size(); ++i) {
+          auto s = e.wait(handles[i]);
+          if (i == 0 && !s.isOk()) seen = "p0 failed: " + s.message();
+          if (i == 0 && r == 2) die = true;
+          if (i > 0) seen += s.isOk() ? "completed without rank 2;" : s.message() + ";";
+        }
+        auto after = e.submit({"later", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu}, v.data(), v.data()});
+        if (after) seen += "accepted work after the failure;";
+        messages[static_cast<size_t>(r)] = seen;
+        return "";
+      },
+      true, 20s,
+      [&](int r, Backends& backends) {
+        if (r == 2) backends[0] = std::make_unique<DyingBackend>(std::move(backends[0]), die);
+      });
+  CHECK(errors == none(size));
   CHECK(std::chrono::steady_clock::now() - started < 10s);
   // A survivor that loses its link fails its own links too, so the other may name it
   // rather than rank 2; at least one names rank 2.

@@ -15,6 +15,7 @@
 #include "cli/commands/exec_rank_command.h"
 #include "cli/commands/hostlist_command.h"
 #include "cli/commands/sbatch_command.h"
+#include "cli/commands/timeline_command.h"
 #include "cli/config/settings_sources.h"
 #include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/slurm_job_query.h"
@@ -419,6 +420,7 @@ int run(int argc, char** argv) {
   // Subcommands are recognised only as the first word, so a program named like one can
   // still be launched as ./hostlist or after an option (hvdrun -np 2 hostlist).
   if (!args.empty() && args[0] == "hostlist") return runHostlistCommand({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "timeline") return runTimelineCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "sbatch") return runSbatchCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "exec-rank") return runExecRankCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "plan") {

@@ -349,7 +349,8 @@ const char* kDescription =
     "       hvdrun plan [options] [program [args...]]   (same as --dry-run)\n"
     "       hvdrun sbatch (--dry-run|--submit) [options] [--] program [args...]\n"
     "       hvdrun --check-build [--verbose]\n"
-    "       hvdrun hostlist [--expand|--compress|--sorted|--count] [EXPRESSION...]";
+    "       hvdrun hostlist [--expand|--compress|--sorted|--count] [EXPRESSION...]\n"
+    "       hvdrun timeline (merge -o OUT TRACE...|summary TRACE)";
 
 // "--num-proc" -> "num-proc": the option's first long name, the key config files use.
 std::string canonicalKey(const CLI::Option& opt) {

@@ -4,9 +4,6 @@ if(BUILD_TESTING)
   include(Catch)
   add_library(hvd_catch_main OBJECT ${PROJECT_SOURCE_DIR}/tests/support/catch_main.cc)
   target_link_libraries(hvd_catch_main PUBLIC Catch2::Catch2)
-  # A strict JSON reader for tests that check files the project writes (traces, plans).
-  add_library(hvd_json_lite STATIC ${PROJECT_SOURCE_DIR}/tests/support/json_lite.cc)
-  target_include_directories(hvd_json_lite PUBLIC ${PROJECT_SOURCE_DIR})
 endif()
 
 function(hvd_add_test name)

@@ -11,13 +11,19 @@
 #include <fstream>
 
 #include "runtime/timeline/trace_files.h"
-#include "tests/support/json_lite.h"
+#include "runtime/common/json.h"
 
-using hvd::test::parseJsonFile;
 using hvd::timeline::Event;
 using hvd::timeline::TimelineWriter;
 
 namespace {
+
+// The file's JSON document; `error` empty when it parsed, else why not.
+hvd::Json readTrace(const std::string& path, std::string& error) {
+  auto json = hvd::readJsonFile(path);
+  error = json ? "" : json.status().message();
+  return json ? *json : hvd::Json{};
+}
 
 // A fresh directory, removed with what it holds.
 struct TempDir {
@@ -48,7 +54,7 @@ Event span(int track, double ts) {
   return e;
 }
 
-int countNamed(const hvd::test::Json& trace, const std::string& name) {
+int countNamed(const hvd::Json& trace, const std::string& name) {
   int n = 0;
   for (const auto& e : trace.array()) n += e.has("name") && e["name"].str() == name;
   return n;
@@ -70,7 +76,7 @@ TEST_CASE("the trace is valid JSON after every flush, with every event and its a
     (*w)->record(tensor);
     (*w)->flush();
     std::string error;
-    auto trace = parseJsonFile(path, error);
+    hvd::Json trace = readTrace(path, error);
     INFO("round " << round << ": " << error);
     REQUIRE(error.empty());
     REQUIRE(trace.isArray());
@@ -78,7 +84,7 @@ TEST_CASE("the trace is valid JSON after every flush, with every event and its a
     CHECK(countNamed(trace, "thread_name") == round);
   }
   std::string error;
-  auto trace = parseJsonFile(path, error);
+  hvd::Json trace = readTrace(path, error);
   const auto& e = trace.array().back();
   CHECK(e["pid"].number() == 3);
   CHECK(e["args"]["name"].str() == "layer \"5\"\\weights");
@@ -106,7 +112,7 @@ TEST_CASE("a full queue drops events instead of waiting, and the trace says how 
   }
   REQUIRE(dropped > 0);
   std::string error;
-  auto trace = parseJsonFile(path, error);
+  hvd::Json trace = readTrace(path, error);
   REQUIRE(error.empty());
   double reported = 0;
   for (const auto& e : trace.array()) {
@@ -129,7 +135,7 @@ TEST_CASE("the trace stops at its cap, stays valid and ends saying why", "[unit]
   }
   (*w)->flush();
   std::string error;
-  auto trace = parseJsonFile(path, error);
+  hvd::Json trace = readTrace(path, error);
   REQUIRE(error.empty());
   std::ifstream in(path, std::ios::ate);
   CHECK(static_cast<std::uint64_t>(in.tellg()) <= o.maxBytes);
@@ -155,7 +161,7 @@ TEST_CASE("rank r's trace sits beside rank 0's, and merging gives one array with
   REQUIRE(traces.size() == 3);
   REQUIRE(hvd::timeline::mergeTraces(traces, path).isOk());
   std::string error;
-  auto trace = parseJsonFile(path, error);
+  hvd::Json trace = readTrace(path, error);
   REQUIRE(error.empty());
   CHECK(countNamed(trace, "ALLREDUCE") == 1 + 2 + 3);
   CHECK(countNamed(trace, "process_name") == 3);

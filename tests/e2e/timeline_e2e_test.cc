@@ -8,18 +8,25 @@
 
 #include <chrono>
 #include <map>
+#include <regex>
 #include <thread>
 
 #include "runtime/timeline/trace_files.h"
 #include "tests/support/hvdrun_runner.h"
-#include "tests/support/json_lite.h"
+#include "runtime/common/json.h"
 
 using hvd::test::environmentWith;
-using hvd::test::Json;
-using hvd::test::parseJsonFile;
+using hvd::Json;
 using hvd::test::runHvdrun;
 
 namespace {
+
+// The file's JSON document; `error` empty when it parsed, else why not.
+hvd::Json readTrace(const std::string& path, std::string& error) {
+  auto json = hvd::readJsonFile(path);
+  error = json ? "" : json.status().message();
+  return json ? *json : hvd::Json{};
+}
 
 hvd::cli::RunOptions options() {
   hvd::cli::RunOptions o;
@@ -51,7 +58,7 @@ TEST_CASE("a run with one late rank records every phase in order, a tick per ran
   REQUIRE(run.exitCode == 0);
   CHECK(hvd::timeline::existingRankTraces(path, 3) == std::vector<std::string>{path});  // merged, per-rank files gone
   std::string error;
-  Json trace = parseJsonFile(path, error);
+  hvd::Json trace = readTrace(path, error);
   INFO(error);
   REQUIRE(error.empty());
   int processes = 0;
@@ -81,6 +88,14 @@ TEST_CASE("a run with one late rank records every phase in order, a tick per ran
     if (rank == 2) CHECK(negotiate["dur"].number() < 500000);
     else CHECK(negotiate["dur"].number() > 800000);
   }
+  // The terminal's view of the same trace names the late rank.
+  auto summary = runHvdrun({"timeline", "summary", path}, options());
+  INFO(summary.out << summary.err);
+  CHECK(summary.exitCode == 0);
+  CHECK(std::regex_search(summary.out, std::regex(R"(\nlate +3 +8 +[0-9.]+ / [0-9.]+ +[0-9.]+ / [0-9.]+ +rank 2 \(1 of 1\)\n)")));
+  auto missing = runHvdrun({"timeline", "summary", dir.path() + "/none.json"}, options());
+  CHECK(missing.exitCode == 2);
+  CHECK(missing.err.find("hvdrun: error: timeline summary: cannot read '" + dir.path() + "/none.json'") == 0);
 }
 
 TEST_CASE("the trace stays valid JSON when a rank is SIGKILLed mid-run, and when hvdrun is", "[e2e][mp][timeline]") {
@@ -89,7 +104,7 @@ TEST_CASE("the trace stays valid JSON when a rank is SIGKILLed mid-run, and when
   auto run = runHvdrun({"-np", "3", "--timeline-filename", path, HVD_COLLECTIVE_RANK_PATH, "loop", "1"}, options());
   CHECK(run.exitCode == 137);
   std::string error;
-  Json trace = parseJsonFile(path, error);
+  hvd::Json trace = readTrace(path, error);
   INFO(error);
   CHECK(error.empty());
   CHECK(trace.isArray());
@@ -105,9 +120,20 @@ TEST_CASE("the trace stays valid JSON when a rank is SIGKILLed mid-run, and when
   auto files = hvd::timeline::existingRankTraces(killed, 3);
   CHECK(files.size() == 3);
   for (const auto& f : files) {
-    Json t = parseJsonFile(f, error);
+    hvd::Json t = readTrace(f, error);
     INFO(f << ": " << error);
     CHECK(error.empty());
     CHECK(t.isArray());
   }
+  // What hvdrun could not merge, the user can.
+  std::vector<std::string> merge{"timeline", "merge", "-o", dir.path() + "/merged.json"};
+  merge.insert(merge.end(), files.begin(), files.end());
+  auto merged = runHvdrun(merge, options());
+  INFO(merged.err);
+  CHECK(merged.exitCode == 0);
+  hvd::Json m = readTrace(dir.path() + "/merged.json", error);
+  REQUIRE(error.empty());
+  int processes = 0;
+  for (const auto& e : m.array()) processes += e["name"].str() == "process_name";
+  CHECK(processes == 3);
 }

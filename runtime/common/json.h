@@ -1,6 +1,7 @@
-// tests/support/json_lite.h: a small strict JSON parser for tests that must check files the
-// project writes (Chrome traces): objects, arrays, strings with escapes, numbers, true,
-// false, null. Parse errors come back as a message with the byte offset.
+// runtime/common/json.h: a small strict JSON reader (RFC 8259: objects, arrays, strings
+// with escapes, numbers, true, false, null) for files the project writes and reads back:
+// Chrome traces (hvdrun timeline summary), and tests that check them. Errors name the
+// byte offset.
 #pragma once
 
 #include <map>
@@ -9,7 +10,9 @@
 #include <variant>
 #include <vector>
 
-namespace hvd::test {
+#include "runtime/common/status.h"
+
+namespace hvd {
 
 struct Json {
   using Object = std::map<std::string, Json>;
@@ -26,9 +29,10 @@ struct Json {
   const Json& operator[](const std::string& key) const { return object().at(key); }
 };
 
-// The document, or an error ("offset N: what") in `error`.
-Json parseJson(const std::string& text, std::string& error);
-// The file's document; error also for an unreadable file.
-Json parseJsonFile(const std::string& path, std::string& error);
+// The document; kInvalidArgument "offset N: what" when the text is not JSON.
+Result<Json> parseJson(const std::string& text);
+// The file's document; kSystem when it cannot be read, kInvalidArgument naming the file
+// and the offset when it is not JSON.
+Result<Json> readJsonFile(const std::string& path);
 
-}  // namespace hvd::test
+}  // namespace hvd

@@ -1,12 +1,12 @@
-// tests/support/json_lite.cc: recursive descent over RFC 8259.
-#include "tests/support/json_lite.h"
+// runtime/common/json.cc: recursive descent over RFC 8259.
+#include "runtime/common/json.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
-namespace hvd::test {
+namespace hvd {
 namespace {
 
 struct Parser {
@@ -116,29 +116,26 @@ struct Parser {
 
 }  // namespace
 
-Json parseJson(const std::string& text, std::string& error) {
+Result<Json> parseJson(const std::string& text) {
   Parser p{text};
   try {
     Json v = p.value();
     p.space();
     if (p.i != text.size()) p.fail("text after the document");
-    error.clear();
     return v;
   } catch (const std::exception& e) {
-    error = e.what();
-    return Json{};
+    return invalidArgument(e.what());
   }
 }
 
-Json parseJsonFile(const std::string& path, std::string& error) {
+Result<Json> readJsonFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot read " + path;
-    return Json{};
-  }
+  if (!in) return systemError("cannot read '" + path + "'");
   std::ostringstream text;
   text << in.rdbuf();
-  return parseJson(text.str(), error);
+  auto json = parseJson(text.str());
+  if (!json) return json.status().withContext("'" + path + "' is not valid JSON");
+  return json;
 }
 
-}  // namespace hvd::test
+}  // namespace hvd

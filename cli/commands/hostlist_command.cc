@@ -8,6 +8,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "cli/commands/subcommand_parse.h"
 #include "cli/user_error.h"
 #include "slurm/hostlist.h"
 
@@ -40,15 +41,7 @@ int runHostlistCommand(const std::vector<std::string>& args) {
   app.add_flag("-s,--sorted", sorted, "Print the shortest expression of the sorted names");
   app.add_flag("-n,--count", count, "Print the number of names");
   app.add_option("expressions", expressions, "Hostlist expressions, e.g. node[01-04],gpu[1-2]");
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    throw UserError(ExitCode::kUsage, std::string("hostlist: ") + e.what(), kHint);
-  }
+  if (!parseSubcommand(app, args, "hostlist", kHint)) return 0;
   if (int modes = expand + compress + sorted + count; modes > 1) {
     throw UserError(ExitCode::kUsage, "hostlist: choose one of --expand, --compress, --sorted and --count", kHint);
   }

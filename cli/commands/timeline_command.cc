@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "cli/commands/subcommand_parse.h"
 #include "cli/user_error.h"
 #include "runtime/timeline/trace_files.h"
 #include "runtime/timeline/trace_summary.h"
@@ -30,15 +31,7 @@ int runTimelineCommand(const std::vector<std::string>& args) {
   CLI::App* summary = app.add_subcommand("summary", "Per tensor: operations, bytes, negotiation and operation times, "
                                                     "and the rank that was ready last most often");
   summary->add_option("trace", summaryInput, "A trace (merged, or one rank's)")->required();
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  try {
-    app.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    fmt::print("{}", app.help());
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    throw UserError(ExitCode::kUsage, std::string("timeline: ") + e.what(), kHint);
-  }
+  if (!parseSubcommand(app, args, "timeline", kHint)) return 0;
   if (merge->parsed()) {
     if (Status s = timeline::mergeTraces(inputs, output); !s.isOk()) {
       throw UserError(ExitCode::kUsage, "timeline merge: " + s.message(), "give the files --timeline-filename wrote");

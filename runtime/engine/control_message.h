@@ -9,7 +9,7 @@
 //   [8,24)  hash of the first unnamed request, then its complement
 //   [24,40) hash of all pending unnamed requests, then its complement
 //   [40]    1 = this rank's rider holds its first unnamed request  -> AND: the rider's
-//           result is that request's (backend_factory.h: CollectiveBackend::Rider)
+//           result is that request's (collective_backend.h: CollectiveBackend::Rider)
 //   [41,..) one byte per response-cache slot: 1 = this rank has that request pending
 #pragma once
 

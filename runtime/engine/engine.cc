@@ -432,65 +432,8 @@ Status Engine::negotiateAndRun() {
     HVD_RETURN_IF_ERROR(runStallCheck());
   }
 
-  std::vector<std::pair<Response, std::shared_ptr<Operation>>> ready;
-  // Unnamed requests, in order: all offered when every rank offered the same ones, else
-  // the first; a first that disagrees fails on every rank with each rank's description.
-  if (agreed.unnamedMin > 0) {
-    size_t take = agreed.unnamedMin == agreed.unnamedMax && agreed.allAgree ? agreed.unnamedMin
-                  : agreed.headsAgree                                        ? 1
-                                                                             : 0;
-    std::optional<Spec> ranLast;
-    if (take > 0 && riding && agreed.ridersHoldHeads && agreed.headsAgree) {
-      // The first one already ran, in the control exchange.
-      auto head = unnamed_.front();
-      unnamed_.pop_front();
-      ++unnamedRun_;
-      if (!rider_.empty()) std::memcpy(head->out, rider_.data(), rider_.size());
-      if (timeline_) {
-        double nowUs = timeline::TimelineWriter::nowUs();
-        span(*head, negotiateName(head->spec.kind), toUs(head->submitted), agreeStartUs);
-        span(*head, opName(head->spec.kind), agreeStartUs, nowUs, true);
-        span(*head, "RING_ALLREDUCE_WITH_NEGOTIATION", agreeStartUs, nowUs);
-      }
-      ranLast = head->spec;
-      complete(head, Status::ok());
-      --take;
-      progressed_ = true;
-    }
-    if (take == 0 && !agreed.headsAgree) {
-      auto head = unnamed_.front();
-      unnamed_.pop_front();
-      ++unnamedRun_;
-      WireWriter w;
-      w.spec(head->spec);
-      std::vector<std::vector<std::byte>> specs;
-      HVD_RETURN_IF_ERROR(gatherBytes(*backends_.front(), size_, w.take(), specs));
-      MessageTable explain(size_);
-      std::optional<Response> verdict;
-      std::string name = "unnamed collective #" + std::to_string(unnamedRun_);
-      for (int r = 0; r < size_; ++r) {
-        WireReader reader(specs[static_cast<size_t>(r)]);
-        Spec spec;
-        if (!reader.spec(spec)) return internalError("rank " + std::to_string(r) + " sent a request this rank cannot read");
-        verdict = explain.record(r, Announcement{name, spec});
-      }
-      std::string why = verdict && !verdict->error.empty() ? verdict->error : name + " disagrees between ranks";
-      complete(head, Status(Errc::kInvalidUsage, why)
-                         .withHint("calls without a name must be made in the same order on every rank; name them to "
-                                   "submit in any order"));
-    }
-    for (size_t i = 0; i < take; ++i) {
-      auto op = unnamed_.front();
-      unnamed_.pop_front();
-      ++unnamedRun_;
-      ranLast = op->spec;
-      ready.emplace_back(Response{"", op->spec, {}, ""}, op);
-    }
-    // Allreduce specs that ran agree on every rank (allgather shares need not): only they
-    // shape the next rider.
-    if (!agreed.headsAgree) lastUnnamed_.reset();
-    if (ranLast) lastUnnamed_ = ranLast->kind == OpKind::kAllreduce ? ranLast : std::nullopt;
-  }
+  ReadyList ready;
+  HVD_RETURN_IF_ERROR(takeUnnamed(agreed, riding, agreeStartUs, ready));
   for (size_t slot = 0; slot < agreed.cachedEverywhere.size(); ++slot) {
     if (!agreed.cachedEverywhere[slot]) continue;
     const Response* response = cache_.at(slot);
@@ -531,6 +474,69 @@ Status Engine::negotiateAndRun() {
              : Status(Errc::kRemote, "rank " + std::to_string(agreed.shutdownRank) +
                                          " shut hvd down (hvd.shutdown()), so no collective runs after it"));
   }
+  return Status::ok();
+}
+
+Status Engine::takeUnnamed(const ControlAgreement& agreed, bool riding, double agreeStartUs, ReadyList& ready) {
+  // Unnamed requests, in order: all offered when every rank offered the same ones, else
+  // the first; a first that disagrees fails on every rank with each rank's description.
+  if (agreed.unnamedMin == 0) return Status::ok();
+  size_t take = agreed.unnamedMin == agreed.unnamedMax && agreed.allAgree ? agreed.unnamedMin
+                : agreed.headsAgree                                        ? 1
+                                                                           : 0;
+  std::optional<Spec> ranLast;
+  if (take > 0 && riding && agreed.ridersHoldHeads && agreed.headsAgree) {
+    // The first one already ran, in the control exchange.
+    auto head = unnamed_.front();
+    unnamed_.pop_front();
+    ++unnamedRun_;
+    if (!rider_.empty()) std::memcpy(head->out, rider_.data(), rider_.size());
+    if (timeline_) {
+      double nowUs = timeline::TimelineWriter::nowUs();
+      span(*head, negotiateName(head->spec.kind), toUs(head->submitted), agreeStartUs);
+      span(*head, opName(head->spec.kind), agreeStartUs, nowUs, true);
+      span(*head, "RING_ALLREDUCE_WITH_NEGOTIATION", agreeStartUs, nowUs);
+    }
+    ranLast = head->spec;
+    complete(head, Status::ok());
+    --take;
+  }
+  if (take == 0 && !agreed.headsAgree) HVD_RETURN_IF_ERROR(failDisagreeingHead());
+  for (size_t i = 0; i < take; ++i) {
+    auto op = unnamed_.front();
+    unnamed_.pop_front();
+    ++unnamedRun_;
+    ranLast = op->spec;
+    ready.emplace_back(Response{"", op->spec, {}, ""}, op);
+  }
+  // Allreduce specs that ran agree on every rank (allgather shares need not): only they
+  // shape the next rider.
+  if (!agreed.headsAgree) lastUnnamed_.reset();
+  if (ranLast) lastUnnamed_ = ranLast->kind == OpKind::kAllreduce ? ranLast : std::nullopt;
+  return Status::ok();
+}
+
+Status Engine::failDisagreeingHead() {
+  auto head = unnamed_.front();
+  unnamed_.pop_front();
+  ++unnamedRun_;
+  WireWriter w;
+  w.spec(head->spec);
+  std::vector<std::vector<std::byte>> specs;
+  HVD_RETURN_IF_ERROR(gatherBytes(*backends_.front(), size_, w.take(), specs));
+  MessageTable explain(size_);
+  std::optional<Response> verdict;
+  std::string name = "unnamed collective #" + std::to_string(unnamedRun_);
+  for (int r = 0; r < size_; ++r) {
+    WireReader reader(specs[static_cast<size_t>(r)]);
+    Spec spec;
+    if (!reader.spec(spec)) return internalError("rank " + std::to_string(r) + " sent a request this rank cannot read");
+    verdict = explain.record(r, Announcement{name, spec});
+  }
+  std::string why = verdict && !verdict->error.empty() ? verdict->error : name + " disagrees between ranks";
+  complete(head, Status(Errc::kInvalidUsage, why)
+                     .withHint("calls without a name must be made in the same order on every rank; name them to "
+                               "submit in any order"));
   return Status::ok();
 }
 
@@ -636,7 +642,7 @@ backends::CollectiveBackend* Engine::backendFor(Device device) {
   return nullptr;
 }
 
-Status Engine::execute(std::vector<std::pair<Response, std::shared_ptr<Operation>>>& ready) {
+Status Engine::execute(ReadyList& ready) {
   std::vector<Spec> specs;
   specs.reserve(ready.size());
   for (const auto& r : ready) specs.push_back(r.first.spec);
@@ -670,7 +676,7 @@ Status Engine::execute(std::vector<std::pair<Response, std::shared_ptr<Operation
   return Status::ok();
 }
 
-Status Engine::runAllreduceGroup(const std::vector<std::pair<Response, std::shared_ptr<Operation>>>& ready,
+Status Engine::runAllreduceGroup(const ReadyList& ready,
                                  const std::vector<size_t>& members) {
   const Spec& first = ready[members[0]].first.spec;
   std::uint64_t total = 0;

@@ -114,8 +114,14 @@ class Engine {
   void takeIncoming(bool& shutdownAsked);
   Status exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& announcing, std::vector<Response>& decided);
   Status runStallCheck();
-  Status execute(std::vector<std::pair<Response, std::shared_ptr<Operation>>>& ready);
-  Status runAllreduceGroup(const std::vector<std::pair<Response, std::shared_ptr<Operation>>>& ready,
+  // A cycle's requests to run, in order, each with what was agreed for it.
+  using ReadyList = std::vector<std::pair<Response, std::shared_ptr<Operation>>>;
+  // The unnamed requests this cycle runs (a rider already ran; a disagreeing head fails).
+  Status takeUnnamed(const ControlAgreement& agreed, bool riding, double agreeStartUs, ReadyList& ready);
+  // Fails the first unnamed request, which ranks submitted differently, with each rank's spec.
+  Status failDisagreeingHead();
+  Status execute(ReadyList& ready);
+  Status runAllreduceGroup(const ReadyList& ready,
                            const std::vector<size_t>& members);
   Status runAlone(const Response& response, Operation& op);
   backends::CollectiveBackend* backendFor(Device device);

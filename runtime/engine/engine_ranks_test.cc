@@ -17,6 +17,7 @@
 #include "runtime/backends/backend_factory.h"
 #include "runtime/core/runtime.h"
 #include "tests/support/memory_store.h"
+#include "tests/support/serial_reduce.h"
 
 using namespace std::chrono_literals;
 using hvd::DataType;
@@ -109,21 +110,8 @@ std::vector<std::byte> input(DataType type, int rank, size_t count) {
 // The serial answer, reduced in rank order.
 std::vector<std::byte> expected(DataType type, ReduceOp op, int size, size_t count) {
   std::vector<std::byte> buf(count * hvd::dataTypeSize(type));
-  bool integer = type == DataType::kInt8 || type == DataType::kUInt8 || type == DataType::kInt32 || type == DataType::kInt64;
   for (size_t i = 0; i < count; ++i) {
-    double acc = valueFor(type, 0, i);
-    for (int r = 1; r < size; ++r) {
-      double v = valueFor(type, r, i);
-      switch (op) {
-        case ReduceOp::kSum:
-        case ReduceOp::kAverage: acc += v; break;
-        case ReduceOp::kMin: acc = std::min(acc, v); break;
-        case ReduceOp::kMax: acc = std::max(acc, v); break;
-        case ReduceOp::kProduct: acc *= v; break;
-      }
-    }
-    if (op == ReduceOp::kAverage) acc = integer ? static_cast<double>(static_cast<long long>(acc) / size) : acc / size;
-    put(type, buf, i, acc);
+    put(type, buf, i, hvd::test::serialReduce(type, op, size, [&](int r) { return valueFor(type, r, i); }));
   }
   return buf;
 }

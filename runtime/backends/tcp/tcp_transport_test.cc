@@ -23,6 +23,7 @@
 #include "collectives/halving_schedule.h"
 #include "collectives/ring_collectives.h"
 #include "tests/support/memory_store.h"
+#include "tests/support/serial_reduce.h"
 
 using namespace std::chrono_literals;
 using hvd::collectives::DataType;
@@ -93,22 +94,7 @@ std::string checkAllreduce(hc::Transport& ring, int size, DataType type, ReduceO
   };
   for (size_t i = 0; i < count; ++i) {
     store(data, i, valueFor(ring.rank(), i));
-    // The serial answer.
-    double acc = valueFor(0, i);
-    for (int r = 1; r < size; ++r) {
-      double v = valueFor(r, i);
-      switch (op) {
-        case ReduceOp::kSum:
-        case ReduceOp::kAverage: acc += v; break;
-        case ReduceOp::kMin: acc = std::min(acc, v); break;
-        case ReduceOp::kMax: acc = std::max(acc, v); break;
-        case ReduceOp::kProduct: acc *= v; break;
-      }
-    }
-    if (op == ReduceOp::kAverage) {
-      bool integer = type == DataType::kInt8 || type == DataType::kUInt8 || type == DataType::kInt32 || type == DataType::kInt64;
-      acc = integer ? static_cast<double>(static_cast<long long>(acc) / size) : acc / size;
-    }
+    double acc = hvd::test::serialReduce(type, op, size, [&](int r) { return valueFor(r, i); });
     if (type == DataType::kUInt8 || type == DataType::kInt8) acc = static_cast<double>(static_cast<T>(static_cast<long long>(acc)));
     store(expected, i, acc);
   }

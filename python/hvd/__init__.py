@@ -1,0 +1,121 @@
+"""hvd: hvdrun's collective runtime for Python.
+
+    import hvd
+    hvd.init()
+    x = hvd.allreduce(numpy_or_torch_array)         # averaged across ranks
+
+Names follow Horovod's, so `import horovod.torch as hvd` ports by changing the import
+(the PyTorch parts are in hvd.torch). Run under hvdrun (`hvdrun -np 4 python train.py`),
+mpirun or srun --mpi=pmix; alone, hvd is a world of one rank. docs/python.md has the rest.
+"""
+
+import atexit as _atexit
+
+from . import _hvd
+from ._hvd import (
+    HvdError,
+    HvdInvalidArgumentError,
+    HvdPeerError,
+    HvdTimeoutError,
+    HvdUnavailableError,
+    HvdUsageError,
+    ReduceOp,
+)
+from ._ops import (
+    Average,
+    Max,
+    Min,
+    Product,
+    Sum,
+    allgather,
+    allgather_async,
+    allgather_object,
+    allreduce,
+    allreduce_,
+    allreduce_async,
+    allreduce_async_,
+    barrier,
+    broadcast,
+    broadcast_,
+    broadcast_async,
+    broadcast_async_,
+    broadcast_object,
+    poll,
+    synchronize,
+)
+
+__version__ = "0.1.0"
+
+# Horovod's name for the error elastic training catches; code that catches it keeps working.
+HorovodInternalError = HvdError
+
+
+def init():
+    """Joins the job (hvdrun, mpirun or srun --mpi=pmix); alone, a world of one. Idempotent."""
+    _hvd.init()
+
+
+def shutdown():
+    """Stops the engine on every rank and leaves the job. Idempotent; also run at exit."""
+    _hvd.shutdown()
+
+
+# Before the interpreter frees the arrays an async request may still be writing into.
+_atexit.register(_hvd.shutdown)
+
+
+def is_initialized():
+    return _hvd.is_initialized()
+
+
+def _initialized():
+    if not _hvd.is_initialized():
+        raise ValueError("hvd has not been initialized; call hvd.init() first")
+
+
+def rank():
+    """This process's rank in the job, 0 .. size()-1."""
+    _initialized()
+    return _hvd.rank()
+
+
+def size():
+    _initialized()
+    return _hvd.size()
+
+
+def local_rank():
+    """This process's rank among the ranks on its host: the index of its GPU, say."""
+    _initialized()
+    return _hvd.local_rank()
+
+
+def local_size():
+    _initialized()
+    return _hvd.local_size()
+
+
+def cross_rank():
+    """The index of this rank's host among the job's hosts."""
+    _initialized()
+    return _hvd.cross_rank()
+
+
+def cross_size():
+    _initialized()
+    return _hvd.cross_size()
+
+
+def operations_backend():
+    """What moves CPU data: "tcp" (hvd's ring over shared memory and TCP) or "mpi"."""
+    return _hvd.operations_backend()
+
+
+def preemption_requested():
+    """True once hvdrun told this rank the job is about to end (--signal, --requeue). Local."""
+    return _hvd.preemption_requested()
+
+
+def preemption_agreed():
+    """Collective: True on every rank when any rank has seen preemption."""
+    return _hvd.preemption_agreed()

@@ -1,0 +1,174 @@
+"""The collectives with Horovod's names and semantics, for any array type (see _arrays).
+
+Blocking calls without a name are matched across ranks by the order each rank makes them;
+named and async calls go through the engine, which matches them by name in any order and
+fuses small allreduces. Async calls return an int handle; synchronize(handle) returns the
+result. The arrays stay referenced here until then, so the runtime never writes into
+memory Python has freed.
+"""
+
+import pickle
+import threading
+
+import numpy as np
+
+from . import _arrays, _hvd
+from ._hvd import ReduceOp
+
+Average = ReduceOp.Average
+Sum = ReduceOp.Sum
+Min = ReduceOp.Min
+Max = ReduceOp.Max
+Product = ReduceOp.Product
+
+# handle -> (kind, result maker, the arrays the runtime is using)
+_pending = {}
+_pending_lock = threading.Lock()
+
+
+def _remember(handle, kind, finish, keep):
+    with _pending_lock:
+        _pending[handle] = (kind, finish, keep)
+    return handle
+
+
+def _op(op, average):
+    if average is not None:  # Horovod's deprecated spelling
+        if op is not None:
+            raise ValueError("hvd: give op or average, not both")
+        return Average if average else Sum
+    return Average if op is None else ReduceOp(op)
+
+
+def allreduce(tensor, average=None, name=None, op=None):
+    """Reduces tensor across ranks into a new array of the same type (op: Average by default)."""
+    x = _arrays.as_input(tensor)
+    out = _arrays.empty_like(x)
+    if name is None:
+        _hvd.allreduce(x, out, _op(op, average))
+        return out
+    return synchronize(allreduce_async(x, name=name, op=_op(op, average)))
+
+
+def allreduce_(tensor, average=None, name=None, op=None):
+    """Reduces tensor across ranks in place and returns it."""
+    x = _arrays.as_inplace(tensor)
+    if name is None:
+        _hvd.allreduce(x, x, _op(op, average))
+        return tensor
+    synchronize(allreduce_async_(tensor, name=name, op=_op(op, average)))
+    return tensor
+
+
+def allreduce_async(tensor, average=None, name=None, op=None):
+    """Starts an allreduce into a new array; synchronize(handle) returns it."""
+    x = _arrays.as_input(tensor)
+    out = _arrays.empty_like(x)
+    handle = _hvd.allreduce_async(name or "", x, out, _op(op, average))
+    return _remember(handle, "plain", lambda: out, (x, out))
+
+
+def allreduce_async_(tensor, average=None, name=None, op=None):
+    """Starts an in-place allreduce; synchronize(handle) returns the tensor."""
+    x = _arrays.as_inplace(tensor)
+    handle = _hvd.allreduce_async(name or "", x, x, _op(op, average))
+    return _remember(handle, "plain", lambda: tensor, (x,))
+
+
+def broadcast(tensor, root_rank, name=None):
+    """root_rank's tensor on every rank, as a new array."""
+    x = _arrays.as_input(tensor)
+    out = _arrays.empty_like(x)
+    out[...] = x
+    return broadcast_(out, root_rank, name=name)
+
+
+def broadcast_(tensor, root_rank, name=None):
+    """Overwrites tensor with root_rank's on every rank and returns it."""
+    x = _arrays.as_inplace(tensor)
+    if name is None:
+        _hvd.broadcast(x, root_rank)
+        return tensor
+    return synchronize(broadcast_async_(tensor, root_rank, name=name))
+
+
+def broadcast_async(tensor, root_rank, name=None):
+    x = _arrays.as_input(tensor)
+    out = _arrays.empty_like(x)
+    out[...] = x
+    return broadcast_async_(out, root_rank, name=name)
+
+
+def broadcast_async_(tensor, root_rank, name=None):
+    x = _arrays.as_inplace(tensor)
+    handle = _hvd.broadcast_async(name or "", x, root_rank)
+    return _remember(handle, "plain", lambda: tensor, (x,))
+
+
+def allgather(tensor, name=None):
+    """Every rank's tensor stacked along the first dimension, in rank order. The first
+    dimensions may differ between ranks; the rest of the shape must not."""
+    x = _arrays.as_input(tensor)
+    if name is None:
+        data, counts = _hvd.allgather(x)
+        return _arrays.from_gathered(data, counts, x)
+    return synchronize(allgather_async(x, name=name))
+
+
+def allgather_async(tensor, name=None):
+    x = _arrays.as_input(tensor)
+    handle = _hvd.allgather_async(name or "", x)
+    return _remember(handle, "gather", x, (x,))
+
+
+def poll(handle):
+    """True once the async request has finished (synchronize will not block)."""
+    return _hvd.poll(handle)
+
+
+def synchronize(handle):
+    """Waits for an async request and returns its result; raises its failure."""
+    with _pending_lock:
+        entry = _pending.pop(handle, None)
+    if entry is None:
+        from . import HvdUsageError
+
+        raise HvdUsageError(f"hvd: handle {handle} is not pending (unknown, or already synchronized)")
+    kind, finish, _keep = entry
+    if kind == "gather":
+        data, counts = _hvd.synchronize_allgather(handle)
+        return _arrays.from_gathered(data, counts, finish)
+    _hvd.synchronize(handle)
+    return finish()
+
+
+def barrier():
+    """Returns once every rank has called it."""
+    _hvd.barrier()
+
+
+def broadcast_object(obj, root_rank=0, name=None):
+    """root_rank's picklable obj on every rank."""
+    payload = np.frombuffer(pickle.dumps(obj), dtype=np.uint8) if _hvd.rank() == root_rank else None
+    length = np.array([payload.size if payload is not None else 0], dtype=np.int64)
+    prefix = f"{name}." if name else None
+    broadcast_(length, root_rank, name=prefix and prefix + "length")
+    buffer = payload.copy() if payload is not None else np.empty(int(length[0]), dtype=np.uint8)
+    broadcast_(buffer, root_rank, name=prefix and prefix + "data")
+    return obj if _hvd.rank() == root_rank else pickle.loads(buffer.tobytes())
+
+
+def allgather_object(obj, name=None):
+    """A list of every rank's picklable obj, in rank order."""
+    payload = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
+    data, counts = _hvd.allgather(payload) if name is None else _gather_named(payload, name)
+    objects, start = [], 0
+    for count in counts:
+        objects.append(pickle.loads(data[start : start + count].tobytes()))
+        start += count
+    return objects
+
+
+def _gather_named(payload, name):
+    # payload stays referenced by the caller until the gather is done
+    return _hvd.synchronize_allgather(_hvd.allgather_async(name, payload))

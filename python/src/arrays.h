@@ -1,0 +1,36 @@
+// python/src/arrays.h: what the runtime needs from an array handed in from Python, any
+// DLPack or buffer-protocol object (NumPy, PyTorch, TensorFlow, JAX, CuPy) taken without a
+// copy: its address, element count, element type and device. Checked here once, so every
+// collective raises the same errors: TypeError naming a dtype the runtime lacks, ValueError
+// for a non-contiguous array (the Python layer copies where it can say so).
+#pragma once
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+#include <vector>
+
+#include "hvd/types.h"
+
+namespace hvd::python {
+
+using InArray = nanobind::ndarray<nanobind::ro>;  // read only: inputs of out-of-place calls
+using OutArray = nanobind::ndarray<>;             // written: outputs and in-place buffers
+
+struct ArrayView {
+  void* data;
+  size_t count;
+  DataType type;
+  Device device;
+};
+
+// `role` names the argument in errors ("tensor", "output").
+ArrayView viewOf(const InArray& array, const char* role);
+ArrayView viewOf(const OutArray& array, const char* role);
+
+// An output array that must match the input it is computed from.
+void requireSameShape(const ArrayView& in, const ArrayView& out);
+
+// Bytes gathered by the runtime, handed to NumPy as a uint8 array that owns them.
+nanobind::ndarray<nanobind::numpy, uint8_t> ownedBytes(std::vector<std::byte>&& bytes);
+
+}  // namespace hvd::python

@@ -1,0 +1,133 @@
+#include "collectives.h"
+
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arrays.h"
+#include "errors.h"
+#include "hvd/hvd.h"
+
+namespace nb = nanobind;
+
+namespace hvd::python {
+namespace {
+
+using Gathered = std::pair<nb::ndarray<nb::numpy, uint8_t>, std::vector<size_t>>;
+
+// Runs a runtime call without the GIL, then raises its failure with the GIL back.
+template <typename Call>
+auto unlocked(Call&& call) {
+  auto outcome = [&] {
+    nb::gil_scoped_release release;
+    return call();
+  }();
+  return check(std::move(outcome));
+}
+
+Handle allreduceAsync(std::string_view name, const InArray& input, const OutArray& output, ReduceOp op) {
+  ArrayView in = viewOf(input, "tensor");
+  ArrayView out = viewOf(output, "output");
+  requireSameShape(in, out);
+  return unlocked([&] { return hvd::allreduceAsync(name, in.data, out.data, in.count, in.type, op, in.device); });
+}
+
+void allreduce(const InArray& input, const OutArray& output, ReduceOp op) {
+  ArrayView in = viewOf(input, "tensor");
+  ArrayView out = viewOf(output, "output");
+  requireSameShape(in, out);
+  if (in.device != Device::kCpu) {  // the blocking C++ calls take host memory only
+    Handle handle = allreduceAsync("", input, output, op);
+    unlocked([&] { return hvd::synchronize(handle); });
+    return;
+  }
+  unlocked([&] {
+    return in.data == out.data ? hvd::allreduce(out.data, out.count, out.type, op)
+                               : hvd::allreduce(in.data, out.data, in.count, in.type, op);
+  });
+}
+
+Handle broadcastAsync(std::string_view name, const OutArray& array, int root) {
+  ArrayView a = viewOf(array, "tensor");
+  return unlocked([&] { return hvd::broadcastAsync(name, a.data, a.count, a.type, root, a.device); });
+}
+
+void broadcast(const OutArray& array, int root) {
+  ArrayView a = viewOf(array, "tensor");
+  if (a.device != Device::kCpu) {
+    Handle handle = broadcastAsync("", array, root);
+    unlocked([&] { return hvd::synchronize(handle); });
+    return;
+  }
+  unlocked([&] { return hvd::broadcast(a.data, a.count * dataTypeSize(a.type), root); });
+}
+
+Handle allgatherAsync(std::string_view name, const InArray& input) {
+  ArrayView in = viewOf(input, "tensor");
+  return unlocked([&] { return hvd::allgatherAsync(name, in.data, in.count, in.type, in.device); });
+}
+
+Gathered synchronizeAllgather(Handle handle) {
+  hvd::Gathered gathered = unlocked([&] { return hvd::synchronizeAllgather(handle); });
+  return {ownedBytes(std::move(gathered.data)), std::move(gathered.counts)};
+}
+
+Gathered allgather(const InArray& input) {
+  ArrayView in = viewOf(input, "tensor");
+  if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input));
+  std::vector<size_t> bytesPerRank;
+  std::vector<std::byte> data = unlocked([&] {
+    return hvd::allgatherv(in.data, in.count * dataTypeSize(in.type), &bytesPerRank);
+  });
+  std::vector<size_t> counts;
+  for (size_t bytes : bytesPerRank) counts.push_back(bytes / dataTypeSize(in.type));
+  return {ownedBytes(std::move(data)), std::move(counts)};
+}
+
+}  // namespace
+
+void registerCollectives(nb::module_& m) {
+  nb::enum_<ReduceOp>(m, "ReduceOp", "How allreduce combines the ranks' elements.")
+      .value("Sum", ReduceOp::kSum)
+      .value("Average", ReduceOp::kAverage)
+      .value("Min", ReduceOp::kMin)
+      .value("Max", ReduceOp::kMax)
+      .value("Product", ReduceOp::kProduct);
+
+  m.def("init", [] { unlocked([] { return hvd::init(); }); },
+        "Joins the job hvdrun (or mpirun, srun --mpi=pmix) started; alone, a world of one. Idempotent.");
+  m.def("shutdown", [] {
+    nb::gil_scoped_release release;
+    hvd::shutdown();
+  }, "Stops the engine on every rank and leaves the job. Idempotent.");
+  m.def("is_initialized", &hvd::initialized);
+  m.def("rank", &hvd::rank);
+  m.def("size", &hvd::size);
+  m.def("local_rank", &hvd::localRank);
+  m.def("local_size", &hvd::localSize);
+  m.def("cross_rank", &hvd::crossRank);
+  m.def("cross_size", &hvd::crossSize);
+  m.def("operations_backend", [] { return std::string(hvd::operationsBackend()); });
+
+  m.def("allreduce", &allreduce, nb::arg("input"), nb::arg("output"), nb::arg("op"),
+        "Blocking; output may be input (in place). Matched across ranks by call order.");
+  m.def("allreduce_async", &allreduceAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
+  m.def("broadcast", &broadcast, nb::arg("array"), nb::arg("root"));
+  m.def("broadcast_async", &broadcastAsync, nb::arg("name"), nb::arg("array"), nb::arg("root"));
+  m.def("allgather", &allgather, nb::arg("input"),
+        "Blocking; returns (every rank's bytes in rank order as a uint8 array, elements per rank).");
+  m.def("allgather_async", &allgatherAsync, nb::arg("name"), nb::arg("input"));
+  m.def("synchronize_allgather", &synchronizeAllgather, nb::arg("handle"));
+  m.def("poll", [](Handle handle) { return check(hvd::poll(handle)); }, nb::arg("handle"));
+  m.def("synchronize", [](Handle handle) { unlocked([&] { return hvd::synchronize(handle); }); }, nb::arg("handle"));
+  m.def("barrier", [] { unlocked([] { return hvd::barrier(); }); });
+  m.def("preemption_requested", &hvd::preemptionRequested);
+  m.def("preemption_agreed", [] { return unlocked([] { return hvd::preemptionAgreed(); }); });
+}
+
+}  // namespace hvd::python

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "cli/launch/line_splitter.h"
+#include "cli/launch/open_mpi_tags.h"
 
 namespace hvd::cli {
 namespace {
@@ -38,6 +39,7 @@ const int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR
 struct Stream {
   int fd = -1;
   LineSplitter splitter;
+  OpenMpiTagReader tags;  // mpirun's output only
 };
 
 struct Rank {
@@ -352,11 +354,13 @@ class Job {
   void readSome(Stream& stream, Rank& r, bool isErr) {
     char buf[65536];
     ssize_t n = ::read(stream.fd, buf, sizeof buf);
+    auto onLine = [&](std::string_view line) { route(stream, r, isErr, line); };
     if (n > 0) {
-      stream.splitter.feed(std::string_view(buf, static_cast<size_t>(n)),
-                           [&](std::string_view line) { emit(r, isErr, line); });
+      stream.splitter.feed(std::string_view(buf, static_cast<size_t>(n)), onLine);
     } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-      stream.splitter.finish([&](std::string_view line) { emit(r, isErr, line); });
+      stream.splitter.finish(onLine);
+      if (options_.labels == SupervisorOptions::Labels::kOpenMpi)
+        stream.tags.finish([&](int rank, std::string_view line) { emit(r, isErr, line, rank); });
       closeStream(stream);
     }
   }
@@ -368,11 +372,21 @@ class Job {
     while (stream.fd >= 0) readSome(stream, r, isErr);
   }
 
-  void emit(Rank& r, bool isErr, std::string_view line) {
+  // A line read from a process: a rank's own, srun's (labelled per line) or mpirun's
+  // (tagged per chunk, so its lines are first put back together per rank).
+  void route(Stream& stream, Rank& r, bool isErr, std::string_view line) {
+    if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
+      stream.tags.feed(line, [&](int rank, std::string_view whole) { emit(r, isErr, whole, rank); });
+      return;
+    }
     int rank = r.spec->rank;
-    bool labelled = true;
-    if (options_.labels == SupervisorOptions::Labels::kSrun) labelled = stripSrunLabel(line, rank);
-    if (options_.labels == SupervisorOptions::Labels::kOpenMpi) labelled = stripOpenMpiTag(line, rank);
+    bool labelled = options_.labels != SupervisorOptions::Labels::kSrun || stripSrunLabel(line, rank);
+    emit(r, isErr, line, labelled ? rank : -1);
+  }
+
+  // rank -1: the launcher's own words (srun's, mpirun's), printed without a prefix.
+  void emit(Rank& r, bool isErr, std::string_view line, int rank) {
+    bool labelled = rank >= 0;
     if (isErr) {
       bool launcher = options_.labels != SupervisorOptions::Labels::kNone;
       auto& last = launcher ? labelledStderr_[labelled ? rank : -1] : r.lastStderr;
@@ -428,22 +442,6 @@ class Job {
     std::string text(line);
     text += '\n';
     writeAll(it->second, text);
-  }
-
-  // "[1,3]<stdout>:text" -> rank 3, "text"; false (line unchanged) without such a tag.
-  static bool stripOpenMpiTag(std::string_view& line, int& rank) {
-    if (line.empty() || line[0] != '[') return false;
-    size_t comma = line.find(',');
-    size_t close = line.find(']');
-    if (comma == std::string_view::npos || close == std::string_view::npos || comma > close) return false;
-    std::string_view tail = line.substr(close + 1);
-    size_t colon = tail.find(">:");
-    if (tail.empty() || tail[0] != '<' || colon == std::string_view::npos) return false;
-    std::string digits(line.substr(comma + 1, close - comma - 1));
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return false;
-    rank = std::atoi(digits.c_str());
-    line = tail.substr(colon + 2);
-    return true;
   }
 
   // "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# scripts/setup.sh: from a fresh Debian machine to a built hvdrun. Idempotent: installs
-# only the packages that are missing, then configures and builds into build/ (or $HVD_BUILD_DIR).
+# scripts/setup.sh: from a fresh Debian machine to a built hvdrun and the Python package.
+# Idempotent: installs only the packages that are missing; creates .venv and installs
+# requirements.txt into it only when the file changed since the last install (pip's cache
+# keeps the wheels: torch's CUDA wheels are several GB); configures and builds into build/
+# (or $HVD_BUILD_DIR); then builds and installs the hvd package into .venv (incremental,
+# build/python). HVD_SKIP_PYTHON=1 leaves the Python side out: hvdrun and libhvd need none of it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +13,7 @@ packages=(
   libcli11-dev libfmt-dev libtomlplusplus-dev catch2
   libopenmpi-dev openmpi-bin libpmix-dev
   slurm-wlm munge iproute2
+  python3 python3-venv python3-dev
 )
 
 missing=()
@@ -29,6 +34,17 @@ if ((${#missing[@]})); then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+python_side=$([[ ${HVD_SKIP_PYTHON:-0} == 1 ]] && echo no || echo yes)
+if [[ $python_side == yes ]]; then
+  [[ -x .venv/bin/python ]] || python3 -m venv .venv
+  want=$(sha256sum requirements.txt | cut -d' ' -f1)
+  if [[ "$(cat .venv/.requirements.sha256 2>/dev/null)" != "$want" ]]; then
+    echo "setup: installing requirements.txt into .venv (torch's wheels are several GB the first time)"
+    .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+    echo "$want" >.venv/.requirements.sha256
+  fi
+fi
+
 build_dir=${HVD_BUILD_DIR:-build}
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
@@ -36,3 +52,7 @@ if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
   cmake -S . -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="${HVD_BUILD_TYPE:-RelWithDebInfo}" ${HVD_CMAKE_ARGS:-}
 fi
 cmake --build "$build_dir" -j"$(nproc)"
+
+if [[ $python_side == yes ]]; then
+  .venv/bin/pip install -q --disable-pip-version-check --no-build-isolation --no-deps .
+fi

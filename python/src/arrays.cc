@@ -79,9 +79,9 @@ ArrayView view(const Array& array, const char* role) {
                           std::to_string(array.device_type()) + "; hvd takes CPU and CUDA memory")
                              .c_str());
   // Row-major and dense: each stride equals the product of the later extents (a stride
-  // along an extent of 1 is never used, whatever it says).
+  // along an extent of 1 is never used, whatever it says; an empty array reads nothing).
   int64_t expected = 1;
-  for (size_t i = array.ndim(); i-- > 0;) {
+  for (size_t i = array.ndim(); array.size() > 0 && i-- > 0;) {
     if (array.shape(i) != 1 && array.stride(i) != expected)
       throw nb::value_error(("hvd: " + std::string(role) +
                              " is not contiguous (a strided view or a transpose); pass a contiguous copy "

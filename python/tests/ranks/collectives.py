@@ -1,0 +1,121 @@
+"""Rank side of test_collectives.py: every collective of the hvd package, checked against
+a NumPy reference computed from every rank's inputs (each rank can rebuild them all)."""
+
+import sys
+
+import numpy as np
+import torch
+
+import hvd
+
+hvd.init()
+rank, size = hvd.rank(), hvd.size()
+
+OPS = [hvd.Sum, hvd.Average, hvd.Min, hvd.Max, hvd.Product]
+NUMPY_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64]
+TORCH_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.uint8, torch.int32,
+                torch.int64]
+SHAPES = [(0,), (), (1,), (7,), (3, 5, 2), (1031,)]
+
+
+def values(r, shape):
+    """Rank r's input: small whole numbers, exact in every dtype, products fit int8 on 4 ranks."""
+    n = int(np.prod(shape))
+    return ((np.arange(n) * 7 + r * 3) % 3 + 1).reshape(shape)
+
+
+def expected(op, shape, integer):
+    stack = np.stack([values(r, shape).astype(np.float64) for r in range(size)])
+    if op == hvd.Sum:
+        return stack.sum(0)
+    if op == hvd.Average:
+        s = stack.sum(0)
+        return np.trunc(s / size) if integer else s / size
+    if op == hvd.Min:
+        return stack.min(0)
+    if op == hvd.Max:
+        return stack.max(0)
+    return stack.prod(0)
+
+
+def check(got, want, what, tolerance):
+    got = np.asarray(got, dtype=np.float64) if not torch.is_tensor(got) else got.double().numpy()
+    assert got.shape == want.shape, f"{what}: shape {got.shape}, want {want.shape}"
+    assert np.allclose(got, want, rtol=tolerance, atol=0), f"{what}: got {got.ravel()[:8]}, want {want.ravel()[:8]}"
+
+
+def tolerance(dtype):
+    return {np.float16: 1e-3, np.float32: 1e-6, torch.float16: 1e-3, torch.bfloat16: 1e-2}.get(dtype, 1e-12)
+
+
+# Every NumPy dtype and op, out of place and in place, blocking and named async.
+for dtype in NUMPY_DTYPES:
+    integer = np.issubdtype(dtype, np.integer)
+    for op in OPS:
+        for shape in SHAPES:
+            what = f"numpy {np.dtype(dtype).name} {op.name} {shape}"
+            x = values(rank, shape).astype(dtype)
+            before = x.copy()
+            out = hvd.allreduce(x, op=op)
+            assert isinstance(out, np.ndarray) and out.dtype == x.dtype, what
+            assert np.array_equal(x, before), f"{what}: out-of-place allreduce changed its input"
+            want = expected(op, shape, integer)
+            check(out, want, what, tolerance(dtype))
+            inplace = x.copy()
+            assert hvd.allreduce_(inplace, op=op) is inplace
+            check(inplace, want, what + " in place", tolerance(dtype))
+            named = hvd.synchronize(hvd.allreduce_async(x, op=op, name=what))
+            check(named, want, what + " async", tolerance(dtype))
+
+# PyTorch tensors, bfloat16 included; results are tensors of the same dtype.
+for dtype in TORCH_DTYPES:
+    integer = not dtype.is_floating_point
+    for op in OPS:
+        shape = (4, 3)
+        what = f"torch {dtype} {op.name}"
+        t = torch.from_numpy(values(rank, shape)).to(dtype)
+        out = hvd.allreduce(t, op=op)
+        assert torch.is_tensor(out) and out.dtype == dtype and out.shape == t.shape, what
+        check(out, expected(op, shape, integer), what, tolerance(dtype))
+        handle = hvd.allreduce_async_(t, op=op, name=what)
+        while not hvd.poll(handle):
+            pass
+        assert hvd.synchronize(handle) is t
+        check(t, expected(op, shape, integer), what + " in place async", tolerance(dtype))
+
+# A tensor that requires grad and a non-contiguous one are read as they are (copied
+# for the out-of-place call, said in docs/python.md); the inputs stay untouched.
+w = torch.ones(3, 4, requires_grad=True)
+check(hvd.allreduce(w, op=hvd.Sum), np.full((3, 4), size), "requires_grad", 0)
+strided = torch.arange(12.0).reshape(3, 4).t()
+check(hvd.allreduce(strided, op=hvd.Max), strided.numpy(), "transposed input", 0)
+assert type(hvd.allreduce([1.0, 2.0], op=hvd.Sum)) is np.ndarray
+
+# Broadcast from every root, new array and in place, blocking and named.
+for root in range(size):
+    for dtype in (np.float32, np.int64, np.uint8):
+        x = values(rank, (5, 3)).astype(dtype)
+        check(hvd.broadcast(x, root), values(root, (5, 3)), f"broadcast root {root}", 0)
+        check(x, values(rank, (5, 3)), "broadcast kept its input", 0)
+        hvd.broadcast_(x, root, name=f"b.{root}.{np.dtype(dtype).name}")
+        check(x, values(root, (5, 3)), f"broadcast_ root {root}", 0)
+t = torch.full((2, 2), float(rank), dtype=torch.bfloat16)
+check(hvd.broadcast(t, size - 1), np.full((2, 2), size - 1.0), "torch bfloat16 broadcast", 0)
+
+# Allgather: first dimensions differ between ranks (rank 0 gives none), the rest agree.
+for name in (None, "gather.rows"):
+    mine = np.full((rank, 2, 3), rank, dtype=np.int32)
+    got = hvd.allgather(mine, name=name)
+    want = np.concatenate([np.full((r, 2, 3), r, dtype=np.int32) for r in range(size)])
+    assert got.dtype == np.int32 and np.array_equal(got, want), f"allgather {name}: {got}"
+got = hvd.allgather(torch.tensor([float(rank)], dtype=torch.float16))
+assert torch.is_tensor(got) and got.dtype == torch.float16 and got.tolist() == [float(r) for r in range(size)]
+
+# Objects.
+assert hvd.broadcast_object({"epoch": rank, "name": "x" * rank}, root_rank=size - 1) == {"epoch": size - 1, "name": "x" * (size - 1)}
+assert hvd.allgather_object((rank, "r" * rank)) == [(r, "r" * r) for r in range(size)]
+assert hvd.allgather_object(rank, name="objects") == list(range(size))
+
+hvd.barrier()
+print("ok")
+sys.stdout.flush()

@@ -1,0 +1,45 @@
+"""Rank side of test_errors.py.
+
+    failures.py mismatch     every rank submits tensor "grad" with a different length
+    failures.py killed V     allreduces in a loop; rank V SIGKILLs itself at step 3 (the
+                             survivors ignore hvdrun's SIGTERM, so what they raise is seen)
+Each rank prints `raised <ExceptionClass>: <message>` for what it caught, then `ok`.
+"""
+
+import os
+import signal
+import sys
+import time
+
+import numpy as np
+
+import hvd
+
+hvd.init()
+rank = hvd.rank()
+mode = sys.argv[1]
+
+
+def report(error):
+    print(f"raised {type(error).__name__}: {error}", flush=True)
+    print(f"is HvdError: {isinstance(error, hvd.HvdError)}", flush=True)
+
+
+if mode == "mismatch":
+    try:
+        hvd.synchronize(hvd.allreduce_async(np.ones(4 + rank, dtype=np.float32), name="grad"))
+    except hvd.HvdError as error:
+        report(error)
+elif mode == "killed":
+    victim = int(sys.argv[2])
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    started = time.monotonic()
+    try:
+        for step in range(1000000):
+            if rank == victim and step == 3:
+                os.kill(os.getpid(), signal.SIGKILL)
+            hvd.allreduce(np.ones(1024, dtype=np.float32), name=f"step.{step}")
+    except hvd.HvdError as error:
+        report(error)
+        print(f"after {time.monotonic() - started:.1f} s", flush=True)
+print("ok", flush=True)

@@ -1,0 +1,94 @@
+"""Failures reach Python as exceptions that say what happened: hvd.HvdError subclasses
+carrying the runtime's message, TypeError and ValueError for arrays hvd cannot take."""
+
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import hvd
+from conftest import clean_env, launch
+
+
+def test_ranks_disagreeing_on_a_named_tensor_each_raise_a_usage_error_naming_it_and_every_rank():
+    result = launch(3, "failures.py", "mismatch")
+    assert result.returncode == 0, result
+    for rank in range(3):
+        lines = result.lines(rank)
+        raised = [line for line in lines if line.startswith("raised ")]
+        assert raised, result
+        assert raised[0].startswith("raised HvdUsageError: tensor 'grad' was submitted differently"), raised
+        for r, count in ((0, 4), (1, 5), (2, 6)):
+            assert f"rank {r} asked for allreduce of {count} float32" in raised[0]
+        assert "is HvdError: True" in lines and "ok" in lines
+
+
+def test_a_killed_rank_makes_every_survivor_raise_a_peer_error_naming_a_rank_and_its_address_fast():
+    result = launch(4, "failures.py", "killed", 2, hvdrun_args=["--kill-grace", "5"], HVD_TIMEOUT=3)
+    assert result.returncode == 137, result
+    assert "hvdrun: error: rank 2 was killed by SIGKILL" in result.stderr
+    named = set()
+    for rank in (0, 1, 3):
+        lines = result.lines(rank)
+        raised = [line for line in lines if line.startswith("raised ")]
+        assert raised, f"rank {rank} raised nothing\n{result}"
+        match = re.match(r"raised HvdPeerError: .*rank (\d) \((\S+)\)", raised[0])
+        assert match, raised[0]
+        named.add(int(match.group(1)))
+        took = float(next(line for line in lines if line.startswith("after ")).split()[1])
+        assert took < 6.0, f"rank {rank} took {took} s, more than twice HVD_TIMEOUT"
+    # The killed rank's neighbours see it go; others may see a neighbour that left because of it.
+    assert 2 in named
+
+
+def run_alone(code):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(), timeout=120)
+
+
+def test_an_unsupported_dtype_raises_type_error_naming_the_dtype():
+    hvd.init()
+    with pytest.raises(TypeError, match="dtype int16"):
+        hvd.allreduce(np.zeros(3, dtype=np.int16))
+    with pytest.raises(TypeError, match="dtype bool"):
+        hvd.allreduce(torch.zeros(3, dtype=torch.bool))
+    with pytest.raises(TypeError, match="dtype complex64"):
+        hvd.broadcast(np.zeros(3, dtype=np.complex64), 0)
+
+
+def test_an_in_place_call_on_a_strided_view_raises_value_error_saying_so():
+    hvd.init()
+    with pytest.raises(ValueError, match="not contiguous"):
+        hvd.allreduce_(np.zeros((4, 4))[:, 1])
+    with pytest.raises(ValueError, match="not contiguous"):
+        hvd.broadcast_(torch.zeros(4, 4).t(), 0)
+
+
+def test_a_bad_root_raises_an_invalid_argument_error_that_is_also_a_value_error():
+    hvd.init()
+    with pytest.raises(hvd.HvdInvalidArgumentError, match="root 5 is not a rank") as caught:
+        hvd.broadcast(np.zeros(2), 5)
+    assert isinstance(caught.value, ValueError) and caught.value.code == "invalid argument"
+
+
+def test_a_handle_synchronized_twice_raises_a_usage_error():
+    hvd.init()
+    handle = hvd.allreduce_async(np.ones(2), name="twice")
+    hvd.synchronize(handle)
+    with pytest.raises(hvd.HvdUsageError, match="not pending"):
+        hvd.synchronize(handle)
+
+
+def test_topology_before_init_raises_value_error_and_collectives_raise_hvd_error():
+    completed = run_alone(
+        "import hvd, numpy as np\n"
+        "try: hvd.rank()\n"
+        "except ValueError as e: print('ValueError', e)\n"
+        "try: hvd.allreduce(np.ones(2))\n"
+        "except hvd.HvdError as e: print(type(e).__name__, e)\n"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "ValueError hvd has not been initialized; call hvd.init() first" in completed.stdout
+    assert re.search(r"^Hvd\w*Error .*init", completed.stdout, re.M), completed.stdout

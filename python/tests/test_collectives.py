@@ -19,3 +19,7 @@ def test_a_program_started_without_hvdrun_is_a_world_of_one():
                                env=clean_env(), timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "ok"
+
+
+def test_async_handles_from_several_python_threads_complete_with_the_right_results():
+    run_all_ranks_ok(3, "threads.py")

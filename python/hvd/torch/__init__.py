@@ -1,0 +1,68 @@
+"""hvd.torch: hvd for PyTorch programs, with Horovod's names (`import horovod.torch as hvd`
+becomes `import hvd.torch as hvd`).
+
+Collectives take and return torch tensors (CPU tensors through hvd's CPU backends; CUDA
+tensors through the GPU path when this hvd has one). DistributedOptimizer averages
+gradients during the backward pass; broadcast_parameters and broadcast_optimizer_state
+start every rank from the same state. SyncBatchNorm is not provided.
+"""
+
+from .. import (  # noqa: F401  the core API, re-exported
+    Average,
+    HorovodInternalError,
+    HvdError,
+    HvdInvalidArgumentError,
+    HvdPeerError,
+    HvdTimeoutError,
+    HvdUnavailableError,
+    HvdUsageError,
+    Max,
+    Min,
+    Product,
+    ReduceOp,
+    Sum,
+    allgather,
+    allgather_async,
+    allreduce_async,
+    allreduce_async_,
+    barrier,
+    broadcast,
+    broadcast_,
+    broadcast_async,
+    broadcast_async_,
+    cross_rank,
+    cross_size,
+    init,
+    is_initialized,
+    local_rank,
+    local_size,
+    poll,
+    preemption_agreed,
+    preemption_requested,
+    rank,
+    shutdown,
+    size,
+    synchronize,
+)
+from .. import _ops
+from .compression import Compression
+from .functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
+from .optimizer import DistributedOptimizer
+
+
+def allreduce(tensor, average=None, name=None, compression=Compression.none, op=None, prescale_factor=1.0,
+              postscale_factor=1.0):
+    """A new tensor: tensor reduced across ranks (op: Average by default), optionally sent
+    compressed and scaled before and after the reduction."""
+    compressed, ctx = compression.compress(tensor)
+    if prescale_factor != 1.0:
+        compressed = compressed * prescale_factor
+    out = _ops.allreduce(compressed, average=average, name=name, op=op)
+    if postscale_factor != 1.0:
+        out.mul_(postscale_factor)
+    return compression.decompress(out, ctx)
+
+
+def allreduce_(tensor, average=None, name=None, op=None):
+    """Reduces tensor across ranks in place and returns it."""
+    return _ops.allreduce_(tensor, average=average, name=name, op=op)

@@ -1,0 +1,151 @@
+"""DistributedOptimizer: Horovod's gradient averaging for any torch.optim optimizer.
+
+Each parameter's gradient is allreduced as soon as the backward pass has accumulated it
+(a post-accumulate-grad hook starts an async in-place allreduce named after the
+parameter), so communication overlaps the rest of the backward pass and the engine fuses
+the small ones. step() waits for them all, then runs the wrapped optimizer's step.
+"""
+
+import warnings
+from contextlib import contextmanager
+
+import torch
+
+from .. import _hvd, _ops
+from .compression import Compression
+
+
+class _DistributedOptimizer(torch.optim.Optimizer):
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step, op):
+        super(self.__class__, self).__init__(params)
+        self._compression = compression
+        if named_parameters is not None:
+            named_parameters = list(named_parameters)
+        else:
+            named_parameters = [(f"param.{g}.{i}", p) for g, group in enumerate(self.param_groups)
+                                for i, p in enumerate(group["params"])]
+        if any(not isinstance(item, tuple) or len(item) != 2 for item in named_parameters):
+            raise ValueError("named_parameters should be (name, parameter) pairs, as model.named_parameters() gives")
+        names = [name for name, _ in named_parameters]
+        duplicates = sorted({name for name in names if names.count(name) > 1})
+        if duplicates:
+            raise ValueError("parameter names in named_parameters must be unique; found again: " + ", ".join(duplicates))
+        optimized = {id(p) for group in self.param_groups for p in group["params"]}
+        unnamed = optimized - {id(p) for _, p in named_parameters}
+        if unnamed:
+            raise ValueError(f"named_parameters misses {len(unnamed)} of the optimizer's parameters; pass "
+                             "model.named_parameters() for the model whose parameters the optimizer updates")
+        self._parameter_names = {p: name for name, p in named_parameters}
+        self.backward_passes_per_step = backward_passes_per_step
+        self._allreduce_delay = {p: backward_passes_per_step for _, p in named_parameters}
+        self.op = op
+        self._handles = {}
+        self._requires_update = set()
+        self._hook_handles = []
+        self._synchronized = False
+        self._should_synchronize = True
+        if _hvd.size() > 1:
+            self._register_hooks()
+
+    def load_state_dict(self, *args, **kwargs):
+        self._handles = {}
+        self._synchronized = False
+        self._should_synchronize = True
+        for p in self._allreduce_delay:
+            self._allreduce_delay[p] = self.backward_passes_per_step
+        super(self.__class__, self).load_state_dict(*args, **kwargs)
+
+    def set_backward_passes_per_step(self, passes):
+        self.backward_passes_per_step = passes
+        for p in self._allreduce_delay:
+            self._allreduce_delay[p] = passes
+
+    def _register_hooks(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.requires_grad:
+                    self._requires_update.add(p)
+                    self._hook_handles.append(p.register_post_accumulate_grad_hook(self._make_hook(p)))
+
+    def _allreduce_grad_async(self, p):
+        if p.grad is None:
+            # This rank's forward pass did not use p, another rank's may have: every rank
+            # must still submit it, or the others would wait for it.
+            p.grad = torch.zeros_like(p)
+        compressed, ctx = self._compression.compress(p.grad)
+        name = "allreduce." + self._parameter_names[p]
+        return _ops.allreduce_async_(compressed, name=name, op=self.op), (compressed, ctx)
+
+    def _make_hook(self, p):
+        def hook(_param):
+            if self._handles.get(p, (None,))[0] is not None and self._allreduce_delay[p] <= 0:
+                raise AssertionError("gradients were computed more than backward_passes_per_step times before "
+                                     "step(); increase backward_passes_per_step to accumulate gradients locally")
+            self._allreduce_delay[p] -= 1
+            handle, ctx = None, None
+            if self._allreduce_delay[p] == 0:
+                handle, ctx = self._allreduce_grad_async(p)
+            self._handles[p] = (handle, ctx)
+
+        return hook
+
+    def synchronize(self):
+        """Waits for every gradient's allreduce (starting those whose hook has not run) and
+        writes the averaged gradients into .grad."""
+        for p in self._requires_update - set(self._handles):
+            self._handles[p] = self._allreduce_grad_async(p)
+        for p, (handle, ctx) in list(self._handles.items()):
+            if handle is None:
+                self._handles[p] = self._allreduce_grad_async(p)
+        for p, (handle, (compressed, ctx)) in self._handles.items():
+            output = _ops.synchronize(handle)
+            self._allreduce_delay[p] = self.backward_passes_per_step
+            if output is not p.grad:
+                p.grad.copy_(self._compression.decompress(output, ctx))
+        self._handles.clear()
+        self._synchronized = True
+
+    @contextmanager
+    def skip_synchronize(self):
+        """For step() after an explicit synchronize() (to clip the averaged gradients):
+
+            optimizer.synchronize()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            with optimizer.skip_synchronize():
+                optimizer.step()
+        """
+        self._should_synchronize = False
+        try:
+            yield
+        finally:
+            self._should_synchronize = True
+
+    def step(self, closure=None):
+        if self._should_synchronize:
+            if self._synchronized:
+                warnings.warn("optimizer.step() called after optimizer.synchronize() without "
+                              "optimizer.skip_synchronize(): the gradients are allreduced twice")
+            self.synchronize()
+        self._synchronized = False
+        return super(self.__class__, self).step(closure)
+
+    def zero_grad(self, set_to_none=True):
+        if self._handles:
+            raise AssertionError("optimizer.zero_grad() was called after loss.backward() but before "
+                                 "optimizer.step() or optimizer.synchronize(); the pending allreduces would be lost")
+        return super(self.__class__, self).zero_grad(set_to_none=set_to_none)
+
+
+def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none, backward_passes_per_step=1,
+                         op=_ops.Average):
+    """Wraps a torch.optim optimizer so that step() uses gradients averaged (op) across ranks.
+
+    named_parameters: model.named_parameters(); names match gradients across ranks.
+    compression: Compression.none or Compression.fp16 (float gradients sent as float16).
+    backward_passes_per_step: local backward passes (gradient accumulation) per allreduce.
+    """
+    if op not in (_ops.Average, _ops.Sum):
+        raise ValueError(f"DistributedOptimizer averages or sums gradients; op={op!r} is neither")
+    # A subclass of the optimizer's own class, so isinstance checks and the class's step() keep working.
+    cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
+    return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op)

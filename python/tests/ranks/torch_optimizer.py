@@ -1,0 +1,147 @@
+"""Rank side of test_torch.py: hvd.torch's DistributedOptimizer and broadcasts, checked
+against references each rank computes by replaying every rank's data locally."""
+
+import warnings
+
+import torch
+
+import hvd.torch as hvd
+
+hvd.init()
+rank, size = hvd.rank(), hvd.size()
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+
+def make_model():
+    torch.manual_seed(1)
+    return torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3))
+
+
+def data(r, step=0):
+    g = torch.Generator().manual_seed(100 * r + step)
+    return torch.randn(8, 6, generator=g), torch.randn(8, 3, generator=g)
+
+
+def local_grads(r, step=0, passes=1):
+    """Rank r's gradients (summed over `passes` backward passes), on a fresh model."""
+    model = make_model()
+    for k in range(passes):
+        x, y = data(r, step + k)
+        torch.nn.functional.mse_loss(model(x), y).backward()
+    return [p.grad.clone() for p in model.parameters()]
+
+
+def average_grads(step=0, passes=1):
+    per_rank = [local_grads(r, step, passes) for r in range(size)]
+    return [sum(g[i] for g in per_rank) / size for i in range(len(per_rank[0]))]
+
+
+def close(a, b, tol=1e-6):
+    return all(torch.allclose(x, y, atol=tol, rtol=tol) for x, y in zip(a, b))
+
+
+# Gradients are averaged across ranks, and step() applies exactly the averaged gradient.
+model = make_model()
+opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters())
+assert isinstance(opt, torch.optim.SGD)
+x, y = data(rank)
+torch.nn.functional.mse_loss(model(x), y).backward()
+before = [p.detach().clone() for p in model.parameters()]
+opt.step()
+want = average_grads()
+assert close([p.grad for p in model.parameters()], want), "averaged gradients"
+assert close([p.detach() for p in model.parameters()], [b - 0.1 * g for b, g in zip(before, want)]), "SGD step"
+
+# zero_grad between backward and step would lose the pending allreduces: refused.
+torch.nn.functional.mse_loss(model(x), y).backward()
+try:
+    opt.zero_grad()
+    raise SystemExit("zero_grad with pending allreduces was accepted")
+except AssertionError as error:
+    assert "before optimizer.step() or optimizer.synchronize()" in str(error)
+opt.step()
+opt.zero_grad()
+
+# Gradient accumulation: two backward passes per allreduce; the sum of both, averaged.
+model = make_model()
+opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters(),
+                               backward_passes_per_step=2)
+for k in range(2):
+    xk, yk = data(rank, 10 + k)
+    torch.nn.functional.mse_loss(model(xk), yk).backward()
+opt.synchronize()
+assert close([p.grad for p in model.parameters()], average_grads(10, passes=2)), "accumulated gradients"
+with opt.skip_synchronize():
+    opt.step()
+opt.zero_grad()
+
+# synchronize(), clip, then step() inside skip_synchronize(): no second allreduce, no warning.
+model = make_model()
+opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters())
+torch.nn.functional.mse_loss(model(x), y).backward()
+opt.synchronize()
+torch.nn.utils.clip_grad_norm_(model.parameters(), 1e-3)
+clipped = [p.grad.clone() for p in model.parameters()]
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    with opt.skip_synchronize():
+        opt.step()
+assert close([p.grad for p in model.parameters()], clipped), "skip_synchronize kept the clipped gradients"
+opt.zero_grad()
+
+# fp16 compression: gradients travel as float16 and come back float32, close to the average.
+model = make_model()
+opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters(),
+                               compression=hvd.Compression.fp16)
+torch.nn.functional.mse_loss(model(x), y).backward()
+opt.synchronize()
+assert all(p.grad.dtype == torch.float32 for p in model.parameters())
+assert close([p.grad for p in model.parameters()], average_grads(), tol=2e-3), "fp16 gradients"
+with opt.skip_synchronize():
+    opt.step()
+opt.zero_grad()
+
+# A parameter this rank's forward pass did not use: the others still get their average.
+model = make_model()
+opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters())
+out = model(x) if rank != 0 else model[2](torch.zeros(8, 5))  # rank 0 skips the first layer
+torch.nn.functional.mse_loss(out, y).backward()
+opt.synchronize()
+first_weight = model[0].weight.grad
+contributions = [local_grads(r)[0] if r != 0 else torch.zeros_like(first_weight) for r in range(size)]
+assert torch.allclose(first_weight, sum(contributions) / size, atol=1e-6), "unused parameter"
+opt.zero_grad(set_to_none=True)
+with opt.skip_synchronize():
+    pass
+
+# broadcast_parameters: every rank ends with rank 0's values (buffers and integers included).
+net = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4))
+with torch.no_grad():
+    for p in net.parameters():
+        p.fill_(float(rank))
+net[1].num_batches_tracked.fill_(rank + 7)
+hvd.broadcast_parameters(net.state_dict(), root_rank=0)
+assert all(torch.all(p == 0) for p in net.parameters()) and int(net[1].num_batches_tracked) == 7
+
+# broadcast_optimizer_state: rank 0 has Adam moments (after a step, as after a resume), the
+# others have none; afterwards all have rank 0's, hyperparameters included.
+model = make_model()
+adam = torch.optim.Adam(model.parameters(), lr=0.01 if rank == 0 else 0.5)
+if rank == 0:
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    adam.step()
+hvd.broadcast_optimizer_state(adam, root_rank=0)
+assert adam.param_groups[0]["lr"] == 0.01
+state = adam.state_dict()["state"]
+assert len(state) == 4, state.keys()
+moments = torch.cat([state[k]["exp_avg"].flatten() for k in sorted(state)])
+gathered = hvd.allgather(moments.unsqueeze(0))
+assert all(torch.equal(gathered[0], gathered[r]) for r in range(size)), "Adam state differs"
+
+# hvd.torch.allreduce: compression and scale factors.
+t = torch.full((5,), float(rank + 1))
+got = hvd.allreduce(t, op=hvd.Sum, compression=hvd.Compression.fp16, prescale_factor=2.0, postscale_factor=0.5)
+assert got.dtype == torch.float32 and torch.allclose(got, torch.full((5,), float(sum(range(1, size + 1)))))
+assert hvd.broadcast_object({"epoch": 3 + rank}, root_rank=0) == {"epoch": 3}
+print("ok", flush=True)

@@ -148,4 +148,8 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
         raise ValueError(f"DistributedOptimizer averages or sums gradients; op={op!r} is neither")
     # A subclass of the optimizer's own class, so isinstance checks and the class's step() keep working.
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
-    return cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op)
+    wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op)
+    # The state the optimizer already has (momentum loaded from a checkpoint, say) carries
+    # over; Horovod's wrapper starts empty, which silently drops it.
+    wrapped.state.update(optimizer.state)
+    return wrapped

@@ -143,6 +143,16 @@ moments = torch.cat([state[k]["exp_avg"].flatten() for k in sorted(state)])
 gathered = hvd.allgather(moments.unsqueeze(0))
 assert all(torch.equal(gathered[0], gathered[r]) for r in range(size)), "Adam state differs"
 
+# Wrapping an optimizer that already has state (momentum from a checkpoint) keeps it.
+model = make_model()
+sgd = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+torch.nn.functional.mse_loss(model(x), y).backward()
+sgd.step()
+sgd.zero_grad()
+wrapped = hvd.DistributedOptimizer(sgd, named_parameters=model.named_parameters())
+assert all(torch.equal(wrapped.state[p]["momentum_buffer"], sgd.state[p]["momentum_buffer"])
+           for p in model.parameters()), "momentum dropped by the wrapper"
+
 # hvd.torch.allreduce: compression and scale factors.
 t = torch.full((5,), float(rank + 1))
 got = hvd.allreduce(t, op=hvd.Sum, compression=hvd.Compression.fp16, prescale_factor=2.0, postscale_factor=0.5)

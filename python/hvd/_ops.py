@@ -37,26 +37,33 @@ def _op(op, average):
         if op is not None:
             raise ValueError("hvd: give op or average, not both")
         return Average if average else Sum
-    return Average if op is None else ReduceOp(op)
+    if op is None:
+        return Average
+    return op if type(op) is ReduceOp else ReduceOp(op)
+
+
+def _inplace(tensor):
+    """tensor for an in-place call: a NumPy array or torch tensor, never copied."""
+    if isinstance(tensor, np.ndarray) or _arrays.is_torch(tensor):
+        return tensor
+    raise TypeError(f"hvd: an in-place call needs a NumPy array or a torch tensor, not {type(tensor).__name__}")
 
 
 def allreduce(tensor, average=None, name=None, op=None):
     """Reduces tensor across ranks into a new array of the same type (op: Average by default)."""
+    if name is not None:
+        return synchronize(allreduce_async(tensor, average=average, name=name, op=op))
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
-    if name is None:
-        _hvd.allreduce(x, out, _op(op, average))
-        return out
-    return synchronize(allreduce_async(x, name=name, op=_op(op, average)))
+    _hvd.allreduce(_arrays.passed(x), _arrays.passed(out), _op(op, average))
+    return out
 
 
 def allreduce_(tensor, average=None, name=None, op=None):
     """Reduces tensor across ranks in place and returns it."""
-    x = _arrays.as_inplace(tensor)
-    if name is None:
-        _hvd.allreduce(x, x, _op(op, average))
-        return tensor
-    synchronize(allreduce_async_(tensor, name=name, op=_op(op, average)))
+    if name is not None:
+        return synchronize(allreduce_async_(tensor, average=average, name=name, op=op))
+    _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor)), _op(op, average))
     return tensor
 
 
@@ -64,15 +71,14 @@ def allreduce_async(tensor, average=None, name=None, op=None):
     """Starts an allreduce into a new array; synchronize(handle) returns it."""
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
-    handle = _hvd.allreduce_async(name or "", x, out, _op(op, average))
+    handle = _hvd.allreduce_async(name or "", _arrays.passed(x), _arrays.passed(out), _op(op, average))
     return _remember(handle, "plain", lambda: out, (x, out))
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None):
     """Starts an in-place allreduce; synchronize(handle) returns the tensor."""
-    x = _arrays.as_inplace(tensor)
-    handle = _hvd.allreduce_async(name or "", x, x, _op(op, average))
-    return _remember(handle, "plain", lambda: tensor, (x,))
+    handle = _hvd.allreduce_async_inplace(name or "", _arrays.passed(_inplace(tensor)), _op(op, average))
+    return _remember(handle, "plain", lambda: tensor, (tensor,))
 
 
 def broadcast(tensor, root_rank, name=None):
@@ -85,11 +91,10 @@ def broadcast(tensor, root_rank, name=None):
 
 def broadcast_(tensor, root_rank, name=None):
     """Overwrites tensor with root_rank's on every rank and returns it."""
-    x = _arrays.as_inplace(tensor)
-    if name is None:
-        _hvd.broadcast(x, root_rank)
-        return tensor
-    return synchronize(broadcast_async_(tensor, root_rank, name=name))
+    if name is not None:
+        return synchronize(broadcast_async_(tensor, root_rank, name=name))
+    _hvd.broadcast(_arrays.passed(_inplace(tensor)), root_rank)
+    return tensor
 
 
 def broadcast_async(tensor, root_rank, name=None):
@@ -100,9 +105,8 @@ def broadcast_async(tensor, root_rank, name=None):
 
 
 def broadcast_async_(tensor, root_rank, name=None):
-    x = _arrays.as_inplace(tensor)
-    handle = _hvd.broadcast_async(name or "", x, root_rank)
-    return _remember(handle, "plain", lambda: tensor, (x,))
+    handle = _hvd.broadcast_async(name or "", _arrays.passed(_inplace(tensor)), root_rank)
+    return _remember(handle, "plain", lambda: tensor, (tensor,))
 
 
 def allgather(tensor, name=None):
@@ -110,14 +114,14 @@ def allgather(tensor, name=None):
     dimensions may differ between ranks; the rest of the shape must not."""
     x = _arrays.as_input(tensor)
     if name is None:
-        data, counts = _hvd.allgather(x)
+        data, counts = _hvd.allgather(_arrays.passed(x))
         return _arrays.from_gathered(data, counts, x)
     return synchronize(allgather_async(x, name=name))
 
 
 def allgather_async(tensor, name=None):
     x = _arrays.as_input(tensor)
-    handle = _hvd.allgather_async(name or "", x)
+    handle = _hvd.allgather_async(name or "", _arrays.passed(x))
     return _remember(handle, "gather", x, (x,))
 
 

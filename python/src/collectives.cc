@@ -52,6 +52,23 @@ void allreduce(const InArray& input, const OutArray& output, ReduceOp op) {
   });
 }
 
+// In place: one array, read and written (a DLPack capsule can be taken only once, so the
+// two-array calls cannot be given the same capsule twice).
+Handle allreduceAsyncInPlace(std::string_view name, const OutArray& array, ReduceOp op) {
+  ArrayView a = viewOf(array, "tensor");
+  return unlocked([&] { return hvd::allreduceAsync(name, a.data, a.data, a.count, a.type, op, a.device); });
+}
+
+void allreduceInPlace(const OutArray& array, ReduceOp op) {
+  ArrayView a = viewOf(array, "tensor");
+  if (a.device != Device::kCpu) {
+    Handle handle = allreduceAsyncInPlace("", array, op);
+    unlocked([&] { return hvd::synchronize(handle); });
+    return;
+  }
+  unlocked([&] { return hvd::allreduce(a.data, a.count, a.type, op); });
+}
+
 Handle broadcastAsync(std::string_view name, const OutArray& array, int root) {
   ArrayView a = viewOf(array, "tensor");
   return unlocked([&] { return hvd::broadcastAsync(name, a.data, a.count, a.type, root, a.device); });
@@ -115,8 +132,11 @@ void registerCollectives(nb::module_& m) {
   m.def("operations_backend", [] { return std::string(hvd::operationsBackend()); });
 
   m.def("allreduce", &allreduce, nb::arg("input"), nb::arg("output"), nb::arg("op"),
-        "Blocking; output may be input (in place). Matched across ranks by call order.");
+        "Blocking; matched across ranks by call order. Arrays: anything DLPack or the buffer protocol gives, or a "
+        "DLPack capsule (the fastest way in for a torch tensor).");
   m.def("allreduce_async", &allreduceAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
+  m.def("allreduce_inplace", &allreduceInPlace, nb::arg("array"), nb::arg("op"), "Blocking, in place.");
+  m.def("allreduce_async_inplace", &allreduceAsyncInPlace, nb::arg("name"), nb::arg("array"), nb::arg("op"));
   m.def("broadcast", &broadcast, nb::arg("array"), nb::arg("root"));
   m.def("broadcast_async", &broadcastAsync, nb::arg("name"), nb::arg("array"), nb::arg("root"));
   m.def("allgather", &allgather, nb::arg("input"),

@@ -1,0 +1,65 @@
+"""bench/python_allreduce.py: in-place float32 allreduce (sum) of torch tensors from Python,
+timed the way bench/collective_perf.cc times the C++ call, through one of:
+
+    --framework hvd       hvd.torch.allreduce_ (this repo's package; ranks from hvdrun)
+    --framework torch     torch.distributed.all_reduce, gloo (env:// variables from hvdrun)
+    --framework horovod   horovod.torch.allreduce_ (Horovod 0.28.1; ranks from horovodrun)
+
+Rank 0 prints nccl-tests columns: size count type redop root time(us) algbw busbw #wrong,
+busbw = algbw x 2(n-1)/n. Each size is first checked (every rank gives rank+1), then
+timed over a number of iterations that shrinks with the size, after a warm-up.
+Prints; asserts nothing. bench/run_python_bench.sh runs every framework side by side.
+"""
+
+import argparse
+import time
+
+import torch
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--framework", choices=["hvd", "torch", "horovod"], required=True)
+parser.add_argument("--sizes", default="4,65536,1048576,16777216,67108864", help="bytes, comma-separated")
+parser.add_argument("--budget-bytes", type=float, default=2 ** 30, help="bytes moved per size, bounding iterations")
+args = parser.parse_args()
+torch.set_num_threads(1)
+
+if args.framework == "torch":
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method="env://")
+    rank, size = dist.get_rank(), dist.get_world_size()
+
+    def allreduce(t):
+        dist.all_reduce(t)
+else:
+    if args.framework == "hvd":
+        import hvd.torch as hvd
+    else:
+        import horovod.torch as hvd
+    hvd.init()
+    rank, size = hvd.rank(), hvd.size()
+
+    def allreduce(t):
+        hvd.allreduce_(t, op=hvd.Sum)
+
+if rank == 0:
+    print(f"# {args.framework}, {size} ranks")
+    print(f"#{'size':>11} {'count':>12} {'type':>6} {'redop':>6} {'root':>5} {'time(us)':>10} {'algbw':>8} "
+          f"{'busbw':>8} {'#wrong':>6}")
+for nbytes in (int(s) for s in args.sizes.split(",")):
+    count = max(1, nbytes // 4)
+    t = torch.full((count,), float(rank + 1))
+    allreduce(t)
+    wrong = int((t != size * (size + 1) / 2).sum())
+    iters = int(max(5, min(2000, args.budget_bytes / nbytes)))
+    t.zero_()
+    for _ in range(max(2, iters // 10)):
+        allreduce(t)
+    started = time.perf_counter()
+    for _ in range(iters):
+        allreduce(t)
+    seconds = (time.perf_counter() - started) / iters
+    algbw = count * 4 / seconds / 1e9
+    if rank == 0:
+        print(f"{count * 4:>12} {count:>12} {'float':>6} {'sum':>6} {-1:>5} {seconds * 1e6:>10.1f} {algbw:>8.3f} "
+              f"{algbw * 2 * (size - 1) / size:>8.3f} {wrong:>6}", flush=True)

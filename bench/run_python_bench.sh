@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# bench/run_python_bench.sh: float32 allreduce of torch tensors from Python, side by side in
+# one run at each --np: hvd.torch (this repo), the same call from C++ (collective_perf),
+# torch.distributed with gloo, and Horovod 0.28.1 over Gloo and over MPI (when
+# bench/setup_horovod.sh has made its venv). Then the time per training step of
+# examples/python/torch_digits.py against its DDP twin and, in Horovod's venv, the same
+# program with `import horovod.torch as hvd`. Rows: nccl-tests columns; the figure is the
+# median of --repeat interleaved runs. Prints; asserts nothing.
+#   bash bench/run_python_bench.sh [--np "2 4"] [--repeat 3] [--sizes 4,65536,...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+nps="2 4" repeat=3 sizes=4,65536,1048576,16777216,67108864
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --np) nps=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    *) echo "run_python_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+build=${HVD_BUILD_DIR:-build}
+horovod=${HVD_HOROVOD_VENV:-.venv-horovod}
+hvdrun="$build/cli/hvdrun"
+export SLURM_CONF=/nonexistent OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+unset SLURM_JOB_ID
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+have_horovod=$([[ -x "$horovod/bin/horovodrun" ]] && echo yes || echo no)
+
+# name size time_us busbw wrong, one line per size, appended to $results.
+record() { awk -v name="$1" '$1 ~ /^[0-9]+$/ { print name, $1, $6, $8, $9 }' >>"$results"; }
+for np in $nps; do
+  for ((round = 0; round < repeat; round++)); do
+    "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op allreduce \
+      --min 4 --max 67108864 | awk -v sizes=",$sizes," 'index(sizes, "," $1 ",") || /^#/' | record "np$np:c++"
+    for framework in hvd torch; do
+      "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 .venv/bin/python bench/python_allreduce.py \
+        --framework "$framework" --sizes "$sizes" 2>/dev/null | record "np$np:$framework"
+    done
+    if [[ $have_horovod == yes ]]; then
+      for controller in gloo mpi; do
+        "$horovod/bin/horovodrun" "--$controller" -np "$np" -H "localhost:$np" "$horovod/bin/python" \
+          bench/python_allreduce.py --framework horovod --sizes "$sizes" 2>/dev/null |
+          grep '^\[0\]<stdout>:' | sed 's/^\[0\]<stdout>://' | record "np$np:horovod-$controller"
+      done
+    fi
+  done
+done
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+[[ $have_horovod == yes ]] || echo "# Horovod: not measured ($horovod has no horovodrun: bash bench/setup_horovod.sh)"
+for np in $nps; do
+  echo "# allreduce, float32 torch tensors, sum, in place; np $np; medians of $repeat runs"
+  printf "%12s" "size"
+  names=(c++ hvd torch horovod-gloo horovod-mpi)
+  for n in "${names[@]}"; do printf " %22s" "$n time(us)/busbw"; done
+  echo "  #wrong"
+  for size in ${sizes//,/ }; do
+    printf "%12s" "$size"
+    wrong=0
+    for n in "${names[@]}"; do
+      rows=$(awk -v k="np$np:$n" -v s="$size" '$1 == k && $2 == s' "$results")
+      if [[ -z $rows ]]; then printf " %22s" "-"; continue; fi
+      printf " %12.1f/%9.3f" "$(awk '{ print $3 }' <<<"$rows" | median)" "$(awk '{ print $4 }' <<<"$rows" | median)"
+      wrong=$((wrong + $(awk '{ w += $5 } END { print w }' <<<"$rows")))
+    done
+    echo "  $wrong"
+  done
+done
+
+# Training step time of the digits example at the largest --np.
+np=${nps##* }
+step_ms() { .venv/bin/python -c "import json, statistics, sys; print(f'{statistics.median(json.load(open(sys.argv[1]))[\"step_seconds\"]) * 1e3:.2f}')" "$1"; }
+log=$(mktemp -d)
+trap 'rm -f "$results"; rm -rf "$log"' EXIT
+echo "# examples/python/torch_digits.py, np $np, 16 samples per rank, median ms per step (3 epochs, $repeat runs)"
+for ((round = 0; round < repeat; round++)); do
+  "$hvdrun" -np "$np" .venv/bin/python examples/python/torch_digits.py --epochs 3 --log-json "$log/hvd.json" >/dev/null
+  echo "hvd $(step_ms "$log/hvd.json")" >>"$log/steps"
+  "$hvdrun" -np "$np" .venv/bin/python examples/python/torch_digits_ddp.py --epochs 3 --log-json "$log/ddp.json" \
+    >/dev/null 2>&1
+  echo "ddp $(step_ms "$log/ddp.json")" >>"$log/steps"
+  if [[ $have_horovod == yes ]]; then
+    "$horovod/bin/horovodrun" --gloo -np "$np" -H "localhost:$np" "$horovod/bin/python" \
+      bench/peers/horovod_torch_digits.py --epochs 3 --log-json "$log/horovod.json" >/dev/null 2>&1
+    echo "horovod-gloo $(step_ms "$log/horovod.json")" >>"$log/steps"
+  fi
+done
+for n in hvd ddp horovod-gloo; do
+  grep -q "^$n " "$log/steps" && printf "%-14s %8s ms/step\n" "$n" "$(awk -v n="$n" '$1 == n { print $2 }' "$log/steps" | median)"
+done
+exit 0

@@ -6,8 +6,9 @@ timed the way bench/collective_perf.cc times the C++ call, through one of:
     --framework horovod   horovod.torch.allreduce_ (Horovod 0.28.1; ranks from horovodrun)
 
 Rank 0 prints nccl-tests columns: size count type redop root time(us) algbw busbw #wrong,
-busbw = algbw x 2(n-1)/n. Each size is first checked (every rank gives rank+1), then
-timed over a number of iterations that shrinks with the size, after a warm-up.
+busbw = algbw x 2(n-1)/n. As collective_perf does: each size is run once and checked
+(every rank gives rank+1), then timed over max(5, min(200, 256 MiB / (8 x size)))
+iterations (or --iters), and the slowest rank's time is reported.
 Prints; asserts nothing. bench/run_python_bench.sh runs every framework side by side.
 """
 
@@ -19,7 +20,7 @@ import torch
 parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--framework", choices=["hvd", "torch", "horovod"], required=True)
 parser.add_argument("--sizes", default="4,65536,1048576,16777216,67108864", help="bytes, comma-separated")
-parser.add_argument("--budget-bytes", type=float, default=2 ** 30, help="bytes moved per size, bounding iterations")
+parser.add_argument("--iters", type=int, default=0, help="iterations per size (default: collective_perf's rule)")
 args = parser.parse_args()
 torch.set_num_threads(1)
 
@@ -31,6 +32,11 @@ if args.framework == "torch":
 
     def allreduce(t):
         dist.all_reduce(t)
+
+    def slowest(seconds):
+        t = torch.tensor([seconds], dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return float(t)
 else:
     if args.framework == "hvd":
         import hvd.torch as hvd
@@ -42,6 +48,9 @@ else:
     def allreduce(t):
         hvd.allreduce_(t, op=hvd.Sum)
 
+    def slowest(seconds):
+        return float(hvd.allreduce(torch.tensor([seconds], dtype=torch.float64), op=hvd.Max))
+
 if rank == 0:
     print(f"# {args.framework}, {size} ranks")
     print(f"#{'size':>11} {'count':>12} {'type':>6} {'redop':>6} {'root':>5} {'time(us)':>10} {'algbw':>8} "
@@ -51,14 +60,13 @@ for nbytes in (int(s) for s in args.sizes.split(",")):
     t = torch.full((count,), float(rank + 1))
     allreduce(t)
     wrong = int((t != size * (size + 1) / 2).sum())
-    iters = int(max(5, min(2000, args.budget_bytes / nbytes)))
+    iters = args.iters or max(5, min(200, (256 << 20) // (nbytes * 8 + 1)))
     t.zero_()
-    for _ in range(max(2, iters // 10)):
-        allreduce(t)
+    allreduce(t)  # lines the ranks up, as collective_perf's barrier
     started = time.perf_counter()
     for _ in range(iters):
         allreduce(t)
-    seconds = (time.perf_counter() - started) / iters
+    seconds = slowest((time.perf_counter() - started) / iters)
     algbw = count * 4 / seconds / 1e9
     if rank == 0:
         print(f"{count * 4:>12} {count:>12} {'float':>6} {'sum':>6} {-1:>5} {seconds * 1e6:>10.1f} {algbw:>8.3f} "

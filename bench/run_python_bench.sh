@@ -9,7 +9,7 @@
 #   bash bench/run_python_bench.sh [--np "2 4"] [--repeat 3] [--sizes 4,65536,...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-nps="2 4" repeat=3 sizes=4,65536,1048576,16777216,67108864
+nps="2 4" repeat=3 sizes=65536,1048576,16777216,67108864
 while [[ $# -gt 0 ]]; do
   case $1 in
     --np) nps=$2; shift 2 ;;
@@ -29,21 +29,28 @@ have_horovod=$([[ -x "$horovod/bin/horovodrun" ]] && echo yes || echo no)
 
 # name size time_us busbw wrong, one line per size, appended to $results.
 record() { awk -v name="$1" '$1 ~ /^[0-9]+$/ { print name, $1, $6, $8, $9 }' >>"$results"; }
+# One run of every implementation: $1 = the label's prefix, then collective_perf's and
+# python_allreduce.py's size arguments.
+run_all() {
+  local label=$1 np=$2 cxx_sizes=$3 py_sizes=$4 iters=$5
+  "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op allreduce \
+    $cxx_sizes ${iters:+--iters $iters} | awk -v sizes=",$py_sizes," 'index(sizes, "," $1 ",")' | record "$label:c++"
+  for framework in hvd torch; do
+    "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 .venv/bin/python bench/python_allreduce.py \
+      --framework "$framework" --sizes "$py_sizes" ${iters:+--iters $iters} 2>/dev/null | record "$label:$framework"
+  done
+  if [[ $have_horovod == yes ]]; then
+    for controller in gloo mpi; do
+      "$horovod/bin/horovodrun" "--$controller" -np "$np" -H "localhost:$np" "$horovod/bin/python" \
+        bench/python_allreduce.py --framework horovod --sizes "$py_sizes" ${iters:+--iters $iters} 2>/dev/null |
+        sed -n -E 's/^\[(1,)?0\]<stdout>://p' | record "$label:horovod-$controller"
+    done
+  fi
+}
 for np in $nps; do
   for ((round = 0; round < repeat; round++)); do
-    "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op allreduce \
-      --min 4 --max 67108864 | awk -v sizes=",$sizes," 'index(sizes, "," $1 ",") || /^#/' | record "np$np:c++"
-    for framework in hvd torch; do
-      "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 .venv/bin/python bench/python_allreduce.py \
-        --framework "$framework" --sizes "$sizes" 2>/dev/null | record "np$np:$framework"
-    done
-    if [[ $have_horovod == yes ]]; then
-      for controller in gloo mpi; do
-        "$horovod/bin/horovodrun" "--$controller" -np "$np" -H "localhost:$np" "$horovod/bin/python" \
-          bench/python_allreduce.py --framework horovod --sizes "$sizes" 2>/dev/null |
-          grep '^\[0\]<stdout>:' | sed 's/^\[0\]<stdout>://' | record "np$np:horovod-$controller"
-      done
-    fi
+    run_all "np$np" "$np" "--min 4 --max 4" 4 2000                    # latency: 2,000 calls of 4 bytes
+    run_all "np$np" "$np" "--min 65536 --max 67108864" "$sizes" ""   # bandwidth, collective_perf's iterations
   done
 done
 
@@ -55,7 +62,7 @@ for np in $nps; do
   names=(c++ hvd torch horovod-gloo horovod-mpi)
   for n in "${names[@]}"; do printf " %22s" "$n time(us)/busbw"; done
   echo "  #wrong"
-  for size in ${sizes//,/ }; do
+  for size in 4 ${sizes//,/ }; do
     printf "%12s" "$size"
     wrong=0
     for n in "${names[@]}"; do

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <sys/stat.h>
 
@@ -28,12 +29,13 @@ void requireTestbed() {
 }
 
 hvd::cli::CapturedRun inAllocation(const std::vector<std::string>& sallocArgs, const std::vector<std::string>& command,
-                                   const std::vector<std::string>& extraEnv = {}) {
+                                   const std::vector<std::string>& extraEnv = {},
+                                   std::chrono::seconds timeout = std::chrono::seconds(60)) {
   std::vector<std::string> argv{"salloc"};
   argv.insert(argv.end(), sallocArgs.begin(), sallocArgs.end());
   argv.insert(argv.end(), command.begin(), command.end());
   hvd::cli::RunOptions options;
-  options.timeout = std::chrono::seconds(60);
+  options.timeout = timeout;
   options.env = hvd::test::environmentWith(extraEnv);
   auto run = hvd::cli::runAndCapture(argv, options);
   REQUIRE(run.isOk());
@@ -104,6 +106,20 @@ TEST_CASE("through srun each rank runs on its planned node with its planned iden
     seen[std::stoi(m[2])] = {m[3], m[4], m[5], m[7], m[8]};
   }
   CHECK(seen == expected);
+}
+
+TEST_CASE("a PyTorch program trains with the hvd package across three nodes through srun", "[cluster][launch][python]") {
+  requireTestbed();
+  const std::string python = std::string(HVD_SOURCE_DIR) + "/.venv/bin/python";
+  if (::access(python.c_str(), X_OK) != 0) hvd::test::skipTest("no .venv (scripts/setup.sh makes it)");
+  auto run = inAllocation({"-N3", "-n3"},
+                          {kHvdrun, python, std::string(HVD_SOURCE_DIR) + "/examples/python/torch_digits.py", "--epochs", "2"},
+                          {}, std::chrono::seconds(180));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(run.out, m, std::regex(R"(\[0\]<stdout>:epoch 2: train loss ([0-9.]+), test loss [0-9.]+, test accuracy ([0-9.]+))")));
+  CHECK(std::stod(m[2]) > 0.5);
 }
 
 TEST_CASE("through srun a rank exiting 3 ends the job with code 3 and a summary naming it", "[cluster][launch]") {

@@ -23,27 +23,34 @@ horovod=${HVD_HOROVOD_VENV:-.venv-horovod}
 hvdrun="$build/cli/hvdrun"
 export SLURM_CONF=/nonexistent OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 unset SLURM_JOB_ID
-results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+results=$(mktemp) errors=$(mktemp)
+trap 'rm -f "$results" "$errors"' EXIT
 have_horovod=$([[ -x "$horovod/bin/horovodrun" ]] && echo yes || echo no)
 
 # name size time_us busbw wrong, one line per size, appended to $results.
+# A run that fails leaves its rows out (and says so) instead of ending the whole benchmark.
 record() { awk -v name="$1" '$1 ~ /^[0-9]+$/ { print name, $1, $6, $8, $9 }' >>"$results"; }
+warn_failed() {
+  echo "# warning: a run of $1 failed; its rows are missing. Its last words:" >&2
+  tail -3 "$errors" | sed 's/^/#   /' >&2
+}
 # One run of every implementation: $1 = the label's prefix, then collective_perf's and
 # python_allreduce.py's size arguments.
 run_all() {
   local label=$1 np=$2 cxx_sizes=$3 py_sizes=$4 iters=$5
   "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op allreduce \
-    $cxx_sizes ${iters:+--iters $iters} | awk -v sizes=",$py_sizes," 'index(sizes, "," $1 ",")' | record "$label:c++"
+    $cxx_sizes ${iters:+--iters $iters} | awk -v sizes=",$py_sizes," 'index(sizes, "," $1 ",")' | record "$label:c++" ||
+    warn_failed "$label:c++"
   for framework in hvd torch; do
     "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 .venv/bin/python bench/python_allreduce.py \
-      --framework "$framework" --sizes "$py_sizes" ${iters:+--iters $iters} 2>/dev/null | record "$label:$framework"
+      --framework "$framework" --sizes "$py_sizes" ${iters:+--iters $iters} 2>"$errors" | record "$label:$framework" ||
+      warn_failed "$label:$framework"
   done
   if [[ $have_horovod == yes ]]; then
     for controller in gloo mpi; do
       "$horovod/bin/horovodrun" "--$controller" -np "$np" -H "localhost:$np" "$horovod/bin/python" \
-        bench/python_allreduce.py --framework horovod --sizes "$py_sizes" ${iters:+--iters $iters} 2>/dev/null |
-        sed -n -E 's/^\[(1,)?0\]<stdout>://p' | record "$label:horovod-$controller"
+        bench/python_allreduce.py --framework horovod --sizes "$py_sizes" ${iters:+--iters $iters} 2>"$errors" |
+        sed -n -E 's/^\[(1,)?0\]<stdout>://p' | record "$label:horovod-$controller" || warn_failed "$label:horovod-$controller"
     done
   fi
 }
@@ -79,7 +86,7 @@ done
 np=${nps##* }
 step_ms() { .venv/bin/python -c "import json, statistics, sys; print(f'{statistics.median(json.load(open(sys.argv[1]))[\"step_seconds\"]) * 1e3:.2f}')" "$1"; }
 log=$(mktemp -d)
-trap 'rm -f "$results"; rm -rf "$log"' EXIT
+trap 'rm -f "$results" "$errors"; rm -rf "$log"' EXIT
 echo "# examples/python/torch_digits.py, np $np, 16 samples per rank, median ms per step (3 epochs, $repeat runs)"
 for ((round = 0; round < repeat; round++)); do
   "$hvdrun" -np "$np" .venv/bin/python examples/python/torch_digits.py --epochs 3 --log-json "$log/hvd.json" >/dev/null

@@ -1,0 +1,66 @@
+"""hvd.keras: hvd for Keras 3 (TensorFlow backend), with Horovod's names: the Keras
+tutorial (`import horovod.keras as hvd`, which stops at Keras 2) runs with
+`import hvd.keras as hvd`.
+
+DistributedOptimizer averages the gradients across ranks before the wrapped optimizer
+applies them, inside model.fit's compiled train step; the callbacks broadcast the initial
+state, average the metrics and warm the learning rate up.
+"""
+
+import keras
+
+from .. import (  # noqa: F401  the core API, re-exported
+    Average,
+    HorovodInternalError,
+    HvdError,
+    HvdPeerError,
+    HvdTimeoutError,
+    HvdUsageError,
+    Sum,
+    allgather_object,
+    barrier,
+    broadcast_object,
+    cross_rank,
+    cross_size,
+    init,
+    is_initialized,
+    local_rank,
+    local_size,
+    rank,
+    shutdown,
+    size,
+)
+from ..tensorflow import Compression, allgather, allreduce, allreduce_gradients, broadcast, broadcast_variables
+from . import callbacks
+
+
+def _distributed_class(base, op, compression):
+    def apply(self, grads, trainable_variables=None):
+        grads = allreduce_gradients(list(grads), op=op, compression=compression, name="DistributedOptimizer")
+        return base.apply(self, grads, trainable_variables)
+
+    # The optimizer's own name and module: a saved model records a plain optimizer, and
+    # hvd.keras.load_model wraps it again.
+    return type(base.__name__, (base,), {"apply": apply, "__module__": base.__module__, "_hvd_distributed": True})
+
+
+def DistributedOptimizer(optimizer, op=Average, compression=Compression.none):
+    """Makes a Keras 3 optimizer average (op) its gradients across ranks before applying
+    them. The optimizer itself is changed and returned: its state and hyperparameters stay.
+    Under jit_compile=True (XLA) the train step cannot call hvd: compile with
+    jit_compile=False (Keras only picks XLA by itself on GPU machines)."""
+    if getattr(optimizer, "_hvd_distributed", False):
+        return optimizer
+    if op not in (Average, Sum):
+        raise ValueError(f"DistributedOptimizer averages or sums gradients; op={op!r} is neither")
+    optimizer.__class__ = _distributed_class(optimizer.__class__, op, compression)
+    return optimizer
+
+
+def load_model(filepath, custom_objects=None, compile=True, compression=Compression.none):
+    """keras.models.load_model, with the saved optimizer wrapped again in DistributedOptimizer
+    (its state, restored from the file, kept)."""
+    model = keras.models.load_model(filepath, custom_objects=custom_objects, compile=compile)
+    if compile and getattr(model, "optimizer", None) is not None:
+        DistributedOptimizer(model.optimizer, compression=compression)
+    return model

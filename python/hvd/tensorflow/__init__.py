@@ -1,0 +1,213 @@
+"""hvd.tensorflow: hvd for TensorFlow 2 programs, with Horovod's names (`import
+horovod.tensorflow as hvd` becomes `import hvd.tensorflow as hvd`).
+
+Collectives take tf.Tensor and tf.Variable values and return tf.Tensor, eagerly and inside
+tf.function. How graph mode reaches the runtime: tf.numpy_function, one call per group of
+tensors (DistributedGradientTape hands all of a step's gradients to one call, which
+submits them as named async requests the engine fuses). No TensorFlow custom op is
+compiled, so this hvd works with any TensorFlow 2 without building against it; the cost
+is one Python call and a copy of each tensor in and out per group (measured in
+docs/benchmarks.md). XLA cannot compile a Python call: under jit_compile=True these
+functions raise HvdUsageError saying so (compute the gradients under XLA, reduce outside).
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from .. import (  # noqa: F401  the core API, re-exported
+    Average,
+    HorovodInternalError,
+    HvdError,
+    HvdInvalidArgumentError,
+    HvdPeerError,
+    HvdTimeoutError,
+    HvdUnavailableError,
+    HvdUsageError,
+    Max,
+    Min,
+    Product,
+    ReduceOp,
+    Sum,
+    allgather_object,
+    barrier,
+    broadcast_object,
+    cross_rank,
+    cross_size,
+    init,
+    is_initialized,
+    local_rank,
+    local_size,
+    preemption_agreed,
+    preemption_requested,
+    rank,
+    shutdown,
+    size,
+)
+from .. import _ops
+from .compression import Compression
+
+
+def _refuse_xla(what):
+    try:  # TensorFlow's own test of "inside an XLA compilation" (not in its public API)
+        from tensorflow.python.framework import ops
+        from tensorflow.python.ops import control_flow_util
+
+        in_xla = control_flow_util.GraphOrParentsInXlaContext(ops.get_default_graph())
+    except (ImportError, AttributeError):
+        in_xla = False
+    if in_xla:
+        raise HvdUsageError(
+            f"hvd.tensorflow.{what} cannot run inside an XLA-compiled function (jit_compile=True): XLA "
+            "cannot call into hvd's runtime. Compile the model or tf.function with jit_compile=False, or "
+            "compute the gradients in an XLA function and reduce them outside it"
+        )
+
+
+def _host_array(value):
+    """A tf value as a NumPy array the runtime takes (bfloat16 travels as float32: NumPy
+    has no bfloat16 that DLPack can carry)."""
+    array = np.asarray(value)
+    if array.dtype.name == "bfloat16":
+        array = array.astype(np.float32)
+    return array
+
+
+def _reduce_arrays(arrays, op, prefix):
+    """Every array allreduced, submitted together so the engine can fuse them."""
+    handles = [_ops.allreduce_async(_host_array(a), name=f"{prefix}.{i}", op=op) for i, a in enumerate(arrays)]
+    return [_ops.synchronize(h) for h in handles]
+
+
+def _through_host(function, tensors, what):
+    """Runs function(list of NumPy arrays) -> list of NumPy arrays on tf tensors: directly
+    when eager, through one tf.numpy_function in a graph. Results keep dtypes and shapes."""
+    tensors = [tf.convert_to_tensor(t) for t in tensors]
+    if not tensors:
+        return []
+    if tf.executing_eagerly():
+        results = function([t.numpy() for t in tensors])
+        return [tf.cast(tf.convert_to_tensor(r), t.dtype) for r, t in zip(results, tensors)]
+    _refuse_xla(what)
+
+    def host(*arrays):
+        return [np.asarray(r).astype(a.dtype, copy=False) for r, a in zip(function(list(arrays)), arrays)]
+
+    results = tf.numpy_function(host, tensors, Tout=[t.dtype for t in tensors], stateful=True, name=f"hvd_{what}")
+    for r, t in zip(results, tensors):
+        r.set_shape(t.shape)
+    return list(results)
+
+
+_group_counter = [0]
+
+
+def _group_name(name, what):
+    if name is not None:
+        return name
+    # Unnamed groups get a name from the order they are built in, the same on every rank
+    # when every rank runs the same program.
+    _group_counter[0] += 1
+    return f"{what}.{_group_counter[0]}"
+
+
+def grouped_allreduce(tensors, op=None, name=None, compression=Compression.none):
+    """Allreduces a list of tensors in one go (fused by the engine); returns new tensors."""
+    op = Average if op is None else op
+    prefix = _group_name(name, "grouped_allreduce")
+    compressed = [compression.compress(tf.convert_to_tensor(t)) for t in tensors]
+    reduced = _through_host(lambda arrays: _reduce_arrays(arrays, op, prefix), [c for c, _ in compressed],
+                            "grouped_allreduce")
+    return [compression.decompress(r, ctx) for r, (_, ctx) in zip(reduced, compressed)]
+
+
+def allreduce(tensor, average=None, name=None, op=None, compression=Compression.none):
+    """tensor reduced across ranks (op: Average by default), as a new tf.Tensor."""
+    if isinstance(tensor, tf.IndexedSlices):
+        tensor = tf.convert_to_tensor(tensor)
+    return grouped_allreduce([tensor], op=_ops._op(op, average), name=name, compression=compression)[0]
+
+
+def broadcast(tensor, root_rank, name=None):
+    """root_rank's tensor on every rank, as a new tf.Tensor."""
+    prefix = _group_name(name, "broadcast")
+    return _through_host(lambda arrays: [_ops.broadcast(_host_array(arrays[0]), root_rank, name=prefix)], [tensor],
+                         "broadcast")[0]
+
+
+def broadcast_variables(variables, root_rank=0, name=None):
+    """Assigns root_rank's values to every variable, on every rank (Keras weights, optimizer
+    slots). Returns nothing eagerly; in a graph, the group of assign operations."""
+    variables = list(variables)
+    prefix = _group_name(name, "broadcast_variables")
+
+    def host(arrays):
+        handles = [_ops.broadcast_async(_host_array(a), root_rank, name=f"{prefix}.{i}") for i, a in enumerate(arrays)]
+        return [_ops.synchronize(h) for h in handles]
+
+    values = _through_host(host, [v.value() if hasattr(v, "value") and callable(v.value) else v for v in variables],
+                           "broadcast_variables")
+    assigns = [v.assign(tf.cast(value, v.dtype)) for v, value in zip(variables, values)]
+    return None if tf.executing_eagerly() else tf.group(*assigns)
+
+
+def allgather(tensor, name=None):
+    """Every rank's tensor stacked along the first dimension (first dimensions may differ)."""
+    tensor = tf.convert_to_tensor(tensor)
+    prefix = _group_name(name, "allgather")
+    if tf.executing_eagerly():
+        return tf.convert_to_tensor(_ops.allgather(_host_array(tensor.numpy()), name=prefix))
+    _refuse_xla("allgather")
+    out = tf.numpy_function(lambda a: np.asarray(_ops.allgather(_host_array(a), name=prefix)).astype(a.dtype),
+                            [tensor], Tout=tensor.dtype, stateful=True, name="hvd_allgather")
+    out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
+    return out
+
+
+def _dense(gradient):
+    return tf.convert_to_tensor(gradient) if isinstance(gradient, tf.IndexedSlices) else gradient
+
+
+def allreduce_gradients(gradients, op=None, compression=Compression.none, name="gradients"):
+    """A step's gradients averaged across ranks in one fused group; None stays None."""
+    if size() == 1:
+        return list(gradients)
+    gradients = list(gradients)
+    present = [i for i, g in enumerate(gradients) if g is not None]
+    reduced = grouped_allreduce([_dense(gradients[i]) for i in present], op=op, name=name, compression=compression)
+    out = list(gradients)
+    for i, r in zip(present, reduced):
+        out[i] = r
+    return out
+
+
+class DistributedGradientTape:
+    """Wraps a tf.GradientTape: gradient() returns the gradients averaged across ranks.
+
+        with tf.GradientTape() as tape:
+            loss = ...
+        tape = hvd.DistributedGradientTape(tape)
+        grads = tape.gradient(loss, model.trainable_variables)
+    """
+
+    def __init__(self, tape, op=Average, compression=Compression.none):
+        self._tape = tape
+        self._op = op
+        self._compression = compression
+
+    def gradient(self, target, sources, output_gradients=None, **kwargs):
+        gradients = self._tape.gradient(target, sources, output_gradients=output_gradients, **kwargs)
+        if isinstance(sources, (list, tuple)):
+            return allreduce_gradients(gradients, op=self._op, compression=self._compression,
+                                       name="DistributedGradientTape")
+        return allreduce_gradients([gradients], op=self._op, compression=self._compression,
+                                   name="DistributedGradientTape")[0]
+
+    def __getattr__(self, attribute):
+        return getattr(self._tape, attribute)
+
+    def __enter__(self):
+        self._tape.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._tape.__exit__(*exc)

@@ -136,7 +136,8 @@ def broadcast(tensor, root_rank, name=None):
 
 def broadcast_variables(variables, root_rank=0, name=None):
     """Assigns root_rank's values to every variable, on every rank (Keras weights, optimizer
-    slots). Returns nothing eagerly; in a graph, the group of assign operations."""
+    slots), eagerly or inside a tf.function (whose automatic control dependencies run the
+    assignments)."""
     variables = list(variables)
     prefix = _group_name(name, "broadcast_variables")
 
@@ -146,8 +147,8 @@ def broadcast_variables(variables, root_rank=0, name=None):
 
     values = _through_host(host, [v.value() if hasattr(v, "value") and callable(v.value) else v for v in variables],
                            "broadcast_variables")
-    assigns = [v.assign(tf.cast(value, v.dtype)) for v, value in zip(variables, values)]
-    return None if tf.executing_eagerly() else tf.group(*assigns)
+    for v, value in zip(variables, values):
+        v.assign(tf.cast(value, v.dtype))
 
 
 def allgather(tensor, name=None):

@@ -1,0 +1,41 @@
+"""hvdrun's TF_CONFIG, read by real TensorFlow: MultiWorkerMirroredStrategy trains with
+it, and TFConfigClusterResolver finds the roles hvdrun planned."""
+
+import json
+import re
+import subprocess
+
+from conftest import clean_env, hvdrun_path, launch
+
+
+def test_multi_worker_mirrored_strategy_trains_on_every_rank_with_the_variables_in_agreement():
+    for np_ in (2, 4):
+        result = launch(np_, "tf_config_mwms.py", hvdrun_args=["--tf-config"], timeout=300)
+        assert result.returncode == 0, result
+        lines = [line for r in range(np_) for line in result.lines(r) if line.startswith("task ")]
+        assert len(lines) == np_, result
+        tasks = sorted(re.match(r"task (\S+) (\d+)", line).groups() for line in lines)
+        assert tasks == sorted(("worker", str(i)) for i in range(np_))
+        assert {re.search(r"replicas (\d+)", line).group(1) for line in lines} == {str(np_)}
+        assert len({re.search(r"checksum (\S+)", line).group(1) for line in lines}) == 1, lines
+
+
+def planned(np_, flags, rank):
+    command = [hvdrun_path(), "-np", str(np_), *flags, "--dry-run", "--format", "tf_config", "--rank", str(rank), "true"]
+    completed = subprocess.run(command, capture_output=True, text=True, env=clean_env(), timeout=30)
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(completed.stdout)
+
+
+def test_tf_config_clusterresolver_sees_the_chief_ps_workers_and_evaluator_hvdrun_planned():
+    np_, flags = 5, ["--tf-config", "--tf-ps", "1", "--tf-chief", "--tf-evaluator"]
+    result = launch(np_, "tf_config_resolve.py", hvdrun_args=flags)
+    assert result.returncode == 0, result
+    roles = []
+    for rank in range(np_):
+        seen = json.loads(result.lines(rank)[-1])
+        plan = planned(np_, flags, rank)
+        assert seen["type"] == plan["task"]["type"] and seen["index"] == plan["task"]["index"], (rank, seen, plan)
+        assert seen["cluster"] == plan["cluster"], (rank, seen, plan)
+        roles.append((seen["type"], seen["index"]))
+    assert sorted(roles) == [("chief", 0), ("evaluator", 0), ("ps", 0), ("worker", 0), ("worker", 1)]

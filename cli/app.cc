@@ -7,8 +7,9 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
-#include <filesystem>
 #include <cstdlib>
+#include <filesystem>
+#include <thread>
 
 #include "cli/build_info.h"
 #include "cli/check_build.h"
@@ -27,6 +28,7 @@
 #include "cli/plan/plan.h"
 #include "cli/plan_request.h"
 #include "cli/plan/plan_output.h"
+#include "cli/plan/tf_ports.h"
 #include "cli/rendezvous/rendezvous_server.h"
 #include "slurm/environment.h"
 #include "cli/user_error.h"
@@ -397,15 +399,44 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   return outcome.exitCode;
 }
 
-int planOrLaunch(const Options& o) {
+// --tf-port-base, or where TF_CONFIG's ports start when it was not given: ports free on
+// this machine when every rank runs here, else a base derived from the job (tf_ports.h).
+int chooseTfPortBase(const Options& o, const slurm::Environment& env) {
+  if (!o.tfConfig || o.tfPortBase > 0) return o.tfPortBase;
+  auto job = env.find("SLURM_JOB_ID");
+  bool onlyHere = o.hosts.empty() && o.hostfile.empty() && (o.noSlurm || job == env.end());
+  if (onlyHere) {
+    int ranks = o.numProc > 0 ? o.numProc : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (auto base = freeTcpPortBlock(ranks)) return *base;
+  }
+  return derivedTfPortBase(job != env.end() ? job->second : "", static_cast<unsigned>(::getpid()));
+}
+
+// TensorFlow's servers would fail later, and obscurely, on a taken port: say so now.
+void requireFreeTfPorts(const Plan& plan) {
+  if (!plan.tfConfig) return;
+  const std::string here = hostName();
+  for (const RankPlan& rank : plan.ranks) {
+    if (rank.where.host != here || tcpPortFree(rank.tfPort)) continue;
+    throw UserError(ExitCode::kEnvironment,
+                    fmt::format("TF_CONFIG port {} (rank {}'s, on {}) is in use", rank.tfPort, rank.where.rank, here),
+                    "another job or process holds it; choose another --tf-port-base, or leave the flag out and "
+                    "hvdrun picks free ports");
+  }
+}
+
+int planOrLaunch(const Options& given) {
+  Options o = given;
+  slurm::Environment env = slurm::environmentFrom(environ);
+  o.tfPortBase = chooseTfPortBase(o, env);
   std::optional<PlanFormat> format;
   if (o.dryRun) format = valueOrThrow(parsePlanFormat(o.format));
   if (!o.dryRun && o.program.empty()) {
     throw UserError(ExitCode::kUsage, "no program to run",
                     "usage: hvdrun -np N program [args...]; see 'hvdrun --help'");
   }
-  slurm::Environment env = slurm::environmentFrom(environ);
   Plan plan = makePlan(o, env);
+  requireFreeTfPorts(plan);
   if (o.dryRun) {
     fmt::print("{}", valueOrThrow(renderPlan(plan, *format, o.rank, o.program)));
     return 0;

@@ -247,7 +247,7 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_flag("--tf-chief", o.tfChief, "Rank 0 is a separate chief")->group("TensorFlow");
   app.add_flag("--tf-evaluator", o.tfEvaluator, "The last rank is an evaluator, outside the cluster")
       ->group("TensorFlow");
-  app.add_option("--tf-port-base", raw.tfPortBase, "TF_CONFIG ports are base + local rank (default 8888)")
+  app.add_option("--tf-port-base", raw.tfPortBase, "TF_CONFIG ports are base + local rank (default: ports free on this machine; across nodes, derived from the job)")
       ->group("TensorFlow")->type_name("PORT");
   app.add_flag("--dry-run", o.dryRun, "Print the plan (or with sbatch, the job script) instead of running it")
       ->group("Plan");

@@ -40,7 +40,7 @@ struct Options {
   int tfPs = 0;
   bool tfChief = false;
   bool tfEvaluator = false;
-  int tfPortBase = 8888;
+  int tfPortBase = 0;  // 0: hvdrun chooses (cli/plan/tf_ports.h)
 
   // Showing the plan instead of running it.
   bool dryRun = false;

@@ -96,6 +96,15 @@ int runExecRankCommand(const std::vector<std::string>& args) {
          "the launcher and the scheduler disagree on placement; please report this");
   }
 
+  // The launcher could not probe this node's ports: a clash is caught here, before the
+  // program's TensorFlow server fails on it.
+  if (plan->tfConfig && !tcpPortFree(me.tfPort)) {
+    fail("TF_CONFIG port " + std::to_string(me.tfPort) + " (rank " + std::to_string(rank) + "'s, on " + facts.hostname +
+             ") is in use",
+         "another job or process holds it; choose another --tf-port-base, or leave the flag out and hvdrun derives "
+         "ports from the job");
+  }
+
   std::vector<std::string> overrides = planEnvironment(*plan, me);
   // srun tells each task the address its launching machine used: the one address of
   // hvdrun's host that this node is sure to reach.

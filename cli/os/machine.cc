@@ -9,6 +9,7 @@
 #include <climits>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 namespace hvd::cli {
 
@@ -33,6 +34,32 @@ Result<int> freeTcpPort() {
   }
   ::close(fd);
   return static_cast<int>(ntohs(addr.sin_port));
+}
+
+bool tcpPortFree(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return free;
+}
+
+Result<int> freeTcpPortBlock(int count) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    auto first = freeTcpPort();
+    if (!first) return first.status();
+    if (*first + count - 1 > 65535) continue;
+    bool all = true;
+    for (int port = *first; all && port < *first + count; ++port) all = tcpPortFree(port);
+    if (all) return *first;
+  }
+  return unavailable("no block of " + std::to_string(count) + " free TCP ports found in 50 tries");
 }
 
 Result<std::string> readTextFile(const std::string& path) {

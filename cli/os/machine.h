@@ -13,6 +13,14 @@ std::string hostName();
 // A TCP port that was free on this machine a moment ago (bound to port 0, then released).
 Result<int> freeTcpPort();
 
+// Whether a listener could bind this TCP port on every address now. SO_REUSEADDR, as
+// servers set it, so a port a finished job left in TIME_WAIT counts as free.
+bool tcpPortFree(int port);
+
+// The first of `count` consecutive ports free now, starting at a random free port;
+// kUnavailable when 50 tries find no such block.
+Result<int> freeTcpPortBlock(int count);
+
 // The absolute path of the running hvdrun (from /proc/self/exe), or "hvdrun".
 std::string thisExecutable();
 

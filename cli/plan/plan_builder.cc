@@ -107,6 +107,7 @@ Status assignRoles(const PlanRequest& r, Plan& plan) {
   give(Role::kWorker, workers);
   give(Role::kPs, r.tfPs);
   give(Role::kEvaluator, evaluator);
+  if (r.tfPortBase <= 0) return internalError("TF_CONFIG's port base was not chosen before planning");
   for (RankPlan& rank : plan.ranks) {
     int port = r.tfPortBase + rank.where.localRank;
     if (port > 65535) return invalidArgument("--tf-port-base " + std::to_string(r.tfPortBase) + " + local rank exceeds 65535");

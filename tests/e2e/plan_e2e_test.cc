@@ -2,7 +2,13 @@
 // above all the exact error for each kind of bad input.
 #include <catch2/catch.hpp>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <fstream>
+#include <regex>
+#include <set>
 
 #include "tests/support/hvdrun_runner.h"
 
@@ -127,4 +133,67 @@ TEST_CASE("ranks launched here get their planned GPU", "[e2e][plan]") {
   auto run = runHvdrun({"-np", "2", "/usr/bin/printenv", "CUDA_VISIBLE_DEVICES"}, withEnv(plainEnv({"CUDA_VISIBLE_DEVICES=6,7"})));
   CHECK(run.exitCode == 0);
   CHECK((run.out == "[0]<stdout>:6\n[1]<stdout>:7\n" || run.out == "[1]<stdout>:7\n[0]<stdout>:6\n"));
+}
+
+namespace {
+
+// Holds a TCP port (bound and listening on every address) for as long as it lives.
+class HeldPort {
+ public:
+  explicit HeldPort(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    held_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd_, 1) == 0;
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~HeldPort() { ::close(fd_); }
+  // False when another process already held it: taken either way.
+  bool heldByUs() const { return held_; }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  bool held_ = false;
+  int port_ = 0;
+};
+
+std::vector<int> tfPorts(const std::string& tfConfig) {
+  std::vector<int> ports;
+  std::regex address(R"(:(\d+)\")");
+  for (auto it = std::sregex_iterator(tfConfig.begin(), tfConfig.end(), address); it != std::sregex_iterator(); ++it)
+    ports.push_back(std::stoi((*it)[1]));
+  return ports;
+}
+
+}  // namespace
+
+TEST_CASE("without --tf-port-base, TF_CONFIG gets ports free on this machine, not a fixed 8888", "[e2e][plan]") {
+  HeldPort old(8888);  // the old fixed default, taken (by us, or by whoever already had it)
+  auto run = plan({"-np", "3", "--tf-config", "--format", "tf_config", "--rank", "0"});
+  INFO(run.err);
+  REQUIRE(run.exitCode == 0);
+  auto ports = tfPorts(run.out);
+  REQUIRE(ports.size() == 3);
+  for (int port : ports) {
+    CHECK(port != 8888);
+    HeldPort probe(port);
+    CHECK(probe.heldByUs());
+  }
+  CHECK(std::set<int>(ports.begin(), ports.end()).size() == 3);
+}
+
+TEST_CASE("an explicit --tf-port-base whose port is taken fails before any rank starts, naming port, rank and host", "[e2e][plan]") {
+  HeldPort taken(0);
+  REQUIRE(taken.heldByUs());
+  auto run = runHvdrun({"-np", "2", "--tf-config", "--tf-port-base", std::to_string(taken.port()), "/bin/true"},
+                       withEnv(plainEnv()));
+  CHECK(run.exitCode == 3);
+  CHECK(run.out.empty());
+  CHECK(std::regex_search(run.err, std::regex("^hvdrun: error: TF_CONFIG port " + std::to_string(taken.port()) +
+                                              R"( \(rank 0's, on \S+\) is in use\n  hint: another job)")));
 }

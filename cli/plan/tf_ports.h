@@ -1,0 +1,19 @@
+// cli/plan/tf_ports.h: where TF_CONFIG's ports start when the user did not say
+// (--tf-port-base). On this machine alone hvdrun probes free ports (cli/os); across nodes
+// it cannot, so it derives a base from the Slurm job id and a per-launch salt, spreading
+// jobs that share a node over [20000, 60000) instead of all taking 8888. A clash left
+// over is reported before any rank starts (hvdrun here, the task shim on other nodes).
+#pragma once
+
+#include <string_view>
+
+namespace hvd::cli {
+
+// Room for this many local ranks above each derived base.
+inline constexpr int kTfPortsPerNode = 32;
+
+// A base in [20000, 60000 - kTfPortsPerNode], a multiple of kTfPortsPerNode, the same for
+// the same job id and salt.
+int derivedTfPortBase(std::string_view jobId, unsigned salt);
+
+}  // namespace hvd::cli

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,25 @@ void allreduceInPlace(const OutArray& array, ReduceOp op) {
     return;
   }
   unlocked([&] { return hvd::allreduce(a.data, a.count, a.type, op); });
+}
+
+// The fast path for torch CPU tensors (hvd/_ops.py): the Python layer read address, count
+// and dtype from a tensor it checked is dense, on the CPU and alive for the call. Taking
+// them as integers skips the DLPack capsule, which costs as much as a small allreduce.
+DataType typeCode(int code) {
+  if (code < 0 || code >= kDataTypeCount) throw nb::value_error("hvd: unknown dtype code");
+  return static_cast<DataType>(code);
+}
+
+void allreduceInPlaceAt(uintptr_t address, size_t count, int type, ReduceOp op) {
+  DataType t = typeCode(type);
+  unlocked([&] { return hvd::allreduce(reinterpret_cast<void*>(address), count, t, op); });
+}
+
+Handle allreduceAsyncInPlaceAt(std::string_view name, uintptr_t address, size_t count, int type, ReduceOp op) {
+  void* data = reinterpret_cast<void*>(address);
+  DataType t = typeCode(type);
+  return unlocked([&] { return hvd::allreduceAsync(name, data, data, count, t, op, Device::kCpu); });
 }
 
 Handle broadcastAsync(std::string_view name, const OutArray& array, int root) {
@@ -137,6 +157,15 @@ void registerCollectives(nb::module_& m) {
   m.def("allreduce_async", &allreduceAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
   m.def("allreduce_inplace", &allreduceInPlace, nb::arg("array"), nb::arg("op"), "Blocking, in place.");
   m.def("allreduce_async_inplace", &allreduceAsyncInPlace, nb::arg("name"), nb::arg("array"), nb::arg("op"));
+  m.def("allreduce_inplace_at", &allreduceInPlaceAt, nb::arg("address"), nb::arg("count"), nb::arg("dtype"),
+        nb::arg("op"), "Blocking, in place, on host memory given by address (see dtype_codes).");
+  m.def("allreduce_async_inplace_at", &allreduceAsyncInPlaceAt, nb::arg("name"), nb::arg("address"),
+        nb::arg("count"), nb::arg("dtype"), nb::arg("op"));
+  m.def("dtype_codes", [] {
+    std::vector<std::pair<std::string, int>> codes;
+    for (int i = 0; i < kDataTypeCount; ++i) codes.emplace_back(dataTypeName(static_cast<DataType>(i)), i);
+    return codes;
+  }, "(name, code) of every dtype the runtime has, for the *_at calls.");
   m.def("broadcast", &broadcast, nb::arg("array"), nb::arg("root"));
   m.def("broadcast_async", &broadcastAsync, nb::arg("name"), nb::arg("array"), nb::arg("root"));
   m.def("allgather", &allgather, nb::arg("input"),

@@ -44,6 +44,8 @@ from .. import (  # noqa: F401  the core API, re-exported
     size,
     synchronize,
 )
+import torch as _torch
+
 from .. import _ops
 from .compression import Compression
 from .functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
@@ -63,6 +65,6 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none, op=
     return compression.decompress(out, ctx)
 
 
-def allreduce_(tensor, average=None, name=None, op=None):
-    """Reduces tensor across ranks in place and returns it."""
-    return _ops.allreduce_(tensor, average=average, name=name, op=op)
+allreduce_ = _ops.allreduce_  # the same function: a wrapper's frame costs more than a small allreduce
+
+_ops.use_torch(_torch)

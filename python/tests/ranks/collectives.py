@@ -83,6 +83,30 @@ for dtype in TORCH_DTYPES:
         assert hvd.synchronize(handle) is t
         check(t, expected(op, shape, integer), what + " in place async", tolerance(dtype))
 
+# The same in place once hvd.torch is imported: dense CPU tensors then go in by address
+# (hvd._ops' fast path), every dtype and shape, blocking and named async. Tensors the fast
+# path leaves to the general one (a Parameter, a strided view) still reduce.
+import hvd.torch  # noqa: E402
+
+for dtype in TORCH_DTYPES:
+    integer = not dtype.is_floating_point
+    for op in OPS:
+        for shape in SHAPES:
+            what = f"torch {dtype} {op.name} {shape} by address"
+            t = torch.from_numpy(values(rank, shape)).to(dtype)
+            assert hvd._ops._torch_code(t) is not None, f"{what}: not taken by the fast path"
+            assert hvd.torch.allreduce_(t, op=op) is t
+            check(t, expected(op, shape, integer), what, tolerance(dtype))
+            t = torch.from_numpy(values(rank, shape)).to(dtype)
+            assert hvd.synchronize(hvd.allreduce_async_(t, op=op, name=what)) is t
+            check(t, expected(op, shape, integer), what + " async", tolerance(dtype))
+p = torch.nn.Parameter(torch.ones(2, 3), requires_grad=False)
+assert hvd._ops._torch_code(p) is None
+check(hvd.allreduce_(p, op=hvd.Sum), np.full((2, 3), size), "a Parameter in place", 0)
+column = torch.ones(3, 4)[:, 1]
+assert hvd._ops._torch_code(column) is None
+check(hvd.allreduce(column, op=hvd.Sum), np.full((3,), size), "a strided view", 0)
+
 # A tensor that requires grad and a non-contiguous one are read as they are (copied
 # for the out-of-place call, said in docs/python.md); the inputs stay untouched.
 w = torch.ones(3, 4, requires_grad=True)

@@ -9,6 +9,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -120,6 +121,33 @@ TEST_CASE("a PyTorch program trains with the hvd package across three nodes thro
   std::smatch m;
   REQUIRE(std::regex_search(run.out, m, std::regex(R"(\[0\]<stdout>:epoch 2: train loss ([0-9.]+), test loss [0-9.]+, test accuracy ([0-9.]+))")));
   CHECK(std::stod(m[2]) > 0.5);
+}
+
+TEST_CASE("hvdrun's TF_CONFIG equals the cluster spec TensorFlow's SlurmClusterResolver computes for the same step", "[cluster][launch][python]") {
+  requireTestbed();
+  const std::string python = std::string(HVD_SOURCE_DIR) + "/.venv/bin/python";
+  if (::access(python.c_str(), X_OK) != 0) hvd::test::skipTest("no .venv (scripts/setup.sh makes it)");
+  // 5 tasks on 3 nodes, so some node has several (ports per node count) and the split is uneven.
+  auto run = inAllocation({"-N3", "-n5"},
+                          {kHvdrun, "--tf-config", python, std::string(HVD_SOURCE_DIR) + "/tests/slurm/tf_slurm_resolver.py"},
+                          {}, std::chrono::seconds(180));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::regex agree(R"(\[(\d)\]<stdout>:rank (\d): agree worker (\d) (\S+))");
+  std::set<int> ranks;
+  std::set<std::string> workers;
+  for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), agree); it != std::sregex_iterator(); ++it) {
+    CHECK((*it)[1] == (*it)[2]);
+    CHECK((*it)[2] == (*it)[3]);
+    ranks.insert(std::stoi((*it)[2]));
+    workers.insert((*it)[4]);
+  }
+  CHECK(ranks == std::set<int>{0, 1, 2, 3, 4});
+  REQUIRE(workers.size() == 1);  // every rank saw the same cluster
+  // Five workers, node by node in Slurm's order (how many on each is Slurm's choice).
+  CHECK(std::regex_match(*workers.begin(),
+                         std::regex(R"(node01:\d+(,node01:\d+)*,node02:\d+(,node02:\d+)*,node03:\d+(,node03:\d+)*)")));
+  CHECK(std::count(workers.begin()->begin(), workers.begin()->end(), ',') == 4);
 }
 
 TEST_CASE("through srun a rank exiting 3 ends the job with code 3 and a summary naming it", "[cluster][launch]") {

@@ -4,8 +4,10 @@
 # torch.distributed with gloo, and Horovod 0.28.1 over Gloo and over MPI (when
 # bench/setup_horovod.sh has made its venv). Then the time per training step of
 # examples/python/torch_digits.py against its DDP twin and, in Horovod's venv, the same
-# program with `import horovod.torch as hvd`. Rows: nccl-tests columns; the figure is the
-# median of --repeat interleaved runs. Prints; asserts nothing.
+# program with `import horovod.torch as hvd`; the Keras model's step time with hvd.keras and
+# hvd.tensorflow against MultiWorkerMirroredStrategy (bench/keras_step_time.py). Rows:
+# nccl-tests columns; the figure is the median of --repeat interleaved runs. Prints;
+# asserts nothing.
 #   bash bench/run_python_bench.sh [--np "2 4"] [--repeat 3] [--sizes 4,65536,...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -102,5 +104,27 @@ for ((round = 0; round < repeat; round++)); do
 done
 for n in hvd ddp horovod-gloo; do
   grep -q "^$n " "$log/steps" && printf "%-14s %8s ms/step\n" "$n" "$(awk -v n="$n" '$1 == n { print $2 }' "$log/steps" | median)"
+done
+
+# Keras: the keras_digits model's step time at the largest --np, hvd.keras (model.fit) and
+# hvd.tensorflow (custom loop) against MultiWorkerMirroredStrategy (the same custom loop,
+# TF_CONFIG from hvdrun); then, on one rank, what hvd's tf.numpy_function crossing costs
+# per step (hvd-host minus local). The slowest rank's microseconds per step.
+keras_step() {  # np mode [hvdrun options]: prints the slowest rank's us per step
+  local np=$1 mode=$2
+  shift 2
+  "$hvdrun" -np "$np" --no-prefix "$@" .venv/bin/python bench/keras_step_time.py --mode "$mode" 2>"$errors" |
+    awk '$1 == "steptime" && $2 > max { max = $2 } END { if (max) print max; else exit 1 }' || warn_failed "keras $mode"
+}
+echo "# examples/python/keras_digits.py's model, 16 samples per rank, us per step (slowest rank; median of $repeat runs)"
+for ((round = 0; round < repeat; round++)); do
+  echo "np$np:hvd-keras-fit $(keras_step "$np" hvd-fit)" >>"$log/keras"
+  echo "np$np:hvd-tf-tape $(keras_step "$np" hvd-tape)" >>"$log/keras"
+  echo "np$np:mwms $(keras_step "$np" mwms --tf-config)" >>"$log/keras"
+  echo "np1:local $(keras_step 1 local)" >>"$log/keras"
+  echo "np1:hvd-host $(keras_step 1 hvd-host)" >>"$log/keras"
+done
+for n in "np$np:hvd-keras-fit" "np$np:hvd-tf-tape" "np$np:mwms" np1:local np1:hvd-host; do
+  printf "%-20s %10s us/step\n" "$n" "$(awk -v n="$n" '$1 == n && $2 != "" { print $2 }' "$log/keras" | median)"
 done
 exit 0

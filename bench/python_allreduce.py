@@ -71,3 +71,8 @@ for nbytes in (int(s) for s in args.sizes.split(",")):
     if rank == 0:
         print(f"{count * 4:>12} {count:>12} {'float':>6} {'sum':>6} {-1:>5} {seconds * 1e6:>10.1f} {algbw:>8.3f} "
               f"{algbw * 2 * (size - 1) / size:>8.3f} {wrong:>6}", flush=True)
+if args.framework == "torch":
+    # Without it, gloo's threads meet the interpreter's exit: "terminate called without an
+    # active exception" on some rank, and that run's rows were lost.
+    dist.barrier()
+    dist.destroy_process_group()

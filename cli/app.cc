@@ -18,6 +18,7 @@
 #include "cli/commands/sbatch_command.h"
 #include "cli/commands/timeline_command.h"
 #include "cli/config/settings_sources.h"
+#include "cli/launch/guardian.h"
 #include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/slurm_job_query.h"
 #include "cli/launch/srun_launcher.h"
@@ -35,6 +36,7 @@
 #include "runtime/backends/backend_probe.h"
 #include "runtime/timeline/trace_files.h"
 #include "runtime/common/hex.h"
+#include "runtime/common/shm_names.h"
 #include "runtime/rendezvous/protocol.h"
 
 extern char** environ;
@@ -325,7 +327,7 @@ JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vecto
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
-                         const PreemptionFlag& preemption) {
+                         const PreemptionFlag& preemption, Guardian* guardian) {
   std::string remote;
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks > 0 && !h.local) remote += (remote.empty() ? "" : ", ") + h.host;
@@ -346,7 +348,10 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
     ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv)});
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
-  return valueOrThrow(superviseRanks(ranks, supervision));
+  if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
+  auto outcome = superviseRanks(ranks, supervision);
+  if (guardian != nullptr) guardian->release();  // every rank was reaped and its group killed
+  return valueOrThrow(std::move(outcome));
 }
 
 // --timeline-filename: the ranks wrote one trace each (runtime/timeline/trace_files.h); one
@@ -375,6 +380,12 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   // The job's secret: in the ranks' environment only, never on a command line or in a plan.
   std::string secretValue = valueOrThrow(randomHex(32));
   std::string secret = "HVD_SECRET_KEY=" + secretValue;
+  const std::string shmPrefix = shmJobPrefix(secretValue);
+  // Ranks hvdrun forks itself need something that outlives hvdrun (guardian.h); srun's and
+  // mpirun's ranks have Slurm and Open MPI. Forked before the rendezvous server's threads.
+  const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm;
+  std::optional<Guardian> guardian;
+  if (forksRanks) guardian.emplace(valueOrThrow(Guardian::start(shmPrefix)));
   std::unique_ptr<RendezvousServer> server = startRendezvous(plan, secretValue);
   std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
                                       "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
@@ -389,7 +400,10 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   JobOutcome outcome = o.useMpi ? launchWithMpirun(o, plan, jobWide, server.get(), preemption)
                        : plan.source == HostSource::kSlurm
                            ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
-                           : launchLocally(o, plan, *exe, jobWide, server.get(), preemption);
+                           : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
+                                           guardian ? &*guardian : nullptr);
+  // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
+  removeShmObjects(shmPrefix);
   // A notice sent to the ranks directly (scancel --signal=USR2) reaches hvdrun this way.
   bool toldByRanks = !outcome.preempted && server->value(rendezvous::kPreemptedKey);
   outcome.preempted |= toldByRanks;

@@ -1,5 +1,5 @@
 // cli/launch/supervisor.h: starts local rank processes and watches them to the end.
-// Invariants: every rank runs in its own process group and dies with hvdrun
+// Invariants: every rank runs in its own session and process group and dies with hvdrun
 // (PR_SET_PDEATHSIG); the first failure stops all other ranks (SIGTERM, then SIGKILL
 // after the grace period); every output line reaches the console whole and prefixed.
 #pragma once
@@ -50,6 +50,8 @@ struct SupervisorOptions {
   int preemptSignal = 0;
   std::function<void()> onPreempt;
   std::optional<std::chrono::milliseconds> preemptGrace;
+  // Called with each rank's pid (its session id) right after fork (the guardian's watch).
+  std::function<void(int)> onRankStarted;
 };
 
 struct RankFailure {

@@ -14,6 +14,7 @@
 #include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/hex.h"
 #include "runtime/common/sha256.h"
+#include "runtime/common/shm_names.h"
 
 namespace hvd::backends::tcp {
 namespace {
@@ -190,11 +191,13 @@ Status TcpTransport::relay(int from, int to, std::span<std::byte> data) {
 // every link before receiving on any, so no rank waits for one that waits for it.
 Status TcpTransport::setUpSharedMemory(const std::string& secret, Deadline deadline) {
   Sha256Digest tag = hmacSha256(secret, "hvd-shm-v1/" + std::to_string(rank_) + "/" + std::to_string(::getpid()));
+  // The job's prefix lets hvdrun remove what a rank killed mid-set-up leaves (shm_names.h).
+  const std::string jobPrefix = shmJobPrefix(secret);
   size_t capacity = shmCapacityFor(links_.size());
   std::vector<std::optional<ShmLink>> inboxes(links_.size()), outboxes(links_.size());
   std::vector<std::string> names(links_.size());
   for (size_t i = 0; i < links_.size(); ++i) {
-    names[i] = "/hvd-" + toHex(tag.data(), 8) + "-" + std::to_string(rank_) + "-" + std::to_string(links_[i].peer);
+    names[i] = "/" + jobPrefix + toHex(tag.data(), 4) + "-" + std::to_string(rank_) + "-" + std::to_string(links_[i].peer);
     auto inbox = ShmLink::create(names[i], capacity);
     if (inbox) inboxes[i] = std::move(*inbox);
     HVD_RETURN_IF_ERROR(links_[i].socket.sendFrame("SHM:" + std::string(inboxes[i] ? names[i] : ""), deadline));

@@ -1,0 +1,114 @@
+// tests/e2e/orphans_e2e_test.cc: hvdrun SIGKILLed at random moments leaves nothing behind:
+// no process of any rank's tree (ranks behind one and two levels of shell, the shape of
+// every wrapper script) and no shared-memory object of the job in /dev/shm.
+#include <catch2/catch.hpp>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "tests/support/hvdrun_runner.h"
+
+using hvd::test::environmentWith;
+using hvd::test::processGone;
+using hvd::test::readPidFiles;
+using hvd::test::spawnHvdrun;
+using hvd::test::TempDir;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const std::string kRank = HVD_TEST_RANK_PATH;
+const std::string kCollectiveRank = HVD_COLLECTIVE_RANK_PATH;
+
+std::vector<int> aliveAfter(const std::vector<int>& pids, std::chrono::milliseconds limit) {
+  auto deadline = Clock::now() + limit;
+  std::vector<int> alive;
+  do {
+    alive.clear();
+    for (int pid : pids) {
+      if (!processGone(pid)) alive.push_back(pid);
+    }
+    if (alive.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (Clock::now() < deadline);
+  return alive;
+}
+
+void killAndReap(pid_t pid) {
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+std::set<std::string> hvdShmObjects() {
+  std::set<std::string> names;
+  if (DIR* dir = ::opendir("/dev/shm")) {
+    while (dirent* entry = ::readdir(dir)) {
+      std::string name = entry->d_name;
+      if (name.rfind("hvd-", 0) == 0 && name.rfind("hvd-test-", 0) != 0) names.insert(name);
+    }
+    ::closedir(dir);
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("hvdrun SIGKILLed at random moments leaves no process of ranks behind one or two shells, 100 times",
+          "[e2e][mp][orphans]") {
+  std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> delayMs(0, 400);
+  int survivors = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    TempDir pids;
+    // The innermost process writes its pid file, then sleeps: a wrapper's `prog; true`.
+    std::string prog = kRank + " sleep 60; true";
+    std::string command = trial % 2 == 0 ? prog : "sh -c '" + prog + "'; true";
+    pid_t hvdrun = spawnHvdrun({"-np", "4", "sh", "-c", command}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
+    int delay = delayMs(random);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    killAndReap(hvdrun);
+    // A rank that escaped would still write its pid file: give it the time to.
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    auto alive = aliveAfter(readPidFiles(pids.path()), std::chrono::milliseconds(5000));
+    INFO("trial " << trial << ", killed after " << delay << " ms, " << (trial % 2 + 1) << " shell level(s)");
+    CHECK(alive.empty());
+    survivors += static_cast<int>(alive.size());
+    for (int pid : alive) ::kill(pid, SIGKILL);
+  }
+  CHECK(survivors == 0);
+}
+
+TEST_CASE("hvdrun SIGKILLed during the ranks' shared-memory set-up leaves no object of the job in /dev/shm",
+          "[e2e][mp][orphans]") {
+  std::set<std::string> before = hvdShmObjects();
+  std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> delayMs(0, 150);
+  for (int trial = 0; trial < 30; ++trial) {
+    pid_t hvdrun = spawnHvdrun({"-np", "6", kCollectiveRank, "loop", "-1"}, environmentWith({}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs(random)));
+    killAndReap(hvdrun);
+  }
+  // Within 5 s of the last kill nothing new may remain (other tests' live jobs come and go).
+  std::set<std::string> left;
+  auto deadline = Clock::now() + std::chrono::seconds(5);
+  do {
+    left.clear();
+    for (const std::string& name : hvdShmObjects()) {
+      if (!before.count(name)) left.insert(name);
+    }
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (Clock::now() < deadline);
+  INFO("left in /dev/shm: " << (left.empty() ? std::string("nothing") : *left.begin()) << " and " << left.size() - !left.empty()
+                            << " more");
+  CHECK(left.empty());
+}

@@ -30,6 +30,7 @@
 #include "cli/plan_request.h"
 #include "cli/plan/plan_output.h"
 #include "cli/plan/tf_ports.h"
+#include "cli/plan/thread_defaults.h"
 #include "cli/rendezvous/rendezvous_server.h"
 #include "slurm/environment.h"
 #include "cli/user_error.h"
@@ -338,9 +339,19 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
                     "starts ranks only on this machine",
                     "'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it");
   }
+  // Every rank here shares this process's CPUs (thread_defaults.h).
+  const int usable = usableCpuCount();
+  const int threads = defaultThreadsPerRank(usable, static_cast<int>(plan.ranks.size()), std::nullopt);
+  const std::vector<std::string> threadVars =
+      threadVariables(threads, [](const std::string& name) { return std::getenv(name.c_str()) != nullptr; });
+  if (!threadVars.empty() && plan.ranks.size() > 1) {
+    fmt::print(stderr, "hvdrun: {} ranks share {} CPU(s): OMP_NUM_THREADS={} for each (set OMP_NUM_THREADS to choose)\n",
+               plan.ranks.size(), usable, threads);
+  }
   std::vector<RankProcess> ranks;
   for (const RankPlan& r : plan.ranks) {
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
+    rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
     // The plan already holds MASTER_PORT and the rendezvous address; the rest is job-wide.
     for (const std::string& kv : jobWide) {
       if (kv.rfind("HVD_SECRET_KEY=", 0) == 0 || kv.rfind("HVD_PREEMPT_", 0) == 0) rankEnv.push_back(kv);

@@ -6,12 +6,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "cli/options.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
 #include "cli/plan/plan_output.h"
+#include "cli/plan/thread_defaults.h"
 #include "cli/plan_request.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
@@ -110,6 +112,16 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   // hvdrun's host that this node is sure to reach.
   if (auto launchIp = env.find("SLURM_LAUNCH_NODE_IPADDR"); launchIp != env.end() && !launchIp->second.empty()) {
     env["HVD_RENDEZVOUS_ADDR"] = launchIp->second;
+  }
+  // Threads: Slurm's --cpus-per-task, else this task's CPUs; shared with the node's other
+  // ranks only when Slurm bound none (the task may then run on every CPU of the node).
+  std::optional<int> cpusPerTask;
+  if (auto c = env.find("SLURM_CPUS_PER_TASK"); c != env.end()) cpusPerTask = std::atoi(c->second.c_str());
+  const int usable = usableCpuCount();
+  const int sharing = usable >= onlineCpuCount() ? me.where.localSize : 1;
+  for (auto& kv : threadVariables(defaultThreadsPerRank(usable, sharing, cpusPerTask),
+                                  [&](const std::string& name) { return env.count(name) > 0; })) {
+    overrides.push_back(std::move(kv));
   }
   std::vector<std::string> finalEnv;
   for (const auto& [name, value] : env) {

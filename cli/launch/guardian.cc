@@ -58,7 +58,8 @@ std::vector<pid_t> membersOf(const std::set<pid_t>& sessions) {
     std::string state;
     long ppid = 0, pgrp = 0, session = 0;
     rest >> state >> ppid >> pgrp >> session;
-    if (sessions.count(static_cast<pid_t>(session))) members.push_back(pid);
+    // A zombie is dead already (and stays listed until its new parent reaps it).
+    if (state != "Z" && sessions.count(static_cast<pid_t>(session))) members.push_back(pid);
   }
   ::closedir(dir);
   return members;
@@ -94,8 +95,14 @@ std::vector<pid_t> membersOf(const std::set<pid_t>& sessions) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // A rank killed between shm_open and the unlink that follows its peer's answer leaves
-  // its inbox; with every rank gone, none of the job's objects is in use.
-  removeShmObjects(shmPrefix);
+  // its inbox; with every rank gone, none of the job's objects is in use. Again a little
+  // later: a rank that was never announced (hvdrun died between its fork and the message)
+  // dies of PR_SET_PDEATHSIG on its own time, and a dying process finishes the system
+  // call it is in, shm_open included.
+  for (int waitMs : {0, 200, 1000, 2000}) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(waitMs));
+    removeShmObjects(shmPrefix);
+  }
   _exit(0);
 }
 

@@ -2,9 +2,11 @@
 #include "cli/os/machine.h"
 
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <fstream>
@@ -78,6 +80,18 @@ std::string thisExecutable() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "hvdrun";
+}
+
+int usableCpuCount() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return onlineCpuCount();
+  return std::max(1, CPU_COUNT(&set));
+}
+
+int onlineCpuCount() {
+  long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online < 1 ? 1 : static_cast<int>(std::min<long>(online, INT_MAX));
 }
 
 }  // namespace hvd::cli

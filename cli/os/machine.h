@@ -21,6 +21,11 @@ bool tcpPortFree(int port);
 // kUnavailable when 50 tries find no such block.
 Result<int> freeTcpPortBlock(int count);
 
+// CPUs this process may run on (sched_getaffinity: what taskset, cgroup cpusets and
+// Slurm's binding leave it), and the CPUs online on the machine; at least 1 each.
+int usableCpuCount();
+int onlineCpuCount();
+
 // The absolute path of the running hvdrun (from /proc/self/exe), or "hvdrun".
 std::string thisExecutable();
 

@@ -56,6 +56,13 @@ TEST_CASE("a rank's environment carries Horovod, hvdrun and torch names with the
   CHECK(has("LOCAL_WORLD_SIZE=2"));
   CHECK(has("HOROVOD_CROSS_RANK=1"));
   CHECK(has("GROUP_RANK=1"));
+  CHECK(has("GROUP_WORLD_SIZE=2"));
+  CHECK(has("ROLE_RANK=3"));
+  CHECK(has("ROLE_WORLD_SIZE=4"));
+  CHECK(has("ROLE_NAME=default"));
+  CHECK(has("TORCHELASTIC_RESTART_COUNT=0"));
+  CHECK(has("TORCHELASTIC_MAX_RESTARTS=0"));
+  CHECK(has("TORCHELASTIC_RUN_ID=none"));
   CHECK(has("HOROVOD_HOSTNAME=b"));
   CHECK(has("WORLD_SIZE=4"));
 }

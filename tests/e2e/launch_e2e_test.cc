@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <regex>
@@ -64,7 +65,7 @@ TEST_CASE("hvdrun -np 4 starts four ranks that each know who they are", "[e2e][m
   auto run = runHvdrun({"-np", "4", kRank, "identity"},
                        withEnv(environmentWith({"CUDA_VISIBLE_DEVICES", "SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
   REQUIRE(run.exitCode == 0);
-  CHECK(run.err.empty());
+  CHECK(hvd::test::withoutThreadNote(run.err).empty());
   auto lines = linesOf(run.out);
   REQUIRE(lines.size() == 4);
   std::sort(lines.begin(), lines.end());
@@ -273,7 +274,7 @@ TEST_CASE("an output directory that cannot be made fails before any rank starts"
   auto run = runHvdrun({"-np", "2", "--output-filename", "/proc/hvd-nope", kRank, "sleep", "0"},
                        withEnv(environmentWith({"HVD_TEST_PIDDIR=" + pids.path()})));
   CHECK(run.exitCode == 2);
-  CHECK(run.err.rfind("hvdrun: error: --output-filename: cannot create directory '/proc/hvd-nope'", 0) == 0);
+  CHECK(hvd::test::withoutThreadNote(run.err).rfind("hvdrun: error: --output-filename: cannot create directory '/proc/hvd-nope'", 0) == 0);
   CHECK(readPidFiles(pids.path()).empty());
 }
 
@@ -336,4 +337,29 @@ TEST_CASE("a second SIGINT kills ranks that ignore the first, and hvdrun exits 1
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(10)).size() == 2);  // still running
   sigintEndsEverything(hvdrun, pids.path());
+}
+
+TEST_CASE("ranks sharing the CPUs get OMP_NUM_THREADS, MKL's and OpenBLAS's at their share, unless the user set it",
+          "[e2e][mp]") {
+  const int cpus = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
+  const std::string script = "echo threads $OMP_NUM_THREADS $MKL_NUM_THREADS $OPENBLAS_NUM_THREADS";
+  auto run = runHvdrun({"-np", "4", "--no-prefix", "sh", "-c", script},
+                       withEnv(environmentWith({"OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                "SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  REQUIRE(run.exitCode == 0);
+  const std::string share = std::to_string(std::max(1, cpus / 4));
+  CHECK(run.out == [&] {
+    std::string all;
+    for (int i = 0; i < 4; ++i) all += "threads " + share + " " + share + " " + share + "\n";
+    return all;
+  }());
+  CHECK(run.err.find("hvdrun: 4 ranks share ") == 0);
+  CHECK(run.err.find("OMP_NUM_THREADS=" + share + " for each (set OMP_NUM_THREADS to choose)\n") != std::string::npos);
+
+  auto mine = runHvdrun({"-np", "2", "--no-prefix", "sh", "-c", script},
+                        withEnv(environmentWith({"OMP_NUM_THREADS=3", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                 "SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  REQUIRE(mine.exitCode == 0);
+  CHECK(mine.out == "threads 3\nthreads 3\n");
+  CHECK(mine.err.empty());
 }

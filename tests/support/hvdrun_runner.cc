@@ -53,6 +53,21 @@ std::vector<std::string> environmentWith(const std::vector<std::string>& changes
   return env;
 }
 
+std::string withoutThreadNote(const std::string& err) {
+  std::string out;
+  size_t start = 0;
+  while (start < err.size()) {
+    size_t end = err.find('\n', start);
+    end = end == std::string::npos ? err.size() : end + 1;
+    std::string line = err.substr(start, end - start);
+    bool note = line.rfind("hvdrun: ", 0) == 0 && line.find(" ranks share ") != std::string::npos &&
+                line.find("OMP_NUM_THREADS=") != std::string::npos;
+    if (!note) out += line;
+    start = end;
+  }
+  return out;
+}
+
 std::string hostName() { return cli::hostName(); }
 
 bool processGone(int pid) {

@@ -23,6 +23,10 @@ std::vector<std::string> environmentWith(const std::vector<std::string>& changes
 // stderr is discarded. Returns its pid; the caller kills and reaps it.
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd = -1);
 
+// hvdrun's stderr without its note on thread defaults ("hvdrun: N ranks share C CPU(s):
+// OMP_NUM_THREADS=..."), for tests that compare stderr whole.
+std::string withoutThreadNote(const std::string& err);
+
 // This machine's hostname, as hvdrun sees it.
 std::string hostName();
 

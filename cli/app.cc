@@ -23,6 +23,7 @@
 #include "cli/launch/slurm_job_query.h"
 #include "cli/launch/srun_launcher.h"
 #include "cli/launch/supervisor.h"
+#include "cli/launch/torch_error_file.h"
 #include "cli/options.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
@@ -100,7 +101,9 @@ Plan makePlan(const Options& o, const slurm::Environment& env) {
   return valueOrThrow(buildPlan(request, env, facts));
 }
 
-void printFailureSummary(const JobOutcome& outcome, int total) {
+std::string torchErrorFile(const std::string& dir, int rank) { return dir + "/rank" + std::to_string(rank) + ".json"; }
+
+void printFailureSummary(const JobOutcome& outcome, int total, const std::optional<RecordedError>& recorded) {
   const RankFailure& f = *outcome.firstFailure;
   std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
                                   : fmt::format("exited with code {}", f.exitCode);
@@ -113,6 +116,10 @@ void printFailureSummary(const JobOutcome& outcome, int total) {
     for (const auto& line : f.lastStderrLines) text += fmt::format("    | {}\n", line);
   } else {
     text += fmt::format("  rank {} wrote nothing to stderr\n", f.rank);
+  }
+  if (recorded) {
+    text += fmt::format("  rank {} raised (recorded by torch's @record): {}\n", f.rank, recorded->message);
+    if (!recorded->where.empty()) text += fmt::format("    {}\n", recorded->where);
   }
   if (f.signal == 0 && f.exitCode == static_cast<int>(ExitCode::kStalled)) {
     text += "  a collective stalled: some ranks never submitted it within HOROVOD_STALL_SHUTDOWN_TIME_SECONDS "
@@ -139,7 +146,8 @@ void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
   supervision.outputDir = o.outputDir;
 }
 
-void report(const JobOutcome& outcome, int ranks) {
+// errorFiles: the directory of the ranks' TORCHELASTIC_ERROR_FILEs, or empty.
+void report(const JobOutcome& outcome, int ranks, const std::string& errorFiles) {
   if (!outcome.neverReady.empty()) {
     std::string list;
     for (size_t i = 0; i < outcome.neverReady.size() && i < 32; ++i) list += (i ? ", " : "") + std::to_string(outcome.neverReady[i]);
@@ -154,7 +162,9 @@ void report(const JobOutcome& outcome, int ranks) {
     fmt::print(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
                outcome.ranksStopped);
   } else if (outcome.firstFailure) {
-    printFailureSummary(outcome, ranks);
+    std::optional<RecordedError> recorded;
+    if (!errorFiles.empty()) recorded = readTorchErrorFile(torchErrorFile(errorFiles, outcome.firstFailure->rank));
+    printFailureSummary(outcome, ranks, recorded);
   }
 }
 
@@ -328,7 +338,7 @@ JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vecto
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
-                         const PreemptionFlag& preemption, Guardian* guardian) {
+                         const PreemptionFlag& preemption, Guardian* guardian, const std::string& errorFiles) {
   std::string remote;
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks > 0 && !h.local) remote += (remote.empty() ? "" : ", ") + h.host;
@@ -352,6 +362,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   for (const RankPlan& r : plan.ranks) {
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
+    if (!errorFiles.empty()) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + torchErrorFile(errorFiles, r.where.rank));
     // The plan already holds MASTER_PORT and the rendezvous address; the rest is job-wide.
     for (const std::string& kv : jobWide) {
       if (kv.rfind("HVD_SECRET_KEY=", 0) == 0 || kv.rfind("HVD_PREEMPT_", 0) == 0) rankEnv.push_back(kv);
@@ -397,6 +408,21 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm;
   std::optional<Guardian> guardian;
   if (forksRanks) guardian.emplace(valueOrThrow(Guardian::start(shmPrefix)));
+  // torch's @record writes a failing rank's exception here (torch_error_file.h); a path
+  // the user gave is theirs to read.
+  std::string errorFiles;
+  if (forksRanks && std::getenv("TORCHELASTIC_ERROR_FILE") == nullptr) {
+    std::error_code ec;
+    std::string pattern = std::filesystem::temp_directory_path(ec).string() + "/hvdrun-errors-XXXXXX";
+    if (!ec && ::mkdtemp(pattern.data()) != nullptr) errorFiles = pattern;
+  }
+  struct RemovedAtEnd {  // also when the launch throws
+    const std::string& dir;
+    ~RemovedAtEnd() {
+      std::error_code ignored;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+    }
+  } removeErrorFiles{errorFiles};
   std::unique_ptr<RendezvousServer> server = startRendezvous(plan, secretValue);
   std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
                                       "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
@@ -412,14 +438,14 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
                        : plan.source == HostSource::kSlurm
                            ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
                            : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
-                                           guardian ? &*guardian : nullptr);
+                                           guardian ? &*guardian : nullptr, errorFiles);
   // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
   removeShmObjects(shmPrefix);
   // A notice sent to the ranks directly (scancel --signal=USR2) reaches hvdrun this way.
   bool toldByRanks = !outcome.preempted && server->value(rendezvous::kPreemptedKey);
   outcome.preempted |= toldByRanks;
   if (!o.timelineFile.empty()) mergeTimeline(o.timelineFile, static_cast<int>(plan.ranks.size()));
-  report(outcome, static_cast<int>(plan.ranks.size()));
+  report(outcome, static_cast<int>(plan.ranks.size()), errorFiles);
   finishPreemption(o, outcome, toldByRanks, env);
   return outcome.exitCode;
 }

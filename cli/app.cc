@@ -161,6 +161,9 @@ void report(const JobOutcome& outcome, int ranks, const std::string& errorFiles)
   if (outcome.interruptSignal != 0) {
     fmt::print(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
                outcome.ranksStopped);
+  } else if (!outcome.firstFailure && outcome.ranksStoppedAfterCoordinator > 0) {
+    fmt::print(stderr, "hvdrun: the chief finished (exit 0), so the job is done: stopped its {} parameter server, "
+                       "worker and evaluator rank(s)\n", outcome.ranksStoppedAfterCoordinator);
   } else if (outcome.firstFailure) {
     std::optional<RecordedError> recorded;
     if (!errorFiles.empty()) recorded = readTorchErrorFile(torchErrorFile(errorFiles, outcome.firstFailure->rank));
@@ -335,6 +338,18 @@ JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vecto
   return result;
 }
 
+// A ParameterServerStrategy job (--tf-ps with --tf-chief) ends when its chief does.
+std::optional<int> parameterServerChief(const Plan& plan) {
+  if (!plan.tfConfig) return std::nullopt;
+  std::optional<int> chief;
+  bool anyPs = false;
+  for (const RankPlan& r : plan.ranks) {
+    if (r.role == Role::kChief) chief = r.where.rank;
+    anyPs |= r.role == Role::kPs;
+  }
+  return anyPs ? chief : std::nullopt;
+}
+
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
@@ -371,6 +386,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
+  supervision.coordinatorRank = parameterServerChief(plan);
   auto outcome = superviseRanks(ranks, supervision);
   if (guardian != nullptr) guardian->release();  // every rank was reaped and its group killed
   return valueOrThrow(std::move(outcome));

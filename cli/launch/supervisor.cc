@@ -286,6 +286,17 @@ class Job {
       for (Rank& r : ranks_) {
         if (r.pid != pid || !r.running) continue;
         r.running = false;
+        // TensorFlow's rule for ParameterServerStrategy: the job is done when its chief
+        // (the coordinator) is; ps servers and workers would wait in server.join() forever.
+        if (options_.coordinatorRank && r.spec->rank == *options_.coordinatorRank && WIFEXITED(status) &&
+            WEXITSTATUS(status) == 0 && !outcome_.firstFailure && outcome_.interruptSignal == 0) {
+          for (const Rank& other : ranks_) outcome_.ranksStoppedAfterCoordinator += other.running ? 1 : 0;
+          if (outcome_.ranksStoppedAfterCoordinator > 0) {
+            stopOthers();
+            killDeadline = Clock::now() + options_.killGrace;
+          }
+          continue;
+        }
         bool crashed = WIFSIGNALED(status) && WTERMSIG(status) != r.signalSent;
         bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !r.stoppedByUs);
         if (!failed || outcome_.interruptSignal != 0) continue;

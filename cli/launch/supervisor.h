@@ -50,6 +50,9 @@ struct SupervisorOptions {
   int preemptSignal = 0;
   std::function<void()> onPreempt;
   std::optional<std::chrono::milliseconds> preemptGrace;
+  // When this rank exits 0, the others are stopped (SIGTERM, grace, SIGKILL) and the job
+  // succeeds: ParameterServerStrategy's chief, whose end is the job's.
+  std::optional<int> coordinatorRank;
   // Called with each rank's pid (its session id) right after fork (the guardian's watch).
   std::function<void(int)> onRankStarted;
 };
@@ -72,6 +75,7 @@ struct JobOutcome {
   std::vector<int> neverReady;  // set when the start timeout failed the job
   bool preempted = false;       // the preemption signal arrived
   int ranksStoppedAfterPreemption = 0;  // still running when preemptGrace ended
+  int ranksStoppedAfterCoordinator = 0;  // still running when the coordinator rank exited 0
   // Labelled modes: each rank's last stderr lines, and the launcher's own messages.
   std::map<int, std::deque<std::string>> launcherStderr;
   std::vector<std::string> launcherMessages;

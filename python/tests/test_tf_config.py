@@ -46,3 +46,13 @@ def test_tf_config_clusterresolver_sees_the_chief_ps_workers_and_evaluator_hvdru
         clusters.append(seen["cluster"])
     assert all(c == clusters[0] for c in clusters), "ranks were given different clusters"
     assert sorted(roles) == [("chief", 0), ("evaluator", 0), ("ps", 0), ("worker", 0), ("worker", 1)]
+
+
+def test_a_parameter_server_job_ends_with_exit_0_when_its_chief_is_done():
+    # Workers and the ps wait in server.join() forever, as TensorFlow's tutorial has them;
+    # before hvdrun knew the chief's end is the job's, this ran into the timeout.
+    result = launch(4, "tf_ps_train.py", hvdrun_args=["--tf-config", "--tf-ps", "1", "--tf-chief"], timeout=150)
+    assert result.returncode == 0, result
+    assert any(line.startswith("chief trained 20 steps, loss ") for line in result.lines(0)), result
+    assert ("hvdrun: the chief finished (exit 0), so the job is done: stopped its 3 parameter server, worker and "
+            "evaluator rank(s)\n") in result.stderr, result

@@ -363,3 +363,26 @@ TEST_CASE("ranks sharing the CPUs get OMP_NUM_THREADS, MKL's and OpenBLAS's at t
   CHECK(mine.out == "threads 3\nthreads 3\n");
   CHECK(mine.err.empty());
 }
+
+TEST_CASE("a parameter server job ends with 0 once its chief exits 0, stopping the ranks that would wait forever",
+          "[e2e][mp]") {
+  TempDir pids;
+  auto start = Clock::now();
+  // The chief is rank 0; "sleep 60" stands for server.join() on the others, "sh -c" for
+  // the chief finishing first.
+  auto run = runHvdrun({"-np", "4", "--tf-config", "--tf-ps", "1", "--tf-chief", "--kill-grace", "1", "sh", "-c",
+                        "if [ \"$RANK\" = 0 ]; then exit 0; fi; exec " + kRank + " sleep 60"},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent",
+                                                "HVD_TEST_PIDDIR=" + pids.path()})));
+  CHECK(run.exitCode == 0);
+  CHECK(Clock::now() - start < std::chrono::seconds(10));
+  CHECK(run.err.find("hvdrun: the chief finished (exit 0), so the job is done: stopped its 3 parameter server, worker "
+                     "and evaluator rank(s)\n") != std::string::npos);
+  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+
+  // Without a parameter server (MultiWorkerMirroredStrategy) worker 0 is only a worker.
+  auto mwms = runHvdrun({"-np", "2", "--tf-config", "sh", "-c", "if [ \"$RANK\" = 0 ]; then exit 0; fi; sleep 0.5"},
+                        withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  CHECK(mwms.exitCode == 0);
+  CHECK(mwms.err.find("chief finished") == std::string::npos);
+}

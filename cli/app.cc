@@ -278,6 +278,7 @@ void finishPreemption(const Options& o, const JobOutcome& outcome, bool toldByRa
 SupervisorOptions supervisionFor(const Options& o, const Plan& plan, RendezvousServer* server,
                                  SupervisorOptions::Labels labels, const PreemptionFlag& preemption) {
   SupervisorOptions supervision;
+  supervision.rankCount = static_cast<int>(plan.ranks.size());
   supervision.prefixOutput = o.prefixOutput;
   supervision.killGrace = o.killGrace;
   supervision.labels = labels;

@@ -116,6 +116,14 @@ class Job {
 
   Result<JobOutcome> run() {
     HVD_RETURN_IF_ERROR(installSignals());
+    // Every rank has both files, also one that never writes (an empty file says "silent";
+    // a missing one would look like a lost rank).
+    if (!options_.outputDir.empty()) {
+      for (int rank = 0; rank < options_.rankCount; ++rank) {
+        fileFor(rank, false);
+        fileFor(rank, true);
+      }
+    }
     for (Rank& r : ranks_) {
       if (Status s = start(r); !s.isOk()) {
         signalAll(SIGKILL);
@@ -442,6 +450,15 @@ class Job {
   // Appends the line to outputDir/rank.N/{stdout,stderr}, opening files on first use. A
   // file that cannot be written is reported once; the job goes on.
   void writeToFile(int rank, bool isErr, std::string_view line) {
+    int fd = fileFor(rank, isErr);
+    if (fd < 0) return;
+    std::string text(line);
+    text += '\n';
+    writeAll(fd, text);
+  }
+
+  // The file's descriptor, opened (and truncated) on first use; -1 when unwritable.
+  int fileFor(int rank, bool isErr) {
     auto key = std::make_pair(rank, isErr);
     auto it = files_.find(key);
     if (it == files_.end()) {
@@ -455,10 +472,7 @@ class Job {
       }
       it = files_.emplace(key, fd).first;
     }
-    if (it->second < 0) return;
-    std::string text(line);
-    text += '\n';
-    writeAll(it->second, text);
+    return it->second;
   }
 
   // "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.

@@ -32,8 +32,10 @@ struct SupervisorOptions {
   // unlabelled ones (the launcher's own messages) pass through unprefixed.
   enum class Labels { kNone, kSrun, kOpenMpi };
   Labels labels = Labels::kNone;
-  // Also write every rank's lines to outputDir/rank.N/stdout and stderr (all ranks, always).
+  // Also write every rank's lines to outputDir/rank.N/stdout and stderr (all ranks, always;
+  // the files of ranks 0 .. rankCount-1 exist from the start, empty for a silent rank).
   std::string outputDir;
+  int rankCount = 0;
   // Show only these ranks on the console (srun's own messages always show); empty: all.
   std::set<int> consoleRanks;
   bool timestamps = false;  // start console lines with the local time, to the millisecond

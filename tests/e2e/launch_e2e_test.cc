@@ -386,3 +386,21 @@ TEST_CASE("a parameter server job ends with 0 once its chief exits 0, stopping t
   CHECK(mwms.exitCode == 0);
   CHECK(mwms.err.find("chief finished") == std::string::npos);
 }
+
+TEST_CASE("every rank has both files of --output-filename, empty for a rank that never writes", "[e2e][mp]") {
+  TempDir out;
+  auto run = runHvdrun({"-np", "3", "--output-filename", out.path() + "/logs", "sh", "-c",
+                        "if [ \"$RANK\" = 1 ]; then echo one; fi"},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  REQUIRE(run.exitCode == 0);
+  for (int rank = 0; rank < 3; ++rank) {
+    for (const char* stream : {"stdout", "stderr"}) {
+      std::string path = out.path() + "/logs/rank." + std::to_string(rank) + "/" + stream;
+      std::ifstream file(path);
+      INFO(path);
+      REQUIRE(file.good());
+      std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+      CHECK(text == (rank == 1 && std::string(stream) == "stdout" ? "one\n" : ""));
+    }
+  }
+}

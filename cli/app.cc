@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <csignal>
 #include <cstring>
@@ -125,7 +126,16 @@ void printFailureSummary(const JobOutcome& outcome, int total, const std::option
     text += "  a collective stalled: some ranks never submitted it within HOROVOD_STALL_SHUTDOWN_TIME_SECONDS "
             "(--stall-check-shutdown-time-seconds); the ranks' lines above name it and them\n";
   }
-  text += fmt::format("  hvdrun stopped {} other rank(s) of {}; exit code {}\n", outcome.ranksStopped, total,
+  std::string also;
+  if (!outcome.alsoFailed.empty()) {
+    std::vector<int> ranks = outcome.alsoFailed;
+    std::sort(ranks.begin(), ranks.end());
+    std::string list;
+    for (size_t i = 0; i < ranks.size() && i < 16; ++i) list += (i ? ", " : "") + std::to_string(ranks[i]);
+    if (ranks.size() > 16) list += ", ...";
+    also = fmt::format("; {} other(s) ended with errors of their own (rank(s) {})", ranks.size(), list);
+  }
+  text += fmt::format("  hvdrun stopped {} other rank(s) of {}{}; exit code {}\n", outcome.ranksStopped, total, also,
                       outcome.exitCode);
   fmt::print(stderr, "{}", text);
 }

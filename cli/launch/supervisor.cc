@@ -307,6 +307,14 @@ class Job {
         }
         bool crashed = WIFSIGNALED(status) && WTERMSIG(status) != r.signalSent;
         bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !r.stoppedByUs);
+        // Told to stop, but it ended with an error of its own (a peer's death seen first,
+        // 1 from Python's traceback): not one hvdrun stopped. 128+SIGTERM is how a program
+        // that handles SIGTERM says it obeyed.
+        if (r.stoppedByUs && WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
+            WEXITSTATUS(status) != 128 + r.signalSent && outcome_.interruptSignal == 0) {
+          r.stoppedByUs = false;
+          outcome_.alsoFailed.push_back(r.spec->rank);
+        }
         if (!failed || outcome_.interruptSignal != 0) continue;
         if (outcome_.firstFailure) {
           bool firstWasError = outcome_.firstFailure->signal == 0;

@@ -74,6 +74,7 @@ struct JobOutcome {
   std::optional<RankFailure> firstFailure;
   int interruptSignal = 0;  // the signal hvdrun received, if the job was interrupted
   int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
+  std::vector<int> alsoFailed;  // ranks that, once told to stop, ended with errors of their own
   std::vector<int> neverReady;  // set when the start timeout failed the job
   bool preempted = false;       // the preemption signal arrived
   int ranksStoppedAfterPreemption = 0;  // still running when preemptGrace ended

@@ -404,3 +404,17 @@ TEST_CASE("every rank has both files of --output-filename, empty for a rank that
     }
   }
 }
+
+TEST_CASE("the failure summary counts ranks that ended with errors of their own apart from those hvdrun stopped",
+          "[e2e][mp]") {
+  // Rank 1 fails first; rank 2 ignores the SIGTERM and fails by itself a moment later (a
+  // peer's death seen first); ranks 0 and 3 are stopped.
+  const std::string script =
+      "case $RANK in 1) sleep 0.3; exit 3 ;; 2) trap '' TERM; sleep 1; exit 4 ;; *) exec sleep 30 ;; esac";
+  auto run = runHvdrun({"-np", "4", "sh", "-c", script},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  CHECK(run.exitCode == 3);
+  CHECK(run.err.find("hvdrun: error: rank 1 exited with code 3") != std::string::npos);
+  CHECK(run.err.find("  hvdrun stopped 2 other rank(s) of 4; 1 other(s) ended with errors of their own (rank(s) 2); "
+                     "exit code 3\n") != std::string::npos);
+}

@@ -414,6 +414,13 @@ class Job {
     }
     int rank = r.spec->rank;
     bool labelled = options_.labels != SupervisorOptions::Labels::kSrun || stripSrunLabel(line, rank);
+    // srun labels Slurm's own words about the step ("slurmstepd: error: *** STEP 7.0 ON
+    // node01 CANCELLED AT ... ***"; "slurmstepd-node01:" where one host runs several
+    // slurmds) with a task's number; they are Slurm's, not the rank's.
+    if (labelled && options_.labels == SupervisorOptions::Labels::kSrun &&
+        (line.substr(0, 11) == "slurmstepd:" || line.substr(0, 11) == "slurmstepd-")) {
+      labelled = false;
+    }
     emit(r, isErr, line, labelled ? rank : -1);
   }
 

@@ -162,6 +162,8 @@ TEST_CASE("through srun a rank exiting 3 ends the job with code 3 and a summary 
                      R"(    \| final words of rank 2\n  hvdrun stopped 3 other rank\(s\) of 4; exit code 3\n)");
   std::smatch m;
   CHECK(std::regex_search(run.err, m, summary));
+  // Slurm's line about the cancelled step is Slurm's, never a rank's stderr.
+  CHECK(!std::regex_search(run.err, std::regex(R"(\[\d+\]<stderr>:slurmstepd)")));
 }
 
 TEST_CASE("through srun a rank killed by SIGKILL ends the job with 137, and no rank survives", "[cluster][launch]") {

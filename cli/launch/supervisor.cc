@@ -71,13 +71,21 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 }
 
 // The child side of fork: never returns. Reports an exec failure's errno on errorFd.
-[[noreturn]] void becomeRank(const RankProcess& spec, int outFd, int errFd, int errorFd, pid_t parent) {
+[[noreturn]] void becomeRank(const RankProcess& spec, int outFd, int errFd, int errorFd, int goFd, pid_t parent) {
   // A session of its own (so also a process group hvdrun and the guardian signal whole):
   // the kernel's autogroup scheduler then shares the CPU per rank, as under torchrun, not
   // per hvdrun session (ranks sharing one were scheduled 1.35-1.8x slower under load).
   ::setsid();
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) _exit(127);  // hvdrun died before the line above took effect
+  // Nothing runs before hvdrun has told the guardian about this session: otherwise a
+  // hvdrun killed in between leaves the program's children (behind a shell) unknown to it.
+  char go = 0;
+  ssize_t got;
+  do {
+    got = ::read(goFd, &go, 1);
+  } while (got < 0 && errno == EINTR);
+  if (got != 1) _exit(127);  // hvdrun died first
   ::dup2(outFd, STDOUT_FILENO);
   ::dup2(errFd, STDERR_FILENO);
   // Dispositions set to "ignore" and the blocked mask survive exec: give the program the
@@ -148,16 +156,25 @@ class Job {
   }
 
   Status start(Rank& r) {
-    int outPipe[2], errPipe[2], execPipe[2];
+    int outPipe[2], errPipe[2], execPipe[2], goPipe[2];
     if (::pipe2(outPipe, O_CLOEXEC) != 0) return systemError("pipe");
     if (::pipe2(errPipe, O_CLOEXEC) != 0) return systemError("pipe");
     if (::pipe2(execPipe, O_CLOEXEC) != 0) return systemError("pipe");
+    if (::pipe2(goPipe, O_CLOEXEC) != 0) return systemError("pipe");
     pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) return systemError("fork for rank " + std::to_string(r.spec->rank));
-    if (pid == 0) becomeRank(*r.spec, outPipe[1], errPipe[1], execPipe[1], parent);
-    // Before exec, so nothing the rank forks can come before the guardian knows its session.
+    if (pid == 0) {
+      ::close(goPipe[1]);  // else the read below would never see hvdrun's end close
+      becomeRank(*r.spec, outPipe[1], errPipe[1], execPipe[1], goPipe[0], parent);
+    }
+    ::close(goPipe[0]);
+    // The guardian learns the rank's session before the rank may run anything.
     if (options_.onRankStarted) options_.onRankStarted(pid);
+    char go = 1;
+    while (::write(goPipe[1], &go, 1) < 0 && errno == EINTR) {
+    }
+    ::close(goPipe[1]);
     // No setpgid here (it would make the child a group leader, and setsid would then fail);
     // the exec pipe read below returns after setsid, so the group exists before any signal.
     ::close(outPipe[1]);

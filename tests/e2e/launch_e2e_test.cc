@@ -20,6 +20,7 @@ using hvd::test::processGone;
 using hvd::test::readPidFiles;
 using hvd::test::runHvdrun;
 using hvd::test::spawnHvdrun;
+using hvd::test::survivorsAfter;
 using hvd::test::withEnv;
 using hvd::test::withTimeout;
 using hvd::test::TempDir;
@@ -36,20 +37,6 @@ std::vector<std::string> linesOf(const std::string& text) {
   return lines;
 }
 
-// Waits up to `limit` for every pid to be gone; returns the survivors.
-std::vector<int> survivorsAfter(const std::vector<int>& pids, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
-  std::vector<int> alive;
-  do {
-    alive.clear();
-    for (int pid : pids) {
-      if (!processGone(pid)) alive.push_back(pid);
-    }
-    if (alive.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (Clock::now() < deadline);
-  return alive;
-}
 
 void waitForPidFiles(const std::string& dir, size_t count) {
   auto deadline = Clock::now() + std::chrono::seconds(10);

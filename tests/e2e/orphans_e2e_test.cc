@@ -19,6 +19,7 @@ using hvd::test::environmentWith;
 using hvd::test::processGone;
 using hvd::test::readPidFiles;
 using hvd::test::spawnHvdrun;
+using hvd::test::survivorsAfter;
 using hvd::test::TempDir;
 using Clock = std::chrono::steady_clock;
 
@@ -27,19 +28,6 @@ namespace {
 const std::string kRank = HVD_TEST_RANK_PATH;
 const std::string kCollectiveRank = HVD_COLLECTIVE_RANK_PATH;
 
-std::vector<int> aliveAfter(const std::vector<int>& pids, std::chrono::milliseconds limit) {
-  auto deadline = Clock::now() + limit;
-  std::vector<int> alive;
-  do {
-    alive.clear();
-    for (int pid : pids) {
-      if (!processGone(pid)) alive.push_back(pid);
-    }
-    if (alive.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (Clock::now() < deadline);
-  return alive;
-}
 
 void killAndReap(pid_t pid) {
   ::kill(pid, SIGKILL);
@@ -78,7 +66,7 @@ TEST_CASE("hvdrun SIGKILLed at random moments leaves no process of ranks behind 
     killAndReap(hvdrun);
     // A rank that escaped would still write its pid file: give it the time to.
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
-    auto alive = aliveAfter(readPidFiles(pids.path()), std::chrono::milliseconds(5000));
+    auto alive = survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(5000));
     INFO("trial " << trial << ", killed after " << delay << " ms, " << (trial % 2 + 1) << " shell level(s)");
     CHECK(alive.empty());
     survivors += static_cast<int>(alive.size());

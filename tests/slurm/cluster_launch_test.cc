@@ -43,19 +43,6 @@ hvd::cli::CapturedRun inAllocation(const std::vector<std::string>& sallocArgs, c
   return *run;
 }
 
-std::vector<int> survivors(const std::vector<int>& pids, std::chrono::milliseconds limit) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  std::vector<int> alive;
-  do {
-    alive.clear();
-    for (int pid : pids) {
-      if (!hvd::test::processGone(pid)) alive.push_back(pid);
-    }
-    if (alive.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (std::chrono::steady_clock::now() < deadline);
-  return alive;
-}
 
 // A job hvdrun runs in the background inside `salloc -N3 -n4`: `shell` starts hvdrun, writes
 // its pid to pidFile; returns once the 4 ranks have written their pid files into pids.
@@ -175,7 +162,7 @@ TEST_CASE("through srun a rank killed by SIGKILL ends the job with 137, and no r
   CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host node01, at ") != std::string::npos);
   auto pidList = hvd::test::readPidFiles(pids.path());
   CHECK(pidList.size() == 4);
-  CHECK(survivors(pidList, std::chrono::seconds(2)).empty());
+  CHECK(hvd::test::survivorsAfter(pidList, std::chrono::seconds(2)).empty());
 }
 
 TEST_CASE("arguments reach ranks on other nodes verbatim through srun", "[cluster][launch]") {
@@ -206,7 +193,7 @@ TEST_CASE("when hvdrun is SIGKILLed inside a live allocation, no rank survives o
   auto killed = std::chrono::steady_clock::now();
   // Usually 0.02-0.04 s; once, with the whole suite running beside the cluster, over 2 s.
   // Slurm's own bound for stopping a step is KillWait (5 s in the test cluster).
-  CHECK(survivors(rankPids, std::chrono::seconds(5)).empty());
+  CHECK(hvd::test::survivorsAfter(rankPids, std::chrono::seconds(5)).empty());
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   if (took > 1.0) WARN("ranks were gone only after " << took << " s");
   int status = 0;
@@ -262,7 +249,7 @@ TEST_CASE("through srun one SIGINT to hvdrun stops every rank and hvdrun exits 1
   pid_t salloc = job.salloc;
   auto start = std::chrono::steady_clock::now();
   REQUIRE(::kill(hvdrunPid, SIGINT) == 0);
-  CHECK(survivors(rankPids, std::chrono::seconds(3)).empty());
+  CHECK(hvd::test::survivorsAfter(rankPids, std::chrono::seconds(3)).empty());
   int status = 0;
   ::waitpid(salloc, &status, 0);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 extern char** environ;
 
@@ -51,6 +52,20 @@ std::vector<std::string> environmentWith(const std::vector<std::string>& changes
     if (c.find('=') != std::string::npos) env.push_back(c);
   }
   return env;
+}
+
+std::vector<int> survivorsAfter(const std::vector<int>& pids, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<int> alive;
+  do {
+    alive.clear();
+    for (int pid : pids) {
+      if (!processGone(pid)) alive.push_back(pid);
+    }
+    if (alive.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return alive;
 }
 
 std::string withoutThreadNote(const std::string& err) {

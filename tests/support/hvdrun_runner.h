@@ -2,6 +2,7 @@
 // helpers to check what it left behind.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ std::string hostName();
 
 // True when no live process has this pid (zombies count as gone: init may reap late).
 bool processGone(int pid);
+
+// Waits up to `limit` for every pid to be gone; returns those still alive then.
+std::vector<int> survivorsAfter(const std::vector<int>& pids, std::chrono::milliseconds limit);
 
 // A fresh directory under /tmp, removed by the destructor.
 class TempDir {

@@ -84,7 +84,9 @@ std::vector<pid_t> membersOf(const std::set<pid_t>& sessions) {
       else if (line.rfind("session ", 0) == 0) sessions.insert(static_cast<pid_t>(std::atol(line.c_str() + 8)));
     }
   }
-  if (released) _exit(0);
+  // Released, or no rank was ever started (hvdrun failed before, or exits on an error):
+  // nothing of the job can exist, and hvdrun may be waiting for this process.
+  if (released || sessions.empty()) _exit(0);
   // Groups first (one call each, atomic for the group), then whatever else is still in
   // the sessions; again until nothing is left, since a dying shell's children were forked.
   for (int round = 0; round < 50 && !sessions.empty(); ++round) {
@@ -95,14 +97,9 @@ std::vector<pid_t> membersOf(const std::set<pid_t>& sessions) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   // A rank killed between shm_open and the unlink that follows its peer's answer leaves
-  // its inbox; with every rank gone, none of the job's objects is in use. Again a little
-  // later: a rank that was never announced (hvdrun died between its fork and the message)
-  // dies of PR_SET_PDEATHSIG on its own time, and a dying process finishes the system
-  // call it is in, shm_open included.
-  for (int waitMs : {0, 200, 1000, 2000}) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(waitMs));
-    removeShmObjects(shmPrefix);
-  }
+  // its inbox; with every rank gone (each runs only once announced: supervisor.cc), none
+  // of the job's objects is in use.
+  removeShmObjects(shmPrefix);
   _exit(0);
 }
 

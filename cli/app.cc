@@ -102,6 +102,14 @@ Plan makePlan(const Options& o, const slurm::Environment& env) {
   return valueOrThrow(buildPlan(request, env, facts));
 }
 
+// "0, 3, 7", the first `limit` of them, then ", ..." when there are more.
+std::string rankListText(const std::vector<int>& ranks, size_t limit) {
+  std::string list;
+  for (size_t i = 0; i < ranks.size() && i < limit; ++i) list += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > limit) list += ", ...";
+  return list;
+}
+
 std::string torchErrorFile(const std::string& dir, int rank) { return dir + "/rank" + std::to_string(rank) + ".json"; }
 
 void printFailureSummary(const JobOutcome& outcome, int total, const std::optional<RecordedError>& recorded) {
@@ -130,10 +138,7 @@ void printFailureSummary(const JobOutcome& outcome, int total, const std::option
   if (!outcome.alsoFailed.empty()) {
     std::vector<int> ranks = outcome.alsoFailed;
     std::sort(ranks.begin(), ranks.end());
-    std::string list;
-    for (size_t i = 0; i < ranks.size() && i < 16; ++i) list += (i ? ", " : "") + std::to_string(ranks[i]);
-    if (ranks.size() > 16) list += ", ...";
-    also = fmt::format("; {} other(s) ended with errors of their own (rank(s) {})", ranks.size(), list);
+    also = fmt::format("; {} other(s) ended with errors of their own (rank(s) {})", ranks.size(), rankListText(ranks, 16));
   }
   text += fmt::format("  hvdrun stopped {} other rank(s) of {}{}; exit code {}\n", outcome.ranksStopped, total, also,
                       outcome.exitCode);
@@ -159,9 +164,7 @@ void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
 // errorFiles: the directory of the ranks' TORCHELASTIC_ERROR_FILEs, or empty.
 void report(const JobOutcome& outcome, int ranks, const std::string& errorFiles) {
   if (!outcome.neverReady.empty()) {
-    std::string list;
-    for (size_t i = 0; i < outcome.neverReady.size() && i < 32; ++i) list += (i ? ", " : "") + std::to_string(outcome.neverReady[i]);
-    if (outcome.neverReady.size() > 32) list += ", ...";
+    std::string list = rankListText(outcome.neverReady, 32);
     fmt::print(stderr, "hvdrun: error: rank(s) {} did not reach the rendezvous in time, while the other {} did; "
                        "stopped the job\n  hint: a rank stuck before the runtime's init, or unable to reach hvdrun; "
                        "--start-timeout gives start-up more time\n",
@@ -205,9 +208,8 @@ std::unique_ptr<RendezvousServer> startRendezvous(Plan& plan, const std::string&
   return std::move(*server);
 }
 
-void superviseStart(const Options& o, const Plan& plan, RendezvousServer& server, SupervisorOptions& supervision) {
+void superviseStart(const Options& o, RendezvousServer& server, SupervisorOptions& supervision) {
   supervision.startTimeout = o.startTimeout;
-  supervision.expectedRanks = static_cast<int>(plan.ranks.size());
   supervision.readyRanks = [&server] { return server.readyRanks(); };
 }
 
@@ -296,7 +298,7 @@ SupervisorOptions supervisionFor(const Options& o, const Plan& plan, RendezvousS
   supervision.onPreempt = [&preemption] { preemption.raise(); };
   if (o.requeue) supervision.preemptGrace = o.preemptGrace;
   applyOutputOptions(o, supervision);
-  if (server != nullptr) superviseStart(o, plan, *server, supervision);
+  if (server != nullptr) superviseStart(o, *server, supervision);
   return supervision;
 }
 

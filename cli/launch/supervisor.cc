@@ -203,8 +203,8 @@ class Job {
     startDeadline.reset();
     if (!options_.readyRanks || outcome_.firstFailure || outcome_.interruptSignal != 0) return;
     std::set<int> ready = options_.readyRanks();
-    if (ready.empty() || static_cast<int>(ready.size()) >= options_.expectedRanks) return;
-    for (int r = 0; r < options_.expectedRanks; ++r) {
+    if (ready.empty() || static_cast<int>(ready.size()) >= options_.rankCount) return;
+    for (int r = 0; r < options_.rankCount; ++r) {
       if (!ready.count(r)) outcome_.neverReady.push_back(r);
     }
     outcome_.exitCode = 124;

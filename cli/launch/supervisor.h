@@ -32,18 +32,18 @@ struct SupervisorOptions {
   // unlabelled ones (the launcher's own messages) pass through unprefixed.
   enum class Labels { kNone, kSrun, kOpenMpi };
   Labels labels = Labels::kNone;
-  // Also write every rank's lines to outputDir/rank.N/stdout and stderr (all ranks, always;
-  // the files of ranks 0 .. rankCount-1 exist from the start, empty for a silent rank).
-  std::string outputDir;
+  // The job's ranks, 0 .. rankCount-1 (in labelled modes one process stands for them all).
   int rankCount = 0;
+  // Also write every rank's lines to outputDir/rank.N/stdout and stderr (all ranks, always;
+  // every rank's files exist from the start, empty for a silent rank).
+  std::string outputDir;
   // Show only these ranks on the console (srun's own messages always show); empty: all.
   std::set<int> consoleRanks;
   bool timestamps = false;  // start console lines with the local time, to the millisecond
   // --start-timeout: once any rank has reached the rendezvous, every rank must within this
-  // time (a program that never uses the runtime is not held to it). readyRanks tells how
-  // many of `expectedRanks` have; 0 ms turns the check off.
+  // time (a program that never uses the runtime is not held to it). readyRanks tells which
+  // of the rankCount ranks have; 0 ms turns the check off.
   std::chrono::milliseconds startTimeout{0};
-  int expectedRanks = 0;
   std::function<std::set<int>()> readyRanks;
   std::chrono::milliseconds killGrace{5000};
   // Preemption: when hvdrun receives preemptSignal (SIGUSR1 or SIGUSR2; 0: none), it calls

@@ -133,6 +133,40 @@ Status barrier() {
   return runNow({engine::OpKind::kBarrier, DataType::kUInt8, ReduceOp::kSum, 0, 0, Device::kCpu}, nullptr, nullptr);
 }
 
+Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device) {
+  return runNow({engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out);
+}
+
+Status broadcast(void* data, size_t count, DataType type, int root, Device device) {
+  return runNow({engine::OpKind::kBroadcast, type, ReduceOp::kSum, root, count, device}, data, data);
+}
+
+Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, DataType type, Device device) {
+  auto rt = current();
+  if (!rt) return notInitialized();
+  int size = rt->identity().size;
+  std::uint64_t total = 0;
+  for (int r = 0; r < size; ++r) total += countsPerRank[r];
+  size_t own = countsPerRank[rt->identity().rank];
+  engine::Spec spec{engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, own, device};
+  auto handle = rt->engine().submit({"", spec, mine, out, total * dataTypeSize(type)});
+  if (!handle) return handle.status();
+  auto gathered = rt->engine().waitGathered(*handle);
+  if (!gathered) return gathered.status();
+  for (size_t r = 0; r < gathered->counts.size(); ++r) {
+    if (gathered->counts[r] != countsPerRank[r]) {
+      return invalidUsage("allgatherv: rank " + std::to_string(r) + " gave " + std::to_string(gathered->counts[r]) +
+                          " elements, but this rank was told " + std::to_string(countsPerRank[r]));
+    }
+  }
+  return Status::ok();
+}
+
+const char* gpuOperationsBackend() {
+  auto rt = current();
+  return rt ? rt->engine().backendName(Device::kCuda).data() : "";
+}
+
 Result<Handle> allreduceAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
                               ReduceOp op, Device device) {
   return submit(name, {engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out);

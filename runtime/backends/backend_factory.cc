@@ -1,19 +1,72 @@
 // runtime/backends/backend_factory.cc: opens the data backends the settings ask for, in
-// the registry's order, and checks that CPU tensors have one.
+// the registry's order, checks that CPU tensors have one, then adds the GPU backend.
 #include "runtime/backends/backend_factory.h"
 
 #include <algorithm>
 #include <cctype>
 
 #include "runtime/backends/factory_registry.h"
+#include "runtime/common/log.h"
 
 namespace hvd::backends {
+namespace {
+
+std::string lowered(std::string value) {
+  for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return value;
+}
+
+// Takes GPU tensors when no GPU backend can run here, and fails each with the reason, so
+// the user reads "no GPU visible: the NVIDIA driver ... is not installed", not a bare
+// "no backend".
+class NoGpuBackend final : public CollectiveBackend {
+ public:
+  explicit NoGpuBackend(Status why) : why_(std::move(why)) {}
+  std::string_view name() const override { return "none"; }
+  bool supports(Device device) const override { return device == Device::kCuda; }
+  Status allreduce(const TensorRef&, ReduceOp) override { return why_; }
+  Status broadcast(const TensorRef&, int) override { return why_; }
+  Status allgatherv(const TensorRef&, std::span<const size_t>, void*) override { return why_; }
+  Status barrier() override { return why_; }
+  Result<std::byte*> scratch(size_t) override { return why_; }
+  Status copy(void*, const void*, size_t) override { return why_; }
+
+ private:
+  Status why_;
+};
+
+Result<std::unique_ptr<CollectiveBackend>> openGpuBackend(const BackendSetup& setup) {
+  auto choice = gpuOperations(*setup.env);
+  if (!choice) return choice.status();
+  std::string reasons;
+  for (const FactoryEntry& entry : gpuBackendFactories()) {
+    bool wanted = *choice == GpuOperations::kAuto || (*choice == GpuOperations::kNccl) == (entry.id == "nccl");
+    if (!wanted) continue;
+    bool explicitChoice = *choice != GpuOperations::kAuto;
+    if (entry.open == nullptr) {
+      if (explicitChoice) {
+        return Status(Errc::kUnavailable, "HOROVOD_GPU_OPERATIONS=nccl but this hvd was " + std::string(entry.notCompiledReason));
+      }
+      reasons += (reasons.empty() ? "" : "; ") + std::string(entry.notCompiledReason);
+      continue;
+    }
+    auto backend = entry.open(setup);
+    if (backend) return backend;
+    if (explicitChoice && entry.id == "nccl") return backend.status().withContext("HOROVOD_GPU_OPERATIONS=nccl");
+    logMessage(LogLevel::kDebug, std::string(entry.id) + " does not run here: " + backend.status().message());
+    reasons += (reasons.empty() ? "" : "; ") + backend.status().message();
+  }
+  if (reasons.empty()) reasons = "no GPU backend was compiled in";
+  return std::unique_ptr<CollectiveBackend>(
+      new NoGpuBackend(Status(Errc::kUnavailable, "GPU tensors cannot be moved here: " + reasons)));
+}
+
+}  // namespace
 
 Result<std::string> cpuOperations(const EnvSnapshot& env) {
   for (const char* name : {"HOROVOD_CPU_OPERATIONS", "HVD_CPU_OPERATIONS"}) {
     if (!env.isSet(name)) continue;
-    std::string value = env.text(name);
-    for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    std::string value = lowered(env.text(name));
     if (value == "tcp" || value == "mpi") return value;
     return Status(Errc::kInvalidArgument, std::string(name) + "='" + env.text(name) + "' is not an operations backend here")
         .withHint("use tcp (hvd's own ring, the default) or mpi (Open MPI's collectives, under mpirun)");
@@ -21,9 +74,24 @@ Result<std::string> cpuOperations(const EnvSnapshot& env) {
   return std::string("tcp");
 }
 
+Result<GpuOperations> gpuOperations(const EnvSnapshot& env) {
+  for (const char* name : {"HOROVOD_GPU_OPERATIONS", "HVD_GPU_OPERATIONS"}) {
+    if (!env.isSet(name)) continue;
+    std::string value = lowered(env.text(name));
+    if (value == "nccl") return GpuOperations::kNccl;
+    if (value == "cpu" || value == "staged") return GpuOperations::kCpu;
+    if (value.empty() || value == "auto") return GpuOperations::kAuto;
+    return Status(Errc::kInvalidArgument, std::string(name) + "='" + env.text(name) + "' is not a GPU operations backend")
+        .withHint("use nccl, or cpu (GPU tensors staged through host memory and the CPU backend); unset picks nccl when it loads");
+  }
+  return GpuOperations::kAuto;
+}
+
 Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const BackendSetup& setup) {
   auto cpu = cpuOperations(*setup.env);
   if (!cpu) return cpu.status();
+  // Checked before anything connects: a typo should not cost a rendezvous.
+  if (auto gpu = gpuOperations(*setup.env); !gpu) return gpu.status();
   std::vector<std::unique_ptr<CollectiveBackend>> opened;
   for (const FactoryEntry& entry : dataBackendFactories()) {
     if (entry.open == nullptr) {
@@ -37,8 +105,13 @@ Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const Backe
     if (!backend) return backend.status();  // each opener names itself in its errors
     if (*backend) opened.push_back(std::move(*backend));
   }
-  bool cpuCovered = std::any_of(opened.begin(), opened.end(), [](const auto& b) { return b->supports(Device::kCpu); });
-  if (!cpuCovered) return invalidUsage("no backend moves CPU tensors (HOROVOD_CPU_OPERATIONS=" + *cpu + ")");
+  auto host = std::find_if(opened.begin(), opened.end(), [](const auto& b) { return b->supports(Device::kCpu); });
+  if (host == opened.end()) return invalidUsage("no backend moves CPU tensors (HOROVOD_CPU_OPERATIONS=" + *cpu + ")");
+  BackendSetup gpuSetup = setup;
+  gpuSetup.hostBackend = host->get();
+  auto gpu = openGpuBackend(gpuSetup);
+  if (!gpu) return gpu.status();
+  opened.push_back(std::move(*gpu));
   return opened;
 }
 

@@ -24,6 +24,9 @@ struct BackendSetup {
   std::string secret;                        // proven on every connection
   std::chrono::milliseconds timeout{30000};  // setup, and every later call
   const EnvSnapshot* env = nullptr;          // the job's variables (never null)
+  // For GPU backends: the first backend that moves host tensors (the staged path runs on
+  // it; NCCL sends its unique id through it). Owned by the same runtime, outlives them.
+  CollectiveBackend* hostBackend = nullptr;
 };
 
 // A backend's opener: a backend that the settings do not ask for returns a null pointer
@@ -34,9 +37,16 @@ using OpenFn = Result<std::unique_ptr<CollectiveBackend>> (*)(const BackendSetup
 // "mpi"; kInvalidArgument naming the variable otherwise.
 Result<std::string> cpuOperations(const EnvSnapshot& env);
 
+// HOROVOD_GPU_OPERATIONS (Horovod's name) or HVD_GPU_OPERATIONS: "nccl", "cpu" (the staged
+// path through host memory and the CPU backend) or unset (NCCL when it loads and a GPU is
+// visible, else the staged path); kInvalidArgument naming the variable otherwise.
+enum class GpuOperations { kAuto, kNccl, kCpu };
+Result<GpuOperations> gpuOperations(const EnvSnapshot& env);
+
 // Blocks while each chosen backend connects (up to setup.timeout). kUnavailable when the
 // settings name a backend that is not compiled in or cannot load; kInvalidUsage when no
-// backend moves CPU tensors.
+// backend moves CPU tensors. GPU backends come last; when none can run here, a stand-in
+// takes GPU tensors and fails each with the reason (no driver, no device, ...).
 Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const BackendSetup& setup);
 
 }  // namespace hvd::backends

@@ -21,13 +21,13 @@ hvd::EnvSnapshot environment(std::map<std::string, std::string> vars) {
 
 }  // namespace
 
-TEST_CASE("a world of one opens the TCP backend alone, and it moves CPU tensors only", "[unit]") {
+TEST_CASE("a world of one opens the TCP backend first, and it moves CPU tensors only", "[unit]") {
   auto env = environment({});
   BackendSetup setup;
   setup.env = &env;
   auto opened = openBackends(setup);
   REQUIRE(opened.isOk());
-  REQUIRE(opened->size() == 1);
+  REQUIRE(opened->size() >= 1);
   CHECK((*opened)[0]->name() == "tcp");
   CHECK((*opened)[0]->supports(hvd::Device::kCpu));
   CHECK_FALSE((*opened)[0]->supports(hvd::Device::kCuda));
@@ -63,4 +63,75 @@ TEST_CASE("HOROVOD_CPU_OPERATIONS wins over HVD_CPU_OPERATIONS, in any case", "[
   auto cpu = cpuOperations(env);
   REQUIRE(cpu.isOk());
   CHECK(*cpu == "tcp");
+}
+
+namespace {
+// The GPU backend a world of one ends up with: the last one opened (GPU backends come after
+// the host backends).
+CollectiveBackend& gpuBackendOf(std::vector<std::unique_ptr<CollectiveBackend>>& opened) { return *opened.back(); }
+}  // namespace
+
+TEST_CASE("GPU tensors always have a backend: NCCL, the staged path, or one that fails saying why", "[unit]") {
+  auto env = environment({});
+  BackendSetup setup;
+  setup.env = &env;
+  auto opened = openBackends(setup);
+  REQUIRE(opened.isOk());
+  REQUIRE(opened->size() == 2);
+  CollectiveBackend& gpu = gpuBackendOf(*opened);
+  CHECK(gpu.supports(hvd::Device::kCuda));
+  CHECK_FALSE(gpu.supports(hvd::Device::kCpu));
+  std::string name(gpu.name());
+  CHECK((name == "nccl" || name == "cuda-staged" || name == "none"));
+  if (name == "none") {  // no driver or no GPU here: every call explains it
+    float x[1] = {1};
+    hvd::Status s = gpu.allreduce(TensorRef{x, 1, hvd::DataType::kFloat32, hvd::Device::kCuda}, hvd::ReduceOp::kSum);
+    CHECK(s.code() == hvd::Errc::kUnavailable);
+    CHECK(s.message().rfind("GPU tensors cannot be moved here: ", 0) == 0);
+    CHECK(s.message().find("no GPU visible") != std::string::npos);
+  }
+}
+
+TEST_CASE("HOROVOD_GPU_OPERATIONS=cpu picks the staged path and never NCCL", "[unit]") {
+  auto env = environment({{"HOROVOD_GPU_OPERATIONS", "cpu"}});
+  BackendSetup setup;
+  setup.env = &env;
+  auto opened = openBackends(setup);
+  REQUIRE(opened.isOk());
+  std::string name(gpuBackendOf(*opened).name());
+  CHECK((name == "cuda-staged" || name == "none"));
+}
+
+TEST_CASE("HOROVOD_GPU_OPERATIONS=nccl where NCCL cannot run fails init with the reason", "[unit]") {
+  auto env = environment({{"HOROVOD_GPU_OPERATIONS", "nccl"}});
+  BackendSetup setup;
+  setup.env = &env;
+  auto opened = openBackends(setup);
+  if (opened.isOk()) {
+    CHECK(gpuBackendOf(*opened).name() == "nccl");  // a GPU machine: asked for, and there
+    return;
+  }
+  CHECK(opened.status().code() == hvd::Errc::kUnavailable);
+  CHECK(opened.status().message().rfind("HOROVOD_GPU_OPERATIONS=nccl: ", 0) == 0);
+}
+
+TEST_CASE("HOROVOD_GPU_OPERATIONS takes nccl, cpu, staged and auto in any case, and refuses the rest naming it",
+          "[unit]") {
+  CHECK(*gpuOperations(environment({})) == GpuOperations::kAuto);
+  CHECK(*gpuOperations(environment({{"HOROVOD_GPU_OPERATIONS", "NCCL"}})) == GpuOperations::kNccl);
+  CHECK(*gpuOperations(environment({{"HOROVOD_GPU_OPERATIONS", "cpu"}})) == GpuOperations::kCpu);
+  CHECK(*gpuOperations(environment({{"HVD_GPU_OPERATIONS", "staged"}})) == GpuOperations::kCpu);
+  CHECK(*gpuOperations(environment({{"HVD_GPU_OPERATIONS", "auto"}})) == GpuOperations::kAuto);
+  CHECK(*gpuOperations(environment({{"HOROVOD_GPU_OPERATIONS", "cpu"}, {"HVD_GPU_OPERATIONS", "nccl"}})) ==
+        GpuOperations::kCpu);
+  auto bad = gpuOperations(environment({{"HVD_GPU_OPERATIONS", "rccl"}}));
+  REQUIRE_FALSE(bad.isOk());
+  CHECK(bad.status().code() == hvd::Errc::kInvalidArgument);
+  CHECK(bad.status().message() == "HVD_GPU_OPERATIONS='rccl' is not a GPU operations backend");
+  CHECK(bad.status().hint().find("nccl") != std::string::npos);
+  // Refused before anything connects.
+  auto env = environment({{"HOROVOD_GPU_OPERATIONS", "gloo"}});
+  BackendSetup setup;
+  setup.env = &env;
+  CHECK(openBackends(setup).status().code() == hvd::Errc::kInvalidArgument);
 }

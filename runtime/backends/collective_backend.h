@@ -1,12 +1,14 @@
 // runtime/backends/collective_backend.h: the few primitives the runtime asks of whatever
-// moves the data (hvd's TCP/shared-memory ring, MPI, later NCCL). Every call is collective
+// moves the data (hvd's TCP/shared-memory ring, MPI, NCCL, the staged GPU path). Every call is collective
 // and blocking; data stays the caller's; one call at a time (the engine's cycle serialises
 // them). After an error a backend keeps failing with it (the communicator is poisoned).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "hvd/types.h"
@@ -36,6 +38,20 @@ class CollectiveBackend {
   // blocks in rank order.
   virtual Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) = 0;
   virtual Status barrier() = 0;
+
+  // Memory on this backend's device, for the engine: its fusion buffer (grows; valid until
+  // the next call) and copies between tensors, queued before this backend's next
+  // collective; finishCopies() waits for them. Only GPU backends override these (the
+  // engine packs host tensors itself, without a virtual call per tensor).
+  virtual Result<std::byte*> scratch(size_t bytes) {
+    (void)bytes;
+    return Status(Errc::kInternal, std::string(name()) + " has no device scratch memory");
+  }
+  virtual Status copy(void* dst, const void* src, size_t bytes) {
+    (void)dst, (void)src, (void)bytes;
+    return Status(Errc::kInternal, std::string(name()) + " has no device copies");
+  }
+  virtual Status finishCopies() { return Status::ok(); }
   // The control path of negotiation: every byte becomes its minimum over the ranks, so 0/1
   // flags combine as AND, and complemented flags as OR. A few hundred bytes per engine cycle;
   // always host memory.

@@ -17,5 +17,8 @@ struct FactoryEntry {
 
 // Every data backend, compiled in or not, in order of preference.
 std::span<const FactoryEntry> dataBackendFactories();
+// The GPU backends, compiled in or not, in order of preference ("nccl", "cuda": the
+// staged path). An opener returns kUnavailable with the reason when it cannot run here.
+std::span<const FactoryEntry> gpuBackendFactories();
 
 }  // namespace hvd::backends

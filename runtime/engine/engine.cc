@@ -30,6 +30,7 @@ struct Engine::Operation {
   Spec spec;
   const void* in = nullptr;
   void* out = nullptr;
+  std::uint64_t outBytes = 0;
   Clock::time_point submitted;
   Status status;  // written before done
   Gathered gathered;
@@ -216,6 +217,7 @@ Result<HandleId> Engine::submit(Submission s) {
   op->spec = spec;
   op->in = s.in;
   op->out = s.out;
+  op->outBytes = s.outBytes;
   op->submitted = Clock::now();
   std::lock_guard<std::mutex> lock(queueMutex_);
   if (!stopped_.isOk()) return stopped_;
@@ -642,6 +644,13 @@ backends::CollectiveBackend* Engine::backendFor(Device device) {
   return nullptr;
 }
 
+std::string_view Engine::backendName(Device device) const {
+  for (const auto& b : backends_) {
+    if (b->supports(device)) return b->name();
+  }
+  return "none";
+}
+
 Status Engine::execute(ReadyList& ready) {
   std::vector<Spec> specs;
   specs.reserve(ready.size());
@@ -681,27 +690,54 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
   const Spec& first = ready[members[0]].first.spec;
   std::uint64_t total = 0;
   for (size_t m : members) total += ready[m].first.spec.bytes();
-  if (fusionBuffer_.size() < total) fusionBuffer_.resize(total);
+  backends::CollectiveBackend* backend = backendFor(first.device);
+  if (backend == nullptr) {
+    Status none = unavailable("no backend moves " + describe(first));
+    for (size_t m : members) complete(ready[m].second, none);
+    return none;
+  }
+  // Host tensors are packed here with memcpy; device tensors into the backend's own
+  // device buffer with copies queued on its stream (ordered before its collective).
+  bool onHost = first.device == Device::kCpu;
+  std::byte* fused = nullptr;
+  Status s;
+  if (onHost) {
+    if (fusionBuffer_.size() < total) fusionBuffer_.resize(total);
+    fused = fusionBuffer_.data();
+  } else if (auto scratch = backend->scratch(total); scratch) {
+    fused = *scratch;
+  } else {
+    s = scratch.status();
+  }
   double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   std::uint64_t at = 0;
   for (size_t m : members) {
+    if (!s.isOk()) break;
     const Operation& op = *ready[m].second;
-    std::memcpy(fusionBuffer_.data() + at, op.in, op.spec.bytes());
+    if (onHost) {
+      std::memcpy(fused + at, op.in, op.spec.bytes());
+    } else {
+      s = backend->copy(fused + at, op.in, op.spec.bytes());
+    }
     at += op.spec.bytes();
   }
   double t1 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
-  backends::CollectiveBackend* backend = backendFor(first.device);
-  Status s = backend == nullptr ? unavailable("no backend moves tensors on this device")
-                                : backend->allreduce(TensorRef{fusionBuffer_.data(), total / dataTypeSize(first.type),
-                                                               first.type, first.device},
-                                                     first.op);
+  if (s.isOk()) {
+    s = backend->allreduce(TensorRef{fused, total / dataTypeSize(first.type), first.type, first.device}, first.op);
+  }
   double t2 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   at = 0;
   for (size_t m : members) {
+    if (!s.isOk()) break;
     Operation& op = *ready[m].second;
-    if (s.isOk()) std::memcpy(op.out, fusionBuffer_.data() + at, op.spec.bytes());
+    if (onHost) {
+      std::memcpy(op.out, fused + at, op.spec.bytes());
+    } else {
+      s = backend->copy(op.out, fused + at, op.spec.bytes());
+    }
     at += op.spec.bytes();
   }
+  if (s.isOk() && !onHost) s = backend->finishCopies();
   if (timeline_) {
     // Each member gets its operation (with its own args); the group's copies and its one
     // collective go once on the fusion track, not once per member: a step of 1000 fused
@@ -713,7 +749,7 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
     group.spec = first;
     group.spec.count = total / dataTypeSize(first.type);
     span(group, "MEMCPY_IN_FUSION_BUFFER", t0, t1);
-    span(group, activityName(backend != nullptr ? backend->name() : "", OpKind::kAllreduce), t1, t2, true);
+    span(group, activityName(backend->name(), OpKind::kAllreduce), t1, t2, true);
     span(group, "MEMCPY_OUT_FUSION_BUFFER", t2, t3);
   }
   for (size_t m : members) complete(ready[m].second, s);
@@ -726,7 +762,13 @@ Status Engine::runAlone(const Response& response, Operation& op) {
   if (backend == nullptr) return unavailable("no backend moves " + describe(spec));
   switch (spec.kind) {
     case OpKind::kAllreduce:
-      if (op.in != op.out && spec.count > 0) std::memmove(op.out, op.in, spec.bytes());
+      if (op.in != op.out && spec.count > 0) {
+        if (spec.device == Device::kCpu) {
+          std::memmove(op.out, op.in, spec.bytes());
+        } else {
+          HVD_RETURN_IF_ERROR(backend->copy(op.out, op.in, spec.bytes()));
+        }
+      }
       return backend->allreduce(TensorRef{op.out, spec.count, spec.type, spec.device}, spec.op);
     case OpKind::kBroadcast:
       return backend->broadcast(TensorRef{op.out, spec.count, spec.type, spec.device}, spec.root);
@@ -747,10 +789,24 @@ Status Engine::runAlone(const Response& response, Operation& op) {
         bytesPerRank.push_back(static_cast<size_t>(c * dataTypeSize(spec.type)));
         total += bytesPerRank.back();
       }
-      op.gathered.bytes.resize(total);
       op.gathered.counts = counts;
-      return backend->allgatherv(TensorRef{const_cast<void*>(op.in), spec.count, spec.type, spec.device}, bytesPerRank,
-                                 op.gathered.bytes.data());
+      TensorRef mine{const_cast<void*>(op.in), spec.count, spec.type, spec.device};
+      if (op.out != nullptr) {  // the caller's buffer, on the tensor's device
+        if (total != op.outBytes) {
+          return invalidUsage("allgather gathers " + std::to_string(total) + " bytes, but the output buffer holds " +
+                              std::to_string(op.outBytes));
+        }
+        return backend->allgatherv(mine, bytesPerRank, op.out);
+      }
+      op.gathered.bytes.resize(total);
+      if (spec.device == Device::kCpu) return backend->allgatherv(mine, bytesPerRank, op.gathered.bytes.data());
+      // A GPU allgather without an output buffer gathers on the device, then hands the
+      // result over in host memory (Gathered is host memory).
+      auto scratch = backend->scratch(total);
+      if (!scratch) return scratch.status();
+      HVD_RETURN_IF_ERROR(backend->allgatherv(mine, bytesPerRank, *scratch));
+      HVD_RETURN_IF_ERROR(backend->copy(op.gathered.bytes.data(), *scratch, total));
+      return backend->finishCopies();
     }
   }
   return internalError("unknown request kind");

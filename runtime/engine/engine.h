@@ -76,7 +76,10 @@ class Engine {
     std::string name;  // empty: matched by order of submission
     Spec spec;
     const void* in = nullptr;  // allreduce, allgather: read until completion
-    void* out = nullptr;       // allreduce: may equal in; broadcast: in place
+    void* out = nullptr;       // allreduce: may equal in; broadcast: in place; allgather:
+                               // optional, on the tensor's device (else the result is host
+                               // memory handed over by waitGathered)
+    std::uint64_t outBytes = 0;  // allgather with out: its size, checked against the total
   };
   // Does not block on other ranks. Errors: kInvalidUsage for a name already pending on
   // this rank, or after the engine stopped (with the reason it stopped). The caller's
@@ -98,6 +101,8 @@ class Engine {
   void shutdown();
 
   std::string_view cpuBackendName() const { return backends_.front()->name(); }
+  // The backend that runs tensors on `device`; "none" when there is none.
+  std::string_view backendName(Device device) const;
 
  private:
   struct Operation;

@@ -1,8 +1,9 @@
-// runtime/backends/cuda/cuda_probe.cc: CUDA tensor operations need the runtime library,
-// a driver and at least one visible GPU.
+// runtime/backends/cuda/cuda_probe.cc: CUDA tensor operations need a driver, a visible GPU
+// and that GPU answering a tiny copy; --check-build says [X] only then.
 #include <cuda.h>
 
 #include "runtime/backends/backend_probe.h"
+#include "runtime/backends/cuda/cuda_driver.h"
 #include "runtime/backends/cuda/gpu_inventory.h"
 
 namespace hvd::backends::cuda {
@@ -11,13 +12,12 @@ BackendProbe probe() {
   BackendProbe result;
   result.buildVersion = "CUDA " + cudaVersionText(CUDA_VERSION);
   GpuInventory gpus = inspectGpus();
-  result.runVersion = "runtime " + (gpus.runtimeVersion.empty() ? "not found" : gpus.runtimeVersion) +
-                      ", driver " + (gpus.driverVersion.empty() ? "not found" : gpus.driverVersion) + ", " +
+  result.runVersion = "driver " + (gpus.driverVersion.empty() ? "not found" : gpus.driverVersion) + ", " +
                       std::to_string(gpus.visibleGpus) + " GPU(s) visible";
-  if (gpus.runtimeVersion.empty()) {
-    result.reason = "the CUDA runtime library (libcudart) cannot be loaded";
-  } else if (gpus.visibleGpus == 0) {
+  if (gpus.visibleGpus == 0) {
     result.reason = gpus.reason;
+  } else if (Status s = smokeTestGpu(); !s.isOk()) {
+    result.reason = "a 4-byte copy to GPU 0 and back failed: " + s.message();
   } else {
     result.usable = true;
   }

@@ -1,23 +1,35 @@
-// runtime/backends/cuda/gpu_inventory.h: which NVIDIA driver, CUDA runtime and GPUs this
-// process can see right now. Everything is loaded with dlopen, so a machine with the CUDA
-// toolkit but no driver and no GPU (a login node, CI) gets an answer instead of a crash.
+// runtime/backends/cuda/gpu_inventory.h: which NVIDIA driver and GPUs this process can see
+// right now, and whether the GPU it would use answers. Everything is loaded with dlopen,
+// so a machine with the CUDA toolkit but no driver and no GPU (a login node, CI) gets an
+// answer instead of a crash.
 #pragma once
 
 #include <string>
 
+#include "runtime/common/status.h"
+
 namespace hvd::backends::cuda {
 
 struct GpuInventory {
-  std::string driverVersion;   // e.g. "13.0"; empty when no driver could be loaded
-  std::string runtimeVersion;  // the libcudart found now; empty when none
-  int visibleGpus = 0;         // devices after CUDA_VISIBLE_DEVICES is applied
-  std::string reason;          // why visibleGpus is 0 (or the runtime is missing)
+  std::string driverVersion;  // e.g. "13.0"; empty when no driver could be loaded
+  int visibleGpus = 0;        // devices after CUDA_VISIBLE_DEVICES is applied
+  std::string reason;         // why visibleGpus is 0
 };
 
-// Blocks while the driver initialises (cuInit), typically milliseconds. Not thread-safe.
+// Blocks while the driver initialises (cuInit), typically milliseconds. Thread-safe.
 GpuInventory inspectGpus();
 
-// "CUDA 13.0" from a CUDA version code such as 13000.
-std::string cudaVersionText(int code);
+// A tiny operation on device 0 (allocate, copy 4 bytes there and back, compare): ok when
+// the GPU really works, not only when it is listed. Blocks for milliseconds.
+Status smokeTestGpu();
+
+// The identity of this process's first visible GPU, for the start-up check that no two
+// ranks share one: nvidia-smi's "GPU-<uuid>" and its PCI bus id. kUnavailable without a
+// driver or a device.
+struct GpuIdentity {
+  std::string uuid;
+  std::string pciBusId;
+};
+Result<GpuIdentity> firstGpuIdentity();
 
 }  // namespace hvd::backends::cuda

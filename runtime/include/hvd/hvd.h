@@ -56,6 +56,20 @@ Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out);
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::vector<size_t>* bytesPerRank = nullptr);
 Status barrier();
 
+// GPU tensors (device memory, such as a CUDA tensor's data_ptr()), blocking like the host
+// calls; counts are elements. They run through NCCL when it loads and a GPU is visible,
+// else staged through pinned host memory and the host backend; HOROVOD_GPU_OPERATIONS=
+// nccl|cpu chooses. All of a rank's GPU tensors must live on one GPU (the one its first
+// GPU call used). Returns when the result is in place (the work on hvd's stream is done).
+// Device::kCpu runs the host path, so callers can pass a tensor's device through.
+Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device);
+Status broadcast(void* data, size_t count, DataType type, int root, Device device);
+// countsPerRank: size() entries, equal on all ranks; out holds their sum, in rank order.
+Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, DataType type, Device device);
+// What moves GPU tensors: "nccl", "cuda-staged" (HOROVOD_GPU_OPERATIONS=cpu, or no NCCL),
+// or "none" (then every GPU call fails saying why); "" before init.
+const char* gpuOperationsBackend();
+
 // Asynchronous, named requests. Callable from any thread; ranks may submit names in any
 // order. The same name must describe the same request on every rank (type, count, op,
 // root), or every rank's handle fails naming the tensor, the ranks and what each asked

@@ -1,0 +1,111 @@
+// runtime/backends/cuda/gpu_device.cc: context, stream and growing buffers of one GPU.
+#include "runtime/backends/cuda/gpu_device.h"
+
+#include <thread>
+
+namespace hvd::backends::cuda {
+
+Result<int> deviceOf(const CudaDriver& driver, const void* pointer) {
+  int ordinal = -1;
+  CUresult rc = driver.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                                             reinterpret_cast<CUdeviceptr>(pointer));
+  if (rc != CUDA_SUCCESS || ordinal < 0) {
+    return Status(Errc::kInvalidArgument, "a tensor marked as GPU memory is not memory the CUDA driver knows")
+        .withHint("pass device=cpu for host memory, or a pointer from cudaMalloc / a CUDA tensor");
+  }
+  return ordinal;
+}
+
+Result<std::unique_ptr<GpuDevice>> GpuDevice::open(const CudaDriver& driver, int ordinal) {
+  std::unique_ptr<GpuDevice> gpu(new GpuDevice(driver, ordinal));
+  HVD_RETURN_IF_ERROR(driver.check(driver.cuDeviceGet(&gpu->device_, ordinal), "cuDeviceGet"));
+  char name[128] = {};
+  driver.cuDeviceGetName(name, sizeof name, gpu->device_);
+  gpu->description_ = "GPU " + std::to_string(ordinal) + " (" + name + ")";
+  HVD_RETURN_IF_ERROR(
+      driver.check(driver.cuDevicePrimaryCtxRetain(&gpu->context_, gpu->device_), "retaining " + gpu->description_));
+  HVD_RETURN_IF_ERROR(gpu->makeCurrent());
+  HVD_RETURN_IF_ERROR(driver.check(driver.cuStreamCreate(&gpu->stream_, CU_STREAM_NON_BLOCKING),
+                                   "creating a stream on " + gpu->description_));
+  return gpu;
+}
+
+GpuDevice::~GpuDevice() {
+  if (context_ == nullptr) return;
+  if (!makeCurrent().isOk()) return;
+  // Best effort: at process exit the driver may already be shutting down.
+  if (stream_ != nullptr) {
+    driver_.cuStreamSynchronize(stream_);
+    driver_.cuStreamDestroy(stream_);
+  }
+  if (scratch_ != 0) driver_.cuMemFree(scratch_);
+  for (void* p : pinned_) {
+    if (p != nullptr) driver_.cuMemFreeHost(p);
+  }
+  driver_.cuDevicePrimaryCtxRelease(device_);
+}
+
+Status GpuDevice::makeCurrent() {
+  return driver_.check(driver_.cuCtxSetCurrent(context_), "making " + description_ + " current");
+}
+
+Result<std::byte*> GpuDevice::scratch(size_t bytes) {
+  bytes = std::max<size_t>(bytes, 256);
+  if (bytes > scratchBytes_) {
+    HVD_RETURN_IF_ERROR(makeCurrent());
+    if (scratch_ != 0) {
+      // Work queued on the old buffer must finish before it is freed.
+      HVD_RETURN_IF_ERROR(driver_.check(driver_.cuStreamSynchronize(stream_), "waiting for " + description_));
+      driver_.cuMemFree(scratch_);
+      scratch_ = 0;
+      scratchBytes_ = 0;
+    }
+    HVD_RETURN_IF_ERROR(driver_.check(driver_.cuMemAlloc(&scratch_, bytes),
+                                      "allocating " + std::to_string(bytes) + " bytes on " + description_));
+    scratchBytes_ = bytes;
+  }
+  return reinterpret_cast<std::byte*>(scratch_);
+}
+
+Result<std::byte*> GpuDevice::pinned(size_t bytes, int slot) {
+  bytes = std::max<size_t>(bytes, 256);
+  if (bytes > pinnedBytes_[slot]) {
+    HVD_RETURN_IF_ERROR(makeCurrent());
+    if (pinned_[slot] != nullptr) {
+      HVD_RETURN_IF_ERROR(driver_.check(driver_.cuStreamSynchronize(stream_), "waiting for " + description_));
+      driver_.cuMemFreeHost(pinned_[slot]);
+      pinned_[slot] = nullptr;
+      pinnedBytes_[slot] = 0;
+    }
+    HVD_RETURN_IF_ERROR(driver_.check(driver_.cuMemAllocHost(&pinned_[slot], bytes),
+                                      "allocating " + std::to_string(bytes) + " bytes of pinned host memory"));
+    pinnedBytes_[slot] = bytes;
+  }
+  return static_cast<std::byte*>(pinned_[slot]);
+}
+
+Status GpuDevice::copyAsync(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0 || dst == src) return Status::ok();
+  return driver_.check(driver_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                                             bytes, stream_),
+                       "copying " + std::to_string(bytes) + " bytes on " + description_);
+}
+
+Status GpuDevice::synchronize(std::chrono::milliseconds timeout, const std::function<Status()>& poll) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  // Spin briefly (most work ends within microseconds), then back off: a blocked NCCL
+  // call would otherwise burn a core for the whole timeout.
+  for (int spins = 0;; ++spins) {
+    CUresult rc = driver_.cuStreamQuery(stream_);
+    if (rc == CUDA_SUCCESS) return Status::ok();
+    if (rc != CUDA_ERROR_NOT_READY) return driver_.check(rc, "work on " + description_);
+    if (poll) HVD_RETURN_IF_ERROR(poll());
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status(Errc::kTimeout, "work on " + description_ + " did not finish within " +
+                                        std::to_string(timeout.count() / 1000) + " s (HVD_TIMEOUT)");
+    }
+    if (spins > 1000) std::this_thread::sleep_for(std::chrono::microseconds(spins > 20000 ? 1000 : 50));
+  }
+}
+
+}  // namespace hvd::backends::cuda

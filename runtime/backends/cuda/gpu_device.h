@@ -1,0 +1,66 @@
+// runtime/backends/cuda/gpu_device.h: one GPU as a backend uses it: the device's primary
+// context (the one PyTorch and TensorFlow use, so their pointers are valid here), a stream
+// the runtime owns, and buffers that grow to the largest request seen: device scratch for
+// the engine's fusion buffer and pinned host memory for staging.
+#pragma once
+
+#include <cuda.h>
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "runtime/backends/cuda/cuda_driver.h"
+#include "runtime/common/status.h"
+
+namespace hvd::backends::cuda {
+
+// The device ordinal `pointer` lives on. kInvalidArgument when it is not device memory
+// the driver knows (a host pointer passed as a GPU tensor).
+Result<int> deviceOf(const CudaDriver& driver, const void* pointer);
+
+class GpuDevice {
+ public:
+  // Retains the device's primary context and creates a non-blocking stream. Thread-
+  // compatible: the engine serialises its calls, but they may come from several threads,
+  // so every method first makes the context current on the calling thread.
+  static Result<std::unique_ptr<GpuDevice>> open(const CudaDriver& driver, int ordinal);
+  ~GpuDevice();
+  GpuDevice(const GpuDevice&) = delete;
+  GpuDevice& operator=(const GpuDevice&) = delete;
+
+  int ordinal() const { return ordinal_; }
+  CUstream stream() const { return stream_; }
+  const CudaDriver& driver() const { return driver_; }
+  // "GPU 0 (NVIDIA H100 80GB HBM3)", for error messages.
+  const std::string& description() const { return description_; }
+
+  Status makeCurrent();
+  // Device memory of at least `bytes`, valid until the next call (0 bytes: a valid pointer).
+  Result<std::byte*> scratch(size_t bytes);
+  // Page-locked host memory of at least `bytes` (two independent slots), same validity.
+  Result<std::byte*> pinned(size_t bytes, int slot);
+  // Any direction (unified addressing), queued on the stream.
+  Status copyAsync(void* dst, const void* src, size_t bytes);
+  // Waits for the stream's work up to `timeout` (kTimeout then: a peer that never joined
+  // an NCCL call leaves the stream busy forever). `poll` is asked between waits for an
+  // asynchronous error (NCCL's) that ends the wait early.
+  Status synchronize(std::chrono::milliseconds timeout, const std::function<Status()>& poll = {});
+
+ private:
+  GpuDevice(const CudaDriver& driver, int ordinal) : driver_(driver), ordinal_(ordinal) {}
+  const CudaDriver& driver_;
+  int ordinal_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  std::string description_;
+  CUdeviceptr scratch_ = 0;
+  size_t scratchBytes_ = 0;
+  void* pinned_[2] = {nullptr, nullptr};
+  size_t pinnedBytes_[2] = {0, 0};
+};
+
+}  // namespace hvd::backends::cuda

@@ -1,0 +1,189 @@
+// runtime/backends/nccl/nccl_backend.cc: a lazily made, non-blocking NCCL communicator.
+#include "runtime/backends/nccl/nccl_backend.h"
+
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "runtime/backends/cuda/cuda_driver.h"
+#include "runtime/backends/cuda/gpu_device.h"
+#include "runtime/backends/nccl/nccl_library.h"
+#include "runtime/backends/nccl/nccl_types.h"
+
+namespace hvd::backends::nccl {
+namespace {
+
+using cuda::CudaDriver;
+using cuda::GpuDevice;
+
+class NcclBackend final : public CollectiveBackend {
+ public:
+  NcclBackend(const NcclLibrary& nccl, const CudaDriver& driver, const BackendSetup& setup)
+      : nccl_(nccl), driver_(driver), host_(*setup.hostBackend), rank_(setup.rank), size_(setup.size),
+        timeout_(setup.timeout) {}
+
+  ~NcclBackend() override {
+    if (comm_ == nullptr) return;
+    (void)gpu_->makeCurrent();
+    // A communicator that failed may have peers that will never answer: abort, not destroy.
+    if (poisoned_.isOk()) {
+      nccl_.ncclCommDestroy(comm_);
+    } else {
+      nccl_.ncclCommAbort(comm_);
+    }
+  }
+
+  std::string_view name() const override { return "nccl"; }
+  bool supports(Device device) const override { return device == Device::kCuda; }
+
+  Status allreduce(const TensorRef& data, ReduceOp op) override {
+    HVD_RETURN_IF_ERROR(ensureComm(data.data));
+    if (data.count == 0) return Status::ok();
+    return run("allreduce of " + std::to_string(data.bytes()) + " bytes", [&] {
+      return nccl_.ncclAllReduce(data.data, data.data, data.count, ncclTypeOf(data.type), ncclOpOf(op), comm_,
+                                 gpu_->stream());
+    });
+  }
+
+  Status broadcast(const TensorRef& data, int root) override {
+    HVD_RETURN_IF_ERROR(ensureComm(data.data));
+    if (data.count == 0) return Status::ok();
+    return run("broadcast from rank " + std::to_string(root), [&] {
+      return nccl_.ncclBroadcast(data.data, data.data, data.count, ncclTypeOf(data.type), root, comm_, gpu_->stream());
+    });
+  }
+
+  Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) override {
+    HVD_RETURN_IF_ERROR(ensureComm(mine.count > 0 ? mine.data : out));
+    size_t total = std::accumulate(bytesPerRank.begin(), bytesPerRank.end(), size_t{0});
+    if (total == 0) return Status::ok();
+    bool equal = std::all_of(bytesPerRank.begin(), bytesPerRank.end(), [&](size_t b) { return b == bytesPerRank[0]; });
+    if (equal) {
+      return run("allgather", [&] {
+        return nccl_.ncclAllGather(mine.data, out, bytesPerRank[0], ncclUint8, comm_, gpu_->stream());
+      });
+    }
+    // Different shares: one broadcast per rank into its place, grouped into one launch.
+    return run("allgatherv", [&] {
+      ncclResult_t rc = nccl_.ncclGroupStart();
+      size_t at = 0;
+      for (int r = 0; r < size_ && (rc == ncclSuccess || rc == ncclInProgress); ++r) {
+        size_t bytes = bytesPerRank[static_cast<size_t>(r)];
+        auto* place = static_cast<std::byte*>(out) + at;
+        if (bytes > 0) rc = nccl_.ncclBroadcast(r == rank_ ? mine.data : place, place, bytes, ncclUint8, r, comm_, gpu_->stream());
+        at += bytes;
+      }
+      ncclResult_t end = nccl_.ncclGroupEnd();
+      return rc == ncclSuccess || rc == ncclInProgress ? end : rc;
+    });
+  }
+
+  Status barrier() override { return host_.barrier(); }
+
+  Result<std::byte*> scratch(size_t bytes) override {
+    HVD_RETURN_IF_ERROR(ensureComm(nullptr));
+    return gpu_->scratch(bytes);
+  }
+  Status copy(void* dst, const void* src, size_t bytes) override {
+    HVD_RETURN_IF_ERROR(ensureComm(nullptr));
+    return gpu_->copyAsync(dst, src, bytes);
+  }
+  Status finishCopies() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }
+
+ private:
+  // The communicator, made at the first GPU call on the GPU of `pointer` (device 0 when
+  // the first call carries no tensor). Collective: every rank reaches it in the same call.
+  Status ensureComm(const void* pointer) {
+    if (!poisoned_.isOk()) return poisoned_;
+    if (comm_ != nullptr) {
+      if (pointer != nullptr) {
+        auto ordinal = cuda::deviceOf(driver_, pointer);
+        if (!ordinal) return ordinal.status();
+        if (*ordinal != gpu_->ordinal()) {
+          return Status(Errc::kInvalidUsage, "a tensor on GPU " + std::to_string(*ordinal) +
+                                                 ", but this rank's NCCL communicator is on " + gpu_->description())
+              .withHint("keep one GPU per rank (torch.cuda.set_device(hvd.local_rank()))");
+        }
+      }
+      return gpu_->makeCurrent();
+    }
+    // The id goes out first, whatever this rank's tensor: every rank takes part in the
+    // broadcast, so one rank's bad pointer cannot leave the others waiting in it.
+    ncclUniqueId id{};
+    if (rank_ == 0) HVD_RETURN_IF_ERROR(fail(nccl_.check(nccl_.ncclGetUniqueId(&id), "ncclGetUniqueId")));
+    HVD_RETURN_IF_ERROR(fail(host_.broadcast(TensorRef{&id, sizeof id, DataType::kUInt8, Device::kCpu}, 0)
+                                 .withContext("sending NCCL's unique id")));
+    int ordinal = 0;
+    if (pointer != nullptr) {
+      auto found = cuda::deviceOf(driver_, pointer);
+      if (!found) return fail(found.status());
+      ordinal = *found;
+    }
+    auto gpu = GpuDevice::open(driver_, ordinal);
+    if (!gpu) return fail(gpu.status());
+    gpu_ = std::move(*gpu);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;  // so that a rank that never joins costs a timeout, not a hang
+    ncclComm_t comm = nullptr;
+    Status s = nccl_.check(nccl_.ncclCommInitRankConfig(&comm, size_, id, rank_, &config),
+                           "creating the NCCL communicator on " + gpu_->description());
+    comm_ = comm;
+    if (s.isOk()) s = waitForComm("creating the NCCL communicator on " + gpu_->description());
+    return fail(s);
+  }
+
+  // Non-blocking communicators answer ncclInProgress until an operation is enqueued.
+  Status waitForComm(const std::string& what) {
+    auto deadline = std::chrono::steady_clock::now() + timeout_;
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      HVD_RETURN_IF_ERROR(nccl_.check(nccl_.ncclCommGetAsyncError(comm_, &state), what));
+      if (state != ncclInProgress) return nccl_.check(state, what);
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return Status(Errc::kTimeout, what + " did not finish within " + std::to_string(timeout_.count() / 1000) +
+                                          " s (HVD_TIMEOUT): a rank did not join");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  template <typename Launch>
+  Status run(const std::string& what, Launch launch) {
+    Status s = nccl_.check(launch(), "NCCL " + what);
+    if (s.isOk()) s = waitForComm("NCCL " + what);
+    if (s.isOk()) {
+      s = gpu_->synchronize(timeout_, [&] {
+        ncclResult_t state = ncclSuccess;
+        nccl_.ncclCommGetAsyncError(comm_, &state);
+        return state == ncclInProgress ? Status::ok() : nccl_.check(state, "NCCL " + what);
+      });
+    }
+    return fail(s);
+  }
+
+  Status fail(Status s) {
+    if (!s.isOk() && poisoned_.isOk()) poisoned_ = s;
+    return s;
+  }
+
+  const NcclLibrary& nccl_;
+  const CudaDriver& driver_;
+  CollectiveBackend& host_;
+  int rank_, size_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<GpuDevice> gpu_;
+  ncclComm_t comm_ = nullptr;
+  Status poisoned_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
+  auto library = NcclLibrary::load();
+  if (!library) return library.status();
+  auto driver = CudaDriver::load();
+  if (!driver) return driver.status();
+  return std::unique_ptr<CollectiveBackend>(new NcclBackend(**library, **driver, setup));
+}
+
+}  // namespace hvd::backends::nccl

@@ -481,6 +481,8 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.cpusPerTask.empty()) o.sbatch.cpusPerTask = parseIntIn("--cpus-per-task", raw.cpusPerTask, 1, 4096);
   if (!raw.signal.empty()) parsePreemptSignal(raw.signal, o);
   o.runtimeVariables = runtimeVariables(raw);
+  // The ranks' start-up check must allow what the plan allowed.
+  if (o.oversubscribeGpus) o.runtimeVariables.push_back("HVD_OVERSUBSCRIBE_GPUS=1");
   for (const std::string& kv : o.runtimeVariables) {
     if (kv.rfind("HOROVOD_TIMELINE=", 0) == 0) o.timelineFile = kv.substr(std::string("HOROVOD_TIMELINE=").size());
   }

@@ -43,6 +43,15 @@ Result<std::string> cpuOperations(const EnvSnapshot& env);
 enum class GpuOperations { kAuto, kNccl, kCpu };
 Result<GpuOperations> gpuOperations(const EnvSnapshot& env);
 
+// The GPU this process holds, for the start-up check (bootstrap/gpu_assignment.h): how
+// many devices the driver shows it (-1 without CUDA compiled in or without a driver) and,
+// when exactly one, its "GPU-<uuid>". Blocks for cuInit (milliseconds to a second).
+struct LocalGpu {
+  int driverGpus = -1;
+  std::string uuid;
+};
+LocalGpu inspectLocalGpu();
+
 // Blocks while each chosen backend connects (up to setup.timeout). kUnavailable when the
 // settings name a backend that is not compiled in or cannot load; kInvalidUsage when no
 // backend moves CPU tensors. GPU backends come last; when none can run here, a stand-in

@@ -22,6 +22,7 @@ const EnvVar kVariables[] = {
     {"HVD_RENDEZVOUS_ADDR", "", "hvdrun's rendezvous server", EnvKind::kText},
     {"HVD_RENDEZVOUS_PORT", "", "its port", EnvKind::kInteger, 1, 65535},
     {"HVD_SECRET_KEY", "", "the job's secret, proven to the server and to ring peers", EnvKind::kText},
+    {"SLURM_NTASKS", "", "read only to warn when a rank alone in its world is one of several tasks srun started", EnvKind::kText},
     {"HVD_NETWORK_INTERFACE", "", "the interface ring traffic uses (its IPv4 address is advertised)", EnvKind::kText},
     {"HOROVOD_CPU_OPERATIONS", "tcp", "tcp (hvd's ring) or mpi (Open MPI's collectives; ranks started by mpirun)", EnvKind::kText},
     {"HVD_CPU_OPERATIONS", "tcp", "the same, hvd's name; HOROVOD_CPU_OPERATIONS wins when both are set", EnvKind::kText},

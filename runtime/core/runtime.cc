@@ -6,6 +6,7 @@
 
 #include "runtime/backends/backend_factory.h"
 #include "runtime/common/log.h"
+#include "runtime/core/gpu_check.h"
 #include "runtime/timeline/trace_files.h"
 
 namespace hvd {
@@ -55,6 +56,7 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   setup.env = &env;
   auto opened = backends::openBackends(setup);
   if (!opened) return opened.status();
+  HVD_RETURN_IF_ERROR(checkRankGpus(env, job->identity, *opened->front()));
   job->store.reset();  // addresses are exchanged: release the rendezvous connection
   return create(job->identity, std::move(*opened), *options, job->launcherSession);
 }

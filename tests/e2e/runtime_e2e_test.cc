@@ -213,3 +213,20 @@ TEST_CASE("a rank SIGKILLed during a loop of allreduces makes every survivor fai
   }
   CHECK(survivors == 3);
 }
+
+TEST_CASE("a rank alone in its world while srun started several tasks warns that the copies train alone", "[e2e]") {
+  auto strip = [](std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"HVD_RANK", "HVD_SIZE", "HVD_RENDEZVOUS_ADDR", "HVD_RENDEZVOUS_PORT", "PMIX_RANK",
+                               "PMIX_NAMESPACE"});
+    return hvd::test::withEnv(hvd::test::environmentWith(extra));
+  };
+  auto many = hvd::cli::runAndCapture({kCollective, "check"}, strip({"SLURM_NTASKS=4"}));
+  REQUIRE(many.isOk());
+  CHECK(many->exitCode == 0);
+  CHECK(many->err.find("this process runs alone (rank 0 of 1), but SLURM_NTASKS=4: srun started 4 copies that do not "
+                       "know each other") != std::string::npos);
+  CHECK(many->err.find("srun --mpi=pmix") != std::string::npos);
+  auto one = hvd::cli::runAndCapture({kCollective, "check"}, strip({"SLURM_NTASKS=1"}));
+  REQUIRE(one.isOk());
+  CHECK(one->err.find("runs alone") == std::string::npos);
+}

@@ -56,6 +56,7 @@ Result<CudaDriver> CudaDriver::loadFrom(const std::vector<std::string>& candidat
   HVD_CUDA_LOAD(cuMemFree);
   HVD_CUDA_LOAD(cuMemAllocHost);
   HVD_CUDA_LOAD(cuMemFreeHost);
+  HVD_CUDA_LOAD(cuMemcpy);
   HVD_CUDA_LOAD(cuMemcpyAsync);
   HVD_CUDA_LOAD(cuMemcpyHtoDAsync);
   HVD_CUDA_LOAD(cuMemcpyDtoHAsync);

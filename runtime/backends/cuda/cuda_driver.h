@@ -38,6 +38,7 @@ struct CudaDriver {
   HVD_CUDA_FN(cuMemFree);
   HVD_CUDA_FN(cuMemAllocHost);
   HVD_CUDA_FN(cuMemFreeHost);
+  HVD_CUDA_FN(cuMemcpy);
   HVD_CUDA_FN(cuMemcpyAsync);
   HVD_CUDA_FN(cuMemcpyHtoDAsync);
   HVD_CUDA_FN(cuMemcpyDtoHAsync);

@@ -1,0 +1,25 @@
+// runtime/backends/cuda/local_gpu.cc: this rank's GPU for the start-up check.
+#include "runtime/backends/backend_factory.h"
+#include "runtime/backends/cuda/cuda_driver.h"
+#include "runtime/backends/cuda/gpu_inventory.h"
+#include "runtime/common/dynamic_library.h"
+
+namespace hvd::backends::cuda {
+
+LocalGpu inspectLocalGpu() {
+  LocalGpu gpu;
+  auto driver = CudaDriver::load();
+  if (!driver) {
+    // A driver that is installed but shows no device is an answer (0 GPUs: cuInit's
+    // CUDA_ERROR_NO_DEVICE for a bad CUDA_VISIBLE_DEVICES); no driver at all is not.
+    if (DynamicLibrary::open({"libcuda.so.1"})) gpu.driverGpus = 0;
+    return gpu;
+  }
+  gpu.driverGpus = (*driver)->deviceCount;
+  if (gpu.driverGpus == 1) {
+    if (auto identity = firstGpuIdentity()) gpu.uuid = identity->uuid;
+  }
+  return gpu;
+}
+
+}  // namespace hvd::backends::cuda

@@ -1,0 +1,77 @@
+// runtime/core/gpu_check.cc: gather the reports, judge them, explain.
+#include "runtime/core/gpu_check.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "runtime/backends/backend_factory.h"
+#include "runtime/bootstrap/gpu_assignment.h"
+
+namespace hvd {
+namespace {
+
+bootstrap::GpuReport ownReport(const EnvSnapshot& env, int rank) {
+  bootstrap::GpuReport report;
+  report.rank = rank;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  report.host = host;
+  report.plannedHost = env.text("HVD_HOSTNAME");
+  // Read from the process (the rank's own, possibly set by srun or the program after
+  // hvdrun): the driver honours exactly this value.
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  report.visibleSet = visible != nullptr;
+  report.visible = visible != nullptr ? visible : "";
+  if (!report.visible.empty()) {
+    backends::LocalGpu gpu = backends::inspectLocalGpu();
+    report.driverGpus = gpu.driverGpus;
+    report.gpu = gpu.uuid;
+  }
+  return report;
+}
+
+}  // namespace
+
+Status checkRankGpus(const EnvSnapshot& env, const bootstrap::Identity& identity, backends::CollectiveBackend& host) {
+  std::string mine = bootstrap::encodeGpuReport(ownReport(env, identity.rank));
+  std::vector<bootstrap::GpuReport> reports;
+  if (identity.size == 1) {
+    reports.push_back(*bootstrap::decodeGpuReport(mine));
+  } else {
+    size_t n = static_cast<size_t>(identity.size);
+    std::uint64_t own = mine.size();
+    std::vector<std::uint64_t> lengths(n);
+    std::vector<size_t> eight(n, sizeof own);
+    HVD_RETURN_IF_ERROR(host.allgatherv(backends::TensorRef{&own, sizeof own, DataType::kUInt8, Device::kCpu}, eight,
+                                        lengths.data()));
+    std::vector<size_t> sizes(lengths.begin(), lengths.end());
+    size_t total = 0;
+    for (size_t s : sizes) total += s;
+    std::string all(total, '\0');
+    HVD_RETURN_IF_ERROR(host.allgatherv(backends::TensorRef{mine.data(), mine.size(), DataType::kUInt8, Device::kCpu},
+                                        sizes, all.data()));
+    size_t at = 0;
+    for (size_t r = 0; r < n; ++r) {
+      auto report = bootstrap::decodeGpuReport(all.substr(at, sizes[r]));
+      if (!report) return internalError("rank " + std::to_string(r) + " sent a GPU report this rank cannot read");
+      reports.push_back(*report);
+      at += sizes[r];
+    }
+  }
+  auto verdict = bootstrap::checkGpuAssignment(reports, env.integer("HVD_OVERSUBSCRIBE_GPUS") == 1);
+  if (verdict.ok()) return Status::ok();
+  std::string problems;
+  for (const auto& p : verdict.problems) problems += (problems.empty() ? "" : "; ") + p;
+  const char* hint =
+      "give each rank its own GPU: hvdrun pins one per local rank unless CUDA_VISIBLE_DEVICES is already set for "
+      "hvdrun itself; to share GPUs on purpose, pass hvdrun --oversubscribe-gpus (HVD_OVERSUBSCRIBE_GPUS=1)";
+  if (identity.rank != 0) {
+    return Status(Errc::kInvalidUsage, "the job's GPUs are not one per rank (" + problems + "); rank 0 prints the table")
+        .withHint(hint);
+  }
+  return Status(Errc::kInvalidUsage, "the job's GPUs are not one per rank: " + problems + "\n" + verdict.table)
+      .withHint(hint);
+}
+
+}  // namespace hvd

@@ -1,0 +1,288 @@
+// tests/gpu/gpu_rank.cc: a rank that checks hvd's GPU collectives on device memory: every
+// type, every operation, sizes from 0 to 256 MiB, blocking and async (fused) allreduce,
+// broadcast from every root, allgatherv of uneven shares. Values are small integers, exact
+// in every type (bfloat16 included) for up to 4 ranks, so results compare exactly (average
+// within rounding). Prints one line per failure and "gpu_rank: rank R ok ..." at the end.
+//   gpu_rank [--expect-backend nccl|cuda-staged] [--max-mib N]
+// Exit: 0 all correct, 1 a wrong result or an error, 77 no GPU here (the reason printed).
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "hvd/hvd.h"
+#include "runtime/backends/cuda/cuda_driver.h"
+
+namespace {
+
+using hvd::DataType;
+using hvd::Device;
+using hvd::ReduceOp;
+using hvd::backends::cuda::CudaDriver;
+
+const CudaDriver* cu = nullptr;
+int failures = 0, checks = 0;
+
+void fail(const std::string& what) {
+  if (++failures <= 20) std::fprintf(stderr, "gpu_rank: rank %d: %s\n", hvd::rank(), what.c_str());
+}
+
+// Host encodings of small exact values, and decodings of any value (for averages).
+std::uint16_t toHalf(float v) {
+  if (v == 0) return 0;
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  std::uint32_t sign = (bits >> 16) & 0x8000;
+  int exponent = static_cast<int>((bits >> 23) & 0xff) - 127 + 15;
+  std::uint32_t mantissa = (bits >> 13) & 0x3ff;  // exact for the small integers used here
+  return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(exponent) << 10) | mantissa);
+}
+float fromHalf(std::uint16_t h) {
+  int exponent = (h >> 10) & 0x1f;
+  float mantissa = static_cast<float>(h & 0x3ff);
+  float v = exponent == 0 ? std::ldexp(mantissa, -24) : std::ldexp(1024.0f + mantissa, exponent - 25);
+  return (h & 0x8000) ? -v : v;
+}
+std::uint16_t toBf16(float v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  return static_cast<std::uint16_t>(bits >> 16);
+}
+float fromBf16(std::uint16_t b) {
+  std::uint32_t bits = static_cast<std::uint32_t>(b) << 16;
+  float v;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+
+void store(DataType t, std::byte* at, double v) {
+  switch (t) {
+    case DataType::kFloat32: { float x = static_cast<float>(v); std::memcpy(at, &x, 4); break; }
+    case DataType::kFloat64: std::memcpy(at, &v, 8); break;
+    case DataType::kFloat16: { auto x = toHalf(static_cast<float>(v)); std::memcpy(at, &x, 2); break; }
+    case DataType::kBFloat16: { auto x = toBf16(static_cast<float>(v)); std::memcpy(at, &x, 2); break; }
+    case DataType::kInt8: { auto x = static_cast<std::int8_t>(v); std::memcpy(at, &x, 1); break; }
+    case DataType::kUInt8: { auto x = static_cast<std::uint8_t>(v); std::memcpy(at, &x, 1); break; }
+    case DataType::kInt32: { auto x = static_cast<std::int32_t>(v); std::memcpy(at, &x, 4); break; }
+    case DataType::kInt64: { auto x = static_cast<std::int64_t>(v); std::memcpy(at, &x, 8); break; }
+  }
+}
+double load(DataType t, const std::byte* at) {
+  switch (t) {
+    case DataType::kFloat32: { float x; std::memcpy(&x, at, 4); return x; }
+    case DataType::kFloat64: { double x; std::memcpy(&x, at, 8); return x; }
+    case DataType::kFloat16: { std::uint16_t x; std::memcpy(&x, at, 2); return fromHalf(x); }
+    case DataType::kBFloat16: { std::uint16_t x; std::memcpy(&x, at, 2); return fromBf16(x); }
+    case DataType::kInt8: { std::int8_t x; std::memcpy(&x, at, 1); return x; }
+    case DataType::kUInt8: { std::uint8_t x; std::memcpy(&x, at, 1); return x; }
+    case DataType::kInt32: { std::int32_t x; std::memcpy(&x, at, 4); return x; }
+    case DataType::kInt64: { std::int64_t x; std::memcpy(&x, at, 8); return static_cast<double>(x); }
+  }
+  return 0;
+}
+
+// Rank r's element i: 1..3, so a product over 4 ranks (81) is exact even in bfloat16.
+double value(int r, size_t i) { return static_cast<double>((static_cast<size_t>(r) + i) % 3 + 1); }
+
+double expected(ReduceOp op, size_t i, int n) {
+  double acc = value(0, i);
+  for (int r = 1; r < n; ++r) {
+    double v = value(r, i);
+    switch (op) {
+      case ReduceOp::kSum: case ReduceOp::kAverage: acc += v; break;
+      case ReduceOp::kMin: acc = std::min(acc, v); break;
+      case ReduceOp::kMax: acc = std::max(acc, v); break;
+      case ReduceOp::kProduct: acc *= v; break;
+    }
+  }
+  return op == ReduceOp::kAverage ? acc / n : acc;
+}
+
+bool isFloat(DataType t) {
+  return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
+
+struct DeviceBuffer {
+  CUdeviceptr ptr = 0;
+  explicit DeviceBuffer(size_t bytes) {
+    if (cu->cuMemAlloc(&ptr, std::max<size_t>(bytes, 1)) != CUDA_SUCCESS) ptr = 0;
+  }
+  ~DeviceBuffer() { if (ptr != 0) cu->cuMemFree(ptr); }
+  void* get() const { return reinterpret_cast<void*>(ptr); }
+};
+
+void upload(void* device, const std::vector<std::byte>& host) {
+  if (!host.empty() && cu->cuMemcpy(reinterpret_cast<CUdeviceptr>(device), reinterpret_cast<CUdeviceptr>(host.data()),
+                                     host.size()) != CUDA_SUCCESS) {
+    fail("cuMemcpy to the device failed");
+  }
+}
+std::vector<std::byte> download(const void* device, size_t bytes) {
+  std::vector<std::byte> host(bytes);
+  if (bytes > 0 && cu->cuMemcpy(reinterpret_cast<CUdeviceptr>(host.data()), reinterpret_cast<CUdeviceptr>(device), bytes) !=
+                       CUDA_SUCCESS) {
+    fail("cuMemcpy from the device failed");
+  }
+  return host;
+}
+
+std::vector<std::byte> pattern(DataType t, size_t count, int r) {
+  size_t w = hvd::dataTypeSize(t);
+  std::vector<std::byte> host(count * w);
+  for (size_t i = 0; i < count; ++i) store(t, host.data() + i * w, value(r, i));
+  return host;
+}
+
+void compareReduced(const std::string& what, DataType t, ReduceOp op, const std::vector<std::byte>& got, size_t count) {
+  ++checks;
+  size_t w = hvd::dataTypeSize(t);
+  int n = hvd::size();
+  for (size_t i = 0; i < count; ++i) {
+    double want = expected(op, i, n);
+    if (op == ReduceOp::kAverage && !isFloat(t)) want = std::trunc(want);
+    double have = load(t, got.data() + i * w);
+    double tolerance = op == ReduceOp::kAverage ? (isFloat(t) ? 0.02 * want : 1.0) : 0.0;
+    if (std::fabs(have - want) > tolerance) {
+      fail(what + ": element " + std::to_string(i) + " is " + std::to_string(have) + ", expected " + std::to_string(want));
+      return;
+    }
+  }
+}
+
+void check(hvd::Status s, const std::string& what) {
+  if (!s.isOk()) fail(what + ": " + s.message());
+}
+
+void allreduces(size_t maxBytes) {
+  const size_t counts[] = {0, 1, 3, 1000, 65537, 1u << 20};
+  for (int ti = 0; ti < hvd::kDataTypeCount; ++ti) {
+    auto t = static_cast<DataType>(ti);
+    for (int oi = 0; oi < hvd::kReduceOpCount; ++oi) {
+      auto op = static_cast<ReduceOp>(oi);
+      for (size_t count : counts) {
+        std::string what = "allreduce " + std::string(hvd::reduceOpName(op)) + " of " + std::to_string(count) + " " +
+                           std::string(hvd::dataTypeName(t));
+        DeviceBuffer in(count * hvd::dataTypeSize(t)), out(count * hvd::dataTypeSize(t));
+        upload(in.get(), pattern(t, count, hvd::rank()));
+        check(hvd::allreduce(in.get(), out.get(), count, t, op, Device::kCuda), what);  // out of place
+        compareReduced(what + " (out of place)", t, op, download(out.get(), count * hvd::dataTypeSize(t)), count);
+        check(hvd::allreduce(in.get(), in.get(), count, t, op, Device::kCuda), what);  // in place
+        compareReduced(what + " (in place)", t, op, download(in.get(), count * hvd::dataTypeSize(t)), count);
+      }
+    }
+  }
+  // Large: float32 sums up to maxBytes (256 MiB by default).
+  for (size_t bytes = 4u << 20; bytes <= maxBytes; bytes *= 4) {
+    size_t count = bytes / 4;
+    DeviceBuffer buf(bytes);
+    upload(buf.get(), pattern(DataType::kFloat32, count, hvd::rank()));
+    std::string what = "allreduce sum of " + std::to_string(bytes >> 20) + " MiB of float32";
+    check(hvd::allreduce(buf.get(), buf.get(), count, DataType::kFloat32, ReduceOp::kSum, Device::kCuda), what);
+    compareReduced(what, DataType::kFloat32, ReduceOp::kSum, download(buf.get(), bytes), count);
+  }
+}
+
+void fusedAsync() {
+  // 64 small named tensors at once: the engine fuses them into its device buffer.
+  const int tensors = 64;
+  std::vector<std::unique_ptr<DeviceBuffer>> bufs;
+  std::vector<hvd::Handle> handles;
+  for (int k = 0; k < tensors; ++k) {
+    size_t count = 100 + static_cast<size_t>(k);
+    bufs.push_back(std::make_unique<DeviceBuffer>(count * 4));
+    upload(bufs.back()->get(), pattern(DataType::kFloat32, count, hvd::rank()));
+    auto h = hvd::allreduceAsync("grad." + std::to_string(k), bufs.back()->get(), bufs.back()->get(), count,
+                                 DataType::kFloat32, ReduceOp::kAverage, Device::kCuda);
+    if (!h) return fail("allreduceAsync: " + h.status().message());
+    handles.push_back(*h);
+  }
+  for (int k = 0; k < tensors; ++k) {
+    size_t count = 100 + static_cast<size_t>(k);
+    check(hvd::synchronize(handles[static_cast<size_t>(k)]), "fused tensor " + std::to_string(k));
+    compareReduced("fused async average, tensor " + std::to_string(k), DataType::kFloat32, ReduceOp::kAverage,
+                   download(bufs[static_cast<size_t>(k)]->get(), count * 4), count);
+  }
+}
+
+void broadcasts() {
+  for (int root = 0; root < hvd::size(); ++root) {
+    for (size_t count : {size_t{0}, size_t{5}, size_t{1} << 20}) {
+      DeviceBuffer buf(count * 8);
+      upload(buf.get(), pattern(DataType::kInt64, count, hvd::rank()));
+      std::string what = "broadcast of " + std::to_string(count) + " int64 from rank " + std::to_string(root);
+      check(hvd::broadcast(buf.get(), count, DataType::kInt64, root, Device::kCuda), what);
+      ++checks;
+      if (download(buf.get(), count * 8) != pattern(DataType::kInt64, count, root)) fail(what + ": wrong data");
+    }
+  }
+}
+
+void allgathers() {
+  int n = hvd::size();
+  std::vector<size_t> counts;
+  size_t total = 0;
+  for (int r = 0; r < n; ++r) total += counts.emplace_back(static_cast<size_t>(r) * 1000 + 3);
+  DeviceBuffer mine(counts[static_cast<size_t>(hvd::rank())] * 2), out(total * 2);
+  upload(mine.get(), pattern(DataType::kBFloat16, counts[static_cast<size_t>(hvd::rank())], hvd::rank()));
+  check(hvd::allgatherv(mine.get(), counts.data(), out.get(), DataType::kBFloat16, Device::kCuda), "allgatherv");
+  std::vector<std::byte> want;
+  for (int r = 0; r < n; ++r) {
+    auto part = pattern(DataType::kBFloat16, counts[static_cast<size_t>(r)], r);
+    want.insert(want.end(), part.begin(), part.end());
+  }
+  ++checks;
+  if (download(out.get(), total * 2) != want) fail("allgatherv of uneven bfloat16 shares: wrong data");
+  // Async, without an output buffer: the result comes back in host memory.
+  auto h = hvd::allgatherAsync("gathered", mine.get(), counts[static_cast<size_t>(hvd::rank())], DataType::kBFloat16,
+                               Device::kCuda);
+  if (!h) return fail("allgatherAsync: " + h.status().message());
+  auto gathered = hvd::synchronizeAllgather(*h);
+  ++checks;
+  if (!gathered) return fail("allgatherAsync: " + gathered.status().message());
+  if (gathered->data != want || gathered->counts != counts) fail("async allgather on the GPU: wrong data or counts");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string expectBackend;
+  size_t maxMiB = 256;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--expect-backend") expectBackend = argv[i + 1];
+    if (flag == "--max-mib") maxMiB = std::stoul(argv[i + 1]);
+  }
+  auto driver = CudaDriver::load();
+  if (!driver) {
+    std::printf("SKIPPED: %s\n", driver.status().message().c_str());
+    return 77;
+  }
+  cu = *driver;
+  if (hvd::Status s = hvd::init(); !s.isOk()) {
+    std::fprintf(stderr, "gpu_rank: init: %s\n", s.message().c_str());
+    return 1;
+  }
+  // The test's own allocations need a current context; the primary one, as frameworks use.
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  cu->cuDeviceGet(&device, 0);
+  cu->cuDevicePrimaryCtxRetain(&context, device);
+  cu->cuCtxSetCurrent(context);
+  std::string backend = hvd::gpuOperationsBackend();
+  if (!expectBackend.empty() && backend != expectBackend) fail("GPU tensors go to " + backend + ", expected " + expectBackend);
+  allreduces(maxMiB << 20);
+  fusedAsync();
+  broadcasts();
+  allgathers();
+  hvd::shutdown();
+  if (failures > 0) {
+    std::fprintf(stderr, "gpu_rank: rank %d: %d of %d checks failed\n", hvd::rank(), failures, checks);
+    return 1;
+  }
+  std::printf("gpu_rank: rank %d ok (backend %s, %d checks)\n", hvd::rank(), backend.c_str(), checks);
+  return 0;
+}

@@ -17,6 +17,7 @@
 #include "runtime/backends/backend_factory.h"
 #include "runtime/core/runtime.h"
 #include "tests/support/memory_store.h"
+#include "tests/support/reduce_cases.h"
 #include "tests/support/serial_reduce.h"
 
 using namespace std::chrono_literals;
@@ -25,6 +26,9 @@ using hvd::ReduceOp;
 using hvd::engine::Engine;
 using hvd::engine::OpKind;
 using hvd::engine::Spec;
+using hvd::test::checkable;
+using hvd::test::expected;
+using hvd::test::input;
 
 namespace {
 
@@ -77,51 +81,6 @@ std::vector<std::string> onRanks(int size, hvd::engine::EngineOptions options,
 }
 
 std::vector<std::string> none(int size) { return std::vector<std::string>(static_cast<size_t>(size)); }
-
-// Small integers (non-negative for uint8), so sums and products stay exact and the
-// comparison can be exact too.
-double valueFor(DataType type, int rank, size_t index) {
-  double v = static_cast<double>((rank * 7 + static_cast<int>(index) * 3) % 13 - 6);
-  return type == DataType::kUInt8 ? v + 6 : v;
-}
-
-void put(DataType type, std::vector<std::byte>& buf, size_t i, double v) {
-  namespace hc = hvd::collectives;
-  size_t w = hvd::dataTypeSize(type);
-  auto store = [&](auto x) { std::memcpy(buf.data() + i * w, &x, w); };
-  switch (type) {
-    case DataType::kFloat32: store(static_cast<float>(v)); break;
-    case DataType::kFloat64: store(v); break;
-    case DataType::kFloat16: store(hc::floatToHalf(static_cast<float>(v))); break;
-    case DataType::kBFloat16: store(hc::floatToBfloat16(static_cast<float>(v))); break;
-    case DataType::kInt8: store(static_cast<std::int8_t>(static_cast<long long>(v))); break;
-    case DataType::kUInt8: store(static_cast<std::uint8_t>(static_cast<long long>(v))); break;
-    case DataType::kInt32: store(static_cast<std::int32_t>(v)); break;
-    case DataType::kInt64: store(static_cast<std::int64_t>(v)); break;
-  }
-}
-
-std::vector<std::byte> input(DataType type, int rank, size_t count) {
-  std::vector<std::byte> buf(count * hvd::dataTypeSize(type));
-  for (size_t i = 0; i < count; ++i) put(type, buf, i, valueFor(type, rank, i));
-  return buf;
-}
-
-// The serial answer, reduced in rank order.
-std::vector<std::byte> expected(DataType type, ReduceOp op, int size, size_t count) {
-  std::vector<std::byte> buf(count * hvd::dataTypeSize(type));
-  for (size_t i = 0; i < count; ++i) {
-    put(type, buf, i, hvd::test::serialReduce(type, op, size, [&](int r) { return valueFor(type, r, i); }));
-  }
-  return buf;
-}
-
-// Products of 8 ranks' values overflow the narrow types (and their wrap differs from the
-// serial double): products are checked on the wide types only.
-bool checkable(DataType type, ReduceOp op) {
-  bool narrow = type == DataType::kInt8 || type == DataType::kUInt8 || type == DataType::kFloat16 || type == DataType::kBFloat16;
-  return !(narrow && op == ReduceOp::kProduct);
-}
 
 struct Case {
   std::string name;

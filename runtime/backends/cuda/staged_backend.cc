@@ -11,110 +11,117 @@ namespace {
 
 class StagedBackend final : public CollectiveBackend {
  public:
-  StagedBackend(const CudaDriver& driver, CollectiveBackend& host, std::chrono::milliseconds timeout)
-      : driver_(driver), host_(host), timeout_(timeout) {}
+  StagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host) : device_(std::move(device)), host_(host) {}
 
   std::string_view name() const override { return "cuda-staged"; }
   bool supports(Device device) const override { return device == Device::kCuda; }
 
   Status allreduce(const TensorRef& data, ReduceOp op) override {
-    if (data.count == 0) return Status::ok();
-    HVD_RETURN_IF_ERROR(ensureDevice(data.data));
-    auto staging = gpu_->pinned(data.bytes(), 0);
-    if (!staging) return fail(staging.status());
-    HVD_RETURN_IF_ERROR(toHost(*staging, data.data, data.bytes()));
-    HVD_RETURN_IF_ERROR(host_.allreduce(TensorRef{*staging, data.count, data.type, Device::kCpu}, op));
-    return toDevice(data.data, *staging, data.bytes());
+    return inPlace(data, [&](const TensorRef& staged) { return host_.allreduce(staged, op); });
   }
 
   Status broadcast(const TensorRef& data, int root) override {
-    if (data.count == 0) return Status::ok();
-    HVD_RETURN_IF_ERROR(ensureDevice(data.data));
-    auto staging = gpu_->pinned(data.bytes(), 0);
-    if (!staging) return fail(staging.status());
-    HVD_RETURN_IF_ERROR(toHost(*staging, data.data, data.bytes()));
-    HVD_RETURN_IF_ERROR(host_.broadcast(TensorRef{*staging, data.count, data.type, Device::kCpu}, root));
-    return toDevice(data.data, *staging, data.bytes());
+    return inPlace(data, [&](const TensorRef& staged) { return host_.broadcast(staged, root); });
   }
 
   Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) override {
+    if (!poisoned_.isOk()) return poisoned_;
     size_t total = std::accumulate(bytesPerRank.begin(), bytesPerRank.end(), size_t{0});
-    HVD_RETURN_IF_ERROR(ensureDevice(mine.count > 0 ? mine.data : out));
-    auto send = gpu_->pinned(mine.bytes(), 0);
+    HVD_RETURN_IF_ERROR(fail(device_->select(mine.count > 0 ? mine.data : out)));
+    auto send = device_->pinned(mine.bytes(), 0);
     if (!send) return fail(send.status());
-    auto receive = gpu_->pinned(total, 1);
+    auto receive = device_->pinned(total, 1);
     if (!receive) return fail(receive.status());
-    HVD_RETURN_IF_ERROR(toHost(*send, mine.data, mine.bytes()));
+    HVD_RETURN_IF_ERROR(fail(device_->copy(*send, mine.data, mine.bytes())));
+    HVD_RETURN_IF_ERROR(fail(device_->finish()));
     HVD_RETURN_IF_ERROR(host_.allgatherv(TensorRef{*send, mine.count, mine.type, Device::kCpu}, bytesPerRank, *receive));
-    return toDevice(out, *receive, total);
+    HVD_RETURN_IF_ERROR(fail(device_->copy(out, *receive, total)));
+    return fail(device_->finish());
   }
 
   Status barrier() override { return host_.barrier(); }
 
   Result<std::byte*> scratch(size_t bytes) override {
-    HVD_RETURN_IF_ERROR(ensureDevice(nullptr));
-    return gpu_->scratch(bytes);
+    HVD_RETURN_IF_ERROR(fail(device_->select(nullptr)));
+    return device_->scratch(bytes);
   }
   Status copy(void* dst, const void* src, size_t bytes) override {
-    HVD_RETURN_IF_ERROR(ensureDevice(nullptr));
-    return gpu_->copyAsync(dst, src, bytes);
+    HVD_RETURN_IF_ERROR(fail(device_->select(nullptr)));
+    return fail(device_->copy(dst, src, bytes));
   }
-  Status finishCopies() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }
+  Status finishCopies() override { return fail(device_->finish()); }
 
  private:
-  // The GPU is the one the first tensor lives on (frameworks choose it; hvd does not).
-  Status ensureDevice(const void* pointer) {
+  // Stages `data` out, runs `collective` on the host copy, stages the result back.
+  template <typename Collective>
+  Status inPlace(const TensorRef& data, Collective collective) {
     if (!poisoned_.isOk()) return poisoned_;
-    if (gpu_ && pointer != nullptr) {
-      auto ordinal = deviceOf(driver_, pointer);
-      if (!ordinal) return ordinal.status();
-      if (*ordinal != gpu_->ordinal()) return wrongDevice(*ordinal);
-    }
-    if (gpu_) return gpu_->makeCurrent();
-    int ordinal = 0;
-    if (pointer != nullptr) {
-      auto found = deviceOf(driver_, pointer);
-      if (!found) return found.status();
-      ordinal = *found;
-    }
-    auto opened = GpuDevice::open(driver_, ordinal);
-    if (!opened) return fail(opened.status());
-    gpu_ = std::move(*opened);
-    return Status::ok();
+    HVD_RETURN_IF_ERROR(fail(device_->select(data.data)));
+    if (data.count == 0) return Status::ok();
+    auto staging = device_->pinned(data.bytes(), 0);
+    if (!staging) return fail(staging.status());
+    HVD_RETURN_IF_ERROR(fail(device_->copy(*staging, data.data, data.bytes())));
+    HVD_RETURN_IF_ERROR(fail(device_->finish()));
+    HVD_RETURN_IF_ERROR(collective(TensorRef{*staging, data.count, data.type, Device::kCpu}));
+    HVD_RETURN_IF_ERROR(fail(device_->copy(data.data, *staging, data.bytes())));
+    return fail(device_->finish());
   }
-  Status wrongDevice(int ordinal) const {
-    return Status(Errc::kInvalidUsage, "a tensor on GPU " + std::to_string(ordinal) + ", but this rank's collectives run on " +
-                                           gpu_->description())
-        .withHint("keep one GPU per rank (torch.cuda.set_device(hvd.local_rank()))");
-  }
-  Status toHost(void* host, const void* device, size_t bytes) {
-    if (Status s = gpu_->copyAsync(host, device, bytes); !s.isOk()) return fail(s);
-    if (Status s = gpu_->synchronize(timeout_); !s.isOk()) return fail(s);
-    return Status::ok();
-  }
-  Status toDevice(void* device, const void* host, size_t bytes) {
-    if (Status s = gpu_->copyAsync(device, host, bytes); !s.isOk()) return fail(s);
-    if (Status s = gpu_->synchronize(timeout_); !s.isOk()) return fail(s);
-    return Status::ok();
-  }
+
+  // A device failure poisons the backend (the host backend poisons itself on its own).
   Status fail(Status s) {
-    if (poisoned_.isOk()) poisoned_ = s;
+    if (!s.isOk() && poisoned_.isOk() && s.code() != Errc::kInvalidUsage) poisoned_ = s;
     return s;
   }
 
-  const CudaDriver& driver_;
+  std::unique_ptr<StagingDevice> device_;
   CollectiveBackend& host_;
+  Status poisoned_;
+};
+
+// The driver's GPU: the one the first tensor lives on (frameworks choose it; hvd does not).
+class DriverStaging final : public StagingDevice {
+ public:
+  DriverStaging(const CudaDriver& driver, std::chrono::milliseconds timeout) : driver_(driver), timeout_(timeout) {}
+
+  Status select(const void* pointer) override {
+    int ordinal = gpu_ ? gpu_->ordinal() : 0;
+    if (pointer != nullptr) {
+      auto found = deviceOf(driver_, pointer);
+      if (!found) return found.status();
+      if (gpu_ && *found != gpu_->ordinal()) {
+        return Status(Errc::kInvalidUsage, "a tensor on GPU " + std::to_string(*found) +
+                                               ", but this rank's collectives run on " + gpu_->description())
+            .withHint("keep one GPU per rank (torch.cuda.set_device(hvd.local_rank()))");
+      }
+      ordinal = *found;
+    }
+    if (gpu_) return gpu_->makeCurrent();
+    auto opened = GpuDevice::open(driver_, ordinal);
+    if (!opened) return opened.status();
+    gpu_ = std::move(*opened);
+    return Status::ok();
+  }
+  Result<std::byte*> pinned(size_t bytes, int slot) override { return gpu_->pinned(bytes, slot); }
+  Result<std::byte*> scratch(size_t bytes) override { return gpu_->scratch(bytes); }
+  Status copy(void* dst, const void* src, size_t bytes) override { return gpu_->copyAsync(dst, src, bytes); }
+  Status finish() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }
+
+ private:
+  const CudaDriver& driver_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<GpuDevice> gpu_;
-  Status poisoned_;
 };
 
 }  // namespace
 
+std::unique_ptr<CollectiveBackend> makeStagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host) {
+  return std::make_unique<StagedBackend>(std::move(device), host);
+}
+
 Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   auto driver = CudaDriver::load();
   if (!driver) return driver.status();
-  return std::unique_ptr<CollectiveBackend>(new StagedBackend(**driver, *setup.hostBackend, setup.timeout));
+  return makeStagedBackend(std::make_unique<DriverStaging>(**driver, setup.timeout), *setup.hostBackend);
 }
 
 }  // namespace hvd::backends::cuda

@@ -12,8 +12,29 @@
 
 namespace hvd::backends::cuda {
 
-// The opener for the registry: a staged backend over setup.hostBackend. Cheap: the GPU is
-// opened at the first GPU tensor. kUnavailable when no GPU is visible (no driver, no device).
+// The device side of staging. The driver's GPU in production; tests on machines without
+// a GPU give host memory with memcpy, so the staging logic and the engine's device paths
+// run everywhere. Calls come one at a time (the engine serialises them).
+class StagingDevice {
+ public:
+  virtual ~StagingDevice() = default;
+  // Called with each tensor's pointer (nullptr when a call has none): the first picks the
+  // device; a tensor on another device is kInvalidUsage.
+  virtual Status select(const void* pointer) = 0;
+  // Page-locked host memory (two independent slots) and device scratch, growing; valid
+  // until the next call for the same slot.
+  virtual Result<std::byte*> pinned(size_t bytes, int slot) = 0;
+  virtual Result<std::byte*> scratch(size_t bytes) = 0;
+  // Queued copies in any direction, and the wait for them (up to the job's timeout).
+  virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
+  virtual Status finish() = 0;
+};
+
+// A staged backend over `device`, running the collectives on `host` (which must outlive it).
+std::unique_ptr<CollectiveBackend> makeStagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host);
+
+// The opener for the registry: the staged path on the driver's GPU over setup.hostBackend.
+// Cheap: the GPU is opened at the first GPU tensor. kUnavailable when no GPU is visible.
 Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup);
 
 }  // namespace hvd::backends::cuda

@@ -1,0 +1,155 @@
+// bench/gpu_busbw.cc: GPU collectives in nccl-tests' columns, beside their references, in
+// one run: hvd's allreduce and broadcast on device buffers (through NCCL, or the staged
+// path: HOROVOD_GPU_OPERATIONS), NCCL itself called directly (one rank), a host<->device
+// round trip through pinned memory (the staged path's floor) and a device-to-device copy
+// (the GPU's memory bandwidth, read + write counted). Run as ranks under hvdrun:
+//   hvdrun -np 1 gpu_busbw                        # NCCL, with the direct-NCCL and copy rows
+//   HOROVOD_GPU_OPERATIONS=cpu hvdrun -np 4 --oversubscribe-gpus gpu_busbw
+// busbw = algbw x 2(n-1)/n for allreduce (0 on one rank, as nccl-tests prints), x 1 for
+// broadcast and copies. #wrong counts elements off after the last timed iteration.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hvd/hvd.h"
+#include "runtime/backends/cuda/cuda_driver.h"
+#include "runtime/backends/nccl/nccl_library.h"
+
+namespace {
+
+using hvd::backends::cuda::CudaDriver;
+using hvd::backends::nccl::NcclLibrary;
+using Clock = std::chrono::steady_clock;
+
+const CudaDriver* cu = nullptr;
+CUstream stream = nullptr;
+
+int itersFor(size_t bytes) { return bytes <= (1u << 20) ? 200 : bytes <= (64u << 20) ? 40 : 10; }
+
+void row(const char* what, size_t bytes, const char* redop, int root, double us, double factor, long wrong) {
+  if (hvd::rank() != 0) return;
+  double algbw = static_cast<double>(bytes) / us / 1e3;  // GB/s
+  std::printf("%-12s %12zu %12zu %6s %6s %6d %10.2f %8.2f %8.2f %7ld\n", what, bytes, bytes / 4, "float", redop, root, us,
+              algbw, algbw * factor, wrong);
+}
+
+template <typename Fn>
+double timeUs(size_t bytes, Fn fn) {
+  for (int i = 0; i < 3; ++i) fn();
+  int iters = itersFor(bytes);
+  if (hvd::size() > 1) (void)hvd::barrier();
+  auto t0 = Clock::now();
+  for (int i = 0; i < iters; ++i) fn();
+  cu->cuStreamSynchronize(stream);
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / iters;
+}
+
+long countWrong(CUdeviceptr buf, size_t count, float want) {
+  std::vector<float> host(count);
+  cu->cuMemcpy(reinterpret_cast<CUdeviceptr>(host.data()), buf, count * 4);
+  return static_cast<long>(std::count_if(host.begin(), host.end(), [&](float v) { return v != want; }));
+}
+
+void fill(CUdeviceptr buf, size_t count, float v) {
+  std::vector<float> host(count, v);
+  cu->cuMemcpy(buf, reinterpret_cast<CUdeviceptr>(host.data()), count * 4);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t maxBytes = 256u << 20;
+  if (argc > 2 && std::string(argv[1]) == "--max-mib") maxBytes = std::stoul(argv[2]) << 20;
+  auto driver = CudaDriver::load();
+  if (!driver) {
+    std::printf("SKIPPED: %s\n", driver.status().message().c_str());
+    return 77;
+  }
+  cu = *driver;
+  if (hvd::Status s = hvd::init(); !s.isOk()) {
+    std::fprintf(stderr, "gpu_busbw: init: %s\n", s.message().c_str());
+    return 1;
+  }
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  cu->cuDeviceGet(&device, 0);
+  cu->cuDevicePrimaryCtxRetain(&context, device);
+  cu->cuCtxSetCurrent(context);
+  cu->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+  int n = hvd::size();
+  CUdeviceptr buf = 0, other = 0;
+  void* pinned = nullptr;
+  cu->cuMemAlloc(&buf, maxBytes);
+  cu->cuMemAlloc(&other, maxBytes);
+  cu->cuMemAllocHost(&pinned, maxBytes);
+  char name[128] = {};
+  cu->cuDeviceGetName(name, sizeof name, device);
+  if (hvd::rank() == 0) {
+    std::printf("# %d rank(s) on %s, driver CUDA %s; GPU tensors through %s\n", n, name, cu->version.c_str(),
+                hvd::gpuOperationsBackend());
+    std::printf("%-12s %12s %12s %6s %6s %6s %10s %8s %8s %7s\n", "# path", "size", "count", "type", "redop", "root",
+                "time(us)", "algbw", "busbw", "#wrong");
+  }
+  void* p = reinterpret_cast<void*>(buf);
+  std::string path = std::string("hvd-") + hvd::gpuOperationsBackend();
+  for (size_t bytes = 8; bytes <= maxBytes; bytes *= 8) {
+    size_t count = bytes / 4;
+    fill(buf, count, 1.0f);
+    // Sums grow each iteration; a fresh fill before the check keeps #wrong meaningful.
+    double us = timeUs(bytes, [&] { (void)hvd::allreduce(p, p, count, hvd::DataType::kFloat32, hvd::ReduceOp::kSum, hvd::Device::kCuda); });
+    fill(buf, count, 1.0f);
+    (void)hvd::allreduce(p, p, count, hvd::DataType::kFloat32, hvd::ReduceOp::kSum, hvd::Device::kCuda);
+    row(path.c_str(), bytes, "sum", -1, us, 2.0 * (n - 1) / n, countWrong(buf, count, static_cast<float>(n)));
+  }
+  for (size_t bytes = 8; bytes <= maxBytes; bytes *= 8) {
+    size_t count = bytes / 4;
+    fill(buf, count, static_cast<float>(hvd::rank() + 1));
+    double us = timeUs(bytes, [&] { (void)hvd::broadcast(p, count, hvd::DataType::kFloat32, 0, hvd::Device::kCuda); });
+    row(path.c_str(), bytes, "none", 0, us, 1.0, countWrong(buf, count, 1.0f));
+  }
+  if (n == 1) {
+    // NCCL alone on the same buffer and a stream of our own: what hvd adds on top of it.
+    auto nccl = NcclLibrary::load();
+    if (nccl) {
+      const NcclLibrary& l = **nccl;
+      ncclUniqueId id{};
+      ncclComm_t comm = nullptr;
+      l.ncclGetUniqueId(&id);
+      ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+      l.ncclCommInitRankConfig(&comm, 1, id, 0, &config);
+      for (size_t bytes = 8; bytes <= maxBytes; bytes *= 8) {
+        size_t count = bytes / 4;
+        fill(buf, count, 1.0f);
+        double us = timeUs(bytes, [&] {
+          l.ncclAllReduce(p, p, count, ncclFloat32, ncclSum, comm, stream);
+          cu->cuStreamSynchronize(stream);
+        });
+        row("nccl-direct", bytes, "sum", -1, us, 0.0, countWrong(buf, count, 1.0f));
+      }
+      l.ncclCommDestroy(comm);
+    }
+    for (size_t bytes = 8; bytes <= maxBytes; bytes *= 8) {
+      double us = timeUs(bytes, [&] {
+        cu->cuMemcpyDtoHAsync(pinned, buf, bytes, stream);
+        cu->cuMemcpyHtoDAsync(buf, pinned, bytes, stream);
+        cu->cuStreamSynchronize(stream);
+      });
+      row("h2d+d2h", bytes, "none", -1, us, 1.0, 0);  // algbw: bytes moved each way per round trip
+    }
+    for (size_t bytes = 8; bytes <= maxBytes; bytes *= 8) {
+      double us = timeUs(bytes, [&] {
+        cu->cuMemcpyDtoDAsync(other, buf, bytes, stream);
+        cu->cuStreamSynchronize(stream);
+      });
+      row("d2d-copy", bytes, "none", -1, us, 2.0, 0);  // busbw: read + write
+    }
+  }
+  cu->cuMemFree(buf);
+  cu->cuMemFree(other);
+  cu->cuMemFreeHost(pinned);
+  hvd::shutdown();
+  return 0;
+}

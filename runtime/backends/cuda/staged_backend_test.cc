@@ -1,0 +1,228 @@
+// runtime/backends/cuda/staged_backend_test.cc: the staged path's logic and the engine's
+// device paths (the fusion buffer from the backend, device copies, allgather into the
+// caller's buffer or into host memory) on a machine without a GPU: "device" memory is host
+// memory here, the ranks are threads, each a whole Runtime over the real TCP/shared-memory
+// backend. tests/e2e/gpu_e2e_test.cc runs the same path on a real GPU.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <functional>
+#include <thread>
+
+#include "runtime/backends/backend_factory.h"
+#include "runtime/backends/cuda/staged_backend.h"
+#include "runtime/core/runtime.h"
+#include "tests/support/memory_store.h"
+#include "tests/support/reduce_cases.h"
+
+using namespace std::chrono_literals;
+using hvd::DataType;
+using hvd::Device;
+using hvd::ReduceOp;
+using hvd::engine::Engine;
+using hvd::engine::OpKind;
+using hvd::engine::Spec;
+using hvd::test::expected;
+using hvd::test::input;
+
+namespace {
+
+// Host memory as the device; counts what the backend asked of it, and fails copies on demand.
+struct HostStaging final : hvd::backends::cuda::StagingDevice {
+  std::vector<std::byte> pinnedSlots[2], scratchBuffer;
+  int* copies = nullptr;
+  bool* failCopies = nullptr;
+  hvd::Status select(const void*) override { return hvd::Status::ok(); }
+  hvd::Result<std::byte*> pinned(size_t bytes, int slot) override {
+    auto& b = pinnedSlots[slot];
+    if (b.size() < bytes + 1) b.resize(bytes + 1);
+    return b.data();
+  }
+  hvd::Result<std::byte*> scratch(size_t bytes) override {
+    if (scratchBuffer.size() < bytes + 1) scratchBuffer.resize(bytes + 1);
+    return scratchBuffer.data();
+  }
+  hvd::Status copy(void* dst, const void* src, size_t bytes) override {
+    if (failCopies != nullptr && *failCopies) return hvd::Status(hvd::Errc::kSystem, "copy failed: device lost");
+    if (copies != nullptr) ++*copies;
+    if (bytes > 0) std::memmove(dst, src, bytes);
+    return hvd::Status::ok();
+  }
+  hvd::Status finish() override { return hvd::Status::ok(); }
+};
+
+// body(rank, engine) on `size` thread-ranks whose GPU backend is the staged one over host
+// memory; returns each rank's failure ("" for success).
+std::vector<std::string> onStagedRanks(int size, const std::function<std::string(int, Engine&)>& body,
+                                       std::uint64_t fusionBytes = 64 << 20, int* copies = nullptr,
+                                       bool* failCopies = nullptr) {
+  hvd::test::MemoryStore store;
+  std::vector<std::string> errors(static_cast<size_t>(size));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r) {
+    threads.emplace_back([&, r] {
+      auto env = hvd::EnvSnapshot::read([](const char*) -> const char* { return nullptr; });
+      hvd::backends::BackendSetup setup;
+      setup.rank = r, setup.size = size, setup.localSize = size;
+      setup.store = &store;
+      setup.secret = "staged-test";
+      setup.timeout = 10s;
+      setup.env = &*env;
+      auto backends = hvd::backends::openBackends(setup);
+      if (!backends) {
+        errors[static_cast<size_t>(r)] = "open: " + backends.status().message();
+        return;
+      }
+      auto staging = std::make_unique<HostStaging>();
+      if (r == 0) staging->copies = copies, staging->failCopies = failCopies;
+      backends->back() = hvd::backends::cuda::makeStagedBackend(std::move(staging), *backends->front());
+      hvd::engine::EngineOptions options;
+      options.fusionThresholdBytes = fusionBytes;
+      auto runtime = hvd::Runtime::create({r, size, r, size, 0, 1}, std::move(*backends), options);
+      if (!runtime) {
+        errors[static_cast<size_t>(r)] = "create: " + runtime.status().message();
+        return;
+      }
+      errors[static_cast<size_t>(r)] = body(r, (*runtime)->engine());
+      (*runtime)->shutdown();
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+std::vector<std::string> none(int size) { return std::vector<std::string>(static_cast<size_t>(size)); }
+
+}  // namespace
+
+TEST_CASE("staged GPU allreduces equal the serial result for every type and op, in and out of place", "[unit]") {
+  for (int size : {1, 3, 4}) {
+    auto errors = onStagedRanks(size, [size](int rank, Engine& e) -> std::string {
+      for (int t = 0; t < hvd::kDataTypeCount; ++t) {
+        for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+          auto type = static_cast<DataType>(t);
+          auto op = static_cast<ReduceOp>(o);
+          if (!hvd::test::checkable(type, op)) continue;
+          for (size_t count : {size_t{0}, size_t{1}, size_t{1000}}) {
+            auto in = input(type, rank, count);
+            std::vector<std::byte> out(in.size());
+            auto h = e.submit({"", Spec{OpKind::kAllreduce, type, op, 0, count, Device::kCuda}, in.data(), out.data()});
+            if (!h) return h.status().message();
+            if (auto s = e.wait(*h); !s.isOk()) return s.message();
+            if (out != expected(type, op, size, count)) return "wrong out-of-place result";
+            auto h2 = e.submit({"", Spec{OpKind::kAllreduce, type, op, 0, count, Device::kCuda}, in.data(), in.data()});
+            if (!h2) return h2.status().message();
+            if (auto s = e.wait(*h2); !s.isOk()) return s.message();
+            if (in != expected(type, op, size, count)) return "wrong in-place result";
+          }
+        }
+      }
+      return "";
+    });
+    INFO("ranks " << size);
+    CHECK(errors == none(size));
+  }
+}
+
+TEST_CASE("named GPU allreduces ready together are fused through the backend's device buffer and come back right", "[unit]") {
+  int copies = 0;
+  auto errors = onStagedRanks(3, [](int rank, Engine& e) -> std::string {
+    std::vector<std::vector<std::byte>> bufs;
+    std::vector<hvd::engine::HandleId> handles;
+    for (int k = 0; k < 40; ++k) bufs.push_back(input(DataType::kFloat32, rank + k, 10 + static_cast<size_t>(k)));
+    for (int k = 0; k < 40; ++k) {
+      auto& b = bufs[static_cast<size_t>(k)];
+      auto h = e.submit({"g" + std::to_string(k),
+                         Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, b.size() / 4, Device::kCuda},
+                         b.data(), b.data()});
+      if (!h) return h.status().message();
+      handles.push_back(*h);
+    }
+    for (int k = 0; k < 40; ++k) {
+      if (auto s = e.wait(handles[static_cast<size_t>(k)]); !s.isOk()) return s.message();
+      std::vector<std::byte> want(bufs[static_cast<size_t>(k)].size());
+      for (size_t i = 0; i < want.size() / 4; ++i) {
+        double sum = 0;
+        for (int r = 0; r < 3; ++r) sum += hvd::test::valueFor(DataType::kFloat32, r + k, i);
+        hvd::test::put(DataType::kFloat32, want, i, sum);
+      }
+      if (bufs[static_cast<size_t>(k)] != want) return "tensor " + std::to_string(k) + " is wrong";
+    }
+    return "";
+  }, 64 << 20, &copies);
+  CHECK(errors == none(3));
+  // Fused tensors are copied into and out of the device buffer (2 each) and each fused
+  // group is staged (2 more); staging every tensor alone would be exactly 80 copies.
+  CHECK(copies > 80);
+}
+
+TEST_CASE("GPU broadcasts from every root and allgathers into the caller's buffer or host memory are right", "[unit]") {
+  auto errors = onStagedRanks(3, [](int rank, Engine& e) -> std::string {
+    for (int root = 0; root < 3; ++root) {
+      auto buf = input(DataType::kInt64, rank, 100);
+      auto h = e.submit({"", Spec{OpKind::kBroadcast, DataType::kInt64, ReduceOp::kSum, root, 100, Device::kCuda},
+                         buf.data(), buf.data()});
+      if (!h) return h.status().message();
+      if (auto s = e.wait(*h); !s.isOk()) return s.message();
+      if (buf != input(DataType::kInt64, root, 100)) return "broadcast from " + std::to_string(root) + " is wrong";
+    }
+    std::vector<std::byte> want;
+    for (int r = 0; r < 3; ++r) {
+      auto part = input(DataType::kInt32, r, 5 + static_cast<size_t>(r) * 10);
+      want.insert(want.end(), part.begin(), part.end());
+    }
+    auto mine = input(DataType::kInt32, rank, 5 + static_cast<size_t>(rank) * 10);
+    std::vector<std::byte> out(want.size());
+    auto h = e.submit({"", Spec{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, mine.size() / 4, Device::kCuda},
+                       mine.data(), out.data(), out.size()});
+    if (!h) return h.status().message();
+    auto gathered = e.waitGathered(*h);
+    if (!gathered) return gathered.status().message();
+    if (out != want) return "allgather into the caller's buffer is wrong";
+    if (gathered->counts != std::vector<std::uint64_t>{5, 15, 25}) return "allgather counts are wrong";
+    auto h2 = e.submit({"named", Spec{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, mine.size() / 4, Device::kCuda},
+                        mine.data(), nullptr});
+    if (!h2) return h2.status().message();
+    auto host = e.waitGathered(*h2);
+    if (!host) return host.status().message();
+    if (host->bytes != want) return "allgather into host memory is wrong";
+    return "";
+  });
+  CHECK(errors == none(3));
+}
+
+TEST_CASE("a GPU allgather into a buffer of the wrong size fails naming both sizes and writes nothing", "[unit]") {
+  auto errors = onStagedRanks(2, [](int rank, Engine& e) -> std::string {
+    std::vector<std::byte> mine(8, std::byte{1}), out(12, std::byte{9});
+    auto h = e.submit({"", Spec{OpKind::kAllgather, DataType::kUInt8, ReduceOp::kSum, 0, 8, Device::kCuda}, mine.data(),
+                       out.data(), out.size()});
+    if (!h) return h.status().message();
+    auto s = e.waitGathered(*h);
+    if (s.isOk()) return "rank " + std::to_string(rank) + " gathered into a short buffer";
+    if (s.status().message() != "allgather gathers 16 bytes, but the output buffer holds 12") return s.status().message();
+    if (out != std::vector<std::byte>(12, std::byte{9})) return "the short buffer was written";
+    return "";
+  });
+  CHECK(errors == none(2));
+}
+
+TEST_CASE("a device failure poisons the staged backend: later GPU calls fail with the first cause", "[unit]") {
+  bool failCopies = true;
+  auto errors = onStagedRanks(1, [&](int, Engine& e) -> std::string {
+    std::vector<float> x{1, 2, 3};
+    auto run = [&] {
+      auto h = e.submit({"", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 3, Device::kCuda}, x.data(),
+                         x.data()});
+      return h ? e.wait(*h) : h.status();
+    };
+    hvd::Status first = run();
+    failCopies = false;
+    hvd::Status second = run();
+    if (first.isOk() || second.isOk()) return "a failed copy went unnoticed";
+    if (second.message() != first.message() || first.message().find("device lost") == std::string::npos) {
+      return "first: " + first.message() + "; then: " + second.message();
+    }
+    return "";
+  }, 64 << 20, nullptr, &failCopies);
+  CHECK(errors == none(1));
+}

@@ -111,6 +111,12 @@ def operations_backend():
     return _hvd.operations_backend()
 
 
+def gpu_operations_backend():
+    """What moves GPU tensors: "nccl", "cuda-staged" (HOROVOD_GPU_OPERATIONS=cpu, or no
+    NCCL) or "none" (no GPU here: a GPU tensor's collective raises, saying why)."""
+    return _hvd.gpu_operations_backend()
+
+
 def preemption_requested():
     """True once hvdrun told this rank the job is about to end (--signal, --requeue). Local."""
     return _hvd.preemption_requested()

@@ -29,6 +29,12 @@ def passed(x):
     global _to_dlpack
     if _to_dlpack is None:
         from torch.utils.dlpack import to_dlpack as _to_dlpack
+    if x.is_cuda:
+        # hvd runs GPU collectives on its own stream: the kernels that wrote x on torch's
+        # stream must be done first (Horovod waits on an event for the same reason).
+        import torch
+
+        torch.cuda.current_stream(x.device).synchronize()
     return _to_dlpack(x)
 
 

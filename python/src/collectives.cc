@@ -150,6 +150,7 @@ void registerCollectives(nb::module_& m) {
   m.def("cross_rank", &hvd::crossRank);
   m.def("cross_size", &hvd::crossSize);
   m.def("operations_backend", [] { return std::string(hvd::operationsBackend()); });
+  m.def("gpu_operations_backend", [] { return std::string(hvd::gpuOperationsBackend()); });
 
   m.def("allreduce", &allreduce, nb::arg("input"), nb::arg("output"), nb::arg("op"),
         "Blocking; matched across ranks by call order. Arrays: anything DLPack or the buffer protocol gives, or a "

@@ -1,6 +1,7 @@
 """hvd.torch with real PyTorch: DistributedOptimizer's averaging, accumulation, clipping,
 compression and unused parameters; the broadcasts of parameters and optimizer state."""
 
+import pytest
 from conftest import RANKS, launch, run_all_ranks_ok
 
 
@@ -20,3 +21,41 @@ def test_a_rank_that_raises_under_torchs_record_has_its_exception_and_line_in_hv
     assert ("  rank 1 raised (recorded by torch's @record): ValueError: batch 7 has 3 columns, the model wants 4\n"
             f"    at {source}:{line} in load_batch\n") in result.stderr, result
     assert "hvdrun stopped 2 other rank(s) of 3; exit code 1" in result.stderr, result
+
+
+def _cuda_available():
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def test_without_a_gpu_cuda_tensors_have_no_backend_and_the_package_says_so():
+    import ctypes
+    import subprocess
+    import sys
+
+    from conftest import clean_env
+
+    code = "import hvd; hvd.init(); print(hvd.gpu_operations_backend())"
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    backend = completed.stdout.strip()
+    assert backend in ("nccl", "cuda-staged", "none")
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        assert backend == "none"  # no driver here
+
+
+@pytest.mark.skipif(not _cuda_available(), reason="no CUDA GPU visible to torch here")
+def test_cuda_tensors_go_through_nccl_on_one_rank():
+    result = launch(1, "torch_cuda.py")
+    assert result.returncode == 0, result
+    assert result.lines(0) == ["ok nccl"], result
+
+
+@pytest.mark.skipif(not _cuda_available(), reason="no CUDA GPU visible to torch here")
+def test_cuda_tensors_take_the_staged_path_with_two_ranks_sharing_a_gpu():
+    result = launch(2, "torch_cuda.py", hvdrun_args=["--oversubscribe-gpus"], HOROVOD_GPU_OPERATIONS="cpu")
+    assert result.returncode == 0, result
+    assert result.lines(0) == ["ok cuda-staged"] and result.lines(1) == ["ok cuda-staged"], result

@@ -1,0 +1,41 @@
+"""hvd.torch on CUDA tensors: allreduce (in and out of place, named async), broadcast and
+allgather against the values every rank can compute, on the GPU of its local rank (or GPU 0
+when ranks share one). Prints "ok <backend>" on success."""
+
+import sys
+
+import torch
+
+import hvd.torch as hvd
+
+
+def main():
+    hvd.init()
+    device = torch.device("cuda", hvd.local_rank() % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    n, r = hvd.size(), hvd.rank()
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int32, torch.int64, torch.uint8):
+        x = (torch.arange(1000, device=device) % 3 + r + 1).to(dtype)
+        want = sum((torch.arange(1000, device=device) % 3 + k + 1) for k in range(n)).to(dtype)
+        got = hvd.allreduce(x, op=hvd.Sum)
+        assert got.device == device and torch.equal(got, want), (dtype, got[:5], want[:5])
+        y = x.clone()
+        hvd.allreduce_(y, op=hvd.Sum)
+        assert torch.equal(y, want), dtype
+    handles = [hvd.allreduce_async_(torch.full((10 + k,), float(r), device=device), name=f"g{k}") for k in range(50)]
+    mean = sum(range(n)) / n
+    for k, h in enumerate(handles):
+        got = hvd.synchronize(h)
+        assert torch.allclose(got, torch.full((10 + k,), mean, device=device)), (k, got[:3])
+    b = torch.full((7,), float(r), device=device)
+    hvd.broadcast_(b, root_rank=n - 1)
+    assert torch.equal(b, torch.full((7,), float(n - 1), device=device))
+    g = hvd.allgather(torch.full((r + 1, 2), float(r), device=device))
+    assert g.device == device and g.shape == (n * (n + 1) // 2, 2)
+    print("ok", hvd.gpu_operations_backend())
+    hvd.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

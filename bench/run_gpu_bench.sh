@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# bench/run_gpu_bench.sh: GPU collectives in nccl-tests' columns, one run, on a machine
+# with an NVIDIA GPU: hvd through NCCL on one rank beside NCCL called directly, the copy
+# bandwidths (host<->device round trip through pinned memory: the staged path's floor;
+# device-to-device: the GPU's memory bandwidth), then the staged path with 2 and 4 ranks
+# sharing the GPU. Prints the device, driver, CUDA and NCCL versions first. Asserts nothing.
+#   bash bench/run_gpu_bench.sh [--max-mib 256]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+max=256
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --max-mib) max=$2; shift 2 ;;
+    *) echo "run_gpu_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+build=${HVD_BUILD_DIR:-build}
+hvdrun="$build/cli/hvdrun"
+bench="$build/bench/gpu_busbw"
+export SLURM_CONF=/nonexistent
+unset SLURM_JOB_ID CUDA_VISIBLE_DEVICES
+if [[ ! -x $bench ]]; then
+  echo "run_gpu_bench.sh: $bench was not built (the build found no CUDA toolkit or no NCCL)" >&2
+  exit 3
+fi
+nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max --format=csv || true
+"$hvdrun" --check-build -v | grep -E "NCCL|CUDA" || true
+echo
+echo "## one rank: hvd through NCCL, NCCL direct, copies"
+"$hvdrun" -np 1 "$bench" --max-mib "$max"
+for np in 2 4; do
+  echo
+  echo "## $np ranks sharing GPU 0: the staged path (HOROVOD_GPU_OPERATIONS=cpu)"
+  HOROVOD_GPU_OPERATIONS=cpu "$hvdrun" -np "$np" --oversubscribe-gpus --no-prefix "$bench" --max-mib "$max"
+done

@@ -117,6 +117,13 @@ def gpu_operations_backend():
     return _hvd.gpu_operations_backend()
 
 
+def set_gpu_stream(stream):
+    """Runs later GPU collectives on this CUDA stream (torch: torch.cuda.current_stream().cuda_stream;
+    0: hvd's own stream, the default). Call it with no GPU collective pending."""
+    _initialized()
+    _hvd.set_gpu_stream(int(stream))
+
+
 def preemption_requested():
     """True once hvdrun told this rank the job is about to end (--signal, --requeue). Local."""
     return _hvd.preemption_requested()

@@ -151,6 +151,8 @@ void registerCollectives(nb::module_& m) {
   m.def("cross_size", &hvd::crossSize);
   m.def("operations_backend", [] { return std::string(hvd::operationsBackend()); });
   m.def("gpu_operations_backend", [] { return std::string(hvd::gpuOperationsBackend()); });
+  m.def("set_gpu_stream", [](uintptr_t stream) { unlocked([&] { return hvd::setGpuStream(reinterpret_cast<void*>(stream)); }); },
+        nb::arg("stream"), "GPU collectives run on this CUDA stream (an integer handle; 0: hvd's own).");
 
   m.def("allreduce", &allreduce, nb::arg("input"), nb::arg("output"), nb::arg("op"),
         "Blocking; matched across ranks by call order. Arrays: anything DLPack or the buffer protocol gives, or a "

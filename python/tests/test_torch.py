@@ -36,15 +36,17 @@ def test_without_a_gpu_cuda_tensors_have_no_backend_and_the_package_says_so():
 
     from conftest import clean_env
 
-    code = "import hvd; hvd.init(); print(hvd.gpu_operations_backend())"
+    code = ("import hvd; hvd.init(); print(hvd.gpu_operations_backend())\n"
+            "try:\n    hvd.set_gpu_stream(0)\nexcept hvd.HvdError as e:\n    print('refused:', e)\n")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(), timeout=60)
     assert completed.returncode == 0, completed.stderr
-    backend = completed.stdout.strip()
+    backend, *rest = completed.stdout.strip().splitlines()
     assert backend in ("nccl", "cuda-staged", "none")
     try:
         ctypes.CDLL("libcuda.so.1")
     except OSError:
         assert backend == "none"  # no driver here
+        assert rest and rest[0].startswith("refused: GPU tensors cannot be moved here: no GPU visible"), rest
 
 
 @pytest.mark.skipif(not _cuda_available(), reason="no CUDA GPU visible to torch here")

@@ -162,6 +162,12 @@ Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, Data
   return Status::ok();
 }
 
+Status setGpuStream(void* stream) {
+  auto rt = current();
+  if (!rt) return notInitialized();
+  return rt->engine().setGpuStream(stream);
+}
+
 const char* gpuOperationsBackend() {
   auto rt = current();
   return rt ? rt->engine().backendName(Device::kCuda).data() : "";

@@ -30,6 +30,7 @@ class NoGpuBackend final : public CollectiveBackend {
   Status barrier() override { return why_; }
   Result<std::byte*> scratch(size_t) override { return why_; }
   Status copy(void*, const void*, size_t) override { return why_; }
+  Status useStream(void*) override { return why_; }
 
  private:
   Status why_;

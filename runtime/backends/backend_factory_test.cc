@@ -89,6 +89,7 @@ TEST_CASE("GPU tensors always have a backend: NCCL, the staged path, or one that
     CHECK(s.code() == hvd::Errc::kUnavailable);
     CHECK(s.message().rfind("GPU tensors cannot be moved here: ", 0) == 0);
     CHECK(s.message().find("no GPU visible") != std::string::npos);
+    CHECK(gpu.useStream(nullptr).message() == s.message());
   }
 }
 

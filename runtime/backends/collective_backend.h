@@ -52,6 +52,12 @@ class CollectiveBackend {
     return Status(Errc::kInternal, std::string(name()) + " has no device copies");
   }
   virtual Status finishCopies() { return Status::ok(); }
+  // GPU backends: run later calls on this CUDA stream (a CUstream / cudaStream_t of the
+  // device's primary context; nullptr: the backend's own). Not while calls are pending.
+  virtual Status useStream(void* stream) {
+    (void)stream;
+    return Status(Errc::kInvalidUsage, std::string(name()) + " runs no GPU streams");
+  }
   // The control path of negotiation: every byte becomes its minimum over the ranks, so 0/1
   // flags combine as AND, and complemented flags as OR. A few hundred bytes per engine cycle;
   // always host memory.

@@ -644,6 +644,13 @@ backends::CollectiveBackend* Engine::backendFor(Device device) {
   return nullptr;
 }
 
+Status Engine::setGpuStream(void* stream) {
+  std::lock_guard<std::mutex> cycle(cycleMutex_);
+  backends::CollectiveBackend* gpu = backendFor(Device::kCuda);
+  if (gpu == nullptr) return unavailable("no backend moves GPU tensors here");
+  return gpu->useStream(stream);
+}
+
 std::string_view Engine::backendName(Device device) const {
   for (const auto& b : backends_) {
     if (b->supports(device)) return b->name();

@@ -101,6 +101,9 @@ class Engine {
   void shutdown();
 
   std::string_view cpuBackendName() const { return backends_.front()->name(); }
+  // GPU calls submitted later run on this CUDA stream (nullptr: the backend's own).
+  // Waits for the current cycle, so no call is mid-flight when the stream changes.
+  Status setGpuStream(void* stream);
   // The backend that runs tensors on `device`; "none" when there is none.
   std::string_view backendName(Device device) const;
 

@@ -32,6 +32,12 @@ def main():
     assert torch.equal(b, torch.full((7,), float(n - 1), device=device))
     g = hvd.allgather(torch.full((r + 1, 2), float(r), device=device))
     assert g.device == device and g.shape == (n * (n + 1) // 2, 2)
+    # On torch's own stream: hvd's work queues behind the kernel that filled z.
+    hvd.set_gpu_stream(torch.cuda.current_stream().cuda_stream)
+    z = torch.full((1 << 20,), float(r + 1), device=device) * 2
+    hvd.allreduce_(z, op=hvd.Sum)
+    assert torch.equal(z, torch.full_like(z, float(n * (n + 1)))), z[:3]
+    hvd.set_gpu_stream(0)
     print("ok", hvd.gpu_operations_backend())
     hvd.shutdown()
     return 0

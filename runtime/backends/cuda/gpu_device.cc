@@ -27,6 +27,7 @@ Result<std::unique_ptr<GpuDevice>> GpuDevice::open(const CudaDriver& driver, int
   HVD_RETURN_IF_ERROR(gpu->makeCurrent());
   HVD_RETURN_IF_ERROR(driver.check(driver.cuStreamCreate(&gpu->stream_, CU_STREAM_NON_BLOCKING),
                                    "creating a stream on " + gpu->description_));
+  gpu->active_ = gpu->stream_;
   return gpu;
 }
 
@@ -55,7 +56,7 @@ Result<std::byte*> GpuDevice::scratch(size_t bytes) {
     HVD_RETURN_IF_ERROR(makeCurrent());
     if (scratch_ != 0) {
       // Work queued on the old buffer must finish before it is freed.
-      HVD_RETURN_IF_ERROR(driver_.check(driver_.cuStreamSynchronize(stream_), "waiting for " + description_));
+      HVD_RETURN_IF_ERROR(driver_.check(driver_.cuStreamSynchronize(active_), "waiting for " + description_));
       driver_.cuMemFree(scratch_);
       scratch_ = 0;
       scratchBytes_ = 0;
@@ -72,7 +73,7 @@ Result<std::byte*> GpuDevice::pinned(size_t bytes, int slot) {
   if (bytes > pinnedBytes_[slot]) {
     HVD_RETURN_IF_ERROR(makeCurrent());
     if (pinned_[slot] != nullptr) {
-      HVD_RETURN_IF_ERROR(driver_.check(driver_.cuStreamSynchronize(stream_), "waiting for " + description_));
+      HVD_RETURN_IF_ERROR(driver_.check(driver_.cuStreamSynchronize(active_), "waiting for " + description_));
       driver_.cuMemFreeHost(pinned_[slot]);
       pinned_[slot] = nullptr;
       pinnedBytes_[slot] = 0;
@@ -87,7 +88,7 @@ Result<std::byte*> GpuDevice::pinned(size_t bytes, int slot) {
 Status GpuDevice::copyAsync(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src) return Status::ok();
   return driver_.check(driver_.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
-                                             bytes, stream_),
+                                             bytes, active_),
                        "copying " + std::to_string(bytes) + " bytes on " + description_);
 }
 
@@ -96,7 +97,7 @@ Status GpuDevice::synchronize(std::chrono::milliseconds timeout, const std::func
   // Spin briefly (most work ends within microseconds), then back off: a blocked NCCL
   // call would otherwise burn a core for the whole timeout.
   for (int spins = 0;; ++spins) {
-    CUresult rc = driver_.cuStreamQuery(stream_);
+    CUresult rc = driver_.cuStreamQuery(active_);
     if (rc == CUDA_SUCCESS) return Status::ok();
     if (rc != CUDA_ERROR_NOT_READY) return driver_.check(rc, "work on " + description_);
     if (poll) HVD_RETURN_IF_ERROR(poll());

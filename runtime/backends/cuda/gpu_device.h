@@ -32,7 +32,10 @@ class GpuDevice {
   GpuDevice& operator=(const GpuDevice&) = delete;
 
   int ordinal() const { return ordinal_; }
-  CUstream stream() const { return stream_; }
+  // The stream work goes to: the caller's (useStream) or the device's own.
+  CUstream stream() const { return active_; }
+  // From the next call on, work goes to `stream` (nullptr: the device's own stream).
+  void useStream(CUstream stream) { active_ = stream != nullptr ? stream : stream_; }
   const CudaDriver& driver() const { return driver_; }
   // "GPU 0 (NVIDIA H100 80GB HBM3)", for error messages.
   const std::string& description() const { return description_; }
@@ -55,7 +58,8 @@ class GpuDevice {
   int ordinal_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
-  CUstream stream_ = nullptr;
+  CUstream stream_ = nullptr;  // the device's own
+  CUstream active_ = nullptr;  // where work goes now
   std::string description_;
   CUdeviceptr scratch_ = 0;
   size_t scratchBytes_ = 0;

@@ -50,6 +50,10 @@ class StagedBackend final : public CollectiveBackend {
     return fail(device_->copy(dst, src, bytes));
   }
   Status finishCopies() override { return fail(device_->finish()); }
+  Status useStream(void* stream) override {
+    device_->useStream(stream);
+    return Status::ok();
+  }
 
  private:
   // Stages `data` out, runs `collective` on the host copy, stages the result back.
@@ -95,12 +99,15 @@ class DriverStaging final : public StagingDevice {
       }
       ordinal = *found;
     }
-    if (gpu_) return gpu_->makeCurrent();
-    auto opened = GpuDevice::open(driver_, ordinal);
-    if (!opened) return opened.status();
-    gpu_ = std::move(*opened);
-    return Status::ok();
+    if (!gpu_) {
+      auto opened = GpuDevice::open(driver_, ordinal);
+      if (!opened) return opened.status();
+      gpu_ = std::move(*opened);
+    }
+    gpu_->useStream(requested_);
+    return gpu_->makeCurrent();
   }
+  void useStream(void* stream) override { requested_ = static_cast<CUstream>(stream); }
   Result<std::byte*> pinned(size_t bytes, int slot) override { return gpu_->pinned(bytes, slot); }
   Result<std::byte*> scratch(size_t bytes) override { return gpu_->scratch(bytes); }
   Status copy(void* dst, const void* src, size_t bytes) override { return gpu_->copyAsync(dst, src, bytes); }
@@ -110,6 +117,7 @@ class DriverStaging final : public StagingDevice {
   const CudaDriver& driver_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<GpuDevice> gpu_;
+  CUstream requested_ = nullptr;
 };
 
 }  // namespace

@@ -28,6 +28,8 @@ class StagingDevice {
   // Queued copies in any direction, and the wait for them (up to the job's timeout).
   virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
   virtual Status finish() = 0;
+  // Later copies go to this CUDA stream (nullptr: the device's own).
+  virtual void useStream(void* stream) { (void)stream; }
 };
 
 // A staged backend over `device`, running the collectives on `host` (which must outlive it).

@@ -32,6 +32,10 @@ struct HostStaging final : hvd::backends::cuda::StagingDevice {
   std::vector<std::byte> pinnedSlots[2], scratchBuffer;
   int* copies = nullptr;
   bool* failCopies = nullptr;
+  void** stream = nullptr;
+  void useStream(void* s) override {
+    if (stream != nullptr) *stream = s;
+  }
   hvd::Status select(const void*) override { return hvd::Status::ok(); }
   hvd::Result<std::byte*> pinned(size_t bytes, int slot) override {
     auto& b = pinnedSlots[slot];
@@ -55,7 +59,7 @@ struct HostStaging final : hvd::backends::cuda::StagingDevice {
 // memory; returns each rank's failure ("" for success).
 std::vector<std::string> onStagedRanks(int size, const std::function<std::string(int, Engine&)>& body,
                                        std::uint64_t fusionBytes = 64 << 20, int* copies = nullptr,
-                                       bool* failCopies = nullptr) {
+                                       bool* failCopies = nullptr, void** stream = nullptr) {
   hvd::test::MemoryStore store;
   std::vector<std::string> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
@@ -74,7 +78,7 @@ std::vector<std::string> onStagedRanks(int size, const std::function<std::string
         return;
       }
       auto staging = std::make_unique<HostStaging>();
-      if (r == 0) staging->copies = copies, staging->failCopies = failCopies;
+      if (r == 0) staging->copies = copies, staging->failCopies = failCopies, staging->stream = stream;
       backends->back() = hvd::backends::cuda::makeStagedBackend(std::move(staging), *backends->front());
       hvd::engine::EngineOptions options;
       options.fusionThresholdBytes = fusionBytes;
@@ -224,5 +228,18 @@ TEST_CASE("a device failure poisons the staged backend: later GPU calls fail wit
     }
     return "";
   }, 64 << 20, nullptr, &failCopies);
+  CHECK(errors == none(1));
+}
+
+TEST_CASE("the caller's CUDA stream reaches the GPU backend, and nullptr gives it back its own", "[unit]") {
+  void* stream = nullptr;
+  auto errors = onStagedRanks(1, [&](int, Engine& e) -> std::string {
+    auto* theirs = reinterpret_cast<void*>(std::uintptr_t{0x1234});
+    if (auto s = e.setGpuStream(theirs); !s.isOk()) return s.message();
+    if (stream != theirs) return "the stream did not reach the staging device";
+    if (auto s = e.setGpuStream(nullptr); !s.isOk()) return s.message();
+    if (stream != nullptr) return "nullptr did not reach the staging device";
+    return "";
+  }, 64 << 20, nullptr, nullptr, &stream);
   CHECK(errors == none(1));
 }

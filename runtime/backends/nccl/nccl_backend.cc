@@ -89,6 +89,10 @@ class NcclBackend final : public CollectiveBackend {
     return gpu_->copyAsync(dst, src, bytes);
   }
   Status finishCopies() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }
+  Status useStream(void* stream) override {
+    requested_ = static_cast<CUstream>(stream);
+    return Status::ok();
+  }
 
  private:
   // The communicator, made at the first GPU call on the GPU of `pointer` (device 0 when
@@ -105,6 +109,7 @@ class NcclBackend final : public CollectiveBackend {
               .withHint("keep one GPU per rank (torch.cuda.set_device(hvd.local_rank()))");
         }
       }
+      gpu_->useStream(requested_);
       return gpu_->makeCurrent();
     }
     // The id goes out first, whatever this rank's tensor: every rank takes part in the
@@ -122,6 +127,7 @@ class NcclBackend final : public CollectiveBackend {
     auto gpu = GpuDevice::open(driver_, ordinal);
     if (!gpu) return fail(gpu.status());
     gpu_ = std::move(*gpu);
+    gpu_->useStream(requested_);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // so that a rank that never joins costs a timeout, not a hang
     ncclComm_t comm = nullptr;
@@ -173,6 +179,7 @@ class NcclBackend final : public CollectiveBackend {
   std::chrono::milliseconds timeout_;
   std::unique_ptr<GpuDevice> gpu_;
   ncclComm_t comm_ = nullptr;
+  CUstream requested_ = nullptr;  // the caller's stream (useStream), taken at each call
   Status poisoned_;
 };
 

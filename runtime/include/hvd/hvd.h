@@ -66,6 +66,12 @@ Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceO
 Status broadcast(void* data, size_t count, DataType type, int root, Device device);
 // countsPerRank: size() entries, equal on all ranks; out holds their sum, in rank order.
 Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, DataType type, Device device);
+// The CUDA stream GPU collectives run on from now on (a cudaStream_t of the current
+// device, e.g. torch.cuda.current_stream().cuda_stream): hvd's work then queues behind
+// the framework's kernels on it, and calls return (handles complete) when that stream has
+// reached the end of hvd's work. nullptr: hvd's own stream (the default), on which hvd
+// does not wait for the framework's work. Call it with no GPU call pending.
+Status setGpuStream(void* stream);
 // What moves GPU tensors: "nccl", "cuda-staged" (HOROVOD_GPU_OPERATIONS=cpu, or no NCCL),
 // or "none" (then every GPU call fails saying why); "" before init.
 const char* gpuOperationsBackend();

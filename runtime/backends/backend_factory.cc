@@ -28,7 +28,7 @@ class NoGpuBackend final : public CollectiveBackend {
   Status broadcast(const TensorRef&, int) override { return why_; }
   Status allgatherv(const TensorRef&, std::span<const size_t>, void*) override { return why_; }
   Status barrier() override { return why_; }
-  Result<std::byte*> scratch(size_t) override { return why_; }
+  Result<std::byte*> scratch(size_t, const void*) override { return why_; }
   Status copy(void*, const void*, size_t) override { return why_; }
   Status useStream(void*) override { return why_; }
 

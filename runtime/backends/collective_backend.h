@@ -40,11 +40,13 @@ class CollectiveBackend {
   virtual Status barrier() = 0;
 
   // Memory on this backend's device, for the engine: its fusion buffer (grows; valid until
-  // the next call) and copies between tensors, queued before this backend's next
-  // collective; finishCopies() waits for them. Only GPU backends override these (the
-  // engine packs host tensors itself, without a virtual call per tensor).
-  virtual Result<std::byte*> scratch(size_t bytes) {
-    (void)bytes;
+  // the next call), on the device of `like` (a tensor of the request: the first call
+  // decides the GPU), and copies between tensors, queued before this backend's next
+  // collective (src is always device memory); finishCopies() waits for them. Only GPU
+  // backends override these (the engine packs host tensors itself, without a virtual call
+  // per tensor).
+  virtual Result<std::byte*> scratch(size_t bytes, const void* like) {
+    (void)bytes, (void)like;
     return Status(Errc::kInternal, std::string(name()) + " has no device scratch memory");
   }
   virtual Status copy(void* dst, const void* src, size_t bytes) {

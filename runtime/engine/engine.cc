@@ -711,7 +711,7 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
   if (onHost) {
     if (fusionBuffer_.size() < total) fusionBuffer_.resize(total);
     fused = fusionBuffer_.data();
-  } else if (auto scratch = backend->scratch(total); scratch) {
+  } else if (auto scratch = backend->scratch(total, ready[members[0]].second->in); scratch) {
     fused = *scratch;
   } else {
     s = scratch.status();
@@ -809,7 +809,7 @@ Status Engine::runAlone(const Response& response, Operation& op) {
       if (spec.device == Device::kCpu) return backend->allgatherv(mine, bytesPerRank, op.gathered.bytes.data());
       // A GPU allgather without an output buffer gathers on the device, then hands the
       // result over in host memory (Gathered is host memory).
-      auto scratch = backend->scratch(total);
+      auto scratch = backend->scratch(total, spec.count > 0 ? op.in : nullptr);
       if (!scratch) return scratch.status();
       HVD_RETURN_IF_ERROR(backend->allgatherv(mine, bytesPerRank, *scratch));
       HVD_RETURN_IF_ERROR(backend->copy(op.gathered.bytes.data(), *scratch, total));

@@ -41,12 +41,12 @@ class StagedBackend final : public CollectiveBackend {
 
   Status barrier() override { return host_.barrier(); }
 
-  Result<std::byte*> scratch(size_t bytes) override {
-    HVD_RETURN_IF_ERROR(fail(device_->select(nullptr)));
+  Result<std::byte*> scratch(size_t bytes, const void* like) override {
+    HVD_RETURN_IF_ERROR(fail(device_->select(like)));
     return device_->scratch(bytes);
   }
   Status copy(void* dst, const void* src, size_t bytes) override {
-    HVD_RETURN_IF_ERROR(fail(device_->select(nullptr)));
+    HVD_RETURN_IF_ERROR(fail(device_->select(src)));
     return fail(device_->copy(dst, src, bytes));
   }
   Status finishCopies() override { return fail(device_->finish()); }

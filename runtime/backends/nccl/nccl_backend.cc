@@ -80,12 +80,12 @@ class NcclBackend final : public CollectiveBackend {
 
   Status barrier() override { return host_.barrier(); }
 
-  Result<std::byte*> scratch(size_t bytes) override {
-    HVD_RETURN_IF_ERROR(ensureComm(nullptr));
+  Result<std::byte*> scratch(size_t bytes, const void* like) override {
+    HVD_RETURN_IF_ERROR(ensureComm(like));
     return gpu_->scratch(bytes);
   }
   Status copy(void* dst, const void* src, size_t bytes) override {
-    HVD_RETURN_IF_ERROR(ensureComm(nullptr));
+    HVD_RETURN_IF_ERROR(ensureComm(src));
     return gpu_->copyAsync(dst, src, bytes);
   }
   Status finishCopies() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }

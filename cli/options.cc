@@ -467,7 +467,16 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   o.launchArgs = std::move(launch);
   o.prefixOutput = !raw.noPrefix;
   if (!raw.ranksFilter.empty()) o.ranksFilter = parseRankList("--ranks-filter", raw.ranksFilter);
-  if (!raw.numProc.empty()) o.numProc = parsePositiveInt("-np", raw.numProc);
+  // Far above any machine yet, and below what a plan can hold in memory in seconds: a typo
+  // such as -np 2147483647 is an error, not an allocation failure or a fork bomb.
+  if (!raw.numProc.empty()) {
+    o.numProc = parsePositiveInt("-np", raw.numProc);
+    if (o.numProc > kMaxRanks) {
+      throw UserError(ExitCode::kUsage,
+                      "-np " + raw.numProc + " is more ranks than hvdrun starts (at most " + std::to_string(kMaxRanks) + ")",
+                      "check the number; hvdrun plans jobs of up to " + std::to_string(kMaxRanks) + " ranks");
+    }
+  }
   if (!raw.killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", raw.killGrace);
   if (!raw.startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", raw.startTimeout);
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);

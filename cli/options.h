@@ -11,6 +11,10 @@
 
 namespace hvd::cli {
 
+// The most ranks one job may have: far above any machine yet, and small enough that a plan
+// is made in about a second.
+inline constexpr int kMaxRanks = 1 << 20;
+
 struct Options {
   // What to do.
   bool showVersion = false;

@@ -1,9 +1,11 @@
 // cli/os/machine.cc: hostname, a free port, reading a file.
 #include "cli/os/machine.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,15 +67,42 @@ Result<int> freeTcpPortBlock(int count) {
 }
 
 Result<std::string> readTextFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // O_NONBLOCK: a FIFO must not hang the open; it is refused below like any non-file.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     int error = errno;
     return error == ENOENT ? notFound("'" + path + "' does not exist") : systemError("cannot read '" + path + "'", error);
   }
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return systemError("cannot read '" + path + "'");
-  return content.str();
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) return systemError("cannot read '" + path + "'");
+  if (!S_ISREG(info.st_mode)) {
+    const char* kind = S_ISDIR(info.st_mode)                             ? "a directory"
+                       : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device"
+                       : S_ISFIFO(info.st_mode)                          ? "a pipe"
+                                                                         : "not a regular file";
+    return Status(Errc::kInvalidArgument, "'" + path + "' is " + kind + ", not a file hvdrun can read")
+        .withHint("give the path of a regular file");
+  }
+  // Reads at most one byte past the cap, so a file that grows while read is caught too.
+  std::string content;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return systemError("cannot read '" + path + "'");
+    if (n == 0) break;
+    content.append(buf, static_cast<size_t>(n));
+    if (content.size() > kMaxTextFileBytes) {
+      return Status(Errc::kInvalidArgument, "'" + path + "' is larger than " + std::to_string(kMaxTextFileBytes >> 20) +
+                                                " MiB, more than any config, host or template file needs")
+          .withHint("check the path");
+    }
+  }
+  return content;
 }
 
 std::string thisExecutable() {

@@ -29,7 +29,10 @@ int onlineCpuCount();
 // The absolute path of the running hvdrun (from /proc/self/exe), or "hvdrun".
 std::string thisExecutable();
 
-// The whole file; kNotFound / kSystem name the path and the reason.
+// The whole file; kNotFound / kSystem name the path and the reason. Refuses (kInvalidArgument)
+// what is not a regular file (a directory, /dev/zero, a FIFO: never a hang or an
+// exhausted memory) and files over kMaxTextFileBytes.
+inline constexpr size_t kMaxTextFileBytes = size_t{16} << 20;
 Result<std::string> readTextFile(const std::string& path);
 
 }  // namespace hvd::cli

@@ -1,6 +1,10 @@
 // tests/e2e/usage_e2e_test.cc: what a user sees for --help, --version and bad command lines.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
+#include <fstream>
+
 #include "tests/support/hvdrun_runner.h"
 
 using hvd::test::runHvdrun;
@@ -55,4 +59,41 @@ TEST_CASE("the version output names the version, commit, compiler and compiled-i
   CHECK(run.out.rfind("hvdrun 0.1.0\ncommit: ", 0) == 0);
   CHECK(run.out.find("\ncompiler: GNU ") != std::string::npos);
   CHECK(run.out.find("\nbackends compiled in: tcp") != std::string::npos);
+}
+
+TEST_CASE("an -np past the cap is refused at once naming it even with --dry-run", "[e2e]") {
+  auto run = runHvdrun({"--dry-run", "-np", "2147483647", "./train"});
+  CHECK(run.exitCode == 2);
+  CHECK(run.err == "hvdrun: error: -np 2147483647 is more ranks than hvdrun starts (at most 1048576)\n"
+                   "  hint: check the number; hvdrun plans jobs of up to 1048576 ranks\n");
+}
+
+TEST_CASE("config host and template files that are devices or directories or pipes or huge are refused and never read", "[e2e]") {
+  hvd::test::TempDir dir;
+  std::string fifo = dir.path() + "/fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string big = dir.path() + "/big.toml";
+  {
+    std::ofstream out(big);
+    out << std::string((16u << 20) + 10, '#');
+  }
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  const Case cases[] = {
+      {{"--config-file", "/dev/zero", "-np", "1", "true"}, "cannot read the config file: '/dev/zero' is a device"},
+      {{"--config-file", "/dev/urandom", "-np", "1", "true"}, "cannot read the config file: '/dev/urandom' is a device"},
+      {{"--config-file", dir.path(), "-np", "1", "true"}, "cannot read the config file: '" + dir.path() + "' is a directory"},
+      {{"--hostfile", fifo, "-np", "1", "true"}, "cannot read --hostfile: '" + fifo + "' is a pipe"},
+      {{"--config-file", big, "-np", "1", "true"}, "'" + big + "' is larger than 16 MiB"},
+      {{"sbatch", "--dry-run", "--template", "/dev/zero", "-np", "1", "--", "true"}, "'/dev/zero' is a device"},
+  };
+  for (const auto& c : cases) {
+    auto run = runHvdrun(c.args);
+    INFO(run.err);
+    CHECK(run.exitCode == 2);
+    CHECK(run.err.find("hvdrun: error: ") == 0);
+    CHECK(run.err.find(c.error) != std::string::npos);
+  }
 }

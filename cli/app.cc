@@ -1,6 +1,7 @@
 // cli/app.cc: dispatch from parsed options to --version, --check-build or a launch.
 #include "cli/app.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -222,14 +223,30 @@ class PreemptionFlag {
   PreemptionFlag(const Options& o, const slurm::Environment& env) : signal_(o.preemptSignal) {
     auto jobId = slurm::lookup(env, "SLURM_JOB_ID");
     auto submitDir = slurm::lookup(env, "SLURM_SUBMIT_DIR");
+    // Unpredictable names: a flag another user can create or plant a symlink at would make
+    // the job checkpoint and stop, or hvdrun write through the link.
+    auto random = randomHex(8);
+    if (!random) throw UserError(ExitCode::kEnvironment, random.status().message());
     if (jobId && submitDir && !submitDir->empty()) {
-      path_ = std::string(*submitDir) + "/.hvdrun-preempt-" + std::string(*jobId);
+      path_ = std::string(*submitDir) + "/.hvdrun-preempt-" + std::string(*jobId) + "-" + *random;
     } else {
-      path_ = "/tmp/hvdrun-preempt-" + std::to_string(::getpid());
+      // Outside Slurm, in a directory only this user may enter (mkdtemp makes it 0700).
+      const char* tmp = std::getenv("TMPDIR");
+      std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/hvdrun-XXXXXX";
+      if (::mkdtemp(pattern.data()) == nullptr) {
+        throw UserError(ExitCode::kEnvironment,
+                        fmt::format("cannot create a private directory for the preemption flag ({}): {}", pattern,
+                                    std::strerror(errno)),
+                        "set TMPDIR to a writable directory");
+      }
+      privateDir_ = pattern;
+      path_ = privateDir_ + "/preempt";
     }
-    std::remove(path_.c_str());  // a requeued job's leftover from its previous run
   }
-  ~PreemptionFlag() { std::remove(path_.c_str()); }
+  ~PreemptionFlag() {
+    std::remove(path_.c_str());
+    if (!privateDir_.empty()) ::rmdir(privateDir_.c_str());
+  }
   PreemptionFlag(const PreemptionFlag&) = delete;
   PreemptionFlag& operator=(const PreemptionFlag&) = delete;
 
@@ -238,8 +255,11 @@ class PreemptionFlag {
   }
   int signalNumber() const { return signal_ == "USR1" ? SIGUSR1 : SIGUSR2; }
   void raise() const {
-    std::FILE* f = std::fopen(path_.c_str(), "w");
+    // O_EXCL|O_NOFOLLOW: never through a link, never into a file someone else made.
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "w");
     if (f == nullptr) {
+      if (fd >= 0) ::close(fd);
       fmt::print(stderr, "hvdrun: warning: cannot create the preemption flag {}: {}; ranks still get SIG{}\n", path_,
                  std::strerror(errno), signal_);
       return;
@@ -251,6 +271,7 @@ class PreemptionFlag {
  private:
   std::string signal_;
   std::string path_;
+  std::string privateDir_;  // outside Slurm: removed with the flag
 };
 
 // After a preempted job: say what happened and, with --requeue, put the job back in the

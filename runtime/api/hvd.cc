@@ -55,6 +55,7 @@ Status init() {
   // Every variable is read here, once, and checked: a malformed HVD_RANK is an error, not 0.
   auto env = EnvSnapshot::fromProcess();
   if (!env) return env.status().withContext("reading the job's environment");
+  HVD_RETURN_IF_ERROR(detail::checkPreemptionSettings(*env));
   auto runtime = Runtime::fromEnvironment(*env);
   if (!runtime) return runtime.status();
   detail::installPreemptionHandler(*env);

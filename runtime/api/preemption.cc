@@ -34,6 +34,13 @@ void onPreemptSignal(int) { signalled.store(true, std::memory_order_relaxed); }
 
 namespace detail {
 
+Status checkPreemptionSettings(const EnvSnapshot& env) {
+  const std::string& name = env.text("HVD_PREEMPT_SIGNAL");
+  if (name.empty() || name == "USR1" || name == "USR2") return Status::ok();
+  return Status(Errc::kInvalidArgument, "HVD_PREEMPT_SIGNAL='" + name + "' is not a preemption signal")
+      .withHint("hvdrun sets USR1 or USR2 (--signal); unset it to take no notice");
+}
+
 void installPreemptionHandler(const EnvSnapshot& env) {
   initEnvironment = env;
   preemptFile = env.text("HVD_PREEMPT_FILE");

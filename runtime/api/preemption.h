@@ -11,4 +11,8 @@ namespace hvd::detail {
 // async-signal-safe; idempotent.
 void installPreemptionHandler(const EnvSnapshot& env);
 
+// HVD_PREEMPT_SIGNAL must be unset, empty, "USR1" or "USR2": anything else would silently
+// leave the rank to die of the notice. kInvalidArgument naming the value otherwise.
+Status checkPreemptionSettings(const EnvSnapshot& env);
+
 }  // namespace hvd::detail

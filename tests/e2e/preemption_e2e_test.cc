@@ -60,3 +60,27 @@ TEST_CASE("with --preempt-grace, ranks that ignore the notice are stopped after 
   CHECK(run.out.find("[1]<stdout>:notice") != std::string::npos);
   CHECK(run.out.find("ranks still running 0 s later (--preempt-grace) were stopped") != std::string::npos);
 }
+
+TEST_CASE("outside Slurm the flag file lies in a private directory with an unpredictable name that hvdrun removes", "[e2e][preempt]") {
+  auto env = hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"});
+  hvd::cli::RunOptions o;
+  o.env = env;
+  o.timeout = std::chrono::seconds(30);
+  auto first = hvd::test::runHvdrun(
+      {"-np", "1", "--no-prefix", "sh", "-c", "echo \"$HVD_PREEMPT_FILE\"; stat -c %a \"$(dirname \"$HVD_PREEMPT_FILE\")\""}, o);
+  auto second = hvd::test::runHvdrun({"-np", "1", "--no-prefix", "sh", "-c", "echo \"$HVD_PREEMPT_FILE\""}, o);
+  INFO(first.out << first.err);
+  REQUIRE(first.exitCode == 0);
+  std::smatch m;
+  REQUIRE(std::regex_search(first.out, m, std::regex(R"((/\S+/hvdrun-[A-Za-z0-9]{6})/preempt\n700\n)")));
+  CHECK_FALSE(std::filesystem::exists(m[1].str()));  // removed when hvdrun ended
+  CHECK(second.out.find(m[1].str()) == std::string::npos);  // a new name each run
+}
+
+TEST_CASE("an HVD_PREEMPT_SIGNAL that is not USR1 or USR2 fails init naming it", "[e2e][preempt]") {
+  auto o = hvd::test::withEnv(hvd::test::environmentWith({"HVD_PREEMPT_SIGNAL=TERM", "HVD_RANK", "HVD_SIZE"}));
+  auto run = hvd::cli::runAndCapture({HVD_COLLECTIVE_RANK_PATH, "check"}, o);
+  REQUIRE(run.isOk());
+  CHECK(run->exitCode == 2);
+  CHECK(run->err.find("HVD_PREEMPT_SIGNAL='TERM' is not a preemption signal") != std::string::npos);
+}

@@ -1,4 +1,5 @@
 // cli/app.cc: dispatch from parsed options to --version, --check-build or a launch.
+#include "cli/os/console.h"
 #include "cli/app.h"
 
 #include <fcntl.h>
@@ -143,7 +144,7 @@ void printFailureSummary(const JobOutcome& outcome, int total, const std::option
   }
   text += fmt::format("  hvdrun stopped {} other rank(s) of {}{}; exit code {}\n", outcome.ranksStopped, total, also,
                       outcome.exitCode);
-  fmt::print(stderr, "{}", text);
+  printTo(stderr, "{}", text);
 }
 
 // --output-filename, --ranks-filter, --timestamp-output. The directory is made before any
@@ -166,17 +167,17 @@ void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
 void report(const JobOutcome& outcome, int ranks, const std::string& errorFiles) {
   if (!outcome.neverReady.empty()) {
     std::string list = rankListText(outcome.neverReady, 32);
-    fmt::print(stderr, "hvdrun: error: rank(s) {} did not reach the rendezvous in time, while the other {} did; "
+    printTo(stderr, "hvdrun: error: rank(s) {} did not reach the rendezvous in time, while the other {} did; "
                        "stopped the job\n  hint: a rank stuck before the runtime's init, or unable to reach hvdrun; "
                        "--start-timeout gives start-up more time\n",
                list, ranks - static_cast<int>(outcome.neverReady.size()));
     return;
   }
   if (outcome.interruptSignal != 0) {
-    fmt::print(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
+    printTo(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
                outcome.ranksStopped);
   } else if (!outcome.firstFailure && outcome.ranksStoppedAfterCoordinator > 0) {
-    fmt::print(stderr, "hvdrun: the chief finished (exit 0), so the job is done: stopped its {} parameter server, "
+    printTo(stderr, "hvdrun: the chief finished (exit 0), so the job is done: stopped its {} parameter server, "
                        "worker and evaluator rank(s)\n", outcome.ranksStoppedAfterCoordinator);
   } else if (outcome.firstFailure) {
     std::optional<RecordedError> recorded;
@@ -260,11 +261,11 @@ class PreemptionFlag {
     std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "w");
     if (f == nullptr) {
       if (fd >= 0) ::close(fd);
-      fmt::print(stderr, "hvdrun: warning: cannot create the preemption flag {}: {}; ranks still get SIG{}\n", path_,
+      printTo(stderr, "hvdrun: warning: cannot create the preemption flag {}: {}; ranks still get SIG{}\n", path_,
                  std::strerror(errno), signal_);
       return;
     }
-    fmt::print(f, "SIG{} at {}\n", signal_, nowIso8601());
+    printTo(f, "SIG{} at {}\n", signal_, nowIso8601());
     std::fclose(f);
   }
 
@@ -279,9 +280,9 @@ class PreemptionFlag {
 void finishPreemption(const Options& o, const JobOutcome& outcome, bool toldByRanks, const slurm::Environment& env) {
   if (!outcome.preempted) return;
   if (toldByRanks) {
-    fmt::print(stderr, "hvdrun: the ranks agreed on a preemption notice sent to them directly\n");
+    printTo(stderr, "hvdrun: the ranks agreed on a preemption notice sent to them directly\n");
   } else {
-    fmt::print(stderr, "hvdrun: preemption notice (SIG{}) passed to every rank{}\n", o.preemptSignal,
+    printTo(stderr, "hvdrun: preemption notice (SIG{}) passed to every rank{}\n", o.preemptSignal,
                outcome.ranksStoppedAfterPreemption > 0
                    ? fmt::format("; ranks still running {} s later (--preempt-grace) were stopped",
                                  std::chrono::duration_cast<std::chrono::seconds>(o.preemptGrace).count())
@@ -290,7 +291,7 @@ void finishPreemption(const Options& o, const JobOutcome& outcome, bool toldByRa
   if (!o.requeue) return;
   auto jobId = slurm::lookup(env, "SLURM_JOB_ID");
   if (!jobId) {
-    fmt::print(stderr, "hvdrun: warning: --requeue: not inside a Slurm job, nothing to requeue\n");
+    printTo(stderr, "hvdrun: warning: --requeue: not inside a Slurm job, nothing to requeue\n");
     return;
   }
   RunOptions options;
@@ -302,7 +303,7 @@ void finishPreemption(const Options& o, const JobOutcome& outcome, bool toldByRa
     throw UserError(ExitCode::kEnvironment, "--requeue: scontrol requeue " + std::string(*jobId) + " failed: " + why,
                     "the job may not be requeueable (sbatch --requeue, JobRequeue in slurm.conf)");
   }
-  fmt::print(stderr, "hvdrun: requeued job {} (scontrol requeue)\n", *jobId);
+  printTo(stderr, "hvdrun: requeued job {} (scontrol requeue)\n", *jobId);
   std::fflush(stderr);
 }
 
@@ -404,7 +405,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   const std::vector<std::string> threadVars =
       threadVariables(threads, [](const std::string& name) { return std::getenv(name.c_str()) != nullptr; });
   if (!threadVars.empty() && plan.ranks.size() > 1) {
-    fmt::print(stderr, "hvdrun: {} ranks share {} CPU(s): OMP_NUM_THREADS={} for each (set OMP_NUM_THREADS to choose)\n",
+    printTo(stderr, "hvdrun: {} ranks share {} CPU(s): OMP_NUM_THREADS={} for each (set OMP_NUM_THREADS to choose)\n",
                plan.ranks.size(), usable, threads);
   }
   std::vector<RankProcess> ranks;
@@ -432,11 +433,11 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
 void mergeTimeline(const std::string& path, int ranks) {
   std::vector<std::string> traces = timeline::existingRankTraces(path, ranks);
   if (traces.empty()) {
-    fmt::print(stderr, "hvdrun: warning: no rank wrote a timeline to {} (did the program call hvd::init()?)\n", path);
+    printTo(stderr, "hvdrun: warning: no rank wrote a timeline to {} (did the program call hvd::init()?)\n", path);
     return;
   }
   if (Status s = timeline::mergeTraces(traces, path); !s.isOk()) {
-    fmt::print(stderr, "hvdrun: warning: the ranks' timelines stay in separate files: {}\n", s.message());
+    printTo(stderr, "hvdrun: warning: the ranks' timelines stay in separate files: {}\n", s.message());
     return;
   }
   for (size_t i = 1; i < traces.size(); ++i) std::remove(traces[i].c_str());
@@ -539,7 +540,7 @@ int planOrLaunch(const Options& given) {
   Plan plan = makePlan(o, env);
   requireFreeTfPorts(plan);
   if (o.dryRun) {
-    fmt::print("{}", valueOrThrow(renderPlan(plan, *format, o.rank, o.program)));
+    printTo(stdout, "{}", valueOrThrow(renderPlan(plan, *format, o.rank, o.program)));
     return 0;
   }
   return launch(o, plan, env);
@@ -558,7 +559,7 @@ int run(int argc, char** argv) {
   if (!args.empty() && args[0] == "plan") {
     Options o = parseWithSettings({args.begin() + 1, args.end()});
     if (o.help) {
-      fmt::print("{}", o.helpText);
+      printTo(stdout, "{}", o.helpText);
       return 0;
     }
     o.dryRun = true;
@@ -566,15 +567,15 @@ int run(int argc, char** argv) {
   }
   Options o = parseWithSettings(args);
   if (o.help) {
-    fmt::print("{}", o.helpText);
+    printTo(stdout, "{}", o.helpText);
     return 0;
   }
   if (o.showVersion) {
-    fmt::print("{}", versionText());
+    printTo(stdout, "{}", versionText());
     return 0;
   }
   if (o.checkBuild) {
-    fmt::print("{}", renderBuildReport(collectBuildReport(), o.verbose));
+    printTo(stdout, "{}", renderBuildReport(collectBuildReport(), o.verbose));
     return 0;
   }
   return planOrLaunch(o);

@@ -1,6 +1,7 @@
 // cli/commands/exec_rank_command.cc: the task shim.
 #include "cli/commands/exec_rank_command.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -150,6 +151,7 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   for (auto& e : finalEnv) envp.push_back(e.data());
   envp.push_back(nullptr);
+  ::signal(SIGPIPE, SIG_DFL);  // hvdrun ignores it; an ignored signal survives exec
   ::execve(exe->c_str(), argv.data(), envp.data());
   fail("cannot start " + *exe + " on " + facts.hostname + ": " + std::strerror(errno));
 }

@@ -1,4 +1,5 @@
 // cli/commands/hostlist_command.cc: option parsing and output for `hvdrun hostlist`.
+#include "cli/os/console.h"
 #include "cli/commands/hostlist_command.h"
 
 #include <CLI/CLI.hpp>
@@ -60,15 +61,15 @@ int runHostlistCommand(const std::vector<std::string>& args) {
       slurm::expandHostlist(text), "brackets hold numbers and ranges: node[01-04,07]; text may follow a bracket "
                                    "only when another bracket comes later");
   if (count) {
-    fmt::print("{}\n", names.size());
+    printTo(stdout, "{}\n", names.size());
   } else if (compress || sorted) {
     auto out = compress ? slurm::compressHostlist(names) : slurm::compressHostlistSorted(names);
-    fmt::print("{}\n", valueOrThrow(std::move(out)));
+    printTo(stdout, "{}\n", valueOrThrow(std::move(out)));
   } else {
     std::string out;
     out.reserve(names.size() * 12);
     for (const auto& n : names) (out += n) += '\n';
-    fmt::print("{}", out);
+    printTo(stdout, "{}", out);
   }
   return 0;
 }

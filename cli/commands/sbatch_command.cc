@@ -1,4 +1,5 @@
 // cli/commands/sbatch_command.cc: reads the template, renders, prints or submits.
+#include "cli/os/console.h"
 #include "cli/commands/sbatch_command.h"
 
 #include <fmt/format.h>
@@ -46,7 +47,7 @@ std::string submit(const std::string& script) {
 int runSbatchCommand(const std::vector<std::string>& args) {
   Options o = parseWithSettings(args);
   if (o.help) {
-    fmt::print("{}", o.helpText);
+    printTo(stdout, "{}", o.helpText);
     return 0;
   }
   if (o.dryRun == o.sbatch.submit) {
@@ -77,10 +78,10 @@ int runSbatchCommand(const std::vector<std::string>& args) {
   JobScriptContext context{thisExecutable(), build_info::kVersion, templateText, templateName};
   std::string script = valueOrThrow(renderJobScript(o, context));
   if (o.dryRun) {
-    fmt::print("{}", script);
+    printTo(stdout, "{}", script);
     return 0;
   }
-  fmt::print("{}\n", submit(script));
+  printTo(stdout, "{}\n", submit(script));
   return 0;
 }
 

@@ -1,4 +1,5 @@
 // cli/commands/timeline_command.cc: option parsing and output for `hvdrun timeline`.
+#include "cli/os/console.h"
 #include "cli/commands/timeline_command.h"
 
 #include <CLI/CLI.hpp>
@@ -43,10 +44,10 @@ int runTimelineCommand(const std::vector<std::string>& args) {
   auto rows = timeline::summarizeTrace(*trace);
   if (!rows) throw UserError(ExitCode::kUsage, "timeline summary: '" + summaryInput + "': " + rows.status().message(), kHint);
   if (rows->empty()) {
-    fmt::print("no operations in {}\n", summaryInput);
+    printTo(stdout, "no operations in {}\n", summaryInput);
     return 0;
   }
-  fmt::print("{}", timeline::formatSummary(*rows));
+  printTo(stdout, "{}", timeline::formatSummary(*rows));
   return 0;
 }
 

@@ -90,6 +90,7 @@ Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const Ru
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);  // hvdrun ignores it; an ignored signal survives exec
     if (options.env) {
       ::execve(exe->c_str(), args.data(), envp.data());
     } else {

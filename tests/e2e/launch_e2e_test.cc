@@ -405,3 +405,18 @@ TEST_CASE("the failure summary counts ranks that ended with errors of their own 
   CHECK(run.err.find("  hvdrun stopped 2 other rank(s) of 4; 1 other(s) ended with errors of their own (rank(s) 2); "
                      "exit code 3\n") != std::string::npos);
 }
+
+TEST_CASE("hvdrun exits with the rank's code when nobody reads its output any more", "[e2e][mp]") {
+  // `| true` has exited before the ranks write: every write of hvdrun's meets EPIPE.
+  std::string script =
+      "\"$0\" -np 2 sh -c 'sleep 0.3; echo out; echo err >&2; exit 3' 2>&1 | true; echo \"rc=${PIPESTATUS[0]}\"";
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  auto run = hvd::cli::runAndCapture({"bash", "-c", script, HVD_HVDRUN_PATH}, o);
+  REQUIRE(run.isOk());
+  CHECK(run->out == "rc=3\n");
+  // And a rank's own pipes still end it by SIGPIPE as usual (hvdrun's ignoring is not inherited).
+  auto rank = hvd::test::runHvdrun({"-np", "1", "sh", "-c", "yes | head -c 10 >/dev/null; echo done"}, o);
+  CHECK(rank.exitCode == 0);
+  CHECK(rank.out.find("done") != std::string::npos);
+  CHECK(rank.err.find("Broken pipe") == std::string::npos);  // yes(1) says so when SIGPIPE is ignored
+}

@@ -204,7 +204,8 @@ void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure
 
 // The job's rendezvous server, started before any rank; the plan learns its real port.
 std::unique_ptr<RendezvousServer> startRendezvous(Plan& plan, const std::string& secret) {
-  auto server = RendezvousServer::start(0, secret);
+  // Ranks all on this machine reach it over loopback: nothing else needs to.
+  auto server = RendezvousServer::start(0, secret, plan.rendezvousAddr == "127.0.0.1" ? "127.0.0.1" : "0.0.0.0");
   if (!server) throw UserError(ExitCode::kEnvironment, server.status().message());
   plan.rendezvousPort = (*server)->port();
   return std::move(*server);

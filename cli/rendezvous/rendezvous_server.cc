@@ -18,8 +18,9 @@ using namespace std::chrono_literals;
 using rendezvous::Op;
 using rendezvous::Reply;
 
-Result<std::unique_ptr<RendezvousServer>> RendezvousServer::start(int port, std::string secret) {
-  auto listener = Socket::listen("0.0.0.0", port);
+Result<std::unique_ptr<RendezvousServer>> RendezvousServer::start(int port, std::string secret,
+                                                                  const std::string& bindAddress) {
+  auto listener = Socket::listen(bindAddress, port);
   if (!listener) return listener.status().withContext("starting the rendezvous server");
   std::unique_ptr<RendezvousServer> server(new RendezvousServer(std::move(*listener), std::move(secret)));
   // The server's threads (and the workers they start) must never take a signal: hvdrun's

@@ -22,8 +22,11 @@ namespace hvd::cli {
 
 class RendezvousServer {
  public:
-  // Listens on all interfaces, on `port` (0: any free port). Returns once listening.
-  static Result<std::unique_ptr<RendezvousServer>> start(int port, std::string secret);
+  // Listens on `bindAddress` ("127.0.0.1" for a job on this machine alone, so nothing
+  // outside it can reach the server; "0.0.0.0": every interface), on `port` (0: any free
+  // port). Returns once listening.
+  static Result<std::unique_ptr<RendezvousServer>> start(int port, std::string secret,
+                                                         const std::string& bindAddress = "0.0.0.0");
   ~RendezvousServer();  // stops accepting, closes every connection, joins the threads
 
   int port() const { return port_; }

@@ -95,3 +95,15 @@ TEST_CASE("an intruder without the secret is refused and logged while the job go
   CHECK(std::regex_search(run.err, std::regex("hvdrun: warning: rendezvous: refused a client from 127\\.0\\.0\\.1:\\d+: "
                                               "it does not hold the job's secret")));
 }
+
+TEST_CASE("a job on this machine alone has its rendezvous server listen on loopback only", "[e2e]") {
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  // The rank looks up the server's listening socket (state 0A) in the kernel's table.
+  auto run = hvd::test::runHvdrun(
+      {"-np", "1", "--no-prefix", "sh", "-c",
+       "p=$(printf '%04X' \"$HVD_RENDEZVOUS_PORT\"); awk -v p=\":$p\" '$2 ~ (p \"$\") && $4 == \"0A\" {print $2}' /proc/net/tcp"},
+      o);
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  CHECK(std::regex_match(run.out, std::regex("0100007F:[0-9A-F]{4}\n")));  // 127.0.0.1, not 00000000
+}

@@ -1,6 +1,7 @@
 // runtime/backends/tcp/tcp_transport.cc: setup handshakes and the full-duplex exchange loop.
 #include "runtime/backends/tcp/tcp_transport.h"
 
+#include <arpa/inet.h>
 #include <sched.h>
 
 #include <poll.h>
@@ -52,6 +53,11 @@ ssize_t recvSome(int fd, std::byte* into, size_t max) {
 
 }  // namespace
 
+std::string listenAddressFor(const std::string& advertiseHost) {
+  in_addr parsed{};
+  return ::inet_pton(AF_INET, advertiseHost.c_str(), &parsed) == 1 ? advertiseHost : "0.0.0.0";
+}
+
 Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, Store& store,
                                                             const TcpTransportOptions& options) {
   std::unique_ptr<TcpTransport> t(new TcpTransport(rank, size, options.timeout));
@@ -60,7 +66,7 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
   t->spinBudget_ = options.spinBudget;
   if (size == 1) return t;
   Deadline deadline = deadlineIn(options.timeout);
-  auto listener = Socket::listen("0.0.0.0", 0);
+  auto listener = Socket::listen(listenAddressFor(options.advertiseHost), 0);
   if (!listener) return listener.status();
   std::string self = options.advertiseHost + ":" + std::to_string(listener->localPort());
   HVD_RETURN_IF_ERROR(store.set("ring/" + std::to_string(rank), self));

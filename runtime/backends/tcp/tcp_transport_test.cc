@@ -421,3 +421,10 @@ TEST_CASE("a combined allreduce reduces each lane with its own operation and giv
     CHECK(errors == std::vector<std::string>(static_cast<size_t>(size)));
   }
 }
+
+TEST_CASE("ring listeners bind the address a rank advertises when it is an IPv4 literal, else every interface", "[unit]") {
+  CHECK(hvd::backends::tcp::listenAddressFor("127.0.0.1") == "127.0.0.1");
+  CHECK(hvd::backends::tcp::listenAddressFor("10.1.2.3") == "10.1.2.3");
+  CHECK(hvd::backends::tcp::listenAddressFor("node07") == "0.0.0.0");
+  CHECK(hvd::backends::tcp::listenAddressFor("") == "0.0.0.0");
+}

@@ -97,31 +97,63 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
     t->links_.push_back(Link{peer, std::move(*out), {}, {}, "rank " + std::to_string(peer) + " (" + address + ")"});
   }
   // Accept until every lower peer has arrived with a valid proof; anything else is dropped.
-  for (size_t arrived = 0; arrived < lower;) {
-    auto in = listener->accept(deadline);
-    if (!in) {
-      std::string missing;
-      size_t count = 0;
-      for (int peer : peers) {
-        bool here = std::any_of(t->links_.begin(), t->links_.end(), [&](const Link& l) { return l.peer == peer; });
-        if (peer < rank && !here) missing += (count++ == 0 ? "" : ", ") + std::to_string(peer);
-      }
-      return in.status().withContext("waiting for rank" + std::string(count > 1 ? "s " : " ") + missing + " to connect");
-    }
-    auto hello = in->recvFrame(128, deadline);
-    if (!hello) continue;
+  // The listener and every connection not yet identified are polled together, so one that
+  // connects and says nothing (a port scanner, a stray client) delays nobody: a hello is
+  // read only once bytes are there, and at most kPendingMax strangers are kept waiting.
+  constexpr size_t kPendingMax = 64;
+  constexpr auto kHelloTimeout = std::chrono::milliseconds(500);  // the frame is ~80 bytes
+  std::vector<Socket> pending;
+  auto identify = [&](Socket in) {
+    auto hello = in.recvFrame(128, std::min(deadline, deadlineIn(kHelloTimeout)));
+    if (!hello) return false;
     size_t sep = hello->find(':');
-    if (sep == std::string::npos) continue;
+    if (sep == std::string::npos) return false;
     std::string who = hello->substr(0, sep);
     int peer = -1;
     for (int candidate : peers) {
       if (candidate < rank && std::to_string(candidate) == who) peer = candidate;
     }
     bool duplicate = std::any_of(t->links_.begin(), t->links_.end(), [&](const Link& l) { return l.peer == peer; });
-    if (peer < 0 || duplicate || hello->substr(sep + 1) != proofFor(options.secret, peer)) continue;
-    std::string name = "rank " + std::to_string(peer) + " (" + in->peerName() + ")";
-    t->links_.push_back(Link{peer, std::move(*in), {}, {}, std::move(name)});
-    ++arrived;
+    if (peer < 0 || duplicate || hello->substr(sep + 1) != proofFor(options.secret, peer)) return false;
+    std::string name = "rank " + std::to_string(peer) + " (" + in.peerName() + ")";
+    t->links_.push_back(Link{peer, std::move(in), {}, {}, std::move(name)});
+    return true;
+  };
+  for (size_t arrived = 0; arrived < lower;) {
+    std::vector<pollfd> fds{{listener->fd(), POLLIN, 0}};
+    for (const Socket& p : pending) fds.push_back({p.fd(), POLLIN, 0});
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    int ready = left > 0 ? ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(left, 1000))) : 0;
+    if (ready < 0 && errno != EINTR) return systemError("poll while waiting for ring peers");
+    if (Clock::now() >= deadline) {
+      std::string missing;
+      size_t count = 0;
+      for (int peer : peers) {
+        bool here = std::any_of(t->links_.begin(), t->links_.end(), [&](const Link& l) { return l.peer == peer; });
+        if (peer < rank && !here) missing += (count++ == 0 ? "" : ", ") + std::to_string(peer);
+      }
+      return Status(Errc::kTimeout, "accepting: timed out")
+          .withContext("waiting for rank" + std::string(count > 1 ? "s " : " ") + missing + " to connect");
+    }
+    if (ready <= 0) continue;
+    // Identified or dropped: readable connections leave the pending list either way.
+    std::vector<Socket> still;
+    for (size_t i = 1; i < fds.size(); ++i) {
+      Socket& p = pending[i - 1];
+      if (fds[i].revents == 0) {
+        still.push_back(std::move(p));
+      } else if (identify(std::move(p))) {
+        ++arrived;
+      }
+    }
+    pending = std::move(still);
+    if (fds[0].revents & POLLIN) {
+      auto in = listener->accept(deadlineIn(std::chrono::milliseconds(0)));
+      if (in) {
+        if (pending.size() >= kPendingMax) pending.erase(pending.begin());  // the longest silent goes
+        pending.push_back(std::move(*in));
+      }
+    }
   }
   std::sort(t->links_.begin(), t->links_.end(), [](const Link& a, const Link& b) { return a.peer < b.peer; });
   if (options.sharedMemory) HVD_RETURN_IF_ERROR(t->setUpSharedMemory(options.secret, deadline));

@@ -428,3 +428,39 @@ TEST_CASE("ring listeners bind the address a rank advertises when it is an IPv4 
   CHECK(hvd::backends::tcp::listenAddressFor("node07") == "0.0.0.0");
   CHECK(hvd::backends::tcp::listenAddressFor("") == "0.0.0.0");
 }
+
+TEST_CASE("a silent connection to a ring listener during set-up neither stalls it nor fails the job", "[mp][collectives]") {
+  MemoryStore store;
+  std::atomic<bool> intruderIn{false};
+  hvd::Socket intruder;
+  std::thread sneak([&] {
+    auto address = store.get("ring/1", 10s);
+    if (!address) return;
+    size_t colon = address->rfind(':');
+    auto s = hvd::Socket::connect(address->substr(0, colon), std::atoi(address->c_str() + colon + 1),
+                                  hvd::deadlineIn(5s));
+    if (s) intruder = std::move(*s);  // connected, and says nothing
+    intruderIn = true;
+  });
+  std::vector<std::string> errors(2);
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      if (r == 0) {
+        while (!intruderIn) std::this_thread::sleep_for(1ms);
+      }
+      hvd::backends::tcp::TcpTransportOptions options;
+      options.secret = "test-secret";
+      options.timeout = 10s;
+      auto ring = hvd::backends::tcp::TcpTransport::connect(r, 2, store, options);
+      if (!ring) errors[static_cast<size_t>(r)] = ring.status().message();
+    });
+  }
+  for (auto& t : ranks) t.join();
+  sneak.join();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  CHECK(intruder.valid());
+  CHECK(errors == std::vector<std::string>(2));
+  CHECK(seconds < 5);  // the old loop waited out the whole 10 s for the intruder's hello
+}

@@ -63,6 +63,16 @@ Result<ShmLink> ShmLink::create(const std::string& name, size_t capacity) {
     ::shm_unlink(name.c_str());
     return systemError("sizing shared memory " + name, error);
   }
+  // ftruncate reserves nothing: on a full /dev/shm (Docker's 64 MiB) the first write to a
+  // page with no room behind it is a SIGBUS. Allocating every page now turns that into
+  // ENOSPC here, and the link falls back to TCP.
+  if (int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(kDataOffset + capacity)); rc != 0) {
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    return Status(rc == ENOSPC ? Errc::kUnavailable : Errc::kSystem,
+                  "reserving " + std::to_string((kDataOffset + capacity) >> 10) + " KiB of shared memory for " + name +
+                      ": " + std::strerror(rc));
+  }
   auto link = map(fd, name);
   if (!link) {
     ::shm_unlink(name.c_str());

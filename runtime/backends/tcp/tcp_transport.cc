@@ -14,6 +14,7 @@
 #include "collectives/allreduce.h"
 #include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/hex.h"
+#include "runtime/common/log.h"
 #include "runtime/common/sha256.h"
 #include "runtime/common/shm_names.h"
 
@@ -234,10 +235,15 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Deadline deadl
   size_t capacity = shmCapacityFor(links_.size());
   std::vector<std::optional<ShmLink>> inboxes(links_.size()), outboxes(links_.size());
   std::vector<std::string> names(links_.size());
+  std::string noRoom;  // peers whose inbox /dev/shm had no room for
   for (size_t i = 0; i < links_.size(); ++i) {
     names[i] = "/" + jobPrefix + toHex(tag.data(), 4) + "-" + std::to_string(rank_) + "-" + std::to_string(links_[i].peer);
     auto inbox = ShmLink::create(names[i], capacity);
-    if (inbox) inboxes[i] = std::move(*inbox);
+    if (inbox) {
+      inboxes[i] = std::move(*inbox);
+    } else if (inbox.status().code() == Errc::kUnavailable) {
+      noRoom += (noRoom.empty() ? "" : ", ") + std::to_string(links_[i].peer);
+    }
     HVD_RETURN_IF_ERROR(links_[i].socket.sendFrame("SHM:" + std::string(inboxes[i] ? names[i] : ""), deadline));
   }
   auto unlinkAll = [&] {
@@ -270,6 +276,15 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Deadline deadl
     }
   }
   unlinkAll();  // mapped by both now, or not wanted
+  if (!noRoom.empty()) {
+    logMessage(LogLevel::kWarning,
+               "/dev/shm has no room for this rank's " + std::to_string(capacity >> 10) +
+                   " KiB ring buffers (each rank needs about " +
+                   std::to_string((links_.size() * (capacity + 4096)) >> 20) + " MiB there): the links from rank" +
+                   (noRoom.find(',') != std::string::npos ? "s " : " ") + noRoom +
+                   " use TCP instead. Give the container a larger /dev/shm (docker run --shm-size), or set "
+                   "HVD_SHARED_MEMORY=0 to use TCP throughout without this warning");
+  }
   return Status::ok();
 }
 

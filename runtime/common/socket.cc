@@ -61,7 +61,8 @@ Result<Socket> Socket::listen(const std::string& address, int port, int backlog)
   return s;
 }
 
-Result<Socket> Socket::connect(const std::string& host, int port, Deadline deadline) {
+Result<Socket> Socket::connect(const std::string& host, int port, Deadline deadline, std::chrono::milliseconds refusedFor) {
+  const Clock::time_point started = Clock::now();
   addrinfo hints{};
   hints.ai_family = AF_INET;
   hints.ai_socktype = SOCK_STREAM;
@@ -88,7 +89,8 @@ Result<Socket> Socket::connect(const std::string& host, int port, Deadline deadl
       ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
     }
     if (error == 0) return s;
-    if ((error != ECONNREFUSED && error != ECONNRESET) || Clock::now() >= deadline) {
+    bool refusedTooLong = Clock::now() - started >= refusedFor;
+    if ((error != ECONNREFUSED && error != ECONNRESET) || Clock::now() >= deadline || refusedTooLong) {
       return Clock::now() >= deadline ? Status(Errc::kTimeout, "connecting to " + name + ": no answer before the deadline")
                                       : systemError("connecting to " + name, error);
     }

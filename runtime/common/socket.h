@@ -29,7 +29,11 @@ class Socket {
   static Result<Socket> listen(const std::string& address, int port, int backlog = 512);
   // Resolves host (names via the system's resolver, e.g. /etc/hosts) and connects,
   // retrying refused connections until the deadline (the server may still be starting).
-  static Result<Socket> connect(const std::string& host, int port, Deadline deadline);
+  // Refused connections are retried for at most `refusedFor` (a server that is up, as
+  // hvdrun's rendezvous always is before any rank starts, refuses only when it is gone:
+  // then the answer comes at once, not at the deadline).
+  static Result<Socket> connect(const std::string& host, int port, Deadline deadline,
+                                std::chrono::milliseconds refusedFor = std::chrono::milliseconds::max());
   Result<Socket> accept(Deadline deadline) const;
 
   // Blocks until all bytes are written / read, the deadline passes, or the peer closes.

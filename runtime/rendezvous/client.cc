@@ -14,8 +14,15 @@ Result<Client> Client::connect(const std::string& host, int port, const std::str
                                std::chrono::milliseconds timeout) {
   std::string server = "hvdrun's rendezvous at " + host + ":" + std::to_string(port);
   Deadline deadline = deadlineIn(timeout);
-  auto socket = Socket::connect(host, port, deadline);
-  if (!socket) return socket.status().withContext(server);
+  // hvdrun's server listens before any rank starts: refused for 3 s means it has gone.
+  auto socket = Socket::connect(host, port, deadline, 3s);
+  if (!socket) {
+    Status s = socket.status().withContext(server);
+    if (s.message().find("Connection refused") != std::string::npos) {
+      return s.withHint("nothing listens there: the hvdrun that started this rank has ended, or HVD_RENDEZVOUS_PORT is wrong");
+    }
+    return s;
+  }
   auto challenge = socket->recvFrame(64, deadline);
   if (!challenge) return challenge.status().withContext(server);
   if (challenge->size() != kGreeting.size() + kChallengeSize || challenge->compare(0, kGreeting.size(), kGreeting) != 0) {

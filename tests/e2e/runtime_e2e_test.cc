@@ -6,6 +6,7 @@
 #include <regex>
 #include <sstream>
 
+#include "runtime/common/socket.h"
 #include "tests/support/hvdrun_runner.h"
 
 using hvd::test::environmentWith;
@@ -248,4 +249,24 @@ TEST_CASE("in a container's small /dev/shm the links that do not fit use TCP wit
   CHECK(run->err.find("/dev/shm has no room for this rank's 1024 KiB ring buffers") != std::string::npos);
   CHECK(run->err.find("HVD_SHARED_MEMORY=0") != std::string::npos);
   CHECK(run->err.find("SIGBUS") == std::string::npos);
+}
+
+TEST_CASE("a rank whose rendezvous port refuses fails in seconds naming it and not at the 30 s deadline", "[e2e]") {
+  int port = 0;
+  {
+    auto listener = hvd::Socket::listen("127.0.0.1", 0);
+    REQUIRE(listener.isOk());
+    port = listener->localPort();
+  }  // closed: nothing listens there now
+  auto o = hvd::test::withEnv(hvd::test::environmentWith(
+      {"HVD_RANK=1", "HVD_SIZE=2", "HVD_LOCAL_RANK=1", "HVD_LOCAL_SIZE=2", "HVD_RENDEZVOUS_ADDR=127.0.0.1",
+       "HVD_RENDEZVOUS_PORT=" + std::to_string(port), "HVD_SECRET_KEY=00", "HVD_TIMEOUT=30"}));
+  o.timeout = std::chrono::seconds(40);
+  auto started = std::chrono::steady_clock::now();
+  auto run = hvd::cli::runAndCapture({kCollective, "check"}, o);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  REQUIRE(run.isOk());
+  CHECK(run->exitCode != 0);
+  CHECK(run->err.find("127.0.0.1:" + std::to_string(port) + ": Connection refused") != std::string::npos);
+  CHECK(seconds < 10);
 }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -155,12 +156,29 @@ class Job {
     return Status::ok();
   }
 
+  // A pipe for rank r; out of descriptors, the error says how many a job this size needs.
+  Status openPipe(int fds[2], const Rank& r) {
+    if (::pipe2(fds, O_CLOEXEC) == 0) return Status::ok();
+    int error = errno;
+    Status s = systemError("pipe for rank " + std::to_string(r.spec->rank), error);
+    if (error != EMFILE && error != ENFILE) return s;
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    // Per rank started here: its stdout and stderr pipes stay open while it runs, and its
+    // rendezvous connection; set-up briefly needs two more pipes.
+    size_t needed = ranks_.size() * 4 + 64;
+    return s.withHint("hvdrun needs about " + std::to_string(needed) + " file descriptors for " +
+                      std::to_string(ranks_.size()) + " ranks on this machine, and this process may open " +
+                      (error == ENFILE ? "(the system's table is full) " : std::to_string(limit.rlim_cur) + " ") +
+                      "(ulimit -n); raise the limit or start fewer ranks here");
+  }
+
   Status start(Rank& r) {
     int outPipe[2], errPipe[2], execPipe[2], goPipe[2];
-    if (::pipe2(outPipe, O_CLOEXEC) != 0) return systemError("pipe");
-    if (::pipe2(errPipe, O_CLOEXEC) != 0) return systemError("pipe");
-    if (::pipe2(execPipe, O_CLOEXEC) != 0) return systemError("pipe");
-    if (::pipe2(goPipe, O_CLOEXEC) != 0) return systemError("pipe");
+    HVD_RETURN_IF_ERROR(openPipe(outPipe, r));
+    HVD_RETURN_IF_ERROR(openPipe(errPipe, r));
+    HVD_RETURN_IF_ERROR(openPipe(execPipe, r));
+    HVD_RETURN_IF_ERROR(openPipe(goPipe, r));
     pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) return systemError("fork for rank " + std::to_string(r.spec->rank));

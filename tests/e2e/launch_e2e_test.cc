@@ -420,3 +420,14 @@ TEST_CASE("hvdrun exits with the rank's code when nobody reads its output any mo
   CHECK(rank.out.find("done") != std::string::npos);
   CHECK(rank.err.find("Broken pipe") == std::string::npos);  // yes(1) says so when SIGPIPE is ignored
 }
+
+TEST_CASE("running out of file descriptors names the limit and how many the job needs", "[e2e][mp]") {
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  auto run = hvd::cli::runAndCapture({"sh", "-c", "ulimit -n 40 && exec \"$0\" -np 16 true", HVD_HVDRUN_PATH}, o);
+  REQUIRE(run.isOk());
+  INFO(run->err);
+  CHECK(run->exitCode == 3);
+  CHECK(run->err.find(": Too many open files\n") != std::string::npos);
+  CHECK(run->err.find("  hint: hvdrun needs about 128 file descriptors for 16 ranks on this machine, and this process "
+                      "may open 40 (ulimit -n)") != std::string::npos);
+}

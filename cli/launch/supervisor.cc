@@ -419,25 +419,37 @@ class Job {
     }
   }
 
-  void readSome(Stream& stream, Rank& r, bool isErr) {
+  // One read: true when it brought bytes (there may be more). Closes the stream at its end.
+  bool readSome(Stream& stream, Rank& r, bool isErr) {
     char buf[65536];
     ssize_t n = ::read(stream.fd, buf, sizeof buf);
-    auto onLine = [&](std::string_view line) { route(stream, r, isErr, line); };
     if (n > 0) {
-      stream.splitter.feed(std::string_view(buf, static_cast<size_t>(n)), onLine);
-    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-      stream.splitter.finish(onLine);
-      if (options_.labels == SupervisorOptions::Labels::kOpenMpi)
-        stream.tags.finish([&](int rank, std::string_view line) { emit(r, isErr, line, rank); });
-      closeStream(stream);
+      stream.splitter.feed(std::string_view(buf, static_cast<size_t>(n)),
+                           [&](std::string_view line) { route(stream, r, isErr, line); });
+      return true;
     }
+    if (n < 0 && errno == EINTR) return true;
+    if (n == 0 || errno != EAGAIN) finishStream(stream, r, isErr);
+    return false;
   }
 
-  // Reads whatever is already buffered in a pipe without blocking, then closes it.
+  void finishStream(Stream& stream, Rank& r, bool isErr) {
+    stream.splitter.finish([&](std::string_view line) { route(stream, r, isErr, line); });
+    if (options_.labels == SupervisorOptions::Labels::kOpenMpi)
+      stream.tags.finish([&](int rank, std::string_view line) { emit(r, isErr, line, rank); });
+    closeStream(stream);
+  }
+
+  // Reads whatever is already buffered in a pipe without blocking, then closes it, even
+  // when a process the rank detached (setsid cmd &) still holds the other end: that
+  // process's later output is not the job's, and waiting for it spun on EAGAIN until it
+  // ended.
   void drain(Stream& stream, Rank& r, bool isErr) {
     if (stream.fd < 0) return;
     ::fcntl(stream.fd, F_SETFL, O_NONBLOCK);
-    while (stream.fd >= 0) readSome(stream, r, isErr);
+    while (stream.fd >= 0 && readSome(stream, r, isErr)) {
+    }
+    if (stream.fd >= 0) finishStream(stream, r, isErr);
   }
 
   // A line read from a process: a rank's own, srun's (labelled per line) or mpirun's

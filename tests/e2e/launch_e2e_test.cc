@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <sys/resource.h>
+
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -430,4 +432,26 @@ TEST_CASE("running out of file descriptors names the limit and how many the job 
   CHECK(run->err.find(": Too many open files\n") != std::string::npos);
   CHECK(run->err.find("  hint: hvdrun needs about 128 file descriptors for 16 ranks on this machine, and this process "
                       "may open 40 (ulimit -n)") != std::string::npos);
+}
+
+TEST_CASE("a rank's detached child holding its output pipe delays hvdrun's end by the drain grace only, without spinning", "[e2e][mp]") {
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(20);
+  auto cpuOfChildren = [] {
+    rusage usage{};
+    ::getrusage(RUSAGE_CHILDREN, &usage);  // every waited-for descendant: hvdrun included
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  };
+  double cpuBefore = cpuOfChildren();
+  auto started = std::chrono::steady_clock::now();
+  auto run = hvd::test::runHvdrun({"-np", "1", "sh", "-c", "setsid sleep 7.77 & echo rank-done"}, o);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double cpu = cpuOfChildren() - cpuBefore;
+  (void)hvd::cli::runAndCapture({"pkill", "-f", "sleep 7.77"});  // the detached child is not the job's: stop it here
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.out.find("[0]<stdout>:rank-done") != std::string::npos);
+  CHECK(seconds < 4);  // was the child's whole 7.77 s
+  CHECK(cpu < 0.5);    // was ~7 s of CPU spinning on EAGAIN
 }

@@ -499,6 +499,12 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   if (!o.timelineFile.empty()) mergeTimeline(o.timelineFile, static_cast<int>(plan.ranks.size()));
   report(outcome, static_cast<int>(plan.ranks.size()), errorFiles);
   finishPreemption(o, outcome, toldByRanks, env);
+  if (outcome.incompleteOutputFiles > 0) {
+    printTo(stderr, "hvdrun: error: {} of the ranks' output files in {} are incomplete ({})\n",
+            outcome.incompleteOutputFiles, o.outputDir, outcome.outputProblem);
+    // The job's own failure says more; a job that succeeded must still not look complete.
+    if (outcome.exitCode == 0) return static_cast<int>(ExitCode::kEnvironment);
+  }
   return outcome.exitCode;
 }
 

@@ -516,7 +516,27 @@ class Job {
     if (fd < 0) return;
     std::string text(line);
     text += '\n';
-    writeAll(fd, text);
+    for (std::string_view data = text; !data.empty();) {
+      ssize_t n = ::write(fd, data.data(), data.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        // A full or failing file system: say so once for this file, and write no more
+        // there (the rest would be missing from the middle, not only the end).
+        fileProblem(options_.outputDir + "/rank." + std::to_string(rank) + (isErr ? "/stderr" : "/stdout"),
+                    "writing", errno);
+        ::close(fd);
+        files_[std::make_pair(rank, isErr)] = -1;
+        return;
+      }
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+
+  void fileProblem(const std::string& path, const char* doing, int error) {
+    std::string what = std::string(doing) + " " + path + ": " + std::strerror(error);
+    writeAll(STDERR_FILENO, "hvdrun: warning: " + what + "; that rank's output file is incomplete\n");
+    if (outcome_.outputProblem.empty()) outcome_.outputProblem = what;
+    ++outcome_.incompleteOutputFiles;
   }
 
   // The file's descriptor, opened (and truncated) on first use; -1 when unwritable.
@@ -525,12 +545,12 @@ class Job {
     auto it = files_.find(key);
     if (it == files_.end()) {
       std::string dir = options_.outputDir + "/rank." + std::to_string(rank);
-      ::mkdir(dir.c_str(), 0755);
       std::string path = dir + (isErr ? "/stderr" : "/stdout");
-      int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd < 0) {
-        std::string warning = "hvdrun: warning: cannot write " + path + ": " + std::strerror(errno) + "\n";
-        writeAll(STDERR_FILENO, warning);
+      int fd = -1;
+      if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        fileProblem(dir, "creating", errno);  // mkdir's reason (EROFS), not the open's ENOENT
+      } else if ((fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+        fileProblem(path, "opening", errno);
       }
       it = files_.emplace(key, fd).first;
     }

@@ -79,6 +79,10 @@ struct JobOutcome {
   bool preempted = false;       // the preemption signal arrived
   int ranksStoppedAfterPreemption = 0;  // still running when preemptGrace ended
   int ranksStoppedAfterCoordinator = 0;  // still running when the coordinator rank exited 0
+  // --output-filename: files that could not be created or written to the end, and the
+  // first reason. A job that otherwise succeeded then exits 3 (docs/exit-codes.md).
+  int incompleteOutputFiles = 0;
+  std::string outputProblem;
   // Labelled modes: each rank's last stderr lines, and the launcher's own messages.
   std::map<int, std::deque<std::string>> launcherStderr;
   std::vector<std::string> launcherMessages;

@@ -455,3 +455,42 @@ TEST_CASE("a rank's detached child holding its output pipe delays hvdrun's end b
   CHECK(seconds < 4);  // was the child's whole 7.77 s
   CHECK(cpu < 0.5);    // was ~7 s of CPU spinning on EAGAIN
 }
+
+TEST_CASE("output files that cannot be written are reported once each with the reason and a successful job exits 3", "[e2e][mp]") {
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(60);
+  hvd::test::TempDir dir;
+  auto probe = hvd::cli::runAndCapture({"unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs \"$0\"", dir.path()}, o);
+  if (!probe.isOk() || probe->exitCode != 0) hvd::test::skipTest("cannot mount a tmpfs in a private mount namespace here (needs root)");
+  // A 64 KiB file system and 2 ranks writing 200 KB each: the files fill it up.
+  auto full = hvd::cli::runAndCapture(
+      {"unshare", "-m", "sh", "-c",
+       "mount -t tmpfs -o size=64k tmpfs \"$1\" && exec \"$0\" -np 2 --output-filename \"$1/out\" sh -c "
+       "'head -c 200000 /dev/zero | tr \"\\0\" x | fold -w 100'",
+       HVD_HVDRUN_PATH, dir.path()},
+      o);
+  REQUIRE(full.isOk());
+  INFO(full->err);
+  CHECK(full->exitCode == 3);
+  for (int r = 0; r < 2; ++r) {
+    std::string warning = "hvdrun: warning: writing " + dir.path() + "/out/rank." + std::to_string(r) +
+                          "/stdout: No space left on device; that rank's output file is incomplete\n";
+    size_t at = full->err.find(warning);
+    CHECK(at != std::string::npos);
+    CHECK(full->err.find(warning, at + 1) == std::string::npos);  // once
+  }
+  CHECK(full->err.find("hvdrun: error: 2 of the ranks' output files in " + dir.path() + "/out are incomplete") !=
+        std::string::npos);
+  // A read-only file system: the reason is mkdir's, not the open's ENOENT.
+  auto readOnly = hvd::cli::runAndCapture(
+      {"unshare", "-m", "sh", "-c",
+       "mount -t tmpfs tmpfs \"$1\" && mkdir \"$1/out\" && mount -o remount,ro \"$1\" && "
+       "exec \"$0\" -np 1 --output-filename \"$1/out\" true",
+       HVD_HVDRUN_PATH, dir.path()},
+      o);
+  REQUIRE(readOnly.isOk());
+  INFO(readOnly->err);
+  CHECK(readOnly->exitCode == 3);
+  CHECK(readOnly->err.find("creating " + dir.path() + "/out/rank.0: Read-only file system") != std::string::npos);
+  CHECK(readOnly->err.find("No such file") == std::string::npos);
+}

@@ -43,10 +43,25 @@ RendezvousServer::~RendezvousServer() {
   if (acceptor_.joinable()) acceptor_.join();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& c : connections_) c->shutdownBoth();
+    for (auto& w : workers_) w.socket->shutdownBoth();
   }
   changed_.notify_all();
-  for (auto& w : workers_) w.join();
+  for (auto& w : workers_) w.thread.join();
+  if (refused_ > 1) {
+    std::fprintf(stderr, "hvdrun: warning: rendezvous: refused %zu clients in all without the job's secret\n",
+                 refused_.load());
+  }
+}
+
+void RendezvousServer::reapFinishedWorkers() {
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    if (it->done->load()) {
+      it->thread.join();  // it has returned from serve(): joins at once
+      it = workers_.erase(it);  // the last reference to its socket: the fd closes
+    } else {
+      ++it;
+    }
+  }
 }
 
 std::optional<std::string> RendezvousServer::value(const std::string& key) const {
@@ -63,12 +78,39 @@ std::set<int> RendezvousServer::readyRanks() const {
 
 void RendezvousServer::acceptLoop() {
   while (!stopping_) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      reapFinishedWorkers();
+    }
     auto connection = listener_.accept(deadlineIn(200ms));
-    if (!connection) continue;  // a timeout (to look at stopping_) or a transient error
+    if (!connection) {
+      if (stopping_) break;  // the destructor shut the listener down
+      if (connection.status().code() != Errc::kTimeout) {
+        // Out of descriptors (EMFILE) or another failure: say so once, and back off instead
+        // of spinning; finished connections are reaped meanwhile, which frees descriptors.
+        if (acceptFailures_++ == 0) {
+          std::fprintf(stderr, "hvdrun: warning: rendezvous: cannot accept a connection: %s (retrying)\n",
+                       connection.status().message().c_str());
+        }
+        std::this_thread::sleep_for(50ms);
+      }
+      continue;
+    }
     auto shared = std::make_shared<Socket>(std::move(*connection));
+    auto done = std::make_shared<std::atomic<bool>>(false);
     std::lock_guard<std::mutex> lock(mutex_);
-    connections_.push_back(shared);
-    workers_.emplace_back([this, shared] { serve(shared); });
+    try {
+      std::thread thread([this, shared, done] {
+        serve(shared);
+        done->store(true);
+      });
+      workers_.push_back(Worker{std::move(thread), shared, done});
+    } catch (const std::system_error& e) {
+      // No thread to be had (ulimit -u, address space): this client is dropped; the rank
+      // behind it retries or fails with a clear message on its side.
+      std::fprintf(stderr, "hvdrun: warning: rendezvous: no thread for a connection from %s: %s\n",
+                   shared->peerName().c_str(), e.what());
+    }
   }
 }
 
@@ -90,9 +132,14 @@ void RendezvousServer::serve(std::shared_ptr<Socket> connection) {
   bool valid = proof && proof->size() == given.size();
   if (valid) std::copy(proof->begin(), proof->end(), given.begin());
   if (!valid || !constantTimeEqual(given, expected)) {
-    ++refused_;
-    std::fprintf(stderr, "hvdrun: warning: rendezvous: refused a client from %s: it does not hold the job's secret\n",
-                 connection->peerName().c_str());
+    // A client that closed before answering (a port scan, a rank killed mid-handshake) is
+    // no intruder; one that answered wrongly is, and only the first is named (the total
+    // comes at the end): a flood must not flood hvdrun's stderr too.
+    if (!proof) return;
+    if (refused_++ == 0) {
+      std::fprintf(stderr, "hvdrun: warning: rendezvous: refused a client from %s: it does not hold the job's secret\n",
+                   connection->peerName().c_str());
+    }
     return;
   }
   if (!connection->sendFrame("OK", handshake).isOk()) return;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,8 +52,16 @@ class RendezvousServer {
   std::condition_variable changed_;
   std::map<std::string, std::string> store_;
   std::set<int> ready_;
-  std::vector<std::thread> workers_;
-  std::vector<std::shared_ptr<Socket>> connections_;
+  // One per connection being served; finished ones are joined and their sockets closed by
+  // the accept loop, so connect-and-close from anyone leaks neither fds nor threads.
+  struct Worker {
+    std::thread thread;
+    std::shared_ptr<Socket> socket;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::list<Worker> workers_;
+  void reapFinishedWorkers();  // with mutex_ held
+  size_t acceptFailures_ = 0;  // accept thread only
 };
 
 }  // namespace hvd::cli

@@ -107,3 +107,20 @@ TEST_CASE("a job on this machine alone has its rendezvous server listen on loopb
   REQUIRE(run.exitCode == 0);
   CHECK(std::regex_match(run.out, std::regex("0100007F:[0-9A-F]{4}\n")));  // 127.0.0.1, not 00000000
 }
+
+TEST_CASE("hundreds of connect-and-close clients cost the rendezvous no descriptors, and the ranks still join", "[e2e][mp]") {
+  // hvdrun may hold 128 descriptors; each rank first opens and closes 300 connections to
+  // its rendezvous (a port scan, a client without the secret), then joins the job.
+  std::string flood =
+      "for i in $(seq 300); do exec 3<>/dev/tcp/127.0.0.1/$HVD_RENDEZVOUS_PORT || exit 9; exec 3>&-; done; exec \"$0\" check";
+  auto run = hvd::cli::runAndCapture(
+      {"bash", "-c", "ulimit -n 128 && exec \"$0\" -np 2 bash -c \"$1\" \"$2\"", HVD_HVDRUN_PATH, flood,
+       HVD_COLLECTIVE_RANK_PATH},
+      hvd::test::withTimeout(std::chrono::seconds(90)));
+  REQUIRE(run.isOk());
+  INFO(run->out << run->err);
+  CHECK(run->exitCode == 0);
+  CHECK(run->out.find("[0]<stdout>:ok ") != std::string::npos);
+  CHECK(run->out.find("[1]<stdout>:ok ") != std::string::npos);
+  CHECK(run->err.find("refused a client") == std::string::npos);  // closing without a word is no intrusion
+}

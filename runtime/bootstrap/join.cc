@@ -9,7 +9,6 @@
 
 #include "runtime/backends/launcher_job.h"
 #include "runtime/common/hex.h"
-#include "runtime/common/log.h"
 #include "runtime/common/network_interface.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
@@ -33,15 +32,14 @@ class ClientStore : public Store {
 // A world of one started as one of several srun tasks: every copy thinks it is rank 0 of
 // 1 and trains alone (a plain srun without --mpi=pmix). Worth a loud warning, not an error:
 // srun -n 4 of a single-process program is legitimate.
-void warnIfOneOfManySrunTasks(const EnvSnapshot& env) {
+std::string oneOfManySrunTasks(const EnvSnapshot& env) {
   const std::string& tasks = env.text("SLURM_NTASKS");
   long long n = 0;
   for (char c : tasks) n = (c >= '0' && c <= '9' && n < 1000000000) ? n * 10 + (c - '0') : -1;
-  if (tasks.empty() || n <= 1) return;
-  logMessage(LogLevel::kWarning,
-             "this process runs alone (rank 0 of 1), but SLURM_NTASKS=" + tasks + ": srun started " + tasks +
-                 " copies that do not know each other and will each train alone. Start them with hvdrun (inside the "
-                 "allocation), or srun --mpi=pmix");
+  if (tasks.empty() || n <= 1) return "";
+  return "this process runs alone (rank 0 of 1), but SLURM_NTASKS=" + tasks + ": srun started " + tasks +
+         " copies that do not know each other and will each train alone. Start them with hvdrun (inside the "
+         "allocation), or srun --mpi=pmix";
 }
 
 // Started by hvdrun: identities from HVD_* variables; the rendezvous sees the rank ready.
@@ -133,7 +131,7 @@ Result<JoinedJob> joinJob(const EnvSnapshot& env) {
                                            " but no rendezvous (HVD_RENDEZVOUS_ADDR) to find the other ranks")
         .withHint("start the program with hvdrun, mpirun or srun --mpi=pmix");
   } else if (!env.isSet("HVD_RENDEZVOUS_ADDR")) {
-    warnIfOneOfManySrunTasks(env);
+    job.warning = oneOfManySrunTasks(env);
   }
   return job;
 }

@@ -29,6 +29,9 @@ struct JoinedJob {
   // The launcher's connection (PMIx); releasing the last copy says goodbye, which mpirun
   // requires before a rank exits. Keep it as long as the backends.
   std::shared_ptr<void> launcherSession;
+  // A warning for the runtime to log once logging knows the rank (e.g. a lone rank that
+  // is one of several srun tasks); empty when there is none.
+  std::string warning;
 };
 
 // Blocks until the job is joined or the timeout passes. Errors name the variable, the

@@ -38,6 +38,7 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   auto job = bootstrap::joinJob(env);
   if (!job) return job.status();
   configureLog(*level, job->identity.rank);
+  if (!job->warning.empty()) logMessage(LogLevel::kWarning, job->warning);
   if (const std::string& trace = env.text("HOROVOD_TIMELINE"); !trace.empty()) {
     options->timelinePath = timeline::rankTracePath(trace, job->identity.rank);
     options->timelineMaxBytes = static_cast<std::uint64_t>(env.integer("HVD_TIMELINE_MAX_MB")) << 20;

@@ -30,8 +30,8 @@ constexpr ItemSpec kControllers[] = {
 constexpr ItemSpec kTensorOperations[] = {
     {"Ring (CPU)", "tcp", true},
     {"MPI", "mpi", true},
-    {"NCCL", "nccl", false},
-    {"CUDA", "cuda", false},
+    {"NCCL", "nccl", true},
+    {"CUDA", "cuda", true},
 };
 
 std::string describe(const backends::BackendProbe& probe) {

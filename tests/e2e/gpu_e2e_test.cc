@@ -63,3 +63,12 @@ TEST_CASE("two ranks holding one GPU fail at start with a table of who holds whi
   CHECK(all.find("--oversubscribe-gpus") != std::string::npos);
   CHECK(all.find("ok (backend") == std::string::npos);
 }
+
+TEST_CASE("the check-build report shows CUDA and NCCL as available where a GPU answers", "[e2e][gpu]") {
+  requireUsable("nccl");
+  auto run = runHvdrun({"--check-build", "-v"}, options());
+  INFO(run.out);
+  REQUIRE(run.exitCode == 0);
+  CHECK(run.out.find("    [X] CUDA: built with CUDA ") != std::string::npos);
+  CHECK(run.out.find("    [X] NCCL: built with NCCL ") != std::string::npos);
+}

@@ -73,11 +73,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_busbw: init: %s\n", s.message().c_str());
     return 1;
   }
-  CUdevice device = 0;
-  CUcontext context = nullptr;
-  cu->cuDeviceGet(&device, 0);
-  cu->cuDevicePrimaryCtxRetain(&context, device);
-  cu->cuCtxSetCurrent(context);
+  if (hvd::Status s = cu->usePrimaryContext(0); !s.isOk()) {
+    std::fprintf(stderr, "gpu_busbw: %s\n", s.message().c_str());
+    return 1;
+  }
   cu->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
   int n = hvd::size();
   CUdeviceptr buf = 0, other = 0;
@@ -86,6 +85,8 @@ int main(int argc, char** argv) {
   cu->cuMemAlloc(&other, maxBytes);
   cu->cuMemAllocHost(&pinned, maxBytes);
   char name[128] = {};
+  CUdevice device = 0;
+  cu->cuDeviceGet(&device, 0);
   cu->cuDeviceGetName(name, sizeof name, device);
   if (hvd::rank() == 0) {
     std::printf("# %d rank(s) on %s, driver CUDA %s; GPU tensors through %s\n", n, name, cu->version.c_str(),

@@ -267,11 +267,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The test's own allocations need a current context; the primary one, as frameworks use.
-  CUdevice device = 0;
-  CUcontext context = nullptr;
-  cu->cuDeviceGet(&device, 0);
-  cu->cuDevicePrimaryCtxRetain(&context, device);
-  cu->cuCtxSetCurrent(context);
+  if (hvd::Status s = cu->usePrimaryContext(0); !s.isOk()) fail(s.message());
   std::string backend = hvd::gpuOperationsBackend();
   if (!expectBackend.empty() && backend != expectBackend) fail("GPU tensors go to " + backend + ", expected " + expectBackend);
   allreduces(maxMiB << 20);

@@ -96,6 +96,14 @@ Result<const CudaDriver*> CudaDriver::load() {
   return &*loaded;
 }
 
+Status CudaDriver::usePrimaryContext(int ordinal) const {
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  HVD_RETURN_IF_ERROR(check(cuDeviceGet(&device, ordinal), "cuDeviceGet"));
+  HVD_RETURN_IF_ERROR(check(cuDevicePrimaryCtxRetain(&context, device), "retaining GPU " + std::to_string(ordinal)));
+  return check(cuCtxSetCurrent(context), "making GPU " + std::to_string(ordinal) + " current");
+}
+
 Status CudaDriver::check(CUresult rc, std::string_view what) const {
   if (rc == CUDA_SUCCESS) return Status::ok();
   const char* name = nullptr;

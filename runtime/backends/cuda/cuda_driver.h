@@ -65,6 +65,11 @@ struct CudaDriver {
   // of the failure paths.
   static Result<CudaDriver> loadFrom(const std::vector<std::string>& candidates);
 
+  // Makes device `ordinal`'s primary context current on the calling thread and keeps it
+  // retained for the life of the process, as a framework does (programs and tests that
+  // allocate device memory themselves).
+  Status usePrimaryContext(int ordinal) const;
+
   // kSystem naming `what` and the driver's error (name and text); ok for CUDA_SUCCESS.
   Status check(CUresult rc, std::string_view what) const;
 };

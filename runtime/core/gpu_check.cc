@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "runtime/backends/backend_factory.h"
+#include "runtime/backends/gather_bytes.h"
 #include "runtime/bootstrap/gpu_assignment.h"
 
 namespace hvd {
@@ -39,24 +41,15 @@ Status checkRankGpus(const EnvSnapshot& env, const bootstrap::Identity& identity
   if (identity.size == 1) {
     reports.push_back(*bootstrap::decodeGpuReport(mine));
   } else {
-    size_t n = static_cast<size_t>(identity.size);
-    std::uint64_t own = mine.size();
-    std::vector<std::uint64_t> lengths(n);
-    std::vector<size_t> eight(n, sizeof own);
-    HVD_RETURN_IF_ERROR(host.allgatherv(backends::TensorRef{&own, sizeof own, DataType::kUInt8, Device::kCpu}, eight,
-                                        lengths.data()));
-    std::vector<size_t> sizes(lengths.begin(), lengths.end());
-    size_t total = 0;
-    for (size_t s : sizes) total += s;
-    std::string all(total, '\0');
-    HVD_RETURN_IF_ERROR(host.allgatherv(backends::TensorRef{mine.data(), mine.size(), DataType::kUInt8, Device::kCpu},
-                                        sizes, all.data()));
-    size_t at = 0;
-    for (size_t r = 0; r < n; ++r) {
-      auto report = bootstrap::decodeGpuReport(all.substr(at, sizes[r]));
+    std::vector<std::byte> bytes(mine.size());
+    std::memcpy(bytes.data(), mine.data(), mine.size());
+    std::vector<std::vector<std::byte>> perRank;
+    HVD_RETURN_IF_ERROR(backends::gatherBytes(host, identity.size, std::move(bytes), perRank));
+    for (size_t r = 0; r < perRank.size(); ++r) {
+      auto report = bootstrap::decodeGpuReport(
+          std::string(reinterpret_cast<const char*>(perRank[r].data()), perRank[r].size()));
       if (!report) return internalError("rank " + std::to_string(r) + " sent a GPU report this rank cannot read");
       reports.push_back(*report);
-      at += sizes[r];
     }
   }
   auto verdict = bootstrap::checkGpuAssignment(reports, env.integer("HVD_OVERSUBSCRIBE_GPUS") == 1);

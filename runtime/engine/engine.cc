@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/backends/gather_bytes.h"
 #include "runtime/common/log.h"
 #include "runtime/engine/fusion_plan.h"
 #include "runtime/engine/stall_inspector.h"
@@ -43,28 +44,6 @@ struct Engine::Operation {
 namespace {
 
 
-// Every rank's bytes, through the control backend (two allgathers: the lengths, then the
-// bytes). Used only when negotiation needs more than the control bytes.
-Status gatherBytes(backends::CollectiveBackend& backend, int size, std::vector<std::byte> mine,
-                   std::vector<std::vector<std::byte>>& perRank) {
-  std::vector<std::uint64_t> lengths(static_cast<size_t>(size));
-  std::uint64_t own = mine.size();
-  std::vector<size_t> eight(static_cast<size_t>(size), sizeof own);
-  HVD_RETURN_IF_ERROR(backend.allgatherv(TensorRef{&own, sizeof own, DataType::kUInt8, Device::kCpu}, eight, lengths.data()));
-  std::vector<size_t> bytesPerRank(lengths.begin(), lengths.end());
-  size_t total = 0;
-  for (size_t b : bytesPerRank) total += b;
-  std::vector<std::byte> all(total);
-  HVD_RETURN_IF_ERROR(backend.allgatherv(TensorRef{mine.data(), mine.size(), DataType::kUInt8, Device::kCpu},
-                                         bytesPerRank, all.data()));
-  perRank.clear();
-  size_t at = 0;
-  for (size_t b : bytesPerRank) {
-    perRank.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + b));
-    at += b;
-  }
-  return Status::ok();
-}
 
 // A rank with nothing pending that saw nothing happen backs off, doubling its interval up
 // to this, so an idle job costs a few wake-ups a second instead of a thousand; a submission
@@ -525,7 +504,7 @@ Status Engine::failDisagreeingHead() {
   WireWriter w;
   w.spec(head->spec);
   std::vector<std::vector<std::byte>> specs;
-  HVD_RETURN_IF_ERROR(gatherBytes(*backends_.front(), size_, w.take(), specs));
+  HVD_RETURN_IF_ERROR(backends::gatherBytes(*backends_.front(), size_, w.take(), specs));
   MessageTable explain(size_);
   std::optional<Response> verdict;
   std::string name = "unnamed collective #" + std::to_string(unnamedRun_);
@@ -551,7 +530,7 @@ Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& an
     op->announced = true;
   }
   std::vector<std::vector<std::byte>> perRank;
-  HVD_RETURN_IF_ERROR(gatherBytes(*backends_.front(), size_, w.take(), perRank));
+  HVD_RETURN_IF_ERROR(backends::gatherBytes(*backends_.front(), size_, w.take(), perRank));
   for (int r = 0; r < size_; ++r) {
     WireReader reader(perRank[static_cast<size_t>(r)]);
     std::uint64_t n = 0;
@@ -593,7 +572,7 @@ Status Engine::runStallCheck() {
     w.u64(static_cast<std::uint64_t>(waited * 1000));
   }
   std::vector<std::vector<std::byte>> perRank;
-  HVD_RETURN_IF_ERROR(gatherBytes(*backends_.front(), size_, w.take(), perRank));
+  HVD_RETURN_IF_ERROR(backends::gatherBytes(*backends_.front(), size_, w.take(), perRank));
   std::vector<PendingReport> reports(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r) {
     WireReader reader(perRank[static_cast<size_t>(r)]);

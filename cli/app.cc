@@ -2,6 +2,7 @@
 #include "cli/os/console.h"
 #include "cli/app.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "cli/build_info.h"
 #include "cli/check_build.h"
 #include "cli/commands/exec_rank_command.h"
+#include "cli/commands/host_agent_command.h"
 #include "cli/commands/hostlist_command.h"
 #include "cli/commands/sbatch_command.h"
 #include "cli/commands/timeline_command.h"
@@ -24,7 +26,9 @@
 #include "cli/launch/guardian.h"
 #include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/slurm_job_query.h"
+#include "cli/launch/agent_protocol.h"
 #include "cli/launch/srun_launcher.h"
+#include "cli/launch/ssh_launcher.h"
 #include "cli/launch/supervisor.h"
 #include "cli/launch/torch_error_file.h"
 #include "cli/options.h"
@@ -41,6 +45,7 @@
 #include "runtime/backends/backend_probe.h"
 #include "runtime/timeline/trace_files.h"
 #include "runtime/common/hex.h"
+#include "runtime/common/network_interface.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/rendezvous/protocol.h"
 
@@ -114,8 +119,28 @@ std::string rankListText(const std::vector<int>& ranks, size_t limit) {
 
 std::string torchErrorFile(const std::string& dir, int rank) { return dir + "/rank" + std::to_string(rank) + ".json"; }
 
+// An ssh launch's host agent (or its ssh) ended before its ranks could report: the
+// connection failed or broke, or the agent could not start them.
+void printAgentFailure(const JobOutcome& outcome, const RankFailure& f) {
+  std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
+                    : f.exitCode == 255 ? std::string("lost its ssh connection (ssh exit code 255)")
+                                        : fmt::format("exited with code {}", f.exitCode);
+  std::string text = fmt::format("hvdrun: error: the host agent for {} (rank {} and the others there) {}\n", f.host,
+                                 f.rank, how);
+  if (!f.lastStderrLines.empty()) {
+    text += "  its last words:\n";
+    for (const auto& line : f.lastStderrLines) text += fmt::format("    | {}\n", line);
+  }
+  text += fmt::format("  hvdrun stopped the ranks on every other host; exit code {}\n", outcome.exitCode);
+  printTo(stderr, "{}", text);
+}
+
 void printFailureSummary(const JobOutcome& outcome, int total, const std::optional<RecordedError>& recorded) {
   const RankFailure& f = *outcome.firstFailure;
+  if (f.launcherProcess) {
+    printAgentFailure(outcome, f);
+    return;
+  }
   std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
                                   : fmt::format("exited with code {}", f.exitCode);
   std::string where = "host " + f.host;
@@ -204,8 +229,12 @@ void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure
 
 // The job's rendezvous server, started before any rank; the plan learns its real port.
 std::unique_ptr<RendezvousServer> startRendezvous(Plan& plan, const std::string& secret) {
-  // Ranks all on this machine reach it over loopback: nothing else needs to.
-  auto server = RendezvousServer::start(0, secret, plan.rendezvousAddr == "127.0.0.1" ? "127.0.0.1" : "0.0.0.0");
+  // Ranks all on this machine reach it over loopback: nothing else needs to. An address
+  // chosen for an ssh launch is the only one it listens on; a host name (srun's ranks use
+  // the address they were launched from) needs every interface.
+  in_addr parsed{};
+  bool literal = ::inet_pton(AF_INET, plan.rendezvousAddr.c_str(), &parsed) == 1;
+  auto server = RendezvousServer::start(0, secret, literal ? plan.rendezvousAddr : "0.0.0.0");
   if (!server) throw UserError(ExitCode::kEnvironment, server.status().message());
   plan.rendezvousPort = (*server)->port();
   return std::move(*server);
@@ -346,7 +375,7 @@ JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<
   }
   bool insideStep = env.count("SLURM_STEP_ID") > 0;
   SrunCommand command = srunCommand(plan, o, thisExecutable(), hostfile, jobWide, insideStep);
-  RankProcess srunProcess{0, plan.masterAddr, *srun, command.argv, inheritedEnvironment(command.env)};
+  RankProcess srunProcess{0, plan.masterAddr, *srun, command.argv, inheritedEnvironment(command.env), {}};
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kSrun, preemption);
   auto outcome = superviseRanks({srunProcess}, supervision);
   std::remove(hostfile.c_str());
@@ -367,7 +396,7 @@ JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vecto
                     "install openmpi-bin, or launch without --mpi");
   }
   MpirunCommand command = mpirunLaunchCommand(plan, o, thisExecutable(), jobWide, ::geteuid() == 0);
-  RankProcess process{0, plan.masterAddr, *mpirun, command.argv, inheritedEnvironment(command.env)};
+  RankProcess process{0, plan.masterAddr, *mpirun, command.argv, inheritedEnvironment(command.env), {}};
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi, preemption);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
   adoptLauncherFailure(result, firstMpirunFailure(result.launcherMessages), plan);
@@ -390,16 +419,6 @@ std::optional<int> parameterServerChief(const Plan& plan) {
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
                          const PreemptionFlag& preemption, Guardian* guardian, const std::string& errorFiles) {
-  std::string remote;
-  for (const HostPlan& h : plan.hosts) {
-    if (h.ranks > 0 && !h.local) remote += (remote.empty() ? "" : ", ") + h.host;
-  }
-  if (!remote.empty()) {
-    throw UserError(ExitCode::kEnvironment,
-                    "the plan puts ranks on other hosts (" + remote + "), and outside Slurm this version of hvdrun "
-                    "starts ranks only on this machine",
-                    "'hvdrun --dry-run' shows the plan; --format mpi prints an mpirun command that runs it");
-  }
   // Every rank here shares this process's CPUs (thread_defaults.h).
   const int usable = usableCpuCount();
   const int threads = defaultThreadsPerRank(usable, static_cast<int>(plan.ranks.size()), std::nullopt);
@@ -418,7 +437,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
     for (const std::string& kv : jobWide) {
       if (kv.rfind("HVD_SECRET_KEY=", 0) == 0 || kv.rfind("HVD_PREEMPT_", 0) == 0) rankEnv.push_back(kv);
     }
-    ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv)});
+    ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv), {}});
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
@@ -426,6 +445,108 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   auto outcome = superviseRanks(ranks, supervision);
   if (guardian != nullptr) guardian->release();  // every rank was reaped and its group killed
   return valueOrThrow(std::move(outcome));
+}
+
+// Whether the plan puts ranks on hosts other than this one (outside Slurm: ssh's job).
+bool ranksElsewhere(const Plan& plan) {
+  return std::any_of(plan.hosts.begin(), plan.hosts.end(), [](const HostPlan& h) { return h.ranks > 0 && !h.local; });
+}
+
+// The address ranks on other hosts reach hvdrun's rendezvous at: the --network-interface's,
+// else this machine's address on the route to the first other host.
+std::string rendezvousAddressForSsh(const Options& o, const Plan& plan) {
+  std::string why;
+  std::string address;
+  if (!o.networkInterface.empty()) {
+    auto found = interfaceAddress(o.networkInterface);
+    if (!found) throw UserError(ExitCode::kEnvironment, "--network-interface: " + found.status().message());
+    address = *found;
+    why = "--network-interface " + o.networkInterface;
+  } else {
+    auto other = std::find_if(plan.hosts.begin(), plan.hosts.end(), [](const HostPlan& h) { return h.ranks > 0 && !h.local; });
+    auto found = localAddressTowards(other->host);
+    if (!found) {
+      throw UserError(ExitCode::kEnvironment, "cannot tell which address of this machine " + other->host +
+                                                  " reaches: " + found.status().message(),
+                      "--network-interface names the interface the other hosts reach this machine on");
+    }
+    address = *found;
+    why = "this machine's address on the route to " + other->host + "; --network-interface picks another";
+  }
+  if (o.verbose) printTo(stderr, "hvdrun: ranks on other hosts reach hvdrun at {} ({})\n", address, why);
+  return address;
+}
+
+// Outside Slurm, with ranks on other hosts: one host agent per host, over ssh (started
+// directly for this machine's own ranks), after every other host passed the check.
+JobOutcome launchOverSsh(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
+                         RendezvousServer* server, const PreemptionFlag& preemption, const std::string& shmPrefix) {
+  SshSettings ssh;
+  auto words = sshClientWords(o.sshCommand);
+  if (!words) throw UserError(ExitCode::kUsage, words.status().message(), "e.g. --ssh-command 'ssh -F ~/.ssh/cluster'");
+  ssh.client = *words;
+  ssh.port = o.sshPort;
+  ssh.identityFile = o.sshIdentityFile;
+  const std::chrono::milliseconds checkTimeout = o.startTimeout.count() > 0 ? o.startTimeout : std::chrono::seconds(30);
+  ssh.connectTimeout = checkTimeout;
+  const char* path = std::getenv("PATH");
+  auto client = findExecutable(ssh.client.front(), path != nullptr ? path : "");
+  if (!client) {
+    throw UserError(ExitCode::kEnvironment, "the plan puts ranks on other hosts, which hvdrun reaches with ssh: " +
+                                                client.status().message(),
+                    "install an OpenSSH client, or name yours with --ssh-command");
+  }
+  const std::string remoteHvdrun = o.remoteHvdrun.empty() ? thisExecutable() : o.remoteHvdrun;
+  std::vector<std::string> others;
+  for (const HostPlan& h : plan.hosts) {
+    if (h.ranks > 0 && !h.local) others.push_back(h.host);
+  }
+  auto problems = checkHosts(others, ssh, remoteHvdrun, agentVersion(), checkTimeout);
+  if (!problems.empty()) {
+    std::string table = renderHostProblems(problems, others.size());
+    if (!table.empty() && table.back() == '\n') table.pop_back();
+    throw UserError(ExitCode::kEnvironment, table);
+  }
+
+  std::error_code ec;
+  const std::string cwd = std::filesystem::current_path(ec).string();
+  if (ec) throw UserError(ExitCode::kEnvironment, "cannot tell the working directory: " + ec.message());
+  std::vector<RankProcess> agents;
+  for (const HostPlan& h : plan.hosts) {
+    if (h.ranks == 0) continue;
+    AgentJob job{agentVersion(), h.host, cwd, shmPrefix, o.killGrace, {}};
+    for (const RankPlan& r : plan.ranks) {
+      if (r.where.host != h.host) continue;
+      std::vector<std::string> rankEnv = planEnvironment(plan, r);
+      for (const std::string& kv : jobWide) {
+        if (kv.rfind("HVD_SECRET_KEY=", 0) == 0 || kv.rfind("HVD_PREEMPT_", 0) == 0) rankEnv.push_back(kv);
+      }
+      // The secret travels in the job, over ssh's stdin: never on a command line.
+      job.ranks.push_back({r.where.rank, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
+    }
+    RankProcess agent;
+    agent.rank = job.ranks.front().rank;
+    agent.host = h.host;
+    if (h.local) {
+      agent.executable = thisExecutable();
+      agent.argv = {agent.executable, "host-agent"};
+    } else {
+      agent.executable = *client;
+      agent.argv = sshArgv(ssh, h.host, agentCommandLine(remoteHvdrun, false));
+    }
+    agent.env = inheritedEnvironment({});
+    agent.agentInput = encodeAgentJob(job);
+    agents.push_back(std::move(agent));
+  }
+  SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kAgents, preemption);
+  JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
+  // The supervisor counted agents; the summary counts ranks.
+  if (result.interruptSignal != 0 || result.ranksStoppedAfterPreemption > 0) {
+    result.ranksStopped = static_cast<int>(plan.ranks.size());
+  } else if (result.firstFailure) {
+    result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
+  }
+  return result;
 }
 
 // --timeline-filename: the ranks wrote one trace each (runtime/timeline/trace_files.h); one
@@ -457,7 +578,8 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const std::string shmPrefix = shmJobPrefix(secretValue);
   // Ranks hvdrun forks itself need something that outlives hvdrun (guardian.h); srun's and
   // mpirun's ranks have Slurm and Open MPI. Forked before the rendezvous server's threads.
-  const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm;
+  const bool overSsh = !o.useMpi && plan.source != HostSource::kSlurm && ranksElsewhere(plan);
+  const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
   std::optional<Guardian> guardian;
   if (forksRanks) guardian.emplace(valueOrThrow(Guardian::start(shmPrefix)));
   // torch's @record writes a failing rank's exception here (torch_error_file.h); a path
@@ -475,6 +597,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
       if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
     }
   } removeErrorFiles{errorFiles};
+  if (overSsh) plan.rendezvousAddr = rendezvousAddressForSsh(o, plan);
   std::unique_ptr<RendezvousServer> server = startRendezvous(plan, secretValue);
   std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
                                       "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
@@ -489,6 +612,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   JobOutcome outcome = o.useMpi ? launchWithMpirun(o, plan, jobWide, server.get(), preemption)
                        : plan.source == HostSource::kSlurm
                            ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
+                       : overSsh ? launchOverSsh(o, plan, jobWide, server.get(), preemption, shmPrefix)
                            : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
                                            guardian ? &*guardian : nullptr, errorFiles);
   // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
@@ -563,6 +687,7 @@ int run(int argc, char** argv) {
   if (!args.empty() && args[0] == "timeline") return runTimelineCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "sbatch") return runSbatchCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "exec-rank") return runExecRankCommand({args.begin() + 1, args.end()});
+  if (!args.empty() && args[0] == "host-agent") return runHostAgentCommand({args.begin() + 1, args.end()});
   if (!args.empty() && args[0] == "plan") {
     Options o = parseWithSettings({args.begin() + 1, args.end()});
     if (o.help) {

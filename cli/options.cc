@@ -146,7 +146,7 @@ struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
-  std::string timelineFilename, timelineMaxMb;
+  std::string timelineFilename, timelineMaxMb, sshPort;
   bool noPrefix = false, noStallCheck = false, timelineMarkCycles = false;
 };
 
@@ -241,6 +241,16 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
       ->group("Hosts and GPUs");
   app.add_option("--network-interface", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
       ->group("Hosts and GPUs")->type_name("NAME");
+  const char* ssh = "Hosts outside Slurm (ssh)";
+  app.add_option("-p,--ssh-port", raw.sshPort, "Port of sshd on the other hosts (default: ssh's own, usually 22)")
+      ->group(ssh)->type_name("PORT");
+  app.add_option("-i,--ssh-identity-file", o.sshIdentityFile, "Private key ssh logs in with (default: ssh's own)")
+      ->group(ssh)->type_name("FILE");
+  app.add_option("--ssh-command", o.sshCommand,
+                 "The ssh client and options of its own, split at spaces (default: ssh), e.g. 'ssh -F conf'")
+      ->group(ssh)->type_name("CMD");
+  app.add_option("--remote-hvdrun", o.remoteHvdrun, "hvdrun's path on the other hosts (default: this one's path)")
+      ->group(ssh)->type_name("PATH");
   app.add_flag("--tf-config", o.tfConfig, "Give every rank a TF_CONFIG (MultiWorkerMirroredStrategy by default)")
       ->group("TensorFlow");
   app.add_option("--tf-ps", raw.tfPs, "Parameter servers for ParameterServerStrategy")->group("TensorFlow")->type_name("N");
@@ -482,6 +492,7 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
   if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);
   if (!raw.tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", raw.tfPs, 0, 1 << 20);
+  if (!raw.sshPort.empty()) o.sshPort = parseIntIn("--ssh-port", raw.sshPort, 1, 65535);
   if (!raw.tfPortBase.empty()) o.tfPortBase = parseIntIn("--tf-port-base", raw.tfPortBase, 1, 65535);
   if (!raw.rank.empty()) o.rank = parseIntIn("--rank", raw.rank, 0, 1 << 24);
   if (!raw.nodes.empty()) o.sbatch.nodes = parseIntIn("--nodes", raw.nodes, 1, 1 << 20);

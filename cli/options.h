@@ -38,6 +38,11 @@ struct Options {
   bool noGpu = false;
   bool oversubscribeGpus = false;
   std::string networkInterface;
+  // ssh launches (hosts from -H or --hostfile, outside Slurm): 0 and empty mean ssh's own.
+  int sshPort = 0;
+  std::string sshIdentityFile;
+  std::string sshCommand;    // the client and options, split at spaces; empty: "ssh"
+  std::string remoteHvdrun;  // empty: the same path as this hvdrun
 
   // TensorFlow's TF_CONFIG.
   bool tfConfig = false;

@@ -21,6 +21,7 @@
 #include <map>
 #include <string_view>
 
+#include "cli/launch/agent_protocol.h"
 #include "cli/launch/line_splitter.h"
 #include "cli/launch/open_mpi_tags.h"
 
@@ -51,6 +52,9 @@ struct Rank {
   int signalSent = 0;  // the last signal hvdrun sent this rank's group
   Stream out, err;
   std::deque<std::string> lastStderr;
+  // A host agent's stdin (RankProcess::agentInput): what is still to be written to it.
+  int inFd = -1;
+  std::string pendingInput;
 };
 
 void writeAll(int fd, std::string_view data) {
@@ -72,7 +76,7 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 }
 
 // The child side of fork: never returns. Reports an exec failure's errno on errorFd.
-[[noreturn]] void becomeRank(const RankProcess& spec, int outFd, int errFd, int errorFd, int goFd, pid_t parent) {
+[[noreturn]] void becomeRank(const RankProcess& spec, int inFd, int outFd, int errFd, int errorFd, int goFd, pid_t parent) {
   // A session of its own (so also a process group hvdrun and the guardian signal whole):
   // the kernel's autogroup scheduler then shares the CPU per rank, as under torchrun, not
   // per hvdrun session (ranks sharing one were scheduled 1.35-1.8x slower under load).
@@ -87,6 +91,7 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
     got = ::read(goFd, &go, 1);
   } while (got < 0 && errno == EINTR);
   if (got != 1) _exit(127);  // hvdrun died first
+  if (inFd >= 0) ::dup2(inFd, STDIN_FILENO);
   ::dup2(outFd, STDOUT_FILENO);
   ::dup2(errFd, STDERR_FILENO);
   // Dispositions set to "ignore" and the blocked mask survive exec: give the program the
@@ -115,6 +120,7 @@ class Job {
     for (Rank& r : ranks_) {
       closeStream(r.out);
       closeStream(r.err);
+      closeInput(r);
     }
     if (signalFd_ >= 0) ::close(signalFd_);
     for (auto& [key, fd] : files_) {
@@ -174,7 +180,8 @@ class Job {
   }
 
   Status start(Rank& r) {
-    int outPipe[2], errPipe[2], execPipe[2], goPipe[2];
+    int inPipe[2] = {-1, -1}, outPipe[2], errPipe[2], execPipe[2], goPipe[2];
+    if (r.spec->agentInput) HVD_RETURN_IF_ERROR(openPipe(inPipe, r));
     HVD_RETURN_IF_ERROR(openPipe(outPipe, r));
     HVD_RETURN_IF_ERROR(openPipe(errPipe, r));
     HVD_RETURN_IF_ERROR(openPipe(execPipe, r));
@@ -184,7 +191,14 @@ class Job {
     if (pid < 0) return systemError("fork for rank " + std::to_string(r.spec->rank));
     if (pid == 0) {
       ::close(goPipe[1]);  // else the read below would never see hvdrun's end close
-      becomeRank(*r.spec, outPipe[1], errPipe[1], execPipe[1], goPipe[0], parent);
+      becomeRank(*r.spec, inPipe[0], outPipe[1], errPipe[1], execPipe[1], goPipe[0], parent);
+    }
+    if (inPipe[0] >= 0) {
+      // Only hvdrun holds the write end (O_CLOEXEC): when hvdrun dies, the agent reads EOF.
+      ::close(inPipe[0]);
+      ::fcntl(inPipe[1], F_SETFL, O_NONBLOCK);  // a host that stops reading must not stop hvdrun
+      r.inFd = inPipe[1];
+      r.pendingInput = *r.spec->agentInput;
     }
     ::close(goPipe[0]);
     // The guardian learns the rank's session before the rank may run anything.
@@ -202,6 +216,7 @@ class Job {
     r.running = true;
     r.out.fd = outPipe[0];
     r.err.fd = errPipe[0];
+    writeInput(r);
     // The exec pipe closes on a successful exec; an errno arrives when exec failed.
     int error = 0;
     ssize_t got;
@@ -231,7 +246,6 @@ class Job {
   }
 
   void loop() {
-    std::optional<Clock::time_point> killDeadline;
     std::optional<Clock::time_point> drainDeadline;
     std::optional<Clock::time_point> startDeadline;
     if (options_.startTimeout.count() > 0 && options_.readyRanks) startDeadline = Clock::now() + options_.startTimeout;
@@ -252,11 +266,11 @@ class Job {
         }
         break;
       }
-      if (killDeadline && Clock::now() >= *killDeadline) {
+      if (killDeadline_ && Clock::now() >= *killDeadline_) {
         signalAll(SIGKILL);
-        killDeadline.reset();
+        killDeadline_.reset();
       }
-      if (startDeadline && Clock::now() >= *startDeadline) checkStart(startDeadline, killDeadline);
+      if (startDeadline && Clock::now() >= *startDeadline) checkStart(startDeadline, killDeadline_);
 
       std::vector<pollfd> pfds{{signalFd_, POLLIN, 0}};
       std::vector<std::pair<Rank*, bool>> owners{{nullptr, false}};
@@ -264,14 +278,19 @@ class Job {
         if (r.out.fd >= 0) pfds.push_back({r.out.fd, POLLIN, 0}), owners.push_back({&r, false});
         if (r.err.fd >= 0) pfds.push_back({r.err.fd, POLLIN, 0}), owners.push_back({&r, true});
       }
+      const size_t outputFds = pfds.size();
+      std::vector<Rank*> writers;
+      for (Rank& r : ranks_) {
+        if (r.inFd >= 0 && !r.pendingInput.empty()) pfds.push_back({r.inFd, POLLOUT, 0}), writers.push_back(&r);
+      }
       if (preemptDeadline_ && Clock::now() >= *preemptDeadline_) {
         preemptDeadline_.reset();
         for (const Rank& r : ranks_) outcome_.ranksStoppedAfterPreemption += r.running ? 1 : 0;
         stopOthers();
-        if (!killDeadline) killDeadline = Clock::now() + options_.killGrace;
+        if (!killDeadline_) killDeadline_ = Clock::now() + options_.killGrace;
       }
       int timeout = -1;
-      for (auto deadline : {killDeadline, drainDeadline, startDeadline, preemptDeadline_}) {
+      for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -279,12 +298,15 @@ class Job {
       }
       int rc = ::poll(pfds.data(), pfds.size(), timeout);
       if (rc < 0 && errno != EINTR) break;
-      for (size_t i = 1; i < pfds.size(); ++i) {
+      for (size_t i = 1; i < outputFds; ++i) {
         if ((pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
         auto [rank, isErr] = owners[i];
         readSome(isErr ? rank->err : rank->out, *rank, isErr);
       }
-      if (pfds[0].revents & POLLIN) handleSignals(killDeadline);
+      for (size_t i = outputFds; i < pfds.size(); ++i) {
+        if (pfds[i].revents != 0) writeInput(*writers[i - outputFds]);
+      }
+      if (pfds[0].revents & POLLIN) handleSignals(killDeadline_);
     }
     reapAll();
   }
@@ -340,6 +362,10 @@ class Job {
           }
           continue;
         }
+        if (options_.labels == SupervisorOptions::Labels::kAgents) {
+          agentEnded(r, pid, status);
+          continue;
+        }
         bool crashed = WIFSIGNALED(status) && WTERMSIG(status) != r.signalSent;
         bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !r.stoppedByUs);
         // Told to stop, but it ended with an error of its own (a peer's death seen first,
@@ -350,46 +376,102 @@ class Job {
           r.stoppedByUs = false;
           outcome_.alsoFailed.push_back(r.spec->rank);
         }
-        if (!failed || outcome_.interruptSignal != 0) continue;
-        if (outcome_.firstFailure) {
-          bool firstWasError = outcome_.firstFailure->signal == 0;
-          if (!(crashed && firstWasError && Clock::now() - firstFailureAt_ < kCauseWindow)) continue;
-        }
-        RankFailure f;
-        f.rank = r.spec->rank;
-        f.host = r.spec->host;
-        f.pid = pid;
-        f.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-        f.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-        f.when = nowIso8601();
-        bool first = !outcome_.firstFailure;
-        outcome_.firstFailure = std::move(f);
-        r.stoppedByUs = false;  // the cause, not a rank hvdrun stopped
-        if (first) {
-          firstFailureAt_ = Clock::now();
-          stopOthers();
-          killDeadline = Clock::now() + options_.killGrace;
-        }
+        if (!failed) continue;
+        if (noteFailure(failureOf(r, pid, status), crashed)) r.stoppedByUs = false;  // the cause, not a rank hvdrun stopped
       }
     }
+  }
+
+  RankFailure failureOf(const Rank& r, pid_t pid, int status) const {
+    RankFailure f;
+    f.rank = r.spec->rank;
+    f.host = r.spec->host;
+    f.pid = pid;
+    f.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    f.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    f.when = nowIso8601();
+    f.launcherProcess = options_.labels == SupervisorOptions::Labels::kAgents;
+    return f;
+  }
+
+  // A failure becomes the job's root cause when it is the first, or a crash soon after a
+  // first failure that was only an error exit; the first one stops every other rank.
+  // True when it became the root cause.
+  bool noteFailure(RankFailure f, bool crashed) {
+    if (outcome_.interruptSignal != 0) return false;
+    if (outcome_.firstFailure) {
+      bool firstWasError = outcome_.firstFailure->signal == 0;
+      if (!(crashed && firstWasError && Clock::now() - firstFailureAt_ < kCauseWindow)) return false;
+    }
+    bool first = !outcome_.firstFailure;
+    outcome_.firstFailure = std::move(f);
+    if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
+    if (first) {
+      firstFailureAt_ = Clock::now();
+      stopOthers();
+      killDeadline_ = Clock::now() + options_.killGrace;
+    }
+    return true;
+  }
+
+  // A host agent ended. Its ranks' failures came as records; one that ends badly without
+  // having reported one (ssh could not connect or lost the host, the agent could not start
+  // its ranks) is itself the cause. Its last words are read first: a record still in the
+  // pipe would otherwise lose to the agent's exit status.
+  void agentEnded(Rank& r, pid_t pid, int status) {
+    drain(r.out, r, false);
+    drain(r.err, r, true);
+    closeInput(r);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (ok || outcome_.firstFailure || r.stoppedByUs) return;
+    noteFailure(failureOf(r, pid, status), false);
   }
 
   void stopOthers() {
     for (Rank& r : ranks_) {
       if (!r.running) continue;
       r.stoppedByUs = true;
-      r.signalSent = SIGTERM;
-      ::kill(-r.pid, SIGTERM);
+      sendSignal(r, SIGTERM);
     }
   }
 
   void signalAll(int sig, bool includeExited = false) {
     for (Rank& r : ranks_) {
-      if (r.pid > 0 && (r.running || includeExited)) {
-        r.signalSent = sig;
-        ::kill(-r.pid, sig);
-      }
+      if (r.pid > 0 && (r.running || includeExited)) sendSignal(r, sig);
     }
+  }
+
+  // A host agent hears signals on its stdin and passes them to its ranks; SIGKILL ends the
+  // agent (or its ssh) itself, and the agent's ranks die with the connection.
+  void sendSignal(Rank& r, int sig) {
+    r.signalSent = sig;
+    if (r.inFd >= 0 && sig != SIGKILL && r.running) {
+      r.pendingInput += agentSignalLine(sig);
+      writeInput(r);
+      return;
+    }
+    ::kill(-r.pid, sig);
+  }
+
+  // Writes what the pipe takes now; the rest waits for POLLOUT. A closed pipe (the agent
+  // is gone) drops it.
+  void writeInput(Rank& r) {
+    while (r.inFd >= 0 && !r.pendingInput.empty()) {
+      ssize_t n = ::write(r.inFd, r.pendingInput.data(), r.pendingInput.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return;
+      if (n < 0) {
+        closeInput(r);
+        return;
+      }
+      r.pendingInput.erase(0, static_cast<size_t>(n));
+    }
+  }
+
+  static void closeInput(Rank& r) {
+    if (r.inFd >= 0) ::close(r.inFd);
+    r.inFd = -1;
+    r.pendingInput.clear();
   }
 
   void reapAll() {
@@ -401,7 +483,10 @@ class Job {
       r.running = false;
     }
     // The failure's last stderr lines are only complete once its pipe has drained.
-    if (outcome_.firstFailure) {
+    if (outcome_.firstFailure && options_.labels == SupervisorOptions::Labels::kAgents &&
+        !outcome_.firstFailure->launcherProcess) {
+      outcome_.firstFailure->lastStderrLines = labelledStderr_[outcome_.firstFailure->rank];
+    } else if (outcome_.firstFailure) {
       for (const Rank& r : ranks_) {
         if (r.spec->rank == outcome_.firstFailure->rank) outcome_.firstFailure->lastStderrLines = r.lastStderr;
       }
@@ -460,6 +545,17 @@ class Job {
       return;
     }
     int rank = r.spec->rank;
+    if (options_.labels == SupervisorOptions::Labels::kAgents) {
+      bool labelled = stripRankPrefix(line, rank);
+      if (!labelled && isErr) {
+        if (auto failure = parseAgentFailure(line)) {
+          noteFailure(std::move(*failure), failure->signal != 0);
+          return;
+        }
+      }
+      emit(r, isErr, line, labelled ? rank : -1);
+      return;
+    }
     bool labelled = options_.labels != SupervisorOptions::Labels::kSrun || stripSrunLabel(line, rank);
     // srun labels Slurm's own words about the step ("slurmstepd: error: *** STEP 7.0 ON
     // node01 CANCELLED AT ... ***"; "slurmstepd-node01:" where one host runs several
@@ -476,7 +572,9 @@ class Job {
     bool labelled = rank >= 0;
     if (isErr) {
       bool launcher = options_.labels != SupervisorOptions::Labels::kNone;
-      auto& last = launcher ? labelledStderr_[labelled ? rank : -1] : r.lastStderr;
+      // A host agent's own words stay its own: they explain that agent's end.
+      bool agentOwn = options_.labels == SupervisorOptions::Labels::kAgents && !labelled;
+      auto& last = launcher && !agentOwn ? labelledStderr_[labelled ? rank : -1] : r.lastStderr;
       last.emplace_back(line.substr(0, kRememberedLineLength));
       if (last.size() > kRememberedStderrLines) last.pop_front();
       if (!labelled) launcherMessages_.emplace_back(line);
@@ -557,6 +655,19 @@ class Job {
     return it->second;
   }
 
+  // "[3]<stdout>:text" (or <stderr>) -> rank 3, "text"; false (line unchanged) otherwise.
+  static bool stripRankPrefix(std::string_view& line, int& rank) {
+    if (line.empty() || line[0] != '[') return false;
+    size_t i = 1;
+    while (i < line.size() && i < 12 && line[i] >= '0' && line[i] <= '9') ++i;
+    constexpr std::string_view kOut = "]<stdout>:", kErr = "]<stderr>:";
+    std::string_view rest = line.substr(i);
+    if (i == 1 || (rest.substr(0, kOut.size()) != kOut && rest.substr(0, kErr.size()) != kErr)) return false;
+    rank = std::atoi(std::string(line.substr(1, i - 1)).c_str());
+    line.remove_prefix(i + kOut.size());
+    return true;
+  }
+
   // "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.
   static bool stripSrunLabel(std::string_view& line, int& rank) {
     size_t i = 0;
@@ -590,6 +701,7 @@ class Job {
   std::map<std::pair<int, bool>, int> files_;  // (rank, stderr?) -> fd; -1 when unwritable
   Clock::time_point firstFailureAt_{};
   std::optional<Clock::time_point> preemptDeadline_;  // set by the preemption signal with a grace
+  std::optional<Clock::time_point> killDeadline_;     // SIGKILL for whatever still runs then
   static constexpr std::chrono::milliseconds kCauseWindow{250};
 };
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch/rank_failure.h"
 #include "runtime/common/status.h"
 
 namespace hvd::cli {
@@ -23,6 +24,10 @@ struct RankProcess {
   std::string executable;         // resolved path, checked before anything is started
   std::vector<std::string> argv;  // argv[0] as the user wrote it
   std::vector<std::string> env;   // the complete environment, "NAME=value"
+  // A host agent (agent_protocol.h), directly or through ssh: its stdin is a pipe that
+  // carries this job first and then the signals hvdrun passes on (all but SIGKILL, which
+  // ends the process itself, and with it the connection). Empty: stdin is hvdrun's own.
+  std::optional<std::string> agentInput;
 };
 
 struct SupervisorOptions {
@@ -30,7 +35,9 @@ struct SupervisorOptions {
   // The single process is a launcher that labels its ranks' lines: srun --label ("N: text")
   // or mpirun --tag-output ("[J,N]<stdout>:text"). Labelled lines become rank N's;
   // unlabelled ones (the launcher's own messages) pass through unprefixed.
-  enum class Labels { kNone, kSrun, kOpenMpi };
+  // kAgents: each process is a host agent that prefixes its ranks' lines itself
+  // ("[N]<stdout>:text") and reports a failing rank in a record (agent_protocol.h).
+  enum class Labels { kNone, kSrun, kOpenMpi, kAgents };
   Labels labels = Labels::kNone;
   // The job's ranks, 0 .. rankCount-1 (in labelled modes one process stands for them all).
   int rankCount = 0;
@@ -57,16 +64,8 @@ struct SupervisorOptions {
   std::optional<int> coordinatorRank;
   // Called with each rank's pid (its session id) right after fork (the guardian's watch).
   std::function<void(int)> onRankStarted;
-};
-
-struct RankFailure {
-  int rank = 0;
-  std::string host;
-  int pid = 0;
-  int exitCode = 0;  // when signal == 0
-  int signal = 0;
-  std::string when;                        // local wall-clock time, ISO 8601
-  std::deque<std::string> lastStderrLines;  // the rank's final stderr lines
+  // Called the moment a rank becomes the job's root cause (a host agent reports it at once).
+  std::function<void(const RankFailure&)> onFailure;
 };
 
 struct JobOutcome {

@@ -1,7 +1,9 @@
 // cli/os/machine.cc: hostname, a free port, reading a file.
 #include "cli/os/machine.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
@@ -11,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -103,6 +106,32 @@ Result<std::string> readTextFile(const std::string& path) {
     }
   }
   return content;
+}
+
+Result<std::string> localAddressTowards(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), "9", &hints, &found); rc != 0 || found == nullptr) {
+    return notFound("cannot resolve " + host + ": " + ::gai_strerror(rc));
+  }
+  sockaddr_in to{};
+  std::memcpy(&to, found->ai_addr, sizeof to);
+  ::freeaddrinfo(found);
+  // Connecting a UDP socket only asks the kernel for a route and a source address.
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return systemError("socket");
+  sockaddr_in self{};
+  socklen_t length = sizeof self;
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&self), &length) == 0;
+  int error = errno;
+  ::close(fd);
+  if (!ok) return unavailable("no route from this machine to " + host + ": " + std::strerror(error));
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &self.sin_addr, text, sizeof text);
+  return std::string(text);
 }
 
 std::string thisExecutable() {

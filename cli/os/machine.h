@@ -26,6 +26,11 @@ Result<int> freeTcpPortBlock(int count);
 int usableCpuCount();
 int onlineCpuCount();
 
+// This machine's IPv4 address on the route to `host` (a name or an address), as the kernel
+// would choose it to send there; nothing is sent. kNotFound when the name does not resolve,
+// kUnavailable when no route leads there.
+Result<std::string> localAddressTowards(const std::string& host);
+
 // The absolute path of the running hvdrun (from /proc/self/exe), or "hvdrun".
 std::string thisExecutable();
 

@@ -1,0 +1,170 @@
+// cli/commands/host_agent_command.cc: one host's share of an ssh launch.
+#include "cli/commands/host_agent_command.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "cli/launch/agent_protocol.h"
+#include "cli/launch/guardian.h"
+#include "cli/launch/supervisor.h"
+#include "cli/os/console.h"
+#include "cli/os/machine.h"
+#include "cli/os/subprocess.h"
+#include "cli/plan/thread_defaults.h"
+#include "cli/user_error.h"
+#include "runtime/common/shm_names.h"
+
+namespace hvd::cli {
+namespace {
+
+[[noreturn]] void fail(const std::string& host, const std::string& what, const std::string& hint = "") {
+  throw UserError(ExitCode::kEnvironment, "on " + host + ": " + what, hint);
+}
+
+// Reads exactly n bytes (fewer only at EOF).
+std::string readBytes(int fd, size_t n) {
+  std::string out(n, '\0');
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::read(fd, out.data() + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
+  }
+  out.resize(got);
+  return out;
+}
+
+// The header line, read a byte at a time so nothing after it is consumed.
+std::string readLine(int fd, size_t limit) {
+  std::string line;
+  char c = 0;
+  while (line.size() < limit) {
+    ssize_t r = ::read(fd, &c, 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0 || c == '\n') break;
+    line += c;
+  }
+  return line;
+}
+
+AgentJob receiveJob(int fd) {
+  std::string header = readLine(fd, 64);
+  auto length = agentJobLength(header);
+  if (!length) throw UserError(ExitCode::kUsage, length.status().message(), length.status().hint());
+  std::string payload = readBytes(fd, *length);
+  if (payload.size() != *length) {
+    throw UserError(ExitCode::kEnvironment, "the connection to hvdrun ended before the job had arrived");
+  }
+  auto job = decodeAgentJob(payload);
+  if (!job) throw UserError(ExitCode::kUsage, job.status().message());
+  return std::move(*job);
+}
+
+std::string valueIn(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& kv : env) {
+    if (kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=') {
+      return kv.substr(name.size() + 1);
+    }
+  }
+  return "";
+}
+
+// hvdrun's orders while the ranks run: a signal line raises that signal here, where the
+// supervisor's signalfd passes it to every rank exactly as hvdrun would to local ones. EOF
+// means hvdrun or the connection is gone: this process ends at once, and the guardian stops
+// every rank's session and removes the job's /dev/shm objects.
+void followOrders(int fd) {
+  std::string line;
+  char buf[256];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) ::kill(::getpid(), SIGKILL);
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] != '\n') {
+        if (line.size() < 64) line += buf[i];
+        continue;
+      }
+      if (auto sig = parseAgentSignal(line)) ::kill(::getpid(), *sig);
+      line.clear();
+    }
+  }
+}
+
+}  // namespace
+
+int runHostAgentCommand(const std::vector<std::string>& args) {
+  if (args.size() == 1 && args[0] == "--check") {
+    printTo(stdout, "{}\n", agentVersion());
+    return 0;
+  }
+  if (!args.empty()) {
+    throw UserError(ExitCode::kUsage, "host-agent: unexpected argument '" + args[0] + "'",
+                    "host-agent is started by hvdrun over ssh, not by hand");
+  }
+  AgentJob job = receiveJob(STDIN_FILENO);
+  if (job.version != agentVersion()) {
+    fail(job.host, "this host's hvdrun is " + agentVersion() + ", the launching one " + job.version,
+         "install the same hvdrun on every host, or name it with --remote-hvdrun");
+  }
+  // The orders keep coming on stdin; the ranks must not read (and eat) them.
+  int orders = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+  int devNull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (orders < 0 || devNull < 0 || ::dup2(devNull, STDIN_FILENO) < 0) fail(job.host, "cannot set up stdin");
+  ::close(devNull);
+  if (::chdir(job.workingDirectory.c_str()) != 0) {
+    fail(job.host, "cannot enter the working directory " + job.workingDirectory + ": " + std::strerror(errno),
+         "ranks start in hvdrun's working directory, which must exist on every host (a shared file system)");
+  }
+
+  // Every program is found before any rank starts: nothing half-started to clean up.
+  const int threads = defaultThreadsPerRank(usableCpuCount(), static_cast<int>(job.ranks.size()), std::nullopt);
+  std::vector<RankProcess> ranks;
+  for (AgentRank& r : job.ranks) {
+    auto exe = findExecutable(r.argv.front(), valueIn(r.env, "PATH"));
+    if (!exe) {
+      fail(job.host, "cannot run the program for rank " + std::to_string(r.rank) + ": " + exe.status().message(),
+           "nothing was started; the program must exist at the same path (or in PATH) on every host");
+    }
+    for (auto& kv : threadVariables(threads, [&](const std::string& name) { return !valueIn(r.env, name).empty(); })) {
+      r.env.push_back(std::move(kv));
+    }
+    ranks.push_back({r.rank, job.host, *exe, r.argv, r.env, std::nullopt});
+  }
+
+  // Forked before the orders thread: the guardian must be a clean single-threaded copy.
+  Guardian guardian = [&] {
+    auto g = Guardian::start(job.shmPrefix);
+    if (!g) fail(job.host, g.status().message());
+    return std::move(*g);
+  }();
+  // The thread is born with every signal blocked, so what it raises waits for the
+  // supervisor's signalfd instead of killing the agent.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, &old);
+  std::thread(followOrders, orders).detach();
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+
+  SupervisorOptions supervision;
+  supervision.prefixOutput = true;  // hvdrun reads the rank from the prefix
+  supervision.rankCount = static_cast<int>(ranks.size());
+  supervision.killGrace = job.killGrace;
+  supervision.onRankStarted = [&guardian](int pid) { guardian.watch(pid); };
+  supervision.onFailure = [](const RankFailure& f) { printTo(stderr, "{}\n", formatAgentFailure(f)); };
+  auto outcome = superviseRanks(ranks, supervision);
+  guardian.release();
+  removeShmObjects(job.shmPrefix);
+  if (!outcome) fail(job.host, outcome.status().message());
+  return outcome->exitCode;
+}
+
+}  // namespace hvd::cli

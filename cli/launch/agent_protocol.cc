@@ -1,0 +1,188 @@
+// cli/launch/agent_protocol.cc: netstrings for the job, one-line records for the rest.
+#include "cli/launch/agent_protocol.h"
+
+#include <charconv>
+
+#include "cli/build_info.h"
+
+namespace hvd::cli {
+namespace {
+
+void put(std::string& out, std::string_view field) {
+  out += std::to_string(field.size());
+  out += ':';
+  out += field;
+  out += ',';
+}
+
+bool parseNumber(std::string_view text, long long& value) {
+  if (text.empty()) return false;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// Reads netstrings off the front of a payload.
+class Fields {
+ public:
+  explicit Fields(std::string_view data) : data_(data) {}
+
+  Result<std::string_view> next(const char* what) {
+    size_t colon = data_.find(':');
+    long long length = 0;
+    if (colon == std::string_view::npos || colon > 20 || !parseNumber(data_.substr(0, colon), length) || length < 0 ||
+        static_cast<size_t>(length) > data_.size() - colon - 1 || data_.size() < colon + 2 + static_cast<size_t>(length) ||
+        data_[colon + 1 + static_cast<size_t>(length)] != ',') {
+      return invalidArgument(std::string("the host agent's job is malformed at ") + what);
+    }
+    std::string_view field = data_.substr(colon + 1, static_cast<size_t>(length));
+    data_.remove_prefix(colon + 2 + static_cast<size_t>(length));
+    return field;
+  }
+
+  Result<long long> number(const char* what, long long max) {
+    auto field = next(what);
+    if (!field) return field.status();
+    long long value = 0;
+    if (!parseNumber(*field, value) || value < 0 || value > max) {
+      return invalidArgument(std::string("the host agent's job has a bad ") + what + " '" + std::string(*field) + "'");
+    }
+    return value;
+  }
+
+  bool done() const { return data_.empty(); }
+
+ private:
+  std::string_view data_;
+};
+
+// "name=value" among space-separated words; nullopt when missing.
+std::optional<std::string_view> word(std::string_view line, std::string_view name) {
+  size_t at = 0;
+  while (at < line.size()) {
+    size_t end = line.find(' ', at);
+    if (end == std::string_view::npos) end = line.size();
+    std::string_view w = line.substr(at, end - at);
+    if (w.size() > name.size() && w.substr(0, name.size()) == name && w[name.size()] == '=') {
+      return w.substr(name.size() + 1);
+    }
+    at = end + 1;
+  }
+  return std::nullopt;
+}
+
+constexpr std::string_view kFailurePrefix = "hvdrun-agent: failed ";
+
+}  // namespace
+
+std::string agentVersion() { return std::string(build_info::kVersion) + " " + build_info::kGitCommit; }
+
+std::string encodeAgentJob(const AgentJob& job) {
+  std::string payload;
+  put(payload, job.version);
+  put(payload, job.host);
+  put(payload, job.workingDirectory);
+  put(payload, job.shmPrefix);
+  put(payload, std::to_string(job.killGrace.count()));
+  put(payload, std::to_string(job.ranks.size()));
+  for (const AgentRank& r : job.ranks) {
+    put(payload, std::to_string(r.rank));
+    put(payload, std::to_string(r.argv.size()));
+    for (const auto& a : r.argv) put(payload, a);
+    put(payload, std::to_string(r.env.size()));
+    for (const auto& e : r.env) put(payload, e);
+  }
+  return std::string(kAgentJobHeader) + std::to_string(payload.size()) + "\n" + payload;
+}
+
+Result<size_t> agentJobLength(std::string_view header) {
+  long long length = 0;
+  if (header.substr(0, kAgentJobHeader.size()) != kAgentJobHeader ||
+      !parseNumber(header.substr(kAgentJobHeader.size()), length) || length < 0 ||
+      static_cast<size_t>(length) > kMaxAgentJobBytes) {
+    std::string shown(header.substr(0, 80));
+    return invalidArgument("the host agent expected a job from hvdrun, got '" + shown + "'")
+        .withHint("host-agent is started by hvdrun over ssh, not by hand");
+  }
+  return static_cast<size_t>(length);
+}
+
+Result<AgentJob> decodeAgentJob(std::string_view payload) {
+  Fields f(payload);
+  constexpr long long kMaxCount = 1 << 24;
+  auto text = [&f](std::string& target, const char* what) -> Status {
+    auto v = f.next(what);
+    if (!v) return v.status();
+    target = std::string(*v);
+    return Status::ok();
+  };
+  auto number = [&f](long long& target, const char* what, long long max) -> Status {
+    auto v = f.number(what, max);
+    if (!v) return v.status();
+    target = *v;
+    return Status::ok();
+  };
+  AgentJob job;
+  long long grace = 0, ranks = 0;
+  HVD_RETURN_IF_ERROR(text(job.version, "the version"));
+  HVD_RETURN_IF_ERROR(text(job.host, "the host"));
+  HVD_RETURN_IF_ERROR(text(job.workingDirectory, "the working directory"));
+  HVD_RETURN_IF_ERROR(text(job.shmPrefix, "the shared-memory prefix"));
+  HVD_RETURN_IF_ERROR(number(grace, "kill grace", 1LL << 40));
+  job.killGrace = std::chrono::milliseconds(grace);
+  HVD_RETURN_IF_ERROR(number(ranks, "rank count", kMaxCount));
+  for (long long i = 0; i < ranks; ++i) {
+    AgentRank r;
+    long long rank = 0, argc = 0, envc = 0;
+    HVD_RETURN_IF_ERROR(number(rank, "rank", kMaxCount));
+    r.rank = static_cast<int>(rank);
+    HVD_RETURN_IF_ERROR(number(argc, "argument count", kMaxCount));
+    for (long long a = 0; a < argc; ++a) HVD_RETURN_IF_ERROR(text(r.argv.emplace_back(), "an argument"));
+    HVD_RETURN_IF_ERROR(number(envc, "variable count", kMaxCount));
+    for (long long e = 0; e < envc; ++e) HVD_RETURN_IF_ERROR(text(r.env.emplace_back(), "a variable"));
+    if (r.argv.empty()) return invalidArgument("the host agent's job gives rank " + std::to_string(rank) + " no program");
+    job.ranks.push_back(std::move(r));
+  }
+  if (!f.done()) return invalidArgument("the host agent's job has bytes after its last rank");
+  return job;
+}
+
+std::string agentSignalLine(int signal) { return "signal " + std::to_string(signal) + "\n"; }
+
+std::optional<int> parseAgentSignal(std::string_view line) {
+  constexpr std::string_view kPrefix = "signal ";
+  long long sig = 0;
+  if (line.substr(0, kPrefix.size()) != kPrefix || !parseNumber(line.substr(kPrefix.size()), sig) || sig < 1 ||
+      sig > 64) {
+    return std::nullopt;
+  }
+  return static_cast<int>(sig);
+}
+
+std::string formatAgentFailure(const RankFailure& f) {
+  // The host last: a plan's host name has no spaces, and the rest are numbers and a time.
+  return std::string(kFailurePrefix) + "rank=" + std::to_string(f.rank) + " pid=" + std::to_string(f.pid) +
+         " code=" + std::to_string(f.exitCode) + " signal=" + std::to_string(f.signal) + " when=" + f.when +
+         " host=" + f.host;
+}
+
+std::optional<RankFailure> parseAgentFailure(std::string_view line) {
+  if (line.substr(0, kFailurePrefix.size()) != kFailurePrefix) return std::nullopt;
+  line.remove_prefix(kFailurePrefix.size());
+  RankFailure f;
+  long long rank = 0, pid = 0, code = 0, sig = 0;
+  auto r = word(line, "rank"), p = word(line, "pid"), c = word(line, "code"), s = word(line, "signal");
+  auto w = word(line, "when"), h = word(line, "host");
+  if (!r || !p || !c || !s || !w || !h || !parseNumber(*r, rank) || !parseNumber(*p, pid) || !parseNumber(*c, code) ||
+      !parseNumber(*s, sig)) {
+    return std::nullopt;
+  }
+  f.rank = static_cast<int>(rank);
+  f.pid = static_cast<int>(pid);
+  f.exitCode = static_cast<int>(code);
+  f.signal = static_cast<int>(sig);
+  f.when = std::string(*w);
+  f.host = std::string(*h);
+  return f;
+}
+
+}  // namespace hvd::cli

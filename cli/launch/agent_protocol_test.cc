@@ -1,0 +1,102 @@
+// cli/launch/agent_protocol_test.cc
+#include "cli/launch/agent_protocol.h"
+
+#include <catch2/catch.hpp>
+
+namespace hvd::cli {
+namespace {
+
+AgentJob sampleJob() {
+  AgentJob job;
+  job.version = "hvdrun 0.9.0";
+  job.host = "node02";
+  job.workingDirectory = "/home/u/dir with spaces,and:colons";
+  job.shmPrefix = "hvd-0123abcd";
+  job.killGrace = std::chrono::milliseconds(2500);
+  std::string allBytes;
+  for (int c = 1; c < 256; ++c) allBytes += static_cast<char>(c);
+  job.ranks.push_back({4, {"python", "-c", "print('a\nb')", "", "7:x,", allBytes}, {"HVD_RANK=4", "X=1\n2", "EMPTY="}});
+  job.ranks.push_back({5, {"./train"}, {}});
+  return job;
+}
+
+// The payload of an encoded job (what follows the header line).
+std::string payloadOf(const std::string& encoded) { return encoded.substr(encoded.find('\n') + 1); }
+
+}  // namespace
+
+TEST_CASE("a host agent's job arrives with every byte of arguments and variables unchanged", "[agent]") {
+  AgentJob job = sampleJob();
+  std::string encoded = encodeAgentJob(job);
+  auto length = agentJobLength(encoded.substr(0, encoded.find('\n')));
+  REQUIRE(length.isOk());
+  REQUIRE(*length == payloadOf(encoded).size());
+  auto decoded = decodeAgentJob(payloadOf(encoded));
+  REQUIRE(decoded.isOk());
+  CHECK(decoded->version == job.version);
+  CHECK(decoded->host == job.host);
+  CHECK(decoded->workingDirectory == job.workingDirectory);
+  CHECK(decoded->shmPrefix == job.shmPrefix);
+  CHECK(decoded->killGrace == job.killGrace);
+  REQUIRE(decoded->ranks.size() == 2);
+  CHECK(decoded->ranks[0].rank == 4);
+  CHECK(decoded->ranks[0].argv == job.ranks[0].argv);
+  CHECK(decoded->ranks[0].env == job.ranks[0].env);
+  CHECK(decoded->ranks[1].argv == std::vector<std::string>{"./train"});
+  CHECK(decoded->ranks[1].env.empty());
+}
+
+TEST_CASE("a truncated or padded host agent job is refused with a reason", "[agent]") {
+  std::string payload = payloadOf(encodeAgentJob(sampleJob()));
+  for (size_t cut : {size_t{0}, size_t{3}, payload.size() / 2, payload.size() - 1}) {
+    auto decoded = decodeAgentJob(payload.substr(0, cut));
+    INFO("cut at " << cut);
+    REQUIRE_FALSE(decoded.isOk());
+    CHECK(decoded.status().message().find("host agent's job") != std::string::npos);
+  }
+  CHECK_FALSE(decodeAgentJob(payload + "1:x,").isOk());
+  CHECK_FALSE(decodeAgentJob("99999999999999999999999:x,").isOk());
+}
+
+TEST_CASE("a host agent refuses a stream that does not start with a job header", "[agent]") {
+  CHECK(agentJobLength("hvdrun-agent-job 12").isOk());
+  auto wrong = agentJobLength("GET / HTTP/1.1");
+  REQUIRE_FALSE(wrong.isOk());
+  CHECK(wrong.status().message().find("GET / HTTP/1.1") != std::string::npos);
+  CHECK_FALSE(agentJobLength("hvdrun-agent-job -1").isOk());
+  CHECK_FALSE(agentJobLength("hvdrun-agent-job 99999999999").isOk());  // over kMaxAgentJobBytes
+}
+
+TEST_CASE("signal lines carry a signal number and nothing else", "[agent]") {
+  CHECK(agentSignalLine(15) == "signal 15\n");
+  CHECK(parseAgentSignal("signal 15") == 15);
+  CHECK(parseAgentSignal("signal 10") == 10);
+  CHECK_FALSE(parseAgentSignal("signal 0").has_value());
+  CHECK_FALSE(parseAgentSignal("signal 99").has_value());
+  CHECK_FALSE(parseAgentSignal("signal 15x").has_value());
+  CHECK_FALSE(parseAgentSignal("kill 15").has_value());
+}
+
+TEST_CASE("a rank failure record read back names the same rank pid code signal time and host", "[agent]") {
+  RankFailure f;
+  f.rank = 7;
+  f.pid = 4242;
+  f.exitCode = 3;
+  f.signal = 0;
+  f.when = "2026-11-23T10:15:02+0000";
+  f.host = "10.0.0.12";
+  auto back = parseAgentFailure(formatAgentFailure(f));
+  REQUIRE(back.has_value());
+  CHECK(back->rank == 7);
+  CHECK(back->pid == 4242);
+  CHECK(back->exitCode == 3);
+  CHECK(back->signal == 0);
+  CHECK(back->when == f.when);
+  CHECK(back->host == f.host);
+  f.signal = 11;
+  CHECK(parseAgentFailure(formatAgentFailure(f))->signal == 11);
+  CHECK_FALSE(parseAgentFailure("[3]<stderr>:hvdrun-agent: failed rank=1").has_value());
+  CHECK_FALSE(parseAgentFailure("hvdrun-agent: failed rank=x pid=1 code=1 signal=0 when=t host=h").has_value());
+}
+
+}  // namespace hvd::cli

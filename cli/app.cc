@@ -477,37 +477,51 @@ std::string rendezvousAddressForSsh(const Options& o, const Plan& plan) {
   return address;
 }
 
-// Outside Slurm, with ranks on other hosts: one host agent per host, over ssh (started
-// directly for this machine's own ranks), after every other host passed the check.
-JobOutcome launchOverSsh(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
-                         RendezvousServer* server, const PreemptionFlag& preemption, const std::string& shmPrefix) {
+// What an ssh launch needs, known only once every other host has passed the check.
+struct SshLaunch {
   SshSettings ssh;
+  std::string client;        // the ssh executable
+  std::string remoteHvdrun;  // hvdrun's path on the other hosts
+};
+
+// Checks every other host at once (ssh works without a password, the same hvdrun is there)
+// and reports all problems together, before anything starts anywhere.
+SshLaunch prepareSsh(const Options& o, const Plan& plan) {
+  SshLaunch launch;
   auto words = sshClientWords(o.sshCommand);
   if (!words) throw UserError(ExitCode::kUsage, words.status().message(), "e.g. --ssh-command 'ssh -F ~/.ssh/cluster'");
-  ssh.client = *words;
-  ssh.port = o.sshPort;
-  ssh.identityFile = o.sshIdentityFile;
+  launch.ssh.client = *words;
+  launch.ssh.port = o.sshPort;
+  launch.ssh.identityFile = o.sshIdentityFile;
   const std::chrono::milliseconds checkTimeout = o.startTimeout.count() > 0 ? o.startTimeout : std::chrono::seconds(30);
-  ssh.connectTimeout = checkTimeout;
+  launch.ssh.connectTimeout = checkTimeout;
   const char* path = std::getenv("PATH");
-  auto client = findExecutable(ssh.client.front(), path != nullptr ? path : "");
+  auto client = findExecutable(launch.ssh.client.front(), path != nullptr ? path : "");
   if (!client) {
     throw UserError(ExitCode::kEnvironment, "the plan puts ranks on other hosts, which hvdrun reaches with ssh: " +
                                                 client.status().message(),
                     "install an OpenSSH client, or name yours with --ssh-command");
   }
-  const std::string remoteHvdrun = o.remoteHvdrun.empty() ? thisExecutable() : o.remoteHvdrun;
+  launch.client = *client;
+  launch.remoteHvdrun = o.remoteHvdrun.empty() ? thisExecutable() : o.remoteHvdrun;
   std::vector<std::string> others;
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks > 0 && !h.local) others.push_back(h.host);
   }
-  auto problems = checkHosts(others, ssh, remoteHvdrun, agentVersion(), checkTimeout);
+  auto problems = checkHosts(others, launch.ssh, launch.remoteHvdrun, agentVersion(), checkTimeout);
   if (!problems.empty()) {
     std::string table = renderHostProblems(problems, others.size());
     if (!table.empty() && table.back() == '\n') table.pop_back();
     throw UserError(ExitCode::kEnvironment, table);
   }
+  return launch;
+}
 
+// Outside Slurm, with ranks on other hosts: one host agent per host, over ssh (started
+// directly for this machine's own ranks).
+JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& launch,
+                         const std::vector<std::string>& jobWide, RendezvousServer* server,
+                         const PreemptionFlag& preemption, const std::string& shmPrefix) {
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (ec) throw UserError(ExitCode::kEnvironment, "cannot tell the working directory: " + ec.message());
@@ -531,8 +545,8 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const std::vector<s
       agent.executable = thisExecutable();
       agent.argv = {agent.executable, "host-agent"};
     } else {
-      agent.executable = *client;
-      agent.argv = sshArgv(ssh, h.host, agentCommandLine(remoteHvdrun, false));
+      agent.executable = launch.client;
+      agent.argv = sshArgv(launch.ssh, h.host, agentCommandLine(launch.remoteHvdrun, false));
     }
     agent.env = inheritedEnvironment({});
     agent.agentInput = encodeAgentJob(job);
@@ -580,6 +594,8 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   // mpirun's ranks have Slurm and Open MPI. Forked before the rendezvous server's threads.
   const bool overSsh = !o.useMpi && plan.source != HostSource::kSlurm && ranksElsewhere(plan);
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
+  std::optional<SshLaunch> ssh;
+  if (overSsh) ssh = prepareSsh(o, plan);
   std::optional<Guardian> guardian;
   if (forksRanks) guardian.emplace(valueOrThrow(Guardian::start(shmPrefix)));
   // torch's @record writes a failing rank's exception here (torch_error_file.h); a path
@@ -612,7 +628,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   JobOutcome outcome = o.useMpi ? launchWithMpirun(o, plan, jobWide, server.get(), preemption)
                        : plan.source == HostSource::kSlurm
                            ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
-                       : overSsh ? launchOverSsh(o, plan, jobWide, server.get(), preemption, shmPrefix)
+                       : ssh ? launchOverSsh(o, plan, *ssh, jobWide, server.get(), preemption, shmPrefix)
                            : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
                                            guardian ? &*guardian : nullptr, errorFiles);
   // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).

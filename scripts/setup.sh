@@ -13,6 +13,7 @@ packages=(
   libcli11-dev libfmt-dev libtomlplusplus-dev catch2
   libopenmpi-dev openmpi-bin libpmix-dev
   slurm-wlm munge iproute2
+  openssh-client openssh-server
   python3 python3-venv python3-dev
 )
 
@@ -30,8 +31,18 @@ if ((${#missing[@]})); then
     sudo="sudo"
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # openssh-server is for the tests' own sshd hosts (tests/ssh/sshbed.sh): the package must
+  # not start a system sshd listening on the network. Without a policy-rc.d (container
+  # images ship one) a temporary one tells invoke-rc.d not to start services.
+  policy=/usr/sbin/policy-rc.d
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+    $sudo chmod 0755 "$policy"
+    trap '$sudo rm -f "$policy"' EXIT
+  fi
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ -n "$(trap -p EXIT)" ]]; then $sudo rm -f "$policy"; trap - EXIT; fi
 fi
 
 python_side=$([[ ${HVD_SKIP_PYTHON:-0} == 1 ]] && echo no || echo yes)

@@ -14,7 +14,7 @@ namespace {
 // --verbose can say what is there.
 constexpr bool kSrunImplemented = true;
 constexpr bool kMpirunImplemented = true;
-constexpr bool kSshImplemented = false;
+constexpr bool kSshImplemented = true;
 
 std::string envOr(const char* name, const char* fallback) {
   const char* value = std::getenv(name);

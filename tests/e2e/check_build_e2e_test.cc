@@ -1,6 +1,7 @@
 // tests/e2e/check_build_e2e_test.cc: --check-build keeps horovodrun's layout and tells the
 // truth: every [X] is something this test can see working, and what it cannot see is [ ].
 #include <catch2/catch.hpp>
+#include <unistd.h>
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -167,6 +168,14 @@ TEST_CASE("with a Slurm configuration, srun's own version answer is what the rep
   auto env = environmentWith({"SLURM_CONF=" + dir.path() + "/slurm.conf", "PATH=" + dir.path() + ":/usr/bin:/bin"});
   Report v = parseReport(runHvdrun({"-cb", "-v"}, withEnv(env)).out, true);
   CHECK(v["Available Launchers"]["srun"].detail.rfind("found slurm 99.1", 0) == 0);
+}
+
+TEST_CASE("ssh is an available launcher where an OpenSSH client is in PATH", "[e2e]") {
+  auto env = environmentWith({kNoSlurmConf, "PATH=/usr/bin:/bin"});
+  if (::access("/usr/bin/ssh", X_OK) != 0) hvd::test::skipTest("no /usr/bin/ssh (scripts/setup.sh installs it)");
+  Report v = parseReport(runHvdrun({"-cb", "-v"}, withEnv(env)).out, true);
+  CHECK(v["Available Launchers"]["ssh"].available);
+  CHECK(v["Available Launchers"]["ssh"].detail.rfind("found OpenSSH", 0) == 0);
 }
 
 TEST_CASE("a launcher tool that is missing or broken is [ ] with the reason", "[e2e]") {

@@ -16,7 +16,8 @@
 #   HVD_SSHBED_KEY          the client's private key (for -i / --ssh-identity-file)
 #   HVD_SSHBED_SSH          an ssh command that trusts exactly these hosts' keys
 #                           ("ssh -F DIR/ssh_config", for HVD_SSH_COMMAND)
-#   HVD_SSHBED_DIR          DIR: run/sshd-<name>.pid are the daemons' pid files
+#   HVD_SSHBED_DIR          DIR: run/sshd-<name>.pid are the daemons' pid files, and
+#                           `sh DIR/run/start-sshd-<name>.sh` starts one again
 #   HVD_SSHBED_NAMESPACE_PREFIX  the namespaces are <prefix><name> (ip netns pids ...)
 # Needs root, iproute2 and openssh-server (scripts/setup.sh installs them).
 set -euo pipefail
@@ -127,10 +128,14 @@ MaxSessions 100
 LogLevel ERROR
 CONF
     # `ip netns exec` would remount /sys; only the network namespace is entered, and the
-    # host gets its own hostname, /etc/hosts and /dev/shm (ranks there share memory).
-    nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation private -- sh -c \
-      "hostname $name; mount --bind '$dir/etc/hosts' /etc/hosts; mount -t tmpfs tmpfs /dev/shm; \
-       exec /usr/sbin/sshd -f '$dir/etc/sshd_config-$name' -E '$dir/log/sshd-$name.log'"
+    # host gets its own hostname, /etc/hosts and /dev/shm (ranks there share memory). The
+    # script stays, so a test that stopped this sshd can start it again.
+    cat >"$dir/run/start-sshd-$name.sh" <<SCRIPT
+nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation private -- sh -c \\
+  "hostname $name; mount --bind '$dir/etc/hosts' /etc/hosts; mount -t tmpfs tmpfs /dev/shm; \\
+   exec /usr/sbin/sshd -f '$dir/etc/sshd_config-$name' -E '$dir/log/sshd-$name.log'"
+SCRIPT
+    sh "$dir/run/start-sshd-$name.sh"
   done
 
   # Ready when every host accepts a login and runs a command.

@@ -1,0 +1,313 @@
+// tests/ssh/ssh_launch_test.cc: `hvdrun -H host:slots,...` outside Slurm, against real
+// OpenSSH servers in network namespaces (tests/ssh/sshbed.sh): every rank runs on its host
+// with its identity and the runtime's collectives work across hosts; a failing rank, a
+// killed hvdrun or a signal end the job on every host; hosts that cannot start ranks are
+// reported together before anything starts; arguments and the secret travel safely.
+#include <catch2/catch.hpp>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/hvdrun_runner.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const std::string kRank = HVD_TEST_RANK_PATH;
+const std::string kCollectiveRank = HVD_COLLECTIVE_RANK_PATH;
+
+struct Bed {
+  std::vector<std::string> hosts;  // addresses
+  std::vector<std::string> names;  // hostnames, same order
+  std::string dir, ssh, port, key;
+};
+
+std::vector<std::string> splitCommas(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(item);
+  return out;
+}
+
+const Bed& bed() {
+  static const Bed b = [] {
+    Bed b;
+    if (std::getenv("HVD_SSHBED_DIR") == nullptr) hvd::test::skipTest("not running under tests/ssh/sshbed.sh");
+    b.hosts = splitCommas(std::getenv("HVD_SSHBED_HOSTS"));
+    b.names = splitCommas(std::getenv("HVD_SSHBED_NAMES"));
+    b.dir = std::getenv("HVD_SSHBED_DIR");
+    b.ssh = std::getenv("HVD_SSHBED_SSH");
+    b.port = std::getenv("HVD_SSHBED_PORT");
+    b.key = std::getenv("HVD_SSHBED_KEY");
+    return b;
+  }();
+  return b;
+}
+
+// -H host01:slots,host02:slots,... and the ssh options the bed needs.
+std::vector<std::string> sshJob(int slots, std::vector<std::string> rest) {
+  const Bed& b = bed();
+  std::string hosts;
+  for (const auto& h : b.hosts) hosts += (hosts.empty() ? "" : ",") + h + ":" + std::to_string(slots);
+  std::vector<std::string> args{"-H", hosts, "--ssh-command", b.ssh, "-p", b.port, "-i", b.key};
+  args.insert(args.end(), rest.begin(), rest.end());
+  return args;
+}
+
+hvd::cli::CapturedRun runSshJob(int slots, const std::vector<std::string>& rest, const std::vector<std::string>& env = {},
+                                std::chrono::seconds timeout = std::chrono::seconds(60)) {
+  hvd::cli::RunOptions options;
+  options.timeout = timeout;
+  options.env = hvd::test::environmentWith(env);
+  return hvd::test::runHvdrun(sshJob(slots, rest), options);
+}
+
+// Every process whose command line contains `needle` (any pid namespace view is the same here).
+std::vector<int> processesMentioning(const std::string& needle) {
+  std::vector<int> found;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return found;
+  while (dirent* e = ::readdir(proc)) {
+    int pid = std::atoi(e->d_name);
+    if (pid <= 0 || pid == ::getpid()) continue;
+    std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (cmdline.find(needle) != std::string::npos) found.push_back(pid);
+  }
+  ::closedir(proc);
+  return found;
+}
+
+// hvdrun in the background with HVD_TEST_PIDDIR=pids; returns its pid once `count` ranks
+// have written their pid files.
+int startInBackground(const std::vector<std::string>& args, const std::string& pids, size_t count) {
+  int pid = hvd::test::spawnHvdrun(args, hvd::test::environmentWith({"HVD_TEST_PIDDIR=" + pids}));
+  auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (hvd::test::readPidFiles(pids).size() < count && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(hvd::test::readPidFiles(pids).size() == count);
+  return pid;
+}
+
+int waitExit(int pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("over ssh each rank runs on its planned host with its planned identity", "[ssh]") {
+  const Bed& b = bed();
+  auto run = runSshJob(2, {kRank, "identity"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int rank = 0; rank < 6; ++rank) {
+    int host = rank / 2;
+    std::string line = "[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) + " size=6 local_rank=" +
+                       std::to_string(rank % 2) + " local_size=2 cross_rank=" + std::to_string(host) +
+                       " cross_size=3 torch_rank=" + std::to_string(rank) + " host=" + b.names[static_cast<size_t>(host)];
+    CHECK(run.out.find(line) != std::string::npos);
+  }
+}
+
+TEST_CASE("over ssh the runtime's collectives agree across three hosts", "[ssh]") {
+  auto run = runSshJob(2, {kCollectiveRank, "check"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int rank = 0; rank < 6; ++rank) {
+    CHECK(run.out.find("[" + std::to_string(rank) + "]<stdout>:ok ") != std::string::npos);
+  }
+  // Ranks on one host share memory; ranks on different hosts use TCP.
+  auto identity = runSshJob(2, {kCollectiveRank, "identity"});
+  INFO(identity.out << identity.err);
+  CHECK(identity.out.find("[5]<stdout>:rank=5 size=6 local_rank=1 local_size=2 cross_rank=2 cross_size=3") !=
+        std::string::npos);
+}
+
+TEST_CASE("a rank failing on another host ends the ssh job with its code and summary and no rank survives", "[ssh]") {
+  const Bed& b = bed();
+  hvd::test::TempDir pids;
+  auto started = Clock::now();
+  auto run = runSshJob(2, {kRank, "fail", "4", "7", "60"}, {"HVD_TEST_PIDDIR=" + pids.path()});
+  double took = std::chrono::duration<double>(Clock::now() - started).count();
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 7);
+  CHECK(run.err.find("hvdrun: error: rank 4 exited with code 7 (host " + b.hosts[2] + ", pid ") != std::string::npos);
+  CHECK(run.err.find("    | final words of rank 4\n") != std::string::npos);
+  CHECK(run.err.find("hvdrun stopped 5 other rank(s) of 6; exit code 7") != std::string::npos);
+  CHECK(took < 15);  // the others sleep 60 s: they were stopped, not waited for
+  auto ranks = hvd::test::readPidFiles(pids.path());
+  CHECK(ranks.size() == 6);
+  CHECK(hvd::test::survivorsAfter(ranks, std::chrono::seconds(2)).empty());
+  CHECK(processesMentioning("host-agent").empty());
+}
+
+TEST_CASE("a rank killed by a signal on another host ends the ssh job with 128 plus the signal", "[ssh]") {
+  auto run = runSshJob(1, {kRank, "fail", "1", "KILL", "60"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 137);
+  CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host " + bed().hosts[1]) != std::string::npos);
+}
+
+TEST_CASE("when hvdrun is SIGKILLed during an ssh job no rank survives on any host within 5 s", "[ssh]") {
+  hvd::test::TempDir pids;
+  // Ranks behind a shell, whose child PR_SET_PDEATHSIG does not reach.
+  std::string shell = kRank + " sleep 60; true";
+  int hvdrun = startInBackground(sshJob(2, {"sh", "-c", shell}), pids.path(), 6);
+  auto ranks = hvd::test::readPidFiles(pids.path());
+  REQUIRE(::kill(hvdrun, SIGKILL) == 0);
+  auto killed = Clock::now();
+  waitExit(hvdrun);
+  CHECK(hvd::test::survivorsAfter(ranks, std::chrono::seconds(5)).empty());
+  double took = std::chrono::duration<double>(Clock::now() - killed).count();
+  if (took > 1.0) WARN("ranks were gone only after " << took << " s");
+  CHECK(hvd::test::survivorsAfter(processesMentioning("host-agent"), std::chrono::seconds(2)).empty());
+}
+
+TEST_CASE("SIGTERM to hvdrun stops every rank on every host and exits 143", "[ssh]") {
+  hvd::test::TempDir pids;
+  int hvdrun = startInBackground(sshJob(2, {kRank, "sleep", "60"}), pids.path(), 6);
+  auto ranks = hvd::test::readPidFiles(pids.path());
+  REQUIRE(::kill(hvdrun, SIGTERM) == 0);
+  CHECK(waitExit(hvdrun) == 143);
+  CHECK(hvd::test::survivorsAfter(ranks, std::chrono::seconds(1)).empty());
+}
+
+TEST_CASE("arguments reach ranks on other hosts byte for byte and the secret is on no command line", "[ssh]") {
+  hvd::test::TempDir pids;
+  std::vector<std::string> hostile{"two words", "$HOME", "", "'q'", "a\"b", "`id`; rm -rf /nonexistent", "line\nbreak",
+                                   "-H", "--", "*"};
+  std::vector<std::string> rest{kRank, "args"};
+  rest.insert(rest.end(), hostile.begin(), hostile.end());
+  auto run = runSshJob(1, rest);
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int r = 0; r < 3; ++r) {
+    for (size_t i = 0; i < hostile.size(); ++i) {
+      if (hostile[i].find('\n') != std::string::npos) continue;  // printed over two lines: checked below
+      std::string line = "[" + std::to_string(r) + "]<stdout>:arg " + std::to_string(i) + " " +
+                         std::to_string(hostile[i].size()) + ":" + hostile[i] + "\n";
+      CHECK(run.out.find(line) != std::string::npos);
+    }
+    CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:arg 6 10:line\n[" + std::to_string(r) + "]<stdout>:break\n") !=
+          std::string::npos);
+  }
+  // While a job runs, no process (ssh, the agents, the ranks) shows the secret's variable.
+  int hvdrun = startInBackground(sshJob(1, {kRank, "sleep", "60"}), pids.path(), 3);
+  CHECK(processesMentioning("HVD_SECRET_KEY").empty());
+  ::kill(hvdrun, SIGTERM);
+  waitExit(hvdrun);
+}
+
+TEST_CASE("over ssh --output-filename gets every rank's lines while --ranks-filter narrows the console", "[ssh]") {
+  hvd::test::TempDir out;
+  auto run = runSshJob(1, {"--output-filename", out.path(), "--ranks-filter", "2", "--timestamp-output", kRank,
+                           "identity"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  CHECK(run.out.find("[0]<stdout>:") == std::string::npos);
+  CHECK(run.out.find("[2]<stdout>:rank=2 size=3") != std::string::npos);
+  CHECK(run.out.substr(0, 2) == "20");  // the local time first
+  for (int r = 0; r < 3; ++r) {
+    std::ifstream f(out.path() + "/rank." + std::to_string(r) + "/stdout");
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    CHECK(text.rfind("rank=" + std::to_string(r) + " size=3", 0) == 0);
+  }
+}
+
+// A directory only this machine sees: a tmpfs mounted after the hosts started (their mount
+// namespaces are private copies, so the mount does not reach them).
+class OnlyHere {
+ public:
+  OnlyHere() : path_(dir_.path() + "/here") {
+    REQUIRE(::mkdir(path_.c_str(), 0755) == 0);
+    REQUIRE(std::system(("mount -t tmpfs tmpfs " + path_).c_str()) == 0);
+  }
+  ~OnlyHere() { (void)!std::system(("umount -l " + path_).c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  hvd::test::TempDir dir_;
+  std::string path_;
+};
+
+TEST_CASE("a program or working directory missing on the other hosts fails the ssh job naming host and reason",
+          "[ssh]") {
+  OnlyHere here;
+  std::string program = here.path() + "/train";
+  {
+    std::ofstream f(program);
+    f << "#!/bin/sh\nexit 0\n";
+  }
+  REQUIRE(::chmod(program.c_str(), 0755) == 0);
+  auto run = runSshJob(1, {program});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 3);
+  // Every host says so; whichever agent ended first is the summary's.
+  for (size_t h = 0; h < 3; ++h) {
+    CHECK(run.err.find("on " + bed().hosts[h] + ": cannot run the program for rank " + std::to_string(h) + ": '" +
+                       program + "' does not exist") != std::string::npos);
+  }
+  CHECK(run.err.find(" (rank ") != std::string::npos);
+  CHECK(run.err.find(" and the others there) exited with code 3\n  its last words:\n") != std::string::npos);
+
+  // hvdrun started in a directory the hosts lack (the mount point itself exists there).
+  std::string sub = here.path() + "/sub";
+  REQUIRE(::mkdir(sub.c_str(), 0755) == 0);
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(30);
+  std::vector<std::string> argv{"sh", "-c", "cd \"$0\" && exec \"$@\"", sub, HVD_HVDRUN_PATH};
+  for (const auto& a : sshJob(1, {"true"})) argv.push_back(a);
+  auto elsewhere = hvd::cli::runAndCapture(argv, options);
+  REQUIRE(elsewhere.isOk());
+  INFO(elsewhere->err);
+  CHECK(elsewhere->exitCode == 3);
+  CHECK(elsewhere->err.find("cannot enter the working directory " + sub + ": No such file or directory") !=
+        std::string::npos);
+  CHECK(elsewhere->err.find("(a shared file system)") != std::string::npos);
+}
+
+// Last: it stops two of the bed's sshds (and starts them again at the end).
+TEST_CASE("hosts whose sshd is down or hangs are reported together within the start timeout and nothing starts",
+          "[ssh]") {
+  const Bed& b = bed();
+  hvd::test::TempDir pids;
+  auto pidOf = [&](const std::string& name) {
+    int pid = 0;
+    std::ifstream(b.dir + "/run/sshd-" + name + ".pid") >> pid;
+    return pid;
+  };
+  int hung = pidOf(b.names[1]), down = pidOf(b.names[2]);
+  REQUIRE(hung > 0);
+  REQUIRE(down > 0);
+  REQUIRE(::kill(hung, SIGSTOP) == 0);
+  REQUIRE(::kill(down, SIGTERM) == 0);
+  REQUIRE(hvd::test::survivorsAfter({down}, std::chrono::seconds(2)).empty());
+
+  auto started = Clock::now();
+  auto run = runSshJob(1, {"--start-timeout", "3", kRank, "sleep", "30"}, {"HVD_TEST_PIDDIR=" + pids.path()});
+  double took = std::chrono::duration<double>(Clock::now() - started).count();
+
+  ::kill(hung, SIGCONT);
+  REQUIRE(std::system(("sh " + b.dir + "/run/start-sshd-" + b.names[2] + ".sh").c_str()) == 0);
+
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 3);
+  CHECK(took < 6);
+  CHECK(run.err.find("2 of 3 host(s) cannot start ranks; nothing was started") != std::string::npos);
+  CHECK(run.err.find(b.hosts[1] + "  no answer within 3 s") != std::string::npos);
+  CHECK(run.err.find("Connection refused") != std::string::npos);
+  CHECK(run.err.find("hint: no sshd listens on that host and port") != std::string::npos);
+  CHECK(hvd::test::readPidFiles(pids.path()).empty());
+}

@@ -4,6 +4,9 @@
 //   launch_bench [--repeat N]
 // Inside an allocation (SLURM_JOB_ID set) it adds the srun rows; the project's test
 // cluster gives one: tests/slurm/testbed.sh run -- salloc -N3 -n4 build/bench/launch_bench
+// Under the ssh test hosts (HVD_SSHBED_HOSTS set) it compares 12 ranks on 3 hosts over ssh
+// with mpirun's own ssh launch (its rsh agent) to the same hosts:
+//   tests/ssh/sshbed.sh run -- build/bench/launch_bench
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +61,32 @@ int main(int argc, char** argv) {
   const bool inSlurm = std::getenv("SLURM_JOB_ID") != nullptr;
   std::printf("launch: median wall time of %d runs, milliseconds (lower is better)%s\n", repeat,
               inSlurm ? ", inside a Slurm allocation" : "");
+  if (const char* sshHosts = std::getenv("HVD_SSHBED_HOSTS")) {
+    // The same hosts, key, port and client configuration for both.
+    std::string hosts, net = sshHosts;
+    for (std::string rest = sshHosts; !rest.empty();) {
+      size_t comma = rest.find(',');
+      hosts += (hosts.empty() ? "" : ",") + rest.substr(0, comma) + ":4";
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    }
+    net = net.substr(0, net.find(','));
+    net = net.substr(0, net.rfind('.')) + ".0/24";
+    const std::string ssh = std::getenv("HVD_SSHBED_SSH"), port = std::getenv("HVD_SSHBED_PORT"),
+                      key = std::getenv("HVD_SSHBED_KEY");
+    const std::string config = ssh.substr(ssh.rfind(' ') + 1);
+    double mpirun = medianMs(repeat,
+                             {"mpirun", "-np", "12", "-H", hosts, "--mca", "plm_rsh_agent", "ssh", "--mca",
+                              "plm_rsh_args", "-F " + config + " -p " + port + " -i " + key, "--mca",
+                              "oob_tcp_if_include", net, "--mca", "btl_tcp_if_include", net, "true"},
+                             env);
+    row("mpirun -np 12 -H 3 ssh hosts true (peer)", mpirun, 0);
+    row("hvdrun -np 12 -H 3 ssh hosts true",
+        medianMs(repeat, {hvdrun, "-np", "12", "-H", hosts, "--ssh-command", ssh, "-p", port, "-i", key, "true"}, env),
+        mpirun);
+    row("ssh to one host, true (one login)",
+        medianMs(repeat, {"ssh", "-F", config, "-p", port, "-i", key, hosts.substr(0, hosts.find(':')), "true"}, env), mpirun);
+    return 0;
+  }
   if (!inSlurm) {
     // --oversubscribe: four processes on a 2-core machine, as hvdrun runs them.
     double mpirun4 = medianMs(repeat, {"mpirun", "--oversubscribe", "-np", "4", "true"}, env);

@@ -447,6 +447,11 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   return valueOrThrow(std::move(outcome));
 }
 
+// How long every host has to answer an ssh launch's connection (--start-timeout, or 30 s).
+std::chrono::milliseconds sshCheckTimeout(const Options& o) {
+  return o.startTimeout.count() > 0 ? o.startTimeout : std::chrono::milliseconds(30000);
+}
+
 // Whether the plan puts ranks on hosts other than this one (outside Slurm: ssh's job).
 bool ranksElsewhere(const Plan& plan) {
   return std::any_of(plan.hosts.begin(), plan.hosts.end(), [](const HostPlan& h) { return h.ranks > 0 && !h.local; });
@@ -463,38 +468,38 @@ std::string rendezvousAddressForSsh(const Options& o, const Plan& plan) {
     address = *found;
     why = "--network-interface " + o.networkInterface;
   } else {
-    auto other = std::find_if(plan.hosts.begin(), plan.hosts.end(), [](const HostPlan& h) { return h.ranks > 0 && !h.local; });
-    auto found = localAddressTowards(other->host);
-    if (!found) {
-      throw UserError(ExitCode::kEnvironment, "cannot tell which address of this machine " + other->host +
-                                                  " reaches: " + found.status().message(),
-                      "--network-interface names the interface the other hosts reach this machine on");
+    // The first other host this machine can route to; when none resolves, ssh cannot
+    // reach any either, and the hosts' table will say so.
+    address = plan.rendezvousAddr;
+    why = "no other host's name resolves here";
+    for (const HostPlan& h : plan.hosts) {
+      if (h.ranks == 0 || h.local) continue;
+      if (auto found = localAddressTowards(h.host)) {
+        address = *found;
+        why = "this machine's address on the route to " + h.host + "; --network-interface picks another";
+        break;
+      }
     }
-    address = *found;
-    why = "this machine's address on the route to " + other->host + "; --network-interface picks another";
   }
   if (o.verbose) printTo(stderr, "hvdrun: ranks on other hosts reach hvdrun at {} ({})\n", address, why);
   return address;
 }
 
-// What an ssh launch needs, known only once every other host has passed the check.
+// How an ssh launch reaches the other hosts.
 struct SshLaunch {
   SshSettings ssh;
   std::string client;        // the ssh executable
   std::string remoteHvdrun;  // hvdrun's path on the other hosts
 };
 
-// Checks every other host at once (ssh works without a password, the same hvdrun is there)
-// and reports all problems together, before anything starts anywhere.
-SshLaunch prepareSsh(const Options& o, const Plan& plan) {
+SshLaunch sshLaunchFor(const Options& o) {
   SshLaunch launch;
   auto words = sshClientWords(o.sshCommand);
   if (!words) throw UserError(ExitCode::kUsage, words.status().message(), "e.g. --ssh-command 'ssh -F ~/.ssh/cluster'");
   launch.ssh.client = *words;
   launch.ssh.port = o.sshPort;
   launch.ssh.identityFile = o.sshIdentityFile;
-  const std::chrono::milliseconds checkTimeout = o.startTimeout.count() > 0 ? o.startTimeout : std::chrono::seconds(30);
-  launch.ssh.connectTimeout = checkTimeout;
+  launch.ssh.connectTimeout = sshCheckTimeout(o);
   const char* path = std::getenv("PATH");
   auto client = findExecutable(launch.ssh.client.front(), path != nullptr ? path : "");
   if (!client) {
@@ -504,21 +509,35 @@ SshLaunch prepareSsh(const Options& o, const Plan& plan) {
   }
   launch.client = *client;
   launch.remoteHvdrun = o.remoteHvdrun.empty() ? thisExecutable() : o.remoteHvdrun;
-  std::vector<std::string> others;
-  for (const HostPlan& h : plan.hosts) {
-    if (h.ranks > 0 && !h.local) others.push_back(h.host);
-  }
-  auto problems = checkHosts(others, launch.ssh, launch.remoteHvdrun, agentVersion(), checkTimeout);
-  if (!problems.empty()) {
-    std::string table = renderHostProblems(problems, others.size());
-    if (!table.empty() && table.back() == '\n') table.pop_back();
-    throw UserError(ExitCode::kEnvironment, table);
-  }
   return launch;
 }
 
+// Every host that did not say the right hello, in one table, as UserError: nothing started.
+[[noreturn]] void throwHostProblems(const JobOutcome& outcome, const std::vector<RankProcess>& agents,
+                                    const SshLaunch& launch, std::chrono::milliseconds timeout) {
+  std::vector<HostProblem> problems;
+  for (const AgentStartProblem& p : outcome.agentStartProblems) {
+    const std::string& host = agents[p.process].host;
+    CapturedRun run;
+    run.timedOut = p.timedOut;
+    // An agent that answered and still waits counts as a check that succeeded.
+    run.exitCode = !p.ended ? 0 : p.signal == 0 ? p.exitCode : -1;
+    run.signal = p.signal;
+    run.out = p.version;
+    run.err = p.stderrText;
+    auto problem = interpretHostCheck(host, run, launch.remoteHvdrun, agentVersion(), timeout);
+    problems.push_back(problem ? *problem
+                               : HostProblem{host, "the connection ended before the job was sent",
+                                             "run 'ssh " + host + " true' by hand to see what ends it"});
+  }
+  std::string table = renderHostProblems(problems, agents.size());
+  if (!table.empty() && table.back() == '\n') table.pop_back();
+  throw UserError(ExitCode::kEnvironment, table);
+}
+
 // Outside Slurm, with ranks on other hosts: one host agent per host, over ssh (started
-// directly for this machine's own ranks).
+// directly for this machine's own ranks). Each says hello first; the jobs go out only once
+// every host has, so a host that cannot start ranks leaves nothing started elsewhere.
 JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& launch,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
                          const PreemptionFlag& preemption, const std::string& shmPrefix) {
@@ -546,14 +565,17 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
       agent.argv = {agent.executable, "host-agent"};
     } else {
       agent.executable = launch.client;
-      agent.argv = sshArgv(launch.ssh, h.host, agentCommandLine(launch.remoteHvdrun, false));
+      agent.argv = sshArgv(launch.ssh, h.host, agentCommandLine(launch.remoteHvdrun));
     }
     agent.env = inheritedEnvironment({});
     agent.agentInput = encodeAgentJob(job);
     agents.push_back(std::move(agent));
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kAgents, preemption);
+  supervision.agentVersion = agentVersion();
+  supervision.agentHelloTimeout = sshCheckTimeout(o);
   JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
+  if (!result.agentStartProblems.empty()) throwHostProblems(result, agents, launch, sshCheckTimeout(o));
   // The supervisor counted agents; the summary counts ranks.
   if (result.interruptSignal != 0 || result.ranksStoppedAfterPreemption > 0) {
     result.ranksStopped = static_cast<int>(plan.ranks.size());
@@ -595,7 +617,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const bool overSsh = !o.useMpi && plan.source != HostSource::kSlurm && ranksElsewhere(plan);
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
   std::optional<SshLaunch> ssh;
-  if (overSsh) ssh = prepareSsh(o, plan);
+  if (overSsh) ssh = sshLaunchFor(o);
   std::optional<Guardian> guardian;
   if (forksRanks) guardian.emplace(valueOrThrow(Guardian::start(shmPrefix)));
   // torch's @record writes a failing rank's exception here (torch_error_file.h); a path

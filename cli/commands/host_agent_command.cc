@@ -102,14 +102,13 @@ void followOrders(int fd) {
 }  // namespace
 
 int runHostAgentCommand(const std::vector<std::string>& args) {
-  if (args.size() == 1 && args[0] == "--check") {
-    printTo(stdout, "{}\n", agentVersion());
-    return 0;
-  }
   if (!args.empty()) {
     throw UserError(ExitCode::kUsage, "host-agent: unexpected argument '" + args[0] + "'",
                     "host-agent is started by hvdrun over ssh, not by hand");
   }
+  // hvdrun's check of this host: the job comes only once every host has answered.
+  printTo(stdout, "{}", agentHelloLine());
+  std::fflush(stdout);
   AgentJob job = receiveJob(STDIN_FILENO);
   if (job.version != agentVersion()) {
     fail(job.host, "this host's hvdrun is " + agentVersion() + ", the launching one " + job.version,

@@ -3,9 +3,8 @@
 // stdin (agent_protocol.h), starts those ranks in hvdrun's working directory, relays their
 // lines with rank prefixes, reports a failing rank at once, passes on the signals hvdrun
 // sends, and stops every rank (with the guardian, so also behind shells) when its stdin
-// ends: hvdrun or the connection is gone.
-//   hvdrun host-agent           run the job that arrives on stdin
-//   hvdrun host-agent --check   print this build's agentVersion() (hvdrun's pre-launch check)
+// ends: hvdrun or the connection is gone. It first says hello with its version, which is
+// hvdrun's check of the host.
 #pragma once
 
 #include <string>

@@ -146,6 +146,15 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
   return job;
 }
 
+constexpr std::string_view kHelloPrefix = "hvdrun-agent: hello ";
+
+std::string agentHelloLine() { return std::string(kHelloPrefix) + agentVersion() + "\n"; }
+
+std::optional<std::string> parseAgentHello(std::string_view line) {
+  if (line.substr(0, kHelloPrefix.size()) != kHelloPrefix) return std::nullopt;
+  return std::string(line.substr(kHelloPrefix.size()));
+}
+
 std::string agentSignalLine(int signal) { return "signal " + std::to_string(signal) + "\n"; }
 
 std::optional<int> parseAgentSignal(std::string_view line) {

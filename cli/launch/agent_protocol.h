@@ -1,7 +1,11 @@
 // cli/launch/agent_protocol.h: what hvdrun and a host agent (`hvdrun host-agent`, started
 // over ssh, one per host) say to each other.
 //
-// hvdrun -> agent, on the agent's stdin (the ssh channel): first the host's job, as
+// agent -> hvdrun first, on stdout: "hvdrun-agent: hello <agentVersion()>\n". hvdrun sends no
+// job anywhere before every host's agent has said it: the check and the launch share one
+// connection per host.
+//
+// hvdrun -> agent, on the agent's stdin (the ssh channel): then the host's job, as
 // "hvdrun-agent-job <length>\n" and that many bytes of netstrings ("<len>:<bytes>,"), so any
 // byte of an argument or a variable arrives unchanged and nothing (the secret key above all)
 // appears on a command line; then, while the ranks run, one "signal <number>\n" per signal
@@ -52,6 +56,10 @@ std::string encodeAgentJob(const AgentJob& job);
 Result<AgentJob> decodeAgentJob(std::string_view payload);
 // The payload's length from a header line (without its '\n').
 Result<size_t> agentJobLength(std::string_view headerLine);
+
+std::string agentHelloLine();  // "hvdrun-agent: hello <agentVersion()>\n"
+// The version a hello line (without '\n') announces; nullopt for any other line.
+std::optional<std::string> parseAgentHello(std::string_view line);
 
 std::string agentSignalLine(int signal);         // "signal 15\n"
 std::optional<int> parseAgentSignal(std::string_view line);  // the line without '\n'

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <future>
 
 #include "cli/plan/shell_quote.h"
 
@@ -42,6 +41,10 @@ std::string hintForSshError(const std::string& error) {
   if (contains(error, "Host key verification failed") || contains(error, "REMOTE HOST IDENTIFICATION")) {
     return "ssh does not know (or no longer trusts) the host's key: log in once by hand to check and accept it";
   }
+  if (contains(error, "banner exchange")) {
+    return "the host took the connection but its sshd does not answer (stopped, or overloaded): try "
+           "'ssh -v' to it by hand; --start-timeout waits longer";
+  }
   if (contains(error, "timed out") || contains(error, "No route to host") || contains(error, "Network is unreachable")) {
     return "the host does not answer from here: is it up, and does a firewall let ssh through?";
   }
@@ -75,9 +78,9 @@ std::vector<std::string> sshArgv(const SshSettings& ssh, const std::string& host
   return argv;
 }
 
-std::string agentCommandLine(const std::string& remoteHvdrun, bool check) {
+std::string agentCommandLine(const std::string& remoteHvdrun) {
   // exec: the agent is the session's process, so nothing stands between it and sshd.
-  return "exec " + shellQuote(remoteHvdrun) + " host-agent" + (check ? " --check" : "");
+  return "exec " + shellQuote(remoteHvdrun) + " host-agent";
 }
 
 std::optional<HostProblem> interpretHostCheck(const std::string& host, const CapturedRun& run,
@@ -110,26 +113,6 @@ std::optional<HostProblem> interpretHostCheck(const std::string& host, const Cap
                                                 : "failed with exit code " + std::to_string(run.exitCode),
                                  error.empty() ? "" : ": " + error),
                      "run '" + remoteHvdrun + " --version' on that host to see what is wrong"};
-}
-
-std::vector<HostProblem> checkHosts(const std::vector<std::string>& hosts, const SshSettings& ssh,
-                                    const std::string& remoteHvdrun, const std::string& expectedVersion,
-                                    std::chrono::milliseconds timeout) {
-  std::vector<std::future<std::optional<HostProblem>>> checks;
-  for (const std::string& host : hosts) {
-    checks.push_back(std::async(std::launch::async, [&, host] {
-      RunOptions options;
-      options.timeout = timeout;
-      auto run = runAndCapture(sshArgv(ssh, host, agentCommandLine(remoteHvdrun, true)), options);
-      if (!run) return std::optional<HostProblem>(HostProblem{host, run.status().message(), "check --ssh-command"});
-      return interpretHostCheck(host, *run, remoteHvdrun, expectedVersion, timeout);
-    }));
-  }
-  std::vector<HostProblem> problems;
-  for (auto& check : checks) {
-    if (auto problem = check.get()) problems.push_back(std::move(*problem));
-  }
-  return problems;
 }
 
 std::string renderHostProblems(const std::vector<HostProblem>& problems, size_t hostCount) {

@@ -1,8 +1,8 @@
 // cli/launch/ssh_launcher.h: starting a plan's ranks on other hosts over ssh, outside Slurm.
 // One ssh connection per host runs `hvdrun host-agent` there (host_agent_command.h), which
-// gets its ranks through the connection's stdin (agent_protocol.h). Before anything starts,
-// every host is checked in parallel: reachable, a login without a password, the same
-// hvdrun at the expected path.
+// says hello with its version and then gets its ranks through the connection's stdin
+// (agent_protocol.h). The hellos are the check of every host (reachable, a login without a
+// password, the same hvdrun at the expected path): no job goes out before all have come.
 #pragma once
 
 #include <chrono>
@@ -30,8 +30,8 @@ Result<std::vector<std::string>> sshClientWords(const std::string& command);
 // host name can never be read as an option.
 std::vector<std::string> sshArgv(const SshSettings& ssh, const std::string& host, const std::string& remoteCommand);
 
-// The shell command line that starts the host agent (or with check, prints its version).
-std::string agentCommandLine(const std::string& remoteHvdrun, bool check);
+// The shell command line that starts the host agent.
+std::string agentCommandLine(const std::string& remoteHvdrun);
 
 struct HostProblem {
   std::string host;
@@ -39,17 +39,12 @@ struct HostProblem {
   std::string hint;
 };
 
-// What the check of one host (ssh ... host-agent --check) says, or nullopt when the host
-// is ready: ssh's own error read into a hint, a missing or different hvdrun, no answer.
+// What one host's connection said instead of the right hello (out: the hello's version), or
+// nullopt when the host is ready: ssh's own error read into a hint, a missing or different
+// hvdrun, no answer.
 std::optional<HostProblem> interpretHostCheck(const std::string& host, const CapturedRun& run,
                                               const std::string& remoteHvdrun, const std::string& expectedVersion,
                                               std::chrono::milliseconds timeout);
-
-// Checks every host at once; returns the problems, in the hosts' order. Takes at most
-// `timeout` (plus a moment), whatever the hosts do.
-std::vector<HostProblem> checkHosts(const std::vector<std::string>& hosts, const SshSettings& ssh,
-                                    const std::string& remoteHvdrun, const std::string& expectedVersion,
-                                    std::chrono::milliseconds timeout);
 
 // One table: a line per host with its problem, and its hint under it.
 std::string renderHostProblems(const std::vector<HostProblem>& problems, size_t hostCount);

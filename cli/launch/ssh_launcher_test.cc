@@ -11,17 +11,17 @@ TEST_CASE("ssh runs the agent without prompts or a terminal and the host can nev
   ssh.port = 2222;
   ssh.identityFile = "/k/id";
   ssh.connectTimeout = std::chrono::milliseconds(2500);
-  auto argv = sshArgv(ssh, "-oProxyCommand=evil", agentCommandLine("/opt/hvd run/hvdrun", false));
+  auto argv = sshArgv(ssh, "-oProxyCommand=evil", agentCommandLine("/opt/hvd run/hvdrun"));
   std::vector<std::string> expected{"ssh", "-F", "conf", "-o", "BatchMode=yes", "-o", "ConnectTimeout=3", "-o",
                                     "ServerAliveInterval=10", "-o", "ServerAliveCountMax=3", "-T", "-x", "-p", "2222",
                                     "-i", "/k/id", "--", "-oProxyCommand=evil",
                                     "exec '/opt/hvd run/hvdrun' host-agent"};
   CHECK(argv == expected);
   SshSettings plain;
-  auto bare = sshArgv(plain, "node1", agentCommandLine("/usr/bin/hvdrun", true));
+  auto bare = sshArgv(plain, "node1", agentCommandLine("/usr/bin/hvdrun"));
   CHECK(std::find(bare.begin(), bare.end(), "-p") == bare.end());
   CHECK(std::find(bare.begin(), bare.end(), "-i") == bare.end());
-  CHECK(bare.back() == "exec /usr/bin/hvdrun host-agent --check");
+  CHECK(bare.back() == "exec /usr/bin/hvdrun host-agent");
 }
 
 TEST_CASE("the ssh command setting is split at spaces and must name a program", "[ssh]") {
@@ -55,6 +55,9 @@ TEST_CASE("a host check turns ssh's and the remote shell's answers into a proble
   auto unknown = interpretHostCheck("h", finished(255, "", "ssh: Could not resolve hostname h: Name or service not known\n"),
                                     "/hvdrun", "1.0 abc", t);
   CHECK(unknown->hint.find("cannot resolve") != std::string::npos);
+  auto banner = interpretHostCheck("h", finished(255, "", "Connection timed out during banner exchange\n"), "/hvdrun",
+                                   "1.0 abc", t);
+  CHECK(banner->hint.find("sshd does not answer") != std::string::npos);
   auto key = interpretHostCheck("h", finished(255, "", "Host key verification failed.\n"), "/hvdrun", "1.0 abc", t);
   CHECK(key->hint.find("host's key") != std::string::npos);
 

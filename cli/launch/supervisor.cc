@@ -55,6 +55,11 @@ struct Rank {
   // A host agent's stdin (RankProcess::agentInput): what is still to be written to it.
   int inFd = -1;
   std::string pendingInput;
+  // kAgents: the agent's hello, and how it ended (reaped by agentEnded).
+  bool greeted = false;
+  std::string version;
+  bool ended = false;
+  int endStatus = 0;
 };
 
 void writeAll(int fd, std::string_view data) {
@@ -216,7 +221,7 @@ class Job {
     r.running = true;
     r.out.fd = outPipe[0];
     r.err.fd = errPipe[0];
-    writeInput(r);
+    if (!holdingInput()) writeInput(r);
     // The exec pipe closes on a successful exec; an errno arrives when exec failed.
     int error = 0;
     ssize_t got;
@@ -249,6 +254,7 @@ class Job {
     std::optional<Clock::time_point> drainDeadline;
     std::optional<Clock::time_point> startDeadline;
     if (options_.startTimeout.count() > 0 && options_.readyRanks) startDeadline = Clock::now() + options_.startTimeout;
+    if (holdingInput()) helloDeadline_ = Clock::now() + options_.agentHelloTimeout;
     while (true) {
       bool anyRunning = false, anyOpen = false;
       for (const Rank& r : ranks_) {
@@ -271,6 +277,7 @@ class Job {
         killDeadline_.reset();
       }
       if (startDeadline && Clock::now() >= *startDeadline) checkStart(startDeadline, killDeadline_);
+      if (helloDeadline_ && Clock::now() >= *helloDeadline_) checkHellos();
 
       std::vector<pollfd> pfds{{signalFd_, POLLIN, 0}};
       std::vector<std::pair<Rank*, bool>> owners{{nullptr, false}};
@@ -281,7 +288,9 @@ class Job {
       const size_t outputFds = pfds.size();
       std::vector<Rank*> writers;
       for (Rank& r : ranks_) {
-        if (r.inFd >= 0 && !r.pendingInput.empty()) pfds.push_back({r.inFd, POLLOUT, 0}), writers.push_back(&r);
+        if (r.inFd >= 0 && !r.pendingInput.empty() && !holdingInput()) {
+          pfds.push_back({r.inFd, POLLOUT, 0}), writers.push_back(&r);
+        }
       }
       if (preemptDeadline_ && Clock::now() >= *preemptDeadline_) {
         preemptDeadline_.reset();
@@ -290,7 +299,7 @@ class Job {
         if (!killDeadline_) killDeadline_ = Clock::now() + options_.killGrace;
       }
       int timeout = -1;
-      for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_}) {
+      for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -422,6 +431,12 @@ class Job {
     drain(r.out, r, false);
     drain(r.err, r, true);
     closeInput(r);
+    r.ended = true;
+    r.endStatus = status;
+    if (holdingInput() || helloFailed_) {
+      checkHellos();
+      return;
+    }
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok || outcome_.firstFailure || r.stoppedByUs) return;
     noteFailure(failureOf(r, pid, status), false);
@@ -441,10 +456,53 @@ class Job {
     }
   }
 
+  // kAgents: until every agent has said hello, jobs (and signal lines) wait.
+  bool holdingInput() const {
+    return options_.labels == SupervisorOptions::Labels::kAgents && !agentsGreeted_ && !helloFailed_;
+  }
+
+  // The hello phase ends when every agent has said hello or ended, or at its deadline. All
+  // well: every job goes out. Otherwise no job does: every agent is killed (one that said
+  // hello reads EOF and starts nothing), and each one that failed is described.
+  void checkHellos() {
+    if (options_.labels != SupervisorOptions::Labels::kAgents || agentsGreeted_ || helloFailed_) return;
+    bool expired = helloDeadline_ && Clock::now() >= *helloDeadline_;
+    bool settled = std::all_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.greeted || r.ended; });
+    if (!settled && !expired) return;
+    helloDeadline_.reset();
+    std::vector<AgentStartProblem> problems;
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      const Rank& r = ranks_[i];
+      if (r.greeted && !r.ended && r.version == options_.agentVersion) continue;
+      AgentStartProblem p;
+      p.process = i;
+      p.timedOut = !r.greeted && !r.ended;
+      p.ended = r.ended;
+      p.exitCode = r.ended && WIFEXITED(r.endStatus) ? WEXITSTATUS(r.endStatus) : 0;
+      p.signal = r.ended && WIFSIGNALED(r.endStatus) ? WTERMSIG(r.endStatus) : 0;
+      p.version = r.version;
+      for (const auto& line : r.lastStderr) p.stderrText += line + "\n";
+      problems.push_back(std::move(p));
+    }
+    if (problems.empty() && outcome_.interruptSignal == 0) {
+      agentsGreeted_ = true;
+      for (Rank& r : ranks_) writeInput(r);
+      return;
+    }
+    helloFailed_ = true;
+    if (outcome_.interruptSignal == 0) outcome_.agentStartProblems = std::move(problems);
+    signalAll(SIGKILL);
+  }
+
   // A host agent hears signals on its stdin and passes them to its ranks; SIGKILL ends the
-  // agent (or its ssh) itself, and the agent's ranks die with the connection.
+  // agent (or its ssh) itself, and the agent's ranks die with the connection. Before the
+  // jobs went out there is nothing to pass a notice to, and a stop ends the connection.
   void sendSignal(Rank& r, int sig) {
     r.signalSent = sig;
+    if (holdingInput() || helloFailed_) {
+      if (sig != SIGUSR1 && sig != SIGUSR2) ::kill(-r.pid, sig);
+      return;
+    }
     if (r.inFd >= 0 && sig != SIGKILL && r.running) {
       r.pendingInput += agentSignalLine(sig);
       writeInput(r);
@@ -547,6 +605,14 @@ class Job {
     int rank = r.spec->rank;
     if (options_.labels == SupervisorOptions::Labels::kAgents) {
       bool labelled = stripRankPrefix(line, rank);
+      if (!labelled && !isErr && !r.greeted) {
+        if (auto version = parseAgentHello(line)) {
+          r.greeted = true;
+          r.version = std::move(*version);
+          checkHellos();
+          return;
+        }
+      }
       if (!labelled && isErr) {
         if (auto failure = parseAgentFailure(line)) {
           noteFailure(std::move(*failure), failure->signal != 0);
@@ -578,6 +644,9 @@ class Job {
       last.emplace_back(line.substr(0, kRememberedLineLength));
       if (last.size() > kRememberedStderrLines) last.pop_front();
       if (!labelled) launcherMessages_.emplace_back(line);
+      // ssh's words before its agent said hello explain a host problem, reported in one
+      // table once every host has answered, not line by line as they come.
+      if (agentOwn && !r.greeted) return;
     }
     if (!options_.outputDir.empty() && labelled) writeToFile(rank, isErr, line);
     if (labelled && !options_.consoleRanks.empty() && !options_.consoleRanks.count(rank)) return;
@@ -702,6 +771,9 @@ class Job {
   Clock::time_point firstFailureAt_{};
   std::optional<Clock::time_point> preemptDeadline_;  // set by the preemption signal with a grace
   std::optional<Clock::time_point> killDeadline_;     // SIGKILL for whatever still runs then
+  std::optional<Clock::time_point> helloDeadline_;    // kAgents: every hello by then
+  bool agentsGreeted_ = false;                        // kAgents: every job went out
+  bool helloFailed_ = false;                          // kAgents: none will
   static constexpr std::chrono::milliseconds kCauseWindow{250};
 };
 

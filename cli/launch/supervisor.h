@@ -66,6 +66,22 @@ struct SupervisorOptions {
   std::function<void(int)> onRankStarted;
   // Called the moment a rank becomes the job's root cause (a host agent reports it at once).
   std::function<void(const RankFailure&)> onFailure;
+  // kAgents: every agent first says hello with its version (agent_protocol.h); no job is
+  // sent to any until all have said this one, within agentHelloTimeout. Otherwise every
+  // agent is killed (so nothing starts anywhere) and JobOutcome::agentStartProblems says why.
+  std::string agentVersion;
+  std::chrono::milliseconds agentHelloTimeout{30000};
+};
+
+// An agent that did not say hello with the right version (kAgents); what it did instead.
+struct AgentStartProblem {
+  size_t process = 0;      // index into superviseRanks' processes
+  bool timedOut = false;   // neither hello nor an end within agentHelloTimeout
+  bool ended = false;      // the process ended (exitCode or signal)
+  int exitCode = 0;
+  int signal = 0;
+  std::string version;     // what its hello said, empty without one
+  std::string stderrText;  // its last stderr lines (ssh's own reasons)
 };
 
 struct JobOutcome {
@@ -85,6 +101,8 @@ struct JobOutcome {
   // Labelled modes: each rank's last stderr lines, and the launcher's own messages.
   std::map<int, std::deque<std::string>> launcherStderr;
   std::vector<std::string> launcherMessages;
+  // kAgents: set when some agent never said the right hello; then no job was sent.
+  std::vector<AgentStartProblem> agentStartProblems;
 };
 
 // Blocks until every rank has ended. Forwards SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2

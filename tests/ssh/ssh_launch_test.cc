@@ -278,6 +278,31 @@ TEST_CASE("a program or working directory missing on the other hosts fails the s
   CHECK(elsewhere->err.find("(a shared file system)") != std::string::npos);
 }
 
+TEST_CASE("a host without hvdrun or with another build of it is named and no rank starts anywhere", "[ssh]") {
+  hvd::test::TempDir dir, pids;
+  // Says hello as an agent of another build would, then waits for a job that never comes.
+  std::string other = dir.path() + "/other-hvdrun";
+  {
+    std::ofstream f(other);
+    f << "#!/bin/sh\necho 'hvdrun-agent: hello 0.0.1 0123abc'\nexec cat >/dev/null\n";
+  }
+  REQUIRE(::chmod(other.c_str(), 0755) == 0);
+  auto run = runSshJob(1, {"--remote-hvdrun", other, kRank, "sleep", "30"}, {"HVD_TEST_PIDDIR=" + pids.path()});
+  INFO(run.err);
+  CHECK(run.exitCode == 3);
+  CHECK(run.err.find("3 of 3 host(s) cannot start ranks; nothing was started") != std::string::npos);
+  CHECK(run.err.find(bed().hosts[0] + "  its hvdrun is 0.0.1 0123abc, this one ") != std::string::npos);
+
+  auto missing = runSshJob(1, {"--remote-hvdrun", "/nonexistent/hvdrun", kRank, "sleep", "30"},
+                           {"HVD_TEST_PIDDIR=" + pids.path()});
+  INFO(missing.err);
+  CHECK(missing.exitCode == 3);
+  CHECK(missing.err.find(bed().hosts[2] + "  no hvdrun at /nonexistent/hvdrun there") != std::string::npos);
+  CHECK(missing.err.find("--remote-hvdrun") != std::string::npos);
+  CHECK(hvd::test::readPidFiles(pids.path()).empty());
+  CHECK(processesMentioning(other).empty());
+}
+
 // Last: it stops two of the bed's sshds (and starts them again at the end).
 TEST_CASE("hosts whose sshd is down or hangs are reported together within the start timeout and nothing starts",
           "[ssh]") {
@@ -306,7 +331,9 @@ TEST_CASE("hosts whose sshd is down or hangs are reported together within the st
   CHECK(run.exitCode == 3);
   CHECK(took < 6);
   CHECK(run.err.find("2 of 3 host(s) cannot start ranks; nothing was started") != std::string::npos);
-  CHECK(run.err.find(b.hosts[1] + "  no answer within 3 s") != std::string::npos);
+  // Whichever comes first: hvdrun's deadline or ssh's ConnectTimeout (the same 3 s).
+  CHECK((run.err.find(b.hosts[1] + "  no answer within 3 s") != std::string::npos ||
+         run.err.find(b.hosts[1] + "  Connection timed out during banner exchange") != std::string::npos));
   CHECK(run.err.find("Connection refused") != std::string::npos);
   CHECK(run.err.find("hint: no sshd listens on that host and port") != std::string::npos);
   CHECK(hvd::test::readPidFiles(pids.path()).empty());

@@ -5,6 +5,7 @@
 // reported together before anything starts; arguments and the secret travel safely.
 #include <catch2/catch.hpp>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -119,6 +120,42 @@ TEST_CASE("over ssh each rank runs on its planned host with its planned identity
                        " cross_size=3 torch_rank=" + std::to_string(rank) + " host=" + b.names[static_cast<size_t>(host)];
     CHECK(run.out.find(line) != std::string::npos);
   }
+}
+
+TEST_CASE("over ssh hvdrun says which of its addresses the other hosts reach it at and why", "[ssh]") {
+  auto run = runSshJob(1, {"--verbose", "true"});
+  INFO(run.err);
+  REQUIRE(run.exitCode == 0);
+  std::string net = bed().hosts[0].substr(0, bed().hosts[0].rfind('.'));
+  CHECK(run.err.find("hvdrun: ranks on other hosts reach hvdrun at " + net + ".1 (this machine's address on the route to " +
+                     bed().hosts[0] + "; --network-interface picks another)") != std::string::npos);
+}
+
+TEST_CASE("SIGUSR1 and SIGHUP sent to hvdrun reach every rank on every host", "[ssh]") {
+  hvd::test::TempDir pids, out;
+  int fd = ::open((out.path() + "/out").c_str(), O_WRONLY | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  int hvdrun = hvd::test::spawnHvdrun(sshJob(1, {"--kill-grace", "1", kRank, "signals", "30"}),
+                                      hvd::test::environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}), fd);
+  ::close(fd);
+  auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (hvd::test::readPidFiles(pids.path()).size() < 3 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(hvd::test::readPidFiles(pids.path()).size() == 3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the ranks' handlers are set
+  REQUIRE(::kill(hvdrun, SIGUSR1) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(::kill(hvdrun, SIGHUP) == 0);
+  int code = waitExit(hvdrun);
+  std::ifstream f(out.path() + "/out");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  INFO(text);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGUSR1\n") != std::string::npos);
+    CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGHUP\n") != std::string::npos);
+  }
+  CHECK(code == 128 + SIGHUP);
 }
 
 TEST_CASE("over ssh the runtime's collectives agree across three hosts", "[ssh]") {

@@ -2,7 +2,6 @@
 #include "cli/os/console.h"
 #include "cli/app.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "cli/build_info.h"
@@ -47,6 +47,7 @@
 #include "runtime/common/hex.h"
 #include "runtime/common/network_interface.h"
 #include "runtime/common/shm_names.h"
+#include "runtime/common/socket.h"
 #include "runtime/rendezvous/protocol.h"
 
 extern char** environ;
@@ -229,12 +230,10 @@ void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure
 
 // The job's rendezvous server, started before any rank; the plan learns its real port.
 std::unique_ptr<RendezvousServer> startRendezvous(Plan& plan, const std::string& secret) {
-  // Ranks all on this machine reach it over loopback: nothing else needs to. An address
-  // chosen for an ssh launch is the only one it listens on; a host name (srun's ranks use
-  // the address they were launched from) needs every interface.
-  in_addr parsed{};
-  bool literal = ::inet_pton(AF_INET, plan.rendezvousAddr.c_str(), &parsed) == 1;
-  auto server = RendezvousServer::start(0, secret, literal ? plan.rendezvousAddr : "0.0.0.0");
+  // Ranks all on this machine reach it over loopback: nothing else needs to; an ssh launch's
+  // chosen address is the only one it listens on (srun's ranks, given a host name, use the
+  // address they were launched from, so every interface).
+  auto server = RendezvousServer::start(0, secret, listenAddressFor(plan.rendezvousAddr));
   if (!server) throw UserError(ExitCode::kEnvironment, server.status().message());
   plan.rendezvousPort = (*server)->port();
   return std::move(*server);
@@ -415,6 +414,14 @@ std::optional<int> parameterServerChief(const Plan& plan) {
   return anyPs ? chief : std::nullopt;
 }
 
+// Of the job-wide variables, those a rank hvdrun's agents start needs beside its plan (which
+// already holds MASTER_PORT and the rendezvous address): the secret and the preemption notice.
+void appendRankJobWide(const std::vector<std::string>& jobWide, std::vector<std::string>& rankEnv) {
+  for (const std::string& kv : jobWide) {
+    if (kv.rfind("HVD_SECRET_KEY=", 0) == 0 || kv.rfind("HVD_PREEMPT_", 0) == 0) rankEnv.push_back(kv);
+  }
+}
+
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
@@ -433,10 +440,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
     if (!errorFiles.empty()) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + torchErrorFile(errorFiles, r.where.rank));
-    // The plan already holds MASTER_PORT and the rendezvous address; the rest is job-wide.
-    for (const std::string& kv : jobWide) {
-      if (kv.rfind("HVD_SECRET_KEY=", 0) == 0 || kv.rfind("HVD_PREEMPT_", 0) == 0) rankEnv.push_back(kv);
-    }
+    appendRankJobWide(jobWide, rankEnv);
     ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv), {}});
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
@@ -544,19 +548,27 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (ec) throw UserError(ExitCode::kEnvironment, "cannot tell the working directory: " + ec.message());
-  std::vector<RankProcess> agents;
+  // One job per host with ranks, filled in one pass over the ranks.
+  std::vector<AgentJob> jobs;
+  std::vector<const HostPlan*> jobHosts;
+  std::map<std::string, size_t> jobOf;
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks == 0) continue;
-    AgentJob job{agentVersion(), h.host, cwd, shmPrefix, o.killGrace, {}};
-    for (const RankPlan& r : plan.ranks) {
-      if (r.where.host != h.host) continue;
-      std::vector<std::string> rankEnv = planEnvironment(plan, r);
-      for (const std::string& kv : jobWide) {
-        if (kv.rfind("HVD_SECRET_KEY=", 0) == 0 || kv.rfind("HVD_PREEMPT_", 0) == 0) rankEnv.push_back(kv);
-      }
-      // The secret travels in the job, over ssh's stdin: never on a command line.
-      job.ranks.push_back({r.where.rank, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
-    }
+    jobOf[h.host] = jobs.size();
+    jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, {}});
+    jobHosts.push_back(&h);
+  }
+  for (const RankPlan& r : plan.ranks) {
+    std::vector<std::string> rankEnv = planEnvironment(plan, r);
+    appendRankJobWide(jobWide, rankEnv);
+    // The secret travels in the job, over ssh's stdin: never on a command line.
+    jobs[jobOf.at(r.where.host)].ranks.push_back(
+        {r.where.rank, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
+  }
+  std::vector<RankProcess> agents;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const HostPlan& h = *jobHosts[i];
+    const AgentJob& job = jobs[i];
     RankProcess agent;
     agent.rank = job.ranks.front().rank;
     agent.host = h.host;
@@ -573,9 +585,9 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kAgents, preemption);
   supervision.agentVersion = agentVersion();
-  supervision.agentHelloTimeout = sshCheckTimeout(o);
+  supervision.agentHelloTimeout = launch.ssh.connectTimeout;
   JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
-  if (!result.agentStartProblems.empty()) throwHostProblems(result, agents, launch, sshCheckTimeout(o));
+  if (!result.agentStartProblems.empty()) throwHostProblems(result, agents, launch, launch.ssh.connectTimeout);
   // The supervisor counted agents; the summary counts ranks.
   if (result.interruptSignal != 0 || result.ranksStoppedAfterPreemption > 0) {
     result.ranksStopped = static_cast<int>(plan.ranks.size());

@@ -615,7 +615,8 @@ class Job {
       }
       if (!labelled && isErr) {
         if (auto failure = parseAgentFailure(line)) {
-          noteFailure(std::move(*failure), failure->signal != 0);
+          bool crashed = failure->signal != 0;
+          noteFailure(std::move(*failure), crashed);
           return;
         }
       }

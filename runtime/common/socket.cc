@@ -15,6 +15,11 @@
 #include <thread>
 
 namespace hvd {
+
+std::string listenAddressFor(const std::string& advertised) {
+  in_addr parsed{};
+  return ::inet_pton(AF_INET, advertised.c_str(), &parsed) == 1 ? advertised : "0.0.0.0";
+}
 namespace {
 
 int remainingMs(Deadline deadline) {

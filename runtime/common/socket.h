@@ -14,6 +14,12 @@ namespace hvd {
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
+// Where a listener binds, given the address peers are told: that address when it is an IPv4
+// literal (127.0.0.1 for a job on one machine, a --network-interface address, the address an
+// ssh launch chose), so only they can reach it; every interface for a host name (its address
+// here may differ from what other hosts resolve it to).
+std::string listenAddressFor(const std::string& advertised);
+
 inline Deadline deadlineIn(std::chrono::milliseconds timeout) { return Clock::now() + timeout; }
 
 class Socket {

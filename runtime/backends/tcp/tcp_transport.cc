@@ -54,11 +54,6 @@ ssize_t recvSome(int fd, std::byte* into, size_t max) {
 
 }  // namespace
 
-std::string listenAddressFor(const std::string& advertiseHost) {
-  in_addr parsed{};
-  return ::inet_pton(AF_INET, advertiseHost.c_str(), &parsed) == 1 ? advertiseHost : "0.0.0.0";
-}
-
 Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, Store& store,
                                                             const TcpTransportOptions& options) {
   std::unique_ptr<TcpTransport> t(new TcpTransport(rank, size, options.timeout));

@@ -43,11 +43,8 @@ struct TcpTransportOptions {
 // exchangeWithInto's receive block over TCP: the caller reduces one while the next arrives.
 inline constexpr size_t kTcpPieceBytes = 64 * 1024;
 
-// Where a rank's ring listener binds: the address it advertises when that is an IPv4
-// literal (127.0.0.1 for a job on one machine, the --network-interface address), so peers
-// are the only ones who can reach it; every interface for a host name (its address here
-// may differ from what other hosts resolve it to).
-std::string listenAddressFor(const std::string& advertiseHost);
+// Where a rank's ring listener binds (runtime/common/socket.h).
+using ::hvd::listenAddressFor;
 
 class TcpTransport : public collectives::Transport {
  public:

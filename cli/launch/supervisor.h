@@ -101,6 +101,10 @@ struct JobOutcome {
   // Labelled modes: each rank's last stderr lines, and the launcher's own messages.
   std::map<int, std::deque<std::string>> launcherStderr;
   std::vector<std::string> launcherMessages;
+  // The console (hvdrun's stdout or stderr) stopped taking output and hvdrun stopped
+  // waiting for it (after an interrupt, or told to stop while waiting): the rest of the
+  // ranks' lines are lost, and the stalled fd now leads to /dev/null.
+  bool consoleStalled = false;
   // kAgents: set when some agent never said the right hello; then no job was sent.
   std::vector<AgentStartProblem> agentStartProblems;
 };

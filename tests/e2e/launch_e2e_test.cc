@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <sys/resource.h>
 
 #include <regex>
@@ -493,4 +494,74 @@ TEST_CASE("output files that cannot be written are reported once each with the r
   CHECK(readOnly->exitCode == 3);
   CHECK(readOnly->err.find("creating " + dir.path() + "/out/rank.0: Read-only file system") != std::string::npos);
   CHECK(readOnly->err.find("No such file") == std::string::npos);
+}
+
+// Waits up to `limit` for pid to end; its wait status, or nullopt when it still runs.
+static std::optional<int> waitFor(int pid, std::chrono::milliseconds limit) {
+  auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::nullopt;
+}
+
+TEST_CASE("a console that stopped reading does not keep hvdrun from obeying SIGTERM", "[e2e][mp]") {
+  // A terminal paused with Ctrl-S, or a pipe nobody reads: hvdrun's stdout is full.
+  int console[2];
+  REQUIRE(::pipe(console) == 0);
+  auto env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"});
+  int pid = spawnHvdrun({"-np", "2", "sh", "-c", "head -c 2000000 /dev/zero | tr '\\0' x | fold -w 99; exec sleep 30"},
+                        env, console[1]);
+  ::close(console[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the pipe and hvdrun's buffer are full by now
+  REQUIRE(::kill(pid, SIGTERM) == 0);
+  auto sent = Clock::now();
+  auto status = waitFor(pid, std::chrono::seconds(4));
+  double seconds = std::chrono::duration<double>(Clock::now() - sent).count();
+  if (!status) {
+    ::kill(pid, SIGKILL);
+    (void)waitFor(pid, std::chrono::seconds(5));
+  }
+  ::close(console[0]);
+  REQUIRE(status.has_value());  // was blocked in write() until someone read the console
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) == 128 + SIGTERM);
+  CHECK(seconds < 3);
+}
+
+TEST_CASE("a console that stalls and then reads again gets every line whole and in each rank's order", "[e2e][mp]") {
+  int console[2];
+  REQUIRE(::pipe(console) == 0);
+  auto env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"});
+  int pid = spawnHvdrun({"-np", "4", "sh", "-c", "seq 1 50000"}, env, console[1]);
+  ::close(console[1]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // nobody reads: the ranks must wait, not lose lines
+  std::string text;
+  char buf[65536];
+  for (ssize_t n; (n = ::read(console[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    REQUIRE(n > 0);
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(console[0]);
+  auto status = waitFor(pid, std::chrono::seconds(20));
+  REQUIRE(status.has_value());
+  CHECK(WEXITSTATUS(*status) == 0);
+  std::vector<int> next(4, 1);
+  size_t lines = 0, bad = 0;
+  std::regex form(R"(\[([0-3])\]<stdout>:([0-9]+))");
+  for (const std::string& line : linesOf(text)) {
+    ++lines;
+    std::smatch m;
+    if (!std::regex_match(line, m, form)) {
+      ++bad;
+      continue;
+    }
+    int rank = std::stoi(m[1]);
+    if (std::stoi(m[2]) != next[static_cast<size_t>(rank)]++) ++bad;
+  }
+  CHECK(lines == 200000);
+  CHECK(bad == 0);
 }

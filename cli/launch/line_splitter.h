@@ -2,6 +2,7 @@
 // their newline arrives, so a rank's line is printed once, whole, whatever the chunking.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -9,15 +10,27 @@ namespace hvd::cli {
 
 class LineSplitter {
  public:
+  // A rank that writes without newlines (a binary dump, a progress bar with \r) must not
+  // make hvdrun hold gigabytes: past maxLine bytes, a line is cut there.
+  static constexpr size_t kDefaultMaxLine = size_t{1} << 20;
+  explicit LineSplitter(size_t maxLine = kDefaultMaxLine) : maxLine_(maxLine) {}
+
   // Appends bytes and calls onLine(line) (without the '\n') for each line completed.
   template <typename OnLine>
   void feed(std::string_view bytes, OnLine&& onLine) {
     size_t start = 0;
     while (start < bytes.size()) {
       size_t nl = bytes.find('\n', start);
-      if (nl == std::string_view::npos) {
-        pending_.append(bytes.substr(start));
-        return;
+      if (nl == std::string_view::npos || pending_.size() + (nl - start) > maxLine_) {
+        // No newline within the limit: keep what fits, and cut a full line off.
+        size_t room = maxLine_ - pending_.size();
+        size_t take = std::min(room, (nl == std::string_view::npos ? bytes.size() : nl) - start);
+        pending_.append(bytes.substr(start, take));
+        start += take;
+        if (pending_.size() < maxLine_) return;
+        onLine(std::string_view(pending_));
+        pending_.clear();
+        continue;
       }
       if (pending_.empty()) {
         onLine(bytes.substr(start, nl - start));
@@ -42,6 +55,7 @@ class LineSplitter {
   size_t pendingBytes() const { return pending_.size(); }
 
  private:
+  size_t maxLine_;
   std::string pending_;
 };
 

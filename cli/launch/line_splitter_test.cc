@@ -43,3 +43,15 @@ TEST_CASE("an empty line is still a line", "[unit]") {
   splitter.feed("\n\nx\n", [&](std::string_view l) { got.emplace_back(l); });
   CHECK(got == std::vector<std::string>{"", "", "x"});
 }
+
+TEST_CASE("a line longer than the limit comes out in pieces of the limit instead of growing without end", "[unit]") {
+  LineSplitter splitter(10);
+  std::vector<std::string> got;
+  auto collect = [&](std::string_view line) { got.emplace_back(line); };
+  splitter.feed("0123456", collect);
+  splitter.feed("789abcdefghij", collect);
+  splitter.feed("klmnopqrstu\nshort\n", collect);
+  splitter.finish(collect);
+  CHECK(got == std::vector<std::string>{"0123456789", "abcdefghij", "klmnopqrst", "u", "short"});
+  CHECK(splitter.pendingBytes() == 0);
+}

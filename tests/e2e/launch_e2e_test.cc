@@ -565,3 +565,16 @@ TEST_CASE("a console that stalls and then reads again gets every line whole and 
   CHECK(lines == 200000);
   CHECK(bad == 0);
 }
+
+TEST_CASE("a rank that writes hundreds of megabytes without a newline does not make hvdrun hold them", "[e2e][mp]") {
+  hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(60);
+  auto run = hvd::cli::runAndCapture(
+      {"sh", "-c", "\"$0\" -np 1 sh -c 'head -c 300000000 /dev/zero' >/dev/null; echo rc=$?", HVD_HVDRUN_PATH}, o);
+  REQUIRE(run.isOk());
+  CHECK(run->out == "rc=0\n");
+  rusage usage{};
+  ::getrusage(RUSAGE_CHILDREN, &usage);  // the largest of every waited-for descendant: hvdrun's
+  INFO("max RSS of a child: " << usage.ru_maxrss << " KiB");
+  CHECK(usage.ru_maxrss < 150 * 1024);  // was ~590 MB: the whole "line"
+}

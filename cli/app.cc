@@ -12,6 +12,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -122,7 +123,7 @@ std::string torchErrorFile(const std::string& dir, int rank) { return dir + "/ra
 
 // An ssh launch's host agent (or its ssh) ended before its ranks could report: the
 // connection failed or broke, or the agent could not start them.
-void printAgentFailure(const JobOutcome& outcome, const RankFailure& f) {
+std::string agentFailureText(const JobOutcome& outcome, const RankFailure& f) {
   std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
                     : f.exitCode == 255 ? std::string("lost its ssh connection (ssh exit code 255)")
                                         : fmt::format("exited with code {}", f.exitCode);
@@ -133,15 +134,12 @@ void printAgentFailure(const JobOutcome& outcome, const RankFailure& f) {
     for (const auto& line : f.lastStderrLines) text += fmt::format("    | {}\n", line);
   }
   text += fmt::format("  hvdrun stopped the ranks on every other host; exit code {}\n", outcome.exitCode);
-  printTo(stderr, "{}", text);
+  return text;
 }
 
-void printFailureSummary(const JobOutcome& outcome, int total, const std::optional<RecordedError>& recorded) {
+std::string failureSummaryText(const JobOutcome& outcome, int total, const std::optional<RecordedError>& recorded) {
   const RankFailure& f = *outcome.firstFailure;
-  if (f.launcherProcess) {
-    printAgentFailure(outcome, f);
-    return;
-  }
+  if (f.launcherProcess) return agentFailureText(outcome, f);
   std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
                                   : fmt::format("exited with code {}", f.exitCode);
   std::string where = "host " + f.host;
@@ -170,8 +168,13 @@ void printFailureSummary(const JobOutcome& outcome, int total, const std::option
   }
   text += fmt::format("  hvdrun stopped {} other rank(s) of {}{}; exit code {}\n", outcome.ranksStopped, total, also,
                       outcome.exitCode);
-  printTo(stderr, "{}", text);
+  return text;
 }
+
+// --output-filename's directory keeps what hvdrun said of the job's end in "summary"
+// beside the ranks' files: it is all there is when stderr was closed or went nowhere.
+// Removed before the job starts, so one found there is this job's.
+std::string summaryPath(const std::string& outputDir) { return outputDir + "/summary"; }
 
 // --output-filename, --ranks-filter, --timestamp-output. The directory is made before any
 // rank starts, so a bad path fails the launch instead of losing output.
@@ -187,29 +190,42 @@ void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
                     "give a directory hvdrun may create and write");
   }
   supervision.outputDir = o.outputDir;
+  std::filesystem::remove(summaryPath(o.outputDir), ec);  // an earlier job's
 }
 
-// errorFiles: the directory of the ranks' TORCHELASTIC_ERROR_FILEs, or empty.
-void report(const JobOutcome& outcome, int ranks, const std::string& errorFiles) {
+// What hvdrun says of the job's end, empty when there is nothing to say. errorFiles: the
+// directory of the ranks' TORCHELASTIC_ERROR_FILEs, or empty.
+std::string reportText(const JobOutcome& outcome, int ranks, const std::string& errorFiles) {
+  std::string text;
+  if (outcome.consoleStalled) {
+    text += "hvdrun: warning: the console stopped taking output, and hvdrun stopped waiting for it; the ranks' "
+            "last lines are missing there\n";
+  }
   if (!outcome.neverReady.empty()) {
     std::string list = rankListText(outcome.neverReady, 32);
-    printTo(stderr, "hvdrun: error: rank(s) {} did not reach the rendezvous in time, while the other {} did; "
-                       "stopped the job\n  hint: a rank stuck before the runtime's init, or unable to reach hvdrun; "
-                       "--start-timeout gives start-up more time\n",
-               list, ranks - static_cast<int>(outcome.neverReady.size()));
-    return;
+    return text + fmt::format("hvdrun: error: rank(s) {} did not reach the rendezvous in time, while the other {} did; "
+                              "stopped the job\n  hint: a rank stuck before the runtime's init, or unable to reach hvdrun; "
+                              "--start-timeout gives start-up more time\n",
+                              list, ranks - static_cast<int>(outcome.neverReady.size()));
   }
   if (outcome.interruptSignal != 0) {
-    printTo(stderr, "hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
-               outcome.ranksStopped);
+    text += fmt::format("hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
+                        outcome.ranksStopped);
   } else if (!outcome.firstFailure && outcome.ranksStoppedAfterCoordinator > 0) {
-    printTo(stderr, "hvdrun: the chief finished (exit 0), so the job is done: stopped its {} parameter server, "
-                       "worker and evaluator rank(s)\n", outcome.ranksStoppedAfterCoordinator);
+    text += fmt::format("hvdrun: the chief finished (exit 0), so the job is done: stopped its {} parameter server, "
+                        "worker and evaluator rank(s)\n", outcome.ranksStoppedAfterCoordinator);
   } else if (outcome.firstFailure) {
     std::optional<RecordedError> recorded;
     if (!errorFiles.empty()) recorded = readTorchErrorFile(torchErrorFile(errorFiles, outcome.firstFailure->rank));
-    printFailureSummary(outcome, ranks, recorded);
+    text += failureSummaryText(outcome, ranks, recorded);
   }
+  return text;
+}
+
+void keepSummary(const std::string& outputDir, const std::string& text) {
+  if (outputDir.empty() || text.empty()) return;
+  std::ofstream out(summaryPath(outputDir), std::ios::trunc);
+  out << text;
 }
 
 // A launcher (srun, mpirun) stands for every rank: the failing rank its messages name is
@@ -671,7 +687,9 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   bool toldByRanks = !outcome.preempted && server->value(rendezvous::kPreemptedKey);
   outcome.preempted |= toldByRanks;
   if (!o.timelineFile.empty()) mergeTimeline(o.timelineFile, static_cast<int>(plan.ranks.size()));
-  report(outcome, static_cast<int>(plan.ranks.size()), errorFiles);
+  std::string summary = reportText(outcome, static_cast<int>(plan.ranks.size()), errorFiles);
+  printTo(stderr, "{}", summary);
+  keepSummary(o.outputDir, summary);
   finishPreemption(o, outcome, toldByRanks, env);
   if (outcome.incompleteOutputFiles > 0) {
     printTo(stderr, "hvdrun: error: {} of the ranks' output files in {} are incomplete ({})\n",

@@ -12,6 +12,7 @@
 using hvd::cli::printTo;
 
 int main(int argc, char** argv) {
+  hvd::cli::openMissingStandardFds();
   // A reader that went away (`| head -1`, a closed terminal) must not decide hvdrun's exit
   // code: writes fail with EPIPE instead, and are dropped (cli/os/console.h).
   std::signal(SIGPIPE, SIG_IGN);

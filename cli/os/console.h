@@ -4,8 +4,11 @@
 // ignores SIGPIPE for the same reason; every child hvdrun starts gets it back.
 #pragma once
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -17,6 +20,20 @@ template <typename... Args>
 void printTo(std::FILE* out, fmt::format_string<Args...> format, Args&&... args) {
   std::string text = fmt::format(format, std::forward<Args>(args)...);
   if (std::fwrite(text.data(), 1, text.size(), out) != text.size()) std::clearerr(out);
+}
+
+// Started with stdin, stdout or stderr closed (`2>&-`, some daemons), hvdrun's first
+// open would take that number, and its messages would go into a socket or a rank's output
+// file: each closed one gets /dev/null first, as OpenSSH and coreutils do.
+inline void openMissingStandardFds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    int devnull = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (devnull >= 0 && devnull != fd) {
+      ::dup2(devnull, fd);
+      ::close(devnull);
+    }
+  }
 }
 
 }  // namespace hvd::cli

@@ -578,3 +578,43 @@ TEST_CASE("a rank that writes hundreds of megabytes without a newline does not m
   INFO("max RSS of a child: " << usage.ru_maxrss << " KiB");
   CHECK(usage.ru_maxrss < 150 * 1024);  // was ~590 MB: the whole "line"
 }
+
+TEST_CASE("with stderr closed hvdrun keeps its summary in the output directory and writes it nowhere else", "[e2e][mp]") {
+  hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  TempDir dir;
+  const std::string out = dir.path() + "/out";
+  // 2>&-: hvdrun starts without an fd 2; the first file it opened used to become its
+  // "stderr" (the rendezvous socket, a rank's output file).
+  auto run = hvd::cli::runAndCapture(
+      {"sh", "-c", "\"$0\" -np 2 --output-filename \"$1\" sh -c 'echo out; echo err >&2; [ $RANK = 1 ] && exit 3; exec sleep 30' 2>&-; "
+       "echo rc=$?",
+       HVD_HVDRUN_PATH, out},
+      o);
+  REQUIRE(run.isOk());
+  CHECK(run->out.find("rc=3\n") != std::string::npos);
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  std::string summary = slurp(out + "/summary");
+  INFO(summary);
+  CHECK(summary.rfind("hvdrun: error: rank 1 exited with code 3 (host ", 0) == 0);
+  CHECK(summary.find("  hvdrun stopped 1 other rank(s) of 2; exit code 3\n") != std::string::npos);
+  for (int rank : {0, 1}) {
+    CHECK(slurp(out + "/rank." + std::to_string(rank) + "/stdout") == "out\n");
+    CHECK(slurp(out + "/rank." + std::to_string(rank) + "/stderr") == "err\n");
+  }
+}
+
+TEST_CASE("a job that ends well leaves no summary from an earlier run in the output directory", "[e2e][mp]") {
+  hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  TempDir dir;
+  auto failed = runHvdrun({"-np", "1", "--output-filename", dir.path(), "sh", "-c", "exit 4"}, o);
+  CHECK(failed.exitCode == 4);
+  CHECK(::access((dir.path() + "/summary").c_str(), F_OK) == 0);
+  auto ok = runHvdrun({"-np", "1", "--output-filename", dir.path(), "true"}, o);
+  CHECK(ok.exitCode == 0);
+  CHECK(::access((dir.path() + "/summary").c_str(), F_OK) != 0);
+}

@@ -156,6 +156,12 @@ std::string failureSummaryText(const JobOutcome& outcome, int total, const std::
     text += fmt::format("  rank {} raised (recorded by torch's @record): {}\n", f.rank, recorded->message);
     if (!recorded->where.empty()) text += fmt::format("    {}\n", recorded->where);
   }
+  if (!outcome.stoppedWhenFailed.empty()) {
+    text += fmt::format("  rank(s) {} {} stopped (SIGSTOP, or a debugger) when rank {} failed: a stopped rank stalls "
+                        "its peers until their timeout, so look there first\n",
+                        rankListText(outcome.stoppedWhenFailed, 16), outcome.stoppedWhenFailed.size() == 1 ? "was" : "were",
+                        f.rank);
+  }
   if (f.signal == 0 && f.exitCode == static_cast<int>(ExitCode::kStalled)) {
     text += "  a collective stalled: some ranks never submitted it within HOROVOD_STALL_SHUTDOWN_TIME_SECONDS "
             "(--stall-check-shutdown-time-seconds); the ranks' lines above name it and them\n";

@@ -12,13 +12,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "cli/os/process_table.h"
 #include "runtime/common/shm_names.h"
 
 namespace hvd::cli {
@@ -42,26 +41,10 @@ void keepOnly(int fd) {
   for (int n : fds) ::close(n);  // includes the directory's own fd, already closed: harmless
 }
 
-// Processes in `sessions`, read from /proc (field 6 of stat is the session id).
+// Processes in `sessions` (zombies are dead already).
 std::vector<pid_t> membersOf(const std::set<pid_t>& sessions) {
   std::vector<pid_t> members;
-  DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) return members;
-  while (dirent* entry = ::readdir(dir)) {
-    pid_t pid = std::atoi(entry->d_name);
-    if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
-    if (close == std::string::npos) continue;
-    std::istringstream rest(text.substr(close + 1));
-    std::string state;
-    long ppid = 0, pgrp = 0, session = 0;
-    rest >> state >> ppid >> pgrp >> session;
-    // A zombie is dead already (and stays listed until its new parent reaps it).
-    if (state != "Z" && sessions.count(static_cast<pid_t>(session))) members.push_back(pid);
-  }
-  ::closedir(dir);
+  for (const ProcessInfo& p : processesInSessions(sessions)) members.push_back(p.pid);
   return members;
 }
 

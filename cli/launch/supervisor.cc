@@ -25,6 +25,7 @@
 #include "cli/launch/line_splitter.h"
 #include "cli/launch/open_mpi_tags.h"
 #include "cli/os/console_writer.h"
+#include "cli/os/process_table.h"
 
 namespace hvd::cli {
 namespace {
@@ -79,7 +80,10 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 }
 
 // The child side of fork: never returns. Reports an exec failure's errno on errorFd.
-[[noreturn]] void becomeRank(const RankProcess& spec, int inFd, int outFd, int errFd, int errorFd, int goFd, pid_t parent) {
+// argv and envp are made before fork: the child of a process with threads calls nothing
+// that allocates.
+[[noreturn]] void becomeRank(const RankProcess& spec, char* const* argv, char* const* envp, int inFd, int outFd, int errFd,
+                             int errorFd, int goFd, pid_t parent) {
   // A session of its own (so also a process group hvdrun and the guardian signal whole):
   // the kernel's autogroup scheduler then shares the CPU per rank, as under torchrun, not
   // per hvdrun session (ranks sharing one were scheduled 1.35-1.8x slower under load).
@@ -104,9 +108,7 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  auto argv = cStrings(spec.argv);
-  auto envp = cStrings(spec.env);
-  ::execve(spec.executable.c_str(), argv.data(), envp.data());
+  ::execve(spec.executable.c_str(), argv, envp);
   int error = errno;
   (void)!::write(errorFd, &error, sizeof error);
   _exit(127);
@@ -191,11 +193,13 @@ class Job {
     HVD_RETURN_IF_ERROR(openPipe(execPipe, r));
     HVD_RETURN_IF_ERROR(openPipe(goPipe, r));
     pid_t parent = ::getpid();
+    auto argv = cStrings(r.spec->argv);
+    auto envp = cStrings(r.spec->env);
     pid_t pid = ::fork();
     if (pid < 0) return systemError("fork for rank " + std::to_string(r.spec->rank));
     if (pid == 0) {
       ::close(goPipe[1]);  // else the read below would never see hvdrun's end close
-      becomeRank(*r.spec, inPipe[0], outPipe[1], errPipe[1], execPipe[1], goPipe[0], parent);
+      becomeRank(*r.spec, argv.data(), envp.data(), inPipe[0], outPipe[1], errPipe[1], execPipe[1], goPipe[0], parent);
     }
     if (inPipe[0] >= 0) {
       // Only hvdrun holds the write end (O_CLOEXEC): when hvdrun dies, the agent reads EOF.
@@ -428,6 +432,7 @@ class Job {
     if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
     if (first) {
       firstFailureAt_ = Clock::now();
+      noteStoppedRanks();  // before stopOthers() wakes them
       stopOthers();
       killDeadline_ = Clock::now() + options_.killGrace;
     }
@@ -451,6 +456,25 @@ class Job {
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok || outcome_.firstFailure || r.stoppedByUs) return;
     noteFailure(failureOf(r, pid, status), false);
+  }
+
+  // A rank frozen by SIGSTOP, Ctrl-Z in its own terminal or a debugger stalls its peers
+  // until their timeout, and the first of them to give up looks like the cause: name it.
+  // Only ranks this process started (a host agent's are looked at by that agent).
+  void noteStoppedRanks() {
+    if (options_.labels != SupervisorOptions::Labels::kNone) return;
+    std::map<pid_t, int> rankOfSession;
+    for (const Rank& r : ranks_) {
+      if (r.running && r.spec->rank != outcome_.firstFailure->rank) rankOfSession[r.pid] = r.spec->rank;
+    }
+    if (rankOfSession.empty()) return;
+    std::set<pid_t> sessions;
+    for (const auto& [session, rank] : rankOfSession) sessions.insert(session);
+    std::set<int> stopped;
+    for (const ProcessInfo& p : processesInSessions(sessions)) {
+      if (p.state == 'T' || p.state == 't') stopped.insert(rankOfSession[p.session]);
+    }
+    outcome_.stoppedWhenFailed.assign(stopped.begin(), stopped.end());
   }
 
   void stopOthers() {
@@ -520,6 +544,9 @@ class Job {
       return;
     }
     ::kill(-r.pid, sig);
+    // A stopped process acts on a stop request only once continued (as Slurm and
+    // systemd do): without this, a frozen rank waited for the SIGKILL at the grace's end.
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) ::kill(-r.pid, SIGCONT);
   }
 
   // Writes what the pipe takes now; the rest waits for POLLOUT. A closed pipe (the agent

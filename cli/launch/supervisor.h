@@ -91,6 +91,9 @@ struct JobOutcome {
   int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
   std::vector<int> alsoFailed;  // ranks that, once told to stop, ended with errors of their own
   std::vector<int> neverReady;  // set when the start timeout failed the job
+  // Ranks that were stopped (SIGSTOP, a debugger: state T) when the first failure came; a
+  // stopped rank stalls its peers, so it is the likelier cause. Local ranks only.
+  std::vector<int> stoppedWhenFailed;
   bool preempted = false;       // the preemption signal arrived
   int ranksStoppedAfterPreemption = 0;  // still running when preemptGrace ended
   int ranksStoppedAfterCoordinator = 0;  // still running when the coordinator rank exited 0

@@ -618,3 +618,21 @@ TEST_CASE("a job that ends well leaves no summary from an earlier run in the out
   CHECK(ok.exitCode == 0);
   CHECK(::access((dir.path() + "/summary").c_str(), F_OK) != 0);
 }
+
+TEST_CASE("a rank frozen by SIGSTOP is named when a peer fails waiting for it and is stopped without waiting for SIGKILL", "[e2e][mp]") {
+  hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "HVD_TIMEOUT=3"}));
+  o.timeout = std::chrono::seconds(60);
+  // Rank 2 freezes itself once the loop runs; its peers give up after HVD_TIMEOUT. The
+  // loop ignores SIGTERM, but once continued, rank 2 finds its peers gone and ends.
+  auto started = Clock::now();
+  auto run = runHvdrun({"-np", "3", "--kill-grace", "20", "sh", "-c",
+                        "if [ $RANK = 2 ]; then (sleep 1; kill -STOP $$) & fi; exec \"$0\" loop -1", HVD_COLLECTIVE_RANK_PATH},
+                       o);
+  double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  INFO(run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(std::regex_search(run.err, std::regex(R"(hvdrun: error: rank [01] exited with code 1)")));
+  CHECK(std::regex_search(run.err, std::regex(R"(\n  rank\(s\) 2 was stopped \(SIGSTOP, or a debugger\) when rank [01] failed: )"
+                                              R"(a stopped rank stalls its peers until their timeout, so look there first\n)")));
+  CHECK(seconds < 15);  // the frozen rank was continued with its SIGTERM, not left for the 20 s grace
+}

@@ -1,0 +1,21 @@
+// cli/os/process_table.h: the processes of given sessions, read from /proc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <set>
+#include <vector>
+
+namespace hvd::cli {
+
+struct ProcessInfo {
+  pid_t pid = 0;
+  pid_t session = 0;
+  char state = '?';  // /proc/PID/stat's: R, S, D, T (stopped), t (traced), ...
+};
+
+// Every live process whose session is one of `sessions`; zombies (dead already, listed
+// until reaped) are left out. A process that ends while being read is skipped.
+std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions);
+
+}  // namespace hvd::cli

@@ -24,6 +24,7 @@ class ClientStore : public Store {
   Result<std::string> get(const std::string& key, std::chrono::milliseconds timeout) override {
     return client_.get(key, timeout);
   }
+  Result<long long> add(const std::string& key, long long delta) override { return client_.add(key, delta); }
 
  private:
   rendezvous::Client client_;

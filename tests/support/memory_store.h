@@ -24,6 +24,13 @@ class MemoryStore : public Store {
     if (!changed_.wait_for(lock, timeout, [&] { return map_.count(key) > 0; })) return Status(Errc::kTimeout, key);
     return map_[key];
   }
+  Result<long long> add(const std::string& key, long long delta) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    long long value = (map_.count(key) ? std::stoll(map_[key]) : 0) + delta;
+    map_[key] = std::to_string(value);
+    changed_.notify_all();
+    return value;
+  }
 
  private:
   std::mutex mutex_;

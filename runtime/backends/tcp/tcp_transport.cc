@@ -152,7 +152,7 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
     }
   }
   std::sort(t->links_.begin(), t->links_.end(), [](const Link& a, const Link& b) { return a.peer < b.peer; });
-  if (options.sharedMemory) HVD_RETURN_IF_ERROR(t->setUpSharedMemory(options.secret, deadline));
+  if (options.sharedMemory) HVD_RETURN_IF_ERROR(t->setUpSharedMemory(options.secret, store, deadline));
   return t;
 }
 
@@ -223,7 +223,7 @@ Status TcpTransport::relay(int from, int to, std::span<std::byte> data) {
 // when it could map it (it is on this host) and NO otherwise. A link uses shared memory
 // when both inboxes were mapped, which both ends learn. Three rounds, each sending on
 // every link before receiving on any, so no rank waits for one that waits for it.
-Status TcpTransport::setUpSharedMemory(const std::string& secret, Deadline deadline) {
+Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, Deadline deadline) {
   Sha256Digest tag = hmacSha256(secret, "hvd-shm-v1/" + std::to_string(rank_) + "/" + std::to_string(::getpid()));
   // The job's prefix lets hvdrun remove what a rank killed mid-set-up leaves (shm_names.h).
   const std::string jobPrefix = shmJobPrefix(secret);
@@ -271,14 +271,20 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Deadline deadl
     }
   }
   unlinkAll();  // mapped by both now, or not wanted
+  // One warning per job, from the first rank that falls back (the store counts them); a
+  // store that cannot count (PMIx's) leaves each such rank its own line.
   if (!noRoom.empty()) {
-    logMessage(LogLevel::kWarning,
-               "/dev/shm has no room for this rank's " + std::to_string(capacity >> 10) +
-                   " KiB ring buffers (each rank needs about " +
-                   std::to_string((links_.size() * (capacity + 4096)) >> 20) + " MiB there): the links from rank" +
-                   (noRoom.find(',') != std::string::npos ? "s " : " ") + noRoom +
-                   " use TCP instead. Give the container a larger /dev/shm (docker run --shm-size), or set "
-                   "HVD_SHARED_MEMORY=0 to use TCP throughout without this warning");
+    auto seen = store.add("shm-no-room", 1);
+    if (!seen || *seen == 1) {
+      logMessage(LogLevel::kWarning,
+                 "/dev/shm has no room for this rank's " + std::to_string(capacity >> 10) +
+                     " KiB ring buffers (each rank needs about " +
+                     std::to_string((links_.size() * (capacity + 4096)) >> 20) + " MiB there): the links from rank" +
+                     (noRoom.find(',') != std::string::npos ? "s " : " ") + noRoom +
+                     " use TCP instead, and so may other ranks' (this warning comes once per job). Give the container "
+                     "a larger /dev/shm (docker run --shm-size), or set HVD_SHARED_MEMORY=0 to use TCP throughout "
+                     "without this warning");
+    }
   }
   return Status::ok();
 }

@@ -94,7 +94,7 @@ class TcpTransport : public collectives::Transport {
   // The links a call uses (null for a direction it does not use); kInvalidArgument for a
   // rank that is not a peer.
   Status linksFor(int to, bool sending, int from, bool receiving, Link*& out, Link*& in);
-  Status setUpSharedMemory(const std::string& secret, Deadline deadline);
+  Status setUpSharedMemory(const std::string& secret, Store& store, Deadline deadline);
   // The one exchange loop, over TCP, shared memory or both; receive(done, max) moves what
   // has arrived (done bytes so far, at most max more) and returns the bytes taken, 0 when
   // none have arrived, -1 when the connection closed; it is not called when `in` is null.

@@ -52,7 +52,13 @@ void OpenMpiTagReader::feed(std::string_view line, const OnLine& onLine) {
       }
       return;
     }
-    pending_[tag.rank].append(line.substr(start, next.at - start));
+    std::string& pending = pending_[tag.rank];
+    pending.append(line.substr(start, next.at - start));
+    if (pending.size() >= kMaxLine) {  // as LineSplitter cuts a rank's own stream
+      std::string cut = std::move(pending);
+      pending_.erase(tag.rank);
+      onLine(tag.rank, cut);
+    }
     tag = next;
   }
 }

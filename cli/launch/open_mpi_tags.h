@@ -14,6 +14,9 @@ namespace hvd::cli {
 
 class OpenMpiTagReader {
  public:
+  // A rank's unfinished line is cut here, like LineSplitter's (1 MiB).
+  static constexpr size_t kMaxLine = size_t{1} << 20;
+
   // rank: the tagged rank, or -1 for a line of mpirun's own (no tag at its start).
   using OnLine = std::function<void(int rank, std::string_view line)>;
 

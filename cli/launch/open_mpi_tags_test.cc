@@ -47,3 +47,14 @@ TEST_CASE("mpirun's own lines pass through untagged, and an unfinished line is f
 TEST_CASE("text that only looks like a tag is kept", "[unit]") {
   CHECK(read({"[1,0]<stdout>:a [1,x]<stdout>: b [2,3]<other>:c"}) == Lines{{0, "a [1,x]<stdout>: b [2,3]<other>:c"}});
 }
+
+TEST_CASE("a rank's unfinished line is cut at the limit instead of growing without end", "[unit]") {
+  std::string piece(OpenMpiTagReader::kMaxLine / 2 + 1, 'x');
+  // Three halves of the limit without a newline from rank 0, between rank 1's pieces.
+  auto got = read({"[1,0]<stdout>:" + piece + "[1,1]<stdout>:a[1,0]<stdout>:" + piece + "[1,0]<stdout>:" + piece +
+                   "[1,1]<stdout>:b"});
+  REQUIRE(got.size() == 3);
+  CHECK(got[0] == std::make_pair(0, piece + piece));  // cut once past the limit
+  CHECK(got[1] == std::make_pair(1, std::string("ab")));
+  CHECK(got[2] == std::make_pair(0, piece));  // the rest, at the end
+}

@@ -119,6 +119,14 @@ class Job {
   Job(const std::vector<RankProcess>& specs, const SupervisorOptions& options) : options_(options) {
     ranks_.resize(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) ranks_[i].spec = &specs[i];
+    // mpirun's lines hold tagged pieces of every rank's lines until one ends: they are cut
+    // per rank once the tags are read (OpenMpiTagReader), so the raw stream gets room for
+    // every rank's longest line, within 64 MiB.
+    if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
+      size_t room = LineSplitter::kDefaultMaxLine * static_cast<size_t>(std::max(options_.rankCount, 1));
+      room = std::min(room, size_t{64} << 20);
+      for (Rank& r : ranks_) r.out.splitter = r.err.splitter = LineSplitter(room);
+    }
   }
 
   ~Job() {

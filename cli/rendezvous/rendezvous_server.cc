@@ -1,13 +1,22 @@
-// cli/rendezvous/rendezvous_server.cc: handshake, requests, orderly stop.
+// cli/rendezvous/rendezvous_server.cc: handshake, requests and orderly stop, in one poll
+// loop over the listener and every connection.
 #include "cli/rendezvous/rendezvous_server.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "runtime/common/sha256.h"
 #include "runtime/rendezvous/protocol.h"
@@ -18,49 +27,49 @@ using namespace std::chrono_literals;
 using rendezvous::Op;
 using rendezvous::Reply;
 
+namespace {
+
+// The handshake must finish promptly: a silent client cannot hold a connection for long.
+constexpr auto kHandshakeTimeout = 10s;
+// A client that does not read its replies is dropped once this much waits for it.
+constexpr size_t kMaxPendingOutput = size_t{4} << 20;
+// After accept() failed (out of descriptors): the listener rests this long.
+constexpr auto kAcceptBackoff = 50ms;
+
+}  // namespace
+
 Result<std::unique_ptr<RendezvousServer>> RendezvousServer::start(int port, std::string secret,
                                                                   const std::string& bindAddress) {
   auto listener = Socket::listen(bindAddress, port);
   if (!listener) return listener.status().withContext("starting the rendezvous server");
-  std::unique_ptr<RendezvousServer> server(new RendezvousServer(std::move(*listener), std::move(secret)));
-  // The server's threads (and the workers they start) must never take a signal: hvdrun's
-  // supervisor waits for SIGCHLD, SIGINT, ... on a signalfd, which sees only signals that
-  // no thread accepts. New threads inherit the creating thread's mask.
+  int wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake < 0) return systemError("starting the rendezvous server: eventfd");
+  ::fcntl(listener->fd(), F_SETFL, ::fcntl(listener->fd(), F_GETFL) | O_NONBLOCK);
+  std::unique_ptr<RendezvousServer> server(new RendezvousServer(std::move(*listener), std::move(secret), wake));
+  // The server's thread must never take a signal: hvdrun's supervisor waits for SIGCHLD,
+  // SIGINT, ... on a signalfd, which sees only signals that no thread accepts. New threads
+  // inherit the creating thread's mask.
   sigset_t all, previous;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &previous);
-  server->acceptor_ = std::thread([s = server.get()] { s->acceptLoop(); });
+  server->thread_ = std::thread([s = server.get()] { s->loop(); });
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return server;
 }
 
-RendezvousServer::RendezvousServer(Socket listener, std::string secret)
-    : listener_(std::move(listener)), secret_(std::move(secret)), port_(listener_.localPort()) {}
+RendezvousServer::RendezvousServer(Socket listener, std::string secret, int wakeFd)
+    : listener_(std::move(listener)), secret_(std::move(secret)), port_(listener_.localPort()), wakeFd_(wakeFd) {}
 
 RendezvousServer::~RendezvousServer() {
   stopping_ = true;
-  listener_.shutdownBoth();
-  if (acceptor_.joinable()) acceptor_.join();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& w : workers_) w.socket->shutdownBoth();
-  }
-  changed_.notify_all();
-  for (auto& w : workers_) w.thread.join();
+  uint64_t one = 1;
+  (void)!::write(wakeFd_, &one, sizeof one);
+  if (thread_.joinable()) thread_.join();
+  connections_.clear();  // closes every connection: waiting clients see it at once
+  ::close(wakeFd_);
   if (refused_ > 1) {
     std::fprintf(stderr, "hvdrun: warning: rendezvous: refused %zu clients in all without the job's secret\n",
                  refused_.load());
-  }
-}
-
-void RendezvousServer::reapFinishedWorkers() {
-  for (auto it = workers_.begin(); it != workers_.end();) {
-    if (it->done->load()) {
-      it->thread.join();  // it has returned from serve(): joins at once
-      it = workers_.erase(it);  // the last reference to its socket: the fd closes
-    } else {
-      ++it;
-    }
   }
 }
 
@@ -76,81 +85,175 @@ std::set<int> RendezvousServer::readyRanks() const {
   return ready_;
 }
 
-void RendezvousServer::acceptLoop() {
+void RendezvousServer::loop() {
+  std::vector<pollfd> fds;
+  std::vector<Connection*> owners;
   while (!stopping_) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      reapFinishedWorkers();
-    }
-    auto connection = listener_.accept(deadlineIn(200ms));
-    if (!connection) {
-      if (stopping_) break;  // the destructor shut the listener down
-      if (connection.status().code() != Errc::kTimeout) {
-        // Out of descriptors (EMFILE) or another failure: say so once, and back off instead
-        // of spinning; finished connections are reaped meanwhile, which frees descriptors.
-        if (acceptFailures_++ == 0) {
-          std::fprintf(stderr, "hvdrun: warning: rendezvous: cannot accept a connection: %s (retrying)\n",
-                       connection.status().message().c_str());
-        }
-        std::this_thread::sleep_for(50ms);
+    Clock::time_point now = Clock::now();
+    // Deadlines first: a silent handshake is dropped, a waiting get answered kTimeout.
+    for (Connection& c : connections_) {
+      if (c.closing || now < c.deadline) continue;
+      if (!c.proven) {
+        c.closing = true;
+      } else if (c.waitingKey) {
+        c.waitingKey.reset();
+        queueFrame(c, std::string(1, static_cast<char>(Reply::kTimeout)));
       }
+    }
+    connections_.remove_if([](const Connection& c) { return c.closing && c.out.empty(); });
+
+    fds.clear();
+    owners.clear();
+    fds.push_back({wakeFd_, POLLIN, 0});
+    bool listening = now >= acceptPausedUntil_;
+    fds.push_back({listener_.fd(), static_cast<short>(listening ? POLLIN : 0), 0});
+    Clock::time_point next = now + 24h;
+    if (!listening) next = std::min(next, acceptPausedUntil_);
+    for (Connection& c : connections_) {
+      short events = c.closing ? 0 : POLLIN;
+      if (!c.out.empty()) events |= POLLOUT;
+      fds.push_back({c.socket.fd(), events, 0});
+      owners.push_back(&c);
+      if (!c.closing && (!c.proven || c.waitingKey)) next = std::min(next, c.deadline);
+    }
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1;
+    int rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::clamp<long long>(wait, 0, 60000)));
+    if (rc < 0 && errno != EINTR) {
+      std::fprintf(stderr, "hvdrun: warning: rendezvous: poll failed: %s\n", std::strerror(errno));
+      std::this_thread::sleep_for(kAcceptBackoff);
       continue;
     }
-    auto shared = std::make_shared<Socket>(std::move(*connection));
-    auto done = std::make_shared<std::atomic<bool>>(false);
-    std::lock_guard<std::mutex> lock(mutex_);
-    try {
-      std::thread thread([this, shared, done] {
-        serve(shared);
-        done->store(true);
-      });
-      workers_.push_back(Worker{std::move(thread), shared, done});
-    } catch (const std::system_error& e) {
-      // No thread to be had (ulimit -u, address space): this client is dropped; the rank
-      // behind it retries or fails with a clear message on its side.
-      std::fprintf(stderr, "hvdrun: warning: rendezvous: no thread for a connection from %s: %s\n",
-                   shared->peerName().c_str(), e.what());
+    if (rc <= 0 || stopping_) continue;
+    for (size_t i = 2; i < fds.size(); ++i) {
+      Connection& c = *owners[i - 2];
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) readFrom(c);
+      if ((fds[i].revents & POLLOUT) && !c.out.empty()) writeTo(c);
     }
+    if (fds[1].revents & POLLIN) accept(Clock::now());
   }
 }
 
-void RendezvousServer::serve(std::shared_ptr<Socket> connection) {
-  // However this ends, the client sees the connection close at once (a refused client
-  // must not wait for an answer that never comes).
-  struct Closer {
-    Socket& socket;
-    ~Closer() { socket.shutdownBoth(); }
-  } closer{*connection};
-  // The handshake must finish promptly: a silent client cannot hold a thread for long.
-  Deadline handshake = deadlineIn(10s);
-  std::string challenge(rendezvous::kChallengeSize, '\0');
-  if (::getrandom(challenge.data(), challenge.size(), 0) != static_cast<ssize_t>(challenge.size())) return;
-  if (!connection->sendFrame(std::string(rendezvous::kGreeting) + challenge, handshake).isOk()) return;
-  auto proof = connection->recvFrame(64, handshake);
-  Sha256Digest expected = hmacSha256(secret_, std::string(rendezvous::kProofLabel) + challenge);
-  Sha256Digest given{};
-  bool valid = proof && proof->size() == given.size();
-  if (valid) std::copy(proof->begin(), proof->end(), given.begin());
-  if (!valid || !constantTimeEqual(given, expected)) {
-    // A client that closed before answering (a port scan, a rank killed mid-handshake) is
-    // no intruder; one that answered wrongly is, and only the first is named (the total
-    // comes at the end): a flood must not flood hvdrun's stderr too.
-    if (!proof) return;
-    if (refused_++ == 0) {
-      std::fprintf(stderr, "hvdrun: warning: rendezvous: refused a client from %s: it does not hold the job's secret\n",
-                   connection->peerName().c_str());
+void RendezvousServer::accept(Clock::time_point now) {
+  while (true) {
+    auto connection = listener_.accept(deadlineIn(0ms));
+    if (!connection) {
+      if (connection.status().code() == Errc::kTimeout) return;  // none left
+      // Out of descriptors (EMFILE) or another failure: say so once, and rest instead of
+      // spinning; connections that end meanwhile free descriptors.
+      if (acceptFailures_++ == 0) {
+        std::fprintf(stderr, "hvdrun: warning: rendezvous: cannot accept a connection: %s (retrying)\n",
+                     connection.status().message().c_str());
+      }
+      acceptPausedUntil_ = now + kAcceptBackoff;
+      return;
     }
+    Connection& c = connections_.emplace_back();
+    c.socket = std::move(*connection);
+    ::fcntl(c.socket.fd(), F_SETFL, ::fcntl(c.socket.fd(), F_GETFL) | O_NONBLOCK);
+    c.deadline = now + kHandshakeTimeout;
+    c.challenge.assign(rendezvous::kChallengeSize, '\0');
+    if (::getrandom(c.challenge.data(), c.challenge.size(), 0) != static_cast<ssize_t>(c.challenge.size())) {
+      c.closing = true;
+      continue;
+    }
+    queueFrame(c, std::string(rendezvous::kGreeting) + c.challenge);
+    writeTo(c);
+  }
+}
+
+void RendezvousServer::queueFrame(Connection& c, std::string_view payload) {
+  uint32_t size = static_cast<uint32_t>(payload.size());
+  char header[4] = {static_cast<char>(size >> 24), static_cast<char>(size >> 16), static_cast<char>(size >> 8),
+                    static_cast<char>(size)};
+  c.out.append(header, 4);
+  c.out.append(payload);
+  if (c.out.size() > kMaxPendingOutput) {
+    c.out.clear();
+    c.closing = true;
+  }
+}
+
+void RendezvousServer::writeTo(Connection& c) {
+  while (!c.out.empty()) {
+    ssize_t n = ::send(c.socket.fd(), c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) {  // the client is gone
+      c.out.clear();
+      c.closing = true;
+      return;
+    }
+    c.out.erase(0, static_cast<size_t>(n));
+  }
+}
+
+void RendezvousServer::readFrom(Connection& c) {
+  char buf[65536];
+  while (!c.closing) {
+    ssize_t n = ::recv(c.socket.fd(), buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {  // closed (a rank that ended, a port scan) or reset
+      c.out.clear();
+      c.closing = true;
+      return;
+    }
+    c.in.append(buf, static_cast<size_t>(n));
+    // Whole frames: a 4-byte length, then that many bytes.
+    while (c.in.size() >= 4 && !c.closing) {
+      uint32_t size = uint32_t(uint8_t(c.in[0])) << 24 | uint32_t(uint8_t(c.in[1])) << 16 |
+                      uint32_t(uint8_t(c.in[2])) << 8 | uint8_t(c.in[3]);
+      size_t limit = c.proven ? rendezvous::kMaxFrame : 64;
+      if (size > limit) {  // not a client of ours, or a broken one
+        c.out.clear();
+        c.closing = true;
+        return;
+      }
+      if (c.in.size() < 4 + size) break;
+      std::string frame = c.in.substr(4, size);
+      c.in.erase(0, 4 + size);
+      onFrame(c, std::move(frame));
+    }
+  }
+  if (!c.out.empty()) writeTo(c);
+}
+
+void RendezvousServer::onFrame(Connection& c, std::string frame) {
+  if (!c.proven) {
+    onProof(c, frame);
     return;
   }
-  if (!connection->sendFrame("OK", handshake).isOk()) return;
-  while (!stopping_) {
-    auto request = connection->recvFrame(rendezvous::kMaxFrame, deadlineIn(24h));
-    if (!request) return;  // the rank closed its connection, or we are stopping
-    if (!connection->sendFrame(handle(*request), deadlineIn(30s)).isOk()) return;
+  if (c.waitingKey) {  // one request at a time: a client that does not wait is broken
+    c.out.clear();
+    c.closing = true;
+    return;
   }
+  if (auto reply = handle(c, frame)) queueFrame(c, *reply);
 }
 
-std::string RendezvousServer::handle(std::string_view request) {
+void RendezvousServer::onProof(Connection& c, const std::string& proof) {
+  Sha256Digest expected = hmacSha256(secret_, std::string(rendezvous::kProofLabel) + c.challenge);
+  Sha256Digest given{};
+  bool valid = proof.size() == given.size();
+  if (valid) std::copy(proof.begin(), proof.end(), given.begin());
+  if (!valid || !constantTimeEqual(given, expected)) {
+    // One that answered wrongly is an intruder (a client that closed before answering is
+    // not: a port scan, a rank killed mid-handshake); only the first is named, the total
+    // comes at the end: a flood must not flood hvdrun's stderr too. It sees its
+    // connection close at once.
+    if (refused_++ == 0) {
+      std::fprintf(stderr, "hvdrun: warning: rendezvous: refused a client from %s: it does not hold the job's secret\n",
+                   c.socket.peerName().c_str());
+    }
+    c.out.clear();
+    c.closing = true;
+    return;
+  }
+  c.proven = true;
+  queueFrame(c, "OK");
+}
+
+std::optional<std::string> RendezvousServer::handle(Connection& c, std::string_view request) {
   auto reply = [](Reply r, std::string_view value = {}) { return static_cast<char>(r) + std::string(value); };
   if (request.size() < 5) return reply(Reply::kError, "malformed request");
   uint32_t keySize = uint32_t(uint8_t(request[1])) << 24 | uint32_t(uint8_t(request[2])) << 16 |
@@ -163,16 +266,17 @@ std::string RendezvousServer::handle(std::string_view request) {
     case Op::kSet: {
       store_[key] = std::string(value);
       if (key.rfind("ready/", 0) == 0) ready_.insert(std::atoi(key.c_str() + 6));
-      changed_.notify_all();
+      lock.unlock();
+      answerWaiting(key);
       return reply(Reply::kOk);
     }
     case Op::kGet: {
+      if (auto it = store_.find(key); it != store_.end()) return reply(Reply::kOk, it->second);
       long long ms = 0;
       std::from_chars(value.data(), value.data() + value.size(), ms);
-      Deadline deadline = deadlineIn(std::chrono::milliseconds(std::clamp<long long>(ms, 0, 24LL * 3600 * 1000)));
-      changed_.wait_until(lock, deadline, [&] { return stopping_ || store_.count(key) > 0; });
-      auto it = store_.find(key);
-      return it == store_.end() ? reply(Reply::kTimeout) : reply(Reply::kOk, it->second);
+      c.waitingKey = key;
+      c.deadline = Clock::now() + std::chrono::milliseconds(std::clamp<long long>(ms, 0, 24LL * 3600 * 1000));
+      return std::nullopt;
     }
     case Op::kCheck:
       return reply(store_.count(key) ? Reply::kOk : Reply::kMissing);
@@ -180,12 +284,28 @@ std::string RendezvousServer::handle(std::string_view request) {
       long long delta = 0, current = 0;
       std::from_chars(value.data(), value.data() + value.size(), delta);
       if (auto it = store_.find(key); it != store_.end()) std::from_chars(it->second.data(), it->second.data() + it->second.size(), current);
-      store_[key] = std::to_string(current + delta);
-      changed_.notify_all();
-      return reply(Reply::kOk, store_[key]);
+      std::string now = std::to_string(current + delta);
+      store_[key] = now;
+      lock.unlock();
+      answerWaiting(key);
+      return reply(Reply::kOk, now);
     }
   }
   return reply(Reply::kError, "unknown request");
+}
+
+void RendezvousServer::answerWaiting(const std::string& key) {
+  std::string value;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    value = store_[key];
+  }
+  for (Connection& c : connections_) {
+    if (!c.waitingKey || *c.waitingKey != key || c.closing) continue;
+    c.waitingKey.reset();
+    queueFrame(c, static_cast<char>(Reply::kOk) + value);
+    writeTo(c);
+  }
 }
 
 }  // namespace hvd::cli

@@ -1,11 +1,12 @@
 // cli/rendezvous/rendezvous_server.h: hvdrun's key/value store for its ranks
 // (runtime/rendezvous/protocol.h). Every connection must prove it holds the job's secret
 // before it may read or write; a client that cannot is logged once and dropped, and the
-// job goes on. A thread per connection: a job has one connection per rank at most.
+// job goes on. One thread serves every connection (a poll loop): a rank keeps its
+// connection for the whole job, so a thread each cost hvdrun 400 threads for 400 ranks.
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <list>
 #include <map>
 #include <memory>
@@ -14,7 +15,6 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "runtime/common/socket.h"
 #include "runtime/common/status.h"
@@ -28,7 +28,7 @@ class RendezvousServer {
   // port). Returns once listening.
   static Result<std::unique_ptr<RendezvousServer>> start(int port, std::string secret,
                                                          const std::string& bindAddress = "0.0.0.0");
-  ~RendezvousServer();  // stops accepting, closes every connection, joins the threads
+  ~RendezvousServer();  // stops serving, closes every connection, joins the thread
 
   int port() const { return port_; }
   std::set<int> readyRanks() const;        // ranks that set ready/<rank>
@@ -36,32 +36,45 @@ class RendezvousServer {
   size_t refusedClients() const { return refused_; }
 
  private:
-  RendezvousServer(Socket listener, std::string secret);
-  void acceptLoop();
-  void serve(std::shared_ptr<Socket> connection);
-  std::string handle(std::string_view request);
+  using Clock = std::chrono::steady_clock;
+  // One client. Bytes in and out are buffered; a get whose key is missing waits here
+  // (waitingKey) until a set or add of that key, or its deadline.
+  struct Connection {
+    Socket socket;
+    bool proven = false;  // it answered the challenge with the secret
+    std::string challenge;
+    std::string in, out;
+    Clock::time_point deadline;  // the handshake's, or a waiting get's
+    std::optional<std::string> waitingKey;
+    bool closing = false;  // drop once `out` is sent (or at once when empty)
+  };
+
+  RendezvousServer(Socket listener, std::string secret, int wakeFd);
+  void loop();
+  void accept(Clock::time_point now);
+  void readFrom(Connection& c);
+  void writeTo(Connection& c);
+  void onFrame(Connection& c, std::string frame);
+  void onProof(Connection& c, const std::string& proof);
+  // A request's reply, or nothing for a get that waits for its key.
+  std::optional<std::string> handle(Connection& c, std::string_view request);
+  void answerWaiting(const std::string& key);  // after the key was set
+  static void queueFrame(Connection& c, std::string_view payload);
 
   Socket listener_;
   std::string secret_;
   int port_ = 0;
+  int wakeFd_ = -1;  // an eventfd the destructor writes to end the loop
   std::atomic<bool> stopping_{false};
   std::atomic<size_t> refused_{0};
-  std::thread acceptor_;
+  std::thread thread_;
+  std::list<Connection> connections_;  // the loop's own
+  size_t acceptFailures_ = 0;          // the loop's own
+  Clock::time_point acceptPausedUntil_{};
 
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  mutable std::mutex mutex_;  // the store, read by hvdrun's other threads
   std::map<std::string, std::string> store_;
   std::set<int> ready_;
-  // One per connection being served; finished ones are joined and their sockets closed by
-  // the accept loop, so connect-and-close from anyone leaks neither fds nor threads.
-  struct Worker {
-    std::thread thread;
-    std::shared_ptr<Socket> socket;
-    std::shared_ptr<std::atomic<bool>> done;
-  };
-  std::list<Worker> workers_;
-  void reapFinishedWorkers();  // with mutex_ held
-  size_t acceptFailures_ = 0;  // accept thread only
 };
 
 }  // namespace hvd::cli

@@ -2,6 +2,7 @@
 // store's four operations, refusal of clients without the secret, and --start-timeout.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -49,6 +50,41 @@ TEST_CASE("clients holding the secret set, get, check and add keys; a get waits 
   CHECK(a->get("never", 300ms).status().code() == hvd::Errc::kTimeout);
   CHECK(a->set(hvd::rendezvous::readyKey(7), "host").isOk());
   CHECK((*server)->readyRanks() == std::set<int>{7});
+}
+
+TEST_CASE("the rendezvous serves 400 connected ranks and their waiting gets with one thread", "[unit][mp]") {
+  auto threads = [] {
+    size_t n = 0;
+    for (auto it = std::filesystem::directory_iterator("/proc/self/task"); it != std::filesystem::directory_iterator(); ++it) ++n;
+    return n;
+  };
+  size_t before = threads();
+  auto server = hvd::cli::RendezvousServer::start(0, "s3cret");
+  REQUIRE(server.isOk());
+  int port = (*server)->port();
+  std::vector<Client> clients;
+  for (int i = 0; i < 400; ++i) {
+    auto c = Client::connect("127.0.0.1", port, "s3cret", 5s);
+    REQUIRE(c.isOk());
+    clients.push_back(std::move(*c));
+  }
+  // Each client's connection stays open for the job (a rank's does): no thread each.
+  CHECK(threads() <= before + 2);  // was one more thread per connection
+  // Gets that wait do not hold up anyone: 3 clients wait for keys set later by others.
+  std::vector<std::thread> waiters;
+  std::vector<std::string> got(3);
+  for (int i = 0; i < 3; ++i) {
+    waiters.emplace_back([&, i] {
+      auto value = clients[static_cast<size_t>(i)].get("late/" + std::to_string(i), 5s);
+      got[static_cast<size_t>(i)] = value.isOk() ? *value : value.status().message();
+    });
+  }
+  std::this_thread::sleep_for(100ms);
+  for (int i = 0; i < 3; ++i) CHECK(clients[static_cast<size_t>(399 - i)].set("late/" + std::to_string(i), "v" + std::to_string(i)).isOk());
+  for (auto& w : waiters) w.join();
+  CHECK(got == std::vector<std::string>{"v0", "v1", "v2"});
+  CHECK(*clients[10].add("n", 1) == 1);
+  CHECK(*clients[11].add("n", 1) == 2);
 }
 
 TEST_CASE("a client with a wrong or empty secret is refused and cannot touch the store", "[unit][mp]") {

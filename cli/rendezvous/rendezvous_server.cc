@@ -33,8 +33,12 @@ namespace {
 constexpr auto kHandshakeTimeout = 10s;
 // A client that does not read its replies is dropped once this much waits for it.
 constexpr size_t kMaxPendingOutput = size_t{4} << 20;
-// After accept() failed (out of descriptors): the listener rests this long.
+// After accept() failed (out of descriptors) with nothing to shed: the listener rests.
 constexpr auto kAcceptBackoff = 50ms;
+// A rank answers the challenge within milliseconds: a connection silent this long is
+// shed first when descriptors run out or too many wait for their handshake.
+constexpr auto kShedAfter = 1s;
+constexpr size_t kMaxUnproven = 1024;
 
 }  // namespace
 
@@ -70,6 +74,9 @@ RendezvousServer::~RendezvousServer() {
   if (refused_ > 1) {
     std::fprintf(stderr, "hvdrun: warning: rendezvous: refused %zu clients in all without the job's secret\n",
                  refused_.load());
+  }
+  if (shed_ > 0) {
+    std::fprintf(stderr, "hvdrun: warning: rendezvous: dropped %zu silent connection(s) in all\n", shed_);
   }
 }
 
@@ -135,11 +142,18 @@ void RendezvousServer::loop() {
 
 void RendezvousServer::accept(Clock::time_point now) {
   while (true) {
+    size_t unproven = static_cast<size_t>(std::count_if(connections_.begin(), connections_.end(),
+                                                        [](const Connection& c) { return !c.proven; }));
+    if (unproven >= kMaxUnproven && !shedSilent(now)) {
+      acceptPausedUntil_ = now + kAcceptBackoff;
+      return;
+    }
     auto connection = listener_.accept(deadlineIn(0ms));
     if (!connection) {
       if (connection.status().code() == Errc::kTimeout) return;  // none left
-      // Out of descriptors (EMFILE) or another failure: say so once, and rest instead of
-      // spinning; connections that end meanwhile free descriptors.
+      // Out of descriptors (EMFILE): silent connections (a flood's) make room first, so the
+      // ranks queued behind them get in; else say so once and rest instead of spinning.
+      if (shedSilent(now)) continue;
       if (acceptFailures_++ == 0) {
         std::fprintf(stderr, "hvdrun: warning: rendezvous: cannot accept a connection: %s (retrying)\n",
                      connection.status().message().c_str());
@@ -149,7 +163,7 @@ void RendezvousServer::accept(Clock::time_point now) {
     }
     Connection& c = connections_.emplace_back();
     c.socket = std::move(*connection);
-    ::fcntl(c.socket.fd(), F_SETFL, ::fcntl(c.socket.fd(), F_GETFL) | O_NONBLOCK);
+    c.accepted = now;
     c.deadline = now + kHandshakeTimeout;
     c.challenge.assign(rendezvous::kChallengeSize, '\0');
     if (::getrandom(c.challenge.data(), c.challenge.size(), 0) != static_cast<ssize_t>(c.challenge.size())) {
@@ -159,6 +173,20 @@ void RendezvousServer::accept(Clock::time_point now) {
     queueFrame(c, std::string(rendezvous::kGreeting) + c.challenge);
     writeTo(c);
   }
+}
+
+bool RendezvousServer::shedSilent(Clock::time_point now) {
+  size_t before = connections_.size();
+  connections_.remove_if([&](const Connection& c) { return !c.proven && now - c.accepted >= kShedAfter; });
+  size_t shed = before - connections_.size();
+  if (shed == 0) return false;
+  if (shed_ == 0) {
+    std::fprintf(stderr, "hvdrun: warning: rendezvous: dropped %zu connection(s) that sent nothing for %lld ms, "
+                         "to make room (descriptors or handshakes ran out: a flood, or a port scan?)\n",
+                 shed, static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(kShedAfter).count()));
+  }
+  shed_ += shed;
+  return true;
 }
 
 void RendezvousServer::queueFrame(Connection& c, std::string_view payload) {

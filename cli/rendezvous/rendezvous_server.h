@@ -42,6 +42,7 @@ class RendezvousServer {
   struct Connection {
     Socket socket;
     bool proven = false;  // it answered the challenge with the secret
+    Clock::time_point accepted;
     std::string challenge;
     std::string in, out;
     Clock::time_point deadline;  // the handshake's, or a waiting get's
@@ -52,6 +53,7 @@ class RendezvousServer {
   RendezvousServer(Socket listener, std::string secret, int wakeFd);
   void loop();
   void accept(Clock::time_point now);
+  bool shedSilent(Clock::time_point now);  // drops unproven connections silent for long; any?
   void readFrom(Connection& c);
   void writeTo(Connection& c);
   void onFrame(Connection& c, std::string frame);
@@ -70,6 +72,7 @@ class RendezvousServer {
   std::thread thread_;
   std::list<Connection> connections_;  // the loop's own
   size_t acceptFailures_ = 0;          // the loop's own
+  size_t shed_ = 0;                    // silent connections dropped to make room
   Clock::time_point acceptPausedUntil_{};
 
   mutable std::mutex mutex_;  // the store, read by hvdrun's other threads

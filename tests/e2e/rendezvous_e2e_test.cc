@@ -160,3 +160,26 @@ TEST_CASE("hundreds of connect-and-close clients cost the rendezvous no descript
   CHECK(run->out.find("[1]<stdout>:ok ") != std::string::npos);
   CHECK(run->err.find("refused a client") == std::string::npos);  // closing without a word is no intrusion
 }
+
+TEST_CASE("a thousand idle connections held open during start-up under a low descriptor limit do not keep the ranks out", "[e2e][mp]") {
+  // hvdrun may hold 256 descriptors; rank 0 first opens 1000 connections to the rendezvous
+  // and keeps them open, silent, for its whole life (its exec keeps the fds), then joins.
+  // Before: the ranks' own connections queued behind the flood, and the job failed at the
+  // 30 s start deadline blaming rank 0.
+  std::string flood =
+      "ulimit -S -n 4096; if [ \"$RANK\" = 0 ]; then for i in $(seq 1000); do "
+      "exec {fd}<>/dev/tcp/127.0.0.1/$HVD_RENDEZVOUS_PORT || exit 9; done; fi; exec \"$0\" check";
+  auto started = std::chrono::steady_clock::now();
+  auto run = hvd::cli::runAndCapture(
+      {"bash", "-c", "ulimit -S -n 256 && exec \"$0\" -np 2 bash -c \"$1\" \"$2\"", HVD_HVDRUN_PATH, flood,
+       HVD_COLLECTIVE_RANK_PATH},
+      hvd::test::withTimeout(std::chrono::seconds(90)));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  REQUIRE(run.isOk());
+  INFO(run->out << run->err);
+  CHECK(run->exitCode == 0);
+  CHECK(run->out.find("[0]<stdout>:ok ") != std::string::npos);
+  CHECK(run->out.find("[1]<stdout>:ok ") != std::string::npos);
+  CHECK(run->err.find("hvdrun: warning: rendezvous: dropped ") != std::string::npos);  // the flood is named
+  CHECK(seconds < 20);
+}

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 
+#include "cli/plan/host_name.h"
 #include "slurm/hostlist.h"
 
 namespace hvd::cli {
@@ -68,6 +69,9 @@ Result<std::vector<HostSlots>> parseHostList(std::string_view text) {
     auto expanded = slurm::expandHostlist(names);
     if (!expanded) return expanded.status().withContext("-H");
     for (std::string& host : *expanded) {
+      if (Status s = checkHostName(host); !s.isOk()) {
+        return invalidArgument(where + "'" + std::string(item) + "': " + s.message());
+      }
       if (auto it = seen.find(host); it != seen.end()) {
         return invalidArgument("-H: host '" + host + "' is listed twice ('" + it->second + "' and '" + std::string(item) + "')");
       }
@@ -129,6 +133,7 @@ Result<std::vector<HostSlots>> parseHostfile(std::string_view text, std::string_
     }
     HVD_RETURN_IF_ERROR(checkSlots(slotsText, slots, at(host), content));
     if (host.empty()) return invalidArgument(at(content) + "'" + std::string(content) + "' names no host");
+    if (Status s = checkHostName(host); !s.isOk()) return invalidArgument(at(host) + s.message());
     if (auto it = firstLine.find(host); it != firstLine.end()) {
       return invalidArgument(at(host) + "host '" + std::string(host) + "' is listed again (first at line " +
                              std::to_string(it->second) + ")");

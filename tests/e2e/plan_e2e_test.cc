@@ -45,6 +45,20 @@ TEST_CASE("bad host syntax names the item", "[e2e][plan]") {
                   "  hint: write -H host:slots,host:slots, e.g. -H node01:4,node[02-03]:4\n");
 }
 
+TEST_CASE("a host that is no host name is refused naming it and what is wrong", "[e2e][plan]") {
+  // 'a::2' was host 'a:' with 2 slots, and became MASTER_ADDR=a:.
+  checkUsageError(plan({"-H", "a::2"}),
+                  "hvdrun: error: -H item 1: 'a::2': host 'a:' holds ':', which no host name has (letters, digits, "
+                  "'-', '_' and '.') (IPv6 addresses are not taken here: give the host's name; a slot count follows "
+                  "one ':', as in 'node1:4')\n"
+                  "  hint: write -H host:slots,host:slots, e.g. -H node01:4,node[02-03]:4\n");
+  hvd::test::TempDir dir;
+  std::ofstream(dir.path() + "/hosts") << "good slots=2\n" << std::string(100000, 'n') << " slots=1\n";
+  auto run = plan({"--hostfile", dir.path() + "/hosts"});
+  CHECK(run.exitCode == 2);
+  CHECK(run.err.rfind("hvdrun: error: " + dir.path() + "/hosts:2:1: a host name of 100000 characters (at most 253)\n", 0) == 0);
+}
+
 TEST_CASE("zero or negative slots are refused", "[e2e][plan]") {
   checkUsageError(plan({"-H", "a:0"}), "hvdrun: error: -H item 1: 'a:0' has 0 slots; a host needs at least 1\n"
                                        "  hint: write -H host:slots,host:slots, e.g. -H node01:4,node[02-03]:4\n");

@@ -42,7 +42,17 @@ int runHostlistCommand(const std::vector<std::string>& args) {
   app.add_flag("-s,--sorted", sorted, "Print the shortest expression of the sorted names");
   app.add_flag("-n,--count", count, "Print the number of names");
   app.add_option("expressions", expressions, "Hostlist expressions, e.g. node[01-04],gpu[1-2]");
-  if (!parseSubcommand(app, args, "hostlist", kHint)) return 0;
+  // CLI11 reads an argument that starts with '[' and ends with ']' as a list of its own
+  // ("[1-4]" became "1-4", "[01-03,7],n[1-2]" an error), and Slurm's expressions may be
+  // just that. A trailing ',' (a separator, so nothing to Slurm's grammar) keeps it whole.
+  std::vector<std::string> guarded = args;
+  for (std::string& arg : guarded) {
+    if (arg.size() >= 2 && arg.front() == '[' && arg.back() == ']') arg += ',';
+  }
+  if (!parseSubcommand(app, guarded, "hostlist", kHint)) return 0;
+  for (std::string& e : expressions) {
+    if (e.size() >= 3 && e.front() == '[' && e.ends_with("],")) e.pop_back();  // as typed, for messages
+  }
   if (int modes = expand + compress + sorted + count; modes > 1) {
     throw UserError(ExitCode::kUsage, "hostlist: choose one of --expand, --compress, --sorted and --count", kHint);
   }

@@ -232,6 +232,54 @@ TEST_CASE("expansion equals scontrol show hostnames on 12,000 generated expressi
   CHECK(slurmRejected > 1500);
 }
 
+TEST_CASE("hvdrun hostlist given an expression as an argument prints what scontrol show hostnames prints, on 400 generated ones", "[slurm][oracle]") {
+  // Through the command line, not the library: CLI11 once read an argument in brackets
+  // ("[1-4]") as a list of its own and printed "1-4". Expressions starting with a bracket
+  // come first, then the generator's.
+  Scontrol scontrol;
+  ExpressionGenerator gen(20261123);
+  std::vector<std::string> expressions = {"[1-4]", "[01-03,7],n[1-2]", "[0099-0102] tux[08-10]", "[1-2]x[3-4]",
+                                          "[1,2]y[3]", "[1-2][3-4]", "[5]", "[a]", "[]", "[1-2]x"};
+  while (expressions.size() < 400) {
+    std::string e = gen.expression();
+    if (e.empty() || e.front() == '-') continue;  // an argument hvdrun would read as an option
+    expressions.push_back(std::move(e));
+  }
+  auto answers = scontrol.askAll("hostnames", expressions);
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(120);
+  size_t mismatches = 0, bracketFirst = 0;
+  for (size_t i = 0; i < expressions.size(); ++i) {
+    const std::string& e = expressions[i];
+    const SlurmAnswer& slurm = answers[i];
+    REQUIRE_FALSE(slurm.timedOut);
+    bracketFirst += e.find_first_not_of(" ,\t") != std::string::npos && e[e.find_first_not_of(" ,\t")] == '[';
+    auto run = hvd::cli::runAndCapture({HVD_HVDRUN_PATH, "hostlist", e}, options);
+    REQUIRE(run.isOk());
+    std::vector<std::string> lines;
+    std::istringstream in(run->out);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    if (!slurm.accepted) {
+      if (run->exitCode == 0 && !lines.empty()) {
+        ++mismatches;
+        UNSCOPED_INFO("Slurm rejects " << shown(e) << " but hvdrun hostlist prints " << lines.size() << " names");
+      }
+      continue;
+    }
+    if (run->exitCode != 0) {
+      if (run->err.find("is never closed") != std::string::npos) continue;  // refused on purpose (see above)
+      ++mismatches;
+      UNSCOPED_INFO("Slurm accepts " << shown(e) << " but hvdrun hostlist says: " << run->err);
+    } else if (lines != slurm.lines) {
+      ++mismatches;
+      UNSCOPED_INFO("different names for " << shown(e) << ": Slurm " << slurm.lines.size() << ", hvdrun hostlist "
+                                          << lines.size() << (lines.empty() ? "" : " (first '" + lines[0] + "')"));
+    }
+  }
+  CHECK(mismatches == 0);
+  CHECK(bracketFirst >= 10);
+}
+
 TEST_CASE("compression equals scontrol show hostlist and hostlistsorted on 2,000 generated lists",
           "[slurm][oracle]") {
   Scontrol scontrol;

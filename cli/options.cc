@@ -427,6 +427,57 @@ std::vector<SettingKey> settingKeys() {
   return keys;
 }
 
+std::vector<std::string> withSbatchShortOptions(const std::vector<std::string>& args) {
+  static constexpr std::pair<char, const char*> kSbatchShort[] = {
+      {'N', "--nodes"},   {'t', "--time"},          {'p', "--partition"}, {'A', "--account"},    {'q', "--qos"},
+      {'C', "--constraint"}, {'c', "--cpus-per-task"}, {'J', "--job-name"}, {'o', "--job-output"}, {'e', "--job-error"}};
+  auto longFor = [](const std::string& arg) -> const char* {
+    if (arg.size() < 2 || arg[0] != '-' || arg[1] == '-') return nullptr;
+    for (const auto& [letter, name] : kSbatchShort) {
+      if (arg[1] == letter) return name;
+    }
+    return nullptr;
+  };
+  CLI::App app;
+  Options o;
+  RawValues raw;
+  defineOptions(app, o, raw);
+  const std::vector<std::string> known = knownOptionNames(app);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--" || arg.empty() || arg[0] != '-' || arg == "-") {  // the program and what follows
+      out.insert(out.end(), args.begin() + static_cast<long>(i), args.end());
+      break;
+    }
+    std::string name = arg.substr(0, arg.find('='));
+    const char* sbatchName = longFor(arg);
+    // "-p" and the other letters exactly, or with the value attached ("-N4"); hvdrun's own
+    // spellings that start with one of those letters (-cb) stay theirs.
+    bool exact = sbatchName != nullptr && arg.size() == 2;
+    bool attached = sbatchName != nullptr && arg.size() > 2 && std::find(known.begin(), known.end(), name) == known.end();
+    if (exact) {
+      out.emplace_back(sbatchName);
+      if (i + 1 < args.size()) out.push_back(args[++i]);
+      continue;
+    }
+    if (attached) {
+      out.push_back(std::string(sbatchName) + "=" + arg.substr(arg[2] == '=' ? 3 : 2));
+      continue;
+    }
+    out.push_back(arg);
+    // An option of hvdrun's that takes a value consumes the next token, which may start with '-'.
+    for (const Alias& a : kAliases) {
+      if (name == a.shortForm) name = a.longForm;
+    }
+    const CLI::Option* opt = app.get_option_no_throw(name);
+    if (opt != nullptr && opt->get_expected_min() > 0 && arg.find('=') == std::string::npos && i + 1 < args.size()) {
+      out.push_back(args[++i]);
+    }
+  }
+  return out;
+}
+
 Options parseOptions(const std::vector<std::string>& args, const std::vector<SettingLayer>& layers) {
   Options o;
   RawValues raw;

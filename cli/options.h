@@ -124,4 +124,15 @@ std::vector<SettingKey> settingKeys();
 // layer beats a lower one (a list is replaced whole, never merged).
 Options parseOptions(const std::vector<std::string>& args, const std::vector<SettingLayer>& layers = {});
 
+// `hvdrun sbatch` takes sbatch's own short options too, as its users type them: -N, -t,
+// -p, -A, -q, -C, -c, -J, -o, -e (also with the value attached: -N4, -pgpu), rewritten to
+// the long ones (--nodes, --time, --partition, --account, --qos, --constraint,
+// --cpus-per-task, --job-name, --job-output, --job-error). Only before the program; -p
+// means --partition here (in a launch it is --ssh-port, which a job script has no use for).
+inline constexpr const char* kSbatchShortOptionsHelp =
+    "sbatch's short options are taken too: -N (--nodes), -t (--time), -p (--partition; not --ssh-port here), "
+    "-A (--account), -q (--qos), -C (--constraint), -c (--cpus-per-task), -J (--job-name), -o (--job-output), "
+    "-e (--job-error)\n";
+std::vector<std::string> withSbatchShortOptions(const std::vector<std::string>& args);
+
 }  // namespace hvd::cli

@@ -45,9 +45,9 @@ std::string submit(const std::string& script) {
 }  // namespace
 
 int runSbatchCommand(const std::vector<std::string>& args) {
-  Options o = parseWithSettings(args);
+  Options o = parseWithSettings(withSbatchShortOptions(args));
   if (o.help) {
-    printTo(stdout, "{}", o.helpText);
+    printTo(stdout, "{}\n{}", o.helpText, kSbatchShortOptionsHelp);
     return 0;
   }
   if (o.dryRun == o.sbatch.submit) {

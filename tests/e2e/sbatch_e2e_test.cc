@@ -42,6 +42,25 @@ TEST_CASE("hvdrun sbatch --dry-run prints the golden script with this hvdrun's p
   CHECK(run.out == expected);
 }
 
+TEST_CASE("sbatch's short options make the same script as the long ones, and stop at the program", "[e2e][sbatch]") {
+  // As sbatch users type them, values apart or attached; the program's own -N and -p stay its.
+  auto shortForms = runHvdrun({"sbatch", "--dry-run", "-N", "2", "-t", "1:00:00", "-pgpu", "-A", "proj", "-q", "high",
+                               "-C", "a100", "-c4", "-J", "myjob", "-o", "out.%j", "-e", "err.%j", "-np", "8", "--",
+                               "python", "train.py", "-N", "3", "-p", "x"});
+  auto longForms = runHvdrun({"sbatch", "--dry-run", "--nodes", "2", "--time", "1:00:00", "--partition", "gpu",
+                              "--account", "proj", "--qos", "high", "--constraint", "a100", "--cpus-per-task", "4",
+                              "--job-name", "myjob", "--job-output", "out.%j", "--job-error", "err.%j", "-np", "8", "--",
+                              "python", "train.py", "-N", "3", "-p", "x"});
+  INFO(shortForms.err);
+  CHECK(shortForms.exitCode == 0);
+  CHECK(shortForms.out == longForms.out);
+  CHECK(shortForms.out.find("#SBATCH --partition=gpu\n") != std::string::npos);
+  CHECK(shortForms.out.find("#SBATCH --cpus-per-task=4\n") != std::string::npos);
+  CHECK(shortForms.out.find("-- python train.py -N 3 -p x\n") != std::string::npos);
+  // The help says which is which (-p above all).
+  CHECK(runHvdrun({"sbatch", "--help"}).out.find("-p (--partition; not --ssh-port here)") != std::string::npos);
+}
+
 TEST_CASE("hvdrun sbatch needs exactly one of --dry-run and --submit", "[e2e][sbatch]") {
   auto neither = runHvdrun({"sbatch", "--", "prog"});
   CHECK(neither.exitCode == 2);

@@ -60,6 +60,8 @@ struct Rank {
   bool running = false;
   bool stoppedByUs = false;
   int signalSent = 0;  // the last signal hvdrun sent this rank's group
+  // It was already dying when hvdrun told it to stop: its signal is not hvdrun's.
+  bool endingBeforeStop = false;
   Stream out, err;
   std::deque<std::string> lastStderr;
   // A host agent's stdin (RankProcess::agentInput): what is still to be written to it.
@@ -398,7 +400,7 @@ class Job {
           agentEnded(r, pid, status);
           continue;
         }
-        bool crashed = WIFSIGNALED(status) && WTERMSIG(status) != r.signalSent;
+        bool crashed = WIFSIGNALED(status) && (WTERMSIG(status) != r.signalSent || r.endingBeforeStop);
         bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !r.stoppedByUs);
         // Told to stop, but it ended with an error of its own (a peer's death seen first,
         // 1 from Python's traceback): not one hvdrun stopped. 128+SIGTERM is how a program
@@ -409,7 +411,9 @@ class Job {
           outcome_.alsoFailed.push_back(r.spec->rank);
         }
         if (!failed) continue;
-        if (noteFailure(failureOf(r, pid, status), crashed)) r.stoppedByUs = false;  // the cause, not a rank hvdrun stopped
+        if (noteFailure(failureOf(r, pid, status), crashed, r.endingBeforeStop)) {
+          r.stoppedByUs = false;  // the cause, not a rank hvdrun stopped
+        }
       }
     }
   }
@@ -427,13 +431,16 @@ class Job {
   }
 
   // A failure becomes the job's root cause when it is the first, or a crash soon after a
-  // first failure that was only an error exit; the first one stops every other rank.
-  // True when it became the root cause.
-  bool noteFailure(RankFailure f, bool crashed) {
+  // first failure that was only an error exit (or any time after it, for a rank that was
+  // already dying when hvdrun stopped the others: its peers saw its sockets close and
+  // exited before the kernel told hvdrun it had died); the first one stops every other
+  // rank. True when it became the root cause.
+  bool noteFailure(RankFailure f, bool crashed, bool endedBeforeStop = false) {
     if (outcome_.interruptSignal != 0) return false;
     if (outcome_.firstFailure) {
       bool firstWasError = outcome_.firstFailure->signal == 0;
-      if (!(crashed && firstWasError && Clock::now() - firstFailureAt_ < kCauseWindow)) return false;
+      bool soon = Clock::now() - firstFailureAt_ < kCauseWindow || endedBeforeStop;
+      if (!(crashed && firstWasError && soon)) return false;
     }
     bool first = !outcome_.firstFailure;
     outcome_.firstFailure = std::move(f);
@@ -489,6 +496,9 @@ class Job {
     for (Rank& r : ranks_) {
       if (!r.running) continue;
       r.stoppedByUs = true;
+      // Under load, a rank killed a moment ago (its sockets closed, so a peer failed and was
+      // reaped first) may still be ending: the SIGTERM below must not pass for its cause.
+      if (options_.labels == SupervisorOptions::Labels::kNone && r.signalSent == 0) r.endingBeforeStop = processEnding(r.pid);
       sendSignal(r, SIGTERM);
     }
   }

@@ -34,4 +34,19 @@ std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions) {
   return found;
 }
 
+bool processEnding(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  size_t close = text.rfind(')');
+  if (close == std::string::npos) return true;  // gone
+  // Fields after the name: state (3), ppid, pgrp, session, tty_nr, tpgid, flags (9).
+  std::istringstream rest(text.substr(close + 1));
+  std::string state;
+  long ppid = 0, pgrp = 0, session = 0, tty = 0, tpgid = 0;
+  unsigned long flags = 0;
+  rest >> state >> ppid >> pgrp >> session >> tty >> tpgid >> flags;
+  constexpr unsigned long kPfExiting = 0x4;  // include/linux/sched.h
+  return state == "Z" || state == "X" || (flags & kPfExiting) != 0;
+}
+
 }  // namespace hvd::cli

@@ -18,4 +18,8 @@ struct ProcessInfo {
 // until reaped) are left out. A process that ends while being read is skipped.
 std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions);
 
+// The process is ending already (the kernel's PF_EXITING, or a zombie) or gone: whatever
+// signal it gets now, it dies of what it was dying of.
+bool processEnding(pid_t pid);
+
 }  // namespace hvd::cli

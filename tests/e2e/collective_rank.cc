@@ -4,6 +4,7 @@
 //   collective_rank check            the checks above
 //   collective_rank loop <victim>    allreduce in a loop; rank <victim> SIGKILLs itself
 //                                    after 20 rounds; survivors print the error they get
+//   collective_rank loop-dies-of-term the loop without a victim, SIGTERM left to its default
 //   collective_rank identity         prints "rank=R size=N local_rank=L local_size=M
 //                                    cross_rank=C cross_size=K ops=tcp|mpi" as the runtime sees it
 //   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
@@ -114,8 +115,8 @@ int check() {
   return 0;
 }
 
-int loop(int victim) {
-  ::signal(SIGTERM, SIG_IGN);  // let survivors report; hvdrun SIGKILLs after its grace
+int loop(int victim, bool ignoreTerm = true) {
+  if (ignoreTerm) ::signal(SIGTERM, SIG_IGN);  // let survivors report; hvdrun SIGKILLs after its grace
   std::vector<float> data(10000, 1.0f);
   for (int i = 0; i < 100000; ++i) {
     if (hvd::rank() == victim && i == 20) ::raise(SIGKILL);
@@ -182,6 +183,7 @@ int main(int argc, char** argv) {
     return hvd::barrier().isOk() ? 0 : 1;
   }
   int rc = mode == "loop" && argc > 2   ? loop(std::atoi(argv[2]))
+           : mode == "loop-dies-of-term" ? loop(-1, /*ignoreTerm=*/false)
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
                                         : check();

@@ -200,6 +200,35 @@ TEST_CASE("when hvdrun is SIGKILLed inside a live allocation, no rank survives o
   ::waitpid(job.salloc, &status, 0);
 }
 
+TEST_CASE("when hvdrun is SIGKILLed with ranks behind one or two shells, through srun or mpirun, nothing survives on any node", "[cluster][launch][mpi]") {
+  // The programs are the shells' children (grandchildren), not the processes srun or
+  // mpirun started: whether Slurm's step teardown and Open MPI's daemons reach them is
+  // what this checks, twice per shape.
+  requireTestbed();
+  for (const char* launcher : {"", "--mpi"}) {
+    for (const char* wrapper : {"sh -c '" , "sh -c 'sh -c \"" }) {
+      for (int trial = 0; trial < 2; ++trial) {
+        bool two = std::string(wrapper).find("\"") != std::string::npos;
+        INFO((*launcher ? "mpirun" : "srun") << ", " << (two ? "two shells" : "one shell") << ", trial " << trial);
+        hvd::test::TempDir dir;
+        std::string pidFile = dir.path() + "/hvdrun.pid";
+        std::string pids = dir.path() + "/pids";
+        REQUIRE(::mkdir(pids.c_str(), 0755) == 0);
+        std::string program = kRank + " sleep 60; true";
+        std::string command = std::string(wrapper) + program + (two ? "; true\"'" : "'");
+        std::string shell = kHvdrun + " " + launcher + " " + command + " & echo $! > " + pidFile + "; wait; sleep 5";
+        BackgroundJob job = startInAllocation(shell, pids, pidFile);
+        REQUIRE(::kill(job.hvdrun, SIGKILL) == 0);
+        auto survivors = hvd::test::survivorsAfter(job.ranks, std::chrono::seconds(5));
+        CHECK(survivors.empty());
+        for (int pid : survivors) ::kill(pid, SIGKILL);
+        int status = 0;
+        ::waitpid(job.salloc, &status, 0);
+      }
+    }
+  }
+}
+
 TEST_CASE("through mpirun each rank runs on its planned node with its identity and a distinct GPU", "[cluster][launch][mpi]") {
   requireTestbed();
   for (const char* gpuOption : {"--gpus-per-task=1", "--gres=gpu:2"}) {

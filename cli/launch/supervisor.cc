@@ -479,12 +479,13 @@ class Job {
   void noteStoppedRanks() {
     if (options_.labels != SupervisorOptions::Labels::kNone) return;
     std::map<pid_t, int> rankOfSession;
-    for (const Rank& r : ranks_) {
-      if (r.running && r.spec->rank != outcome_.firstFailure->rank) rankOfSession[r.pid] = r.spec->rank;
-    }
-    if (rankOfSession.empty()) return;
     std::set<pid_t> sessions;
-    for (const auto& [session, rank] : rankOfSession) sessions.insert(session);
+    for (const Rank& r : ranks_) {
+      if (!r.running || r.spec->rank == outcome_.firstFailure->rank) continue;
+      rankOfSession[r.pid] = r.spec->rank;
+      sessions.insert(r.pid);
+    }
+    if (sessions.empty()) return;
     std::set<int> stopped;
     for (const ProcessInfo& p : processesInSessions(sessions)) {
       if (p.state == 'T' || p.state == 't') stopped.insert(rankOfSession[p.session]);
@@ -619,11 +620,12 @@ class Job {
   }
 
   // Lines for the console are collected per read and handed over together: one lock and
-  // one wake-up of the writer per 64 KiB, not per line.
-  void toConsole(int fd, std::string_view text) {
+  // one wake-up of the writer per read, not per line. The batch for fd, after handing over
+  // what was collected for the other one (their order is kept).
+  std::string& batchFor(int fd) {
     if (fd != batchFd_) flushBatch();
     batchFd_ = fd;
-    batch_.append(text);
+    return batch_;
   }
 
   void flushBatch() {
@@ -767,13 +769,11 @@ class Job {
     if (!options_.outputDir.empty() && labelled) writeToFile(rank, isErr, line);
     if (labelled && !options_.consoleRanks.empty() && !options_.consoleRanks.count(rank)) return;
     // Whole lines through one queue: lines of different ranks never interleave.
-    int fd = isErr ? STDERR_FILENO : STDOUT_FILENO;
-    if (fd != batchFd_) flushBatch();
-    batchFd_ = fd;
-    if (options_.timestamps) batch_ += timestampNow() + ' ';
-    if (options_.prefixOutput && labelled) batch_ += prefixOf(rank, isErr);
-    batch_ += line;
-    batch_ += '\n';
+    std::string& out = batchFor(isErr ? STDERR_FILENO : STDOUT_FILENO);
+    if (options_.timestamps) out += timestampNow() + ' ';
+    if (options_.prefixOutput && labelled) out += prefixOf(rank, isErr);
+    out += line;
+    out += '\n';
   }
 
   // "[3]<stdout>:", made once per rank and stream: building it per line cost a fifth of
@@ -828,7 +828,7 @@ class Job {
 
   void fileProblem(const std::string& path, const char* doing, int error) {
     std::string what = std::string(doing) + " " + path + ": " + std::strerror(error);
-    toConsole(STDERR_FILENO, "hvdrun: warning: " + what + "; that rank's output file is incomplete\n");
+    batchFor(STDERR_FILENO) += "hvdrun: warning: " + what + "; that rank's output file is incomplete\n";
     if (outcome_.outputProblem.empty()) outcome_.outputProblem = what;
     ++outcome_.incompleteOutputFiles;
   }

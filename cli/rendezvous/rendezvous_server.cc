@@ -101,7 +101,7 @@ void RendezvousServer::loop() {
     for (Connection& c : connections_) {
       if (c.closing || now < c.deadline) continue;
       if (!c.proven) {
-        c.closing = true;
+        drop(c);
       } else if (c.waitingKey) {
         c.waitingKey.reset();
         queueFrame(c, std::string(1, static_cast<char>(Reply::kTimeout)));
@@ -167,7 +167,7 @@ void RendezvousServer::accept(Clock::time_point now) {
     c.deadline = now + kHandshakeTimeout;
     c.challenge.assign(rendezvous::kChallengeSize, '\0');
     if (::getrandom(c.challenge.data(), c.challenge.size(), 0) != static_cast<ssize_t>(c.challenge.size())) {
-      c.closing = true;
+      drop(c);
       continue;
     }
     queueFrame(c, std::string(rendezvous::kGreeting) + c.challenge);
@@ -189,6 +189,11 @@ bool RendezvousServer::shedSilent(Clock::time_point now) {
   return true;
 }
 
+void RendezvousServer::drop(Connection& c) {
+  c.out.clear();
+  c.closing = true;
+}
+
 void RendezvousServer::queueFrame(Connection& c, std::string_view payload) {
   uint32_t size = static_cast<uint32_t>(payload.size());
   char header[4] = {static_cast<char>(size >> 24), static_cast<char>(size >> 16), static_cast<char>(size >> 8),
@@ -196,8 +201,7 @@ void RendezvousServer::queueFrame(Connection& c, std::string_view payload) {
   c.out.append(header, 4);
   c.out.append(payload);
   if (c.out.size() > kMaxPendingOutput) {
-    c.out.clear();
-    c.closing = true;
+    drop(c);
   }
 }
 
@@ -207,8 +211,7 @@ void RendezvousServer::writeTo(Connection& c) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) {  // the client is gone
-      c.out.clear();
-      c.closing = true;
+      drop(c);
       return;
     }
     c.out.erase(0, static_cast<size_t>(n));
@@ -222,8 +225,7 @@ void RendezvousServer::readFrom(Connection& c) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (n <= 0) {  // closed (a rank that ended, a port scan) or reset
-      c.out.clear();
-      c.closing = true;
+      drop(c);
       return;
     }
     c.in.append(buf, static_cast<size_t>(n));
@@ -233,8 +235,7 @@ void RendezvousServer::readFrom(Connection& c) {
                       uint32_t(uint8_t(c.in[2])) << 8 | uint8_t(c.in[3]);
       size_t limit = c.proven ? rendezvous::kMaxFrame : 64;
       if (size > limit) {  // not a client of ours, or a broken one
-        c.out.clear();
-        c.closing = true;
+        drop(c);
         return;
       }
       if (c.in.size() < 4 + size) break;
@@ -252,8 +253,7 @@ void RendezvousServer::onFrame(Connection& c, std::string frame) {
     return;
   }
   if (c.waitingKey) {  // one request at a time: a client that does not wait is broken
-    c.out.clear();
-    c.closing = true;
+    drop(c);
     return;
   }
   if (auto reply = handle(c, frame)) queueFrame(c, *reply);
@@ -273,8 +273,7 @@ void RendezvousServer::onProof(Connection& c, const std::string& proof) {
       std::fprintf(stderr, "hvdrun: warning: rendezvous: refused a client from %s: it does not hold the job's secret\n",
                    c.socket.peerName().c_str());
     }
-    c.out.clear();
-    c.closing = true;
+    drop(c);
     return;
   }
   c.proven = true;

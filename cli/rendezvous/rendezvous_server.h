@@ -61,7 +61,8 @@ class RendezvousServer {
   // A request's reply, or nothing for a get that waits for its key.
   std::optional<std::string> handle(Connection& c, std::string_view request);
   void answerWaiting(const std::string& key);  // after the key was set
-  static void queueFrame(Connection& c, std::string_view payload);
+  static void queueFrame(Connection& c, std::string_view payload);  // drops a client that does not read
+  static void drop(Connection& c);  // closed at the loop's next turn, nothing more sent
 
   Socket listener_;
   std::string secret_;

@@ -55,3 +55,25 @@ TEST_CASE("a line longer than the limit comes out in pieces of the limit instead
   CHECK(got == std::vector<std::string>{"0123456789", "abcdefghij", "klmnopqrst", "u", "short"});
   CHECK(splitter.pendingBytes() == 0);
 }
+
+TEST_CASE("a progress bar's carriage returns end pieces of their own while CRLF stays one line end", "[unit]") {
+  // tqdm's stream: "\r" before each redraw, "\n" when done; chunks cut anywhere.
+  const std::string stream = "\r  0%|     |\r 50%|##   |\r100%|#####|\ndone\r\nlast\r";
+  std::vector<std::pair<std::string, char>> expected = {
+      {"", '\r'}, {"  0%|     |", '\r'}, {" 50%|##   |", '\r'}, {"100%|#####|", '\n'}, {"done\r", '\n'}, {"last", '\r'}};
+  for (size_t chunk : {size_t(1), size_t(2), size_t(3), size_t(7), stream.size()}) {
+    INFO("chunks of " << chunk);
+    LineSplitter splitter(LineSplitter::kDefaultMaxLine, /*splitAtCarriageReturn=*/true);
+    std::vector<std::pair<std::string, char>> got;
+    auto collect = [&](std::string_view line, char end) { got.emplace_back(std::string(line), end); };
+    for (size_t at = 0; at < stream.size(); at += chunk) splitter.feed(std::string_view(stream).substr(at, chunk), collect);
+    splitter.finish(collect);
+    CHECK(got == expected);
+  }
+  // Without the option, '\r' is an ordinary byte of the line.
+  LineSplitter plain;
+  std::vector<std::string> lines;
+  plain.feed(stream, [&](std::string_view line) { lines.emplace_back(line); });
+  plain.finish([&](std::string_view line) { lines.emplace_back(line); });
+  CHECK(lines == std::vector<std::string>{"\r  0%|     |\r 50%|##   |\r100%|#####|", "done\r", "last\r"});
+}

@@ -121,6 +121,13 @@ class Job {
   Job(const std::vector<RankProcess>& specs, const SupervisorOptions& options) : options_(options) {
     ranks_.resize(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) ranks_[i].spec = &specs[i];
+    // Progress bars' '\r' redraws pass through where hvdrun reads the ranks' own streams
+    // (and its host agents', which pass them on); srun and mpirun relabel them their way.
+    if (options_.labels == SupervisorOptions::Labels::kNone || options_.labels == SupervisorOptions::Labels::kAgents) {
+      for (Rank& r : ranks_) {
+        r.out.splitter = r.err.splitter = LineSplitter(LineSplitter::kDefaultMaxLine, /*splitAtCarriageReturn=*/true);
+      }
+    }
     // mpirun's lines hold tagged pieces of every rank's lines until one ends: they are cut
     // per rank once the tags are read (OpenMpiTagReader), so the raw stream gets room for
     // every rank's longest line, within 64 MiB.
@@ -683,7 +690,7 @@ class Job {
     ssize_t n = ::read(stream.fd, readBuffer_.data(), readBuffer_.size());
     if (n > 0) {
       stream.splitter.feed(std::string_view(readBuffer_.data(), static_cast<size_t>(n)),
-                           [&](std::string_view line) { route(stream, r, isErr, line); });
+                           [&](std::string_view line, char end) { route(stream, r, isErr, line, end); });
       flushBatch();
       return true;
     }
@@ -693,7 +700,7 @@ class Job {
   }
 
   void finishStream(Stream& stream, Rank& r, bool isErr) {
-    stream.splitter.finish([&](std::string_view line) { route(stream, r, isErr, line); });
+    stream.splitter.finish([&](std::string_view line, char end) { route(stream, r, isErr, line, end); });
     if (options_.labels == SupervisorOptions::Labels::kOpenMpi)
       stream.tags.finish([&](int rank, std::string_view line) { emit(r, isErr, line, rank); });
     flushBatch();
@@ -714,7 +721,8 @@ class Job {
 
   // A line read from a process: a rank's own, srun's (labelled per line) or mpirun's
   // (tagged per chunk, so its lines are first put back together per rank).
-  void route(Stream& stream, Rank& r, bool isErr, std::string_view line) {
+  // end: '\n', or '\r' for a progress bar's redrawn piece (kNone and kAgents).
+  void route(Stream& stream, Rank& r, bool isErr, std::string_view line, char end) {
     if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
       stream.tags.feed(line, [&](int rank, std::string_view whole) { emit(r, isErr, whole, rank); });
       return;
@@ -737,7 +745,7 @@ class Job {
           return;
         }
       }
-      emit(r, isErr, line, labelled ? rank : -1);
+      emit(r, isErr, line, labelled ? rank : -1, end);
       return;
     }
     bool labelled = options_.labels != SupervisorOptions::Labels::kSrun || stripSrunLabel(line, rank);
@@ -748,13 +756,16 @@ class Job {
         (line.substr(0, 11) == "slurmstepd:" || line.substr(0, 11) == "slurmstepd-")) {
       labelled = false;
     }
-    emit(r, isErr, line, labelled ? rank : -1);
+    emit(r, isErr, line, labelled ? rank : -1, end);
   }
 
   // rank -1: the launcher's own words (srun's, mpirun's), printed without a prefix.
-  void emit(Rank& r, bool isErr, std::string_view line, int rank) {
+  // end '\r': a progress bar's redraw, passed on as such (a terminal draws it over the last
+  // one); not remembered among the last stderr lines, which are for the error.
+  void emit(Rank& r, bool isErr, std::string_view line, int rank, char end = '\n') {
     bool labelled = rank >= 0;
-    if (isErr) {
+    if (end == '\r' && line.empty()) return;  // the '\r' before a bar's first drawing
+    if (isErr && end != '\r') {
       bool launcher = options_.labels != SupervisorOptions::Labels::kNone;
       // A host agent's own words stay its own: they explain that agent's end.
       bool agentOwn = options_.labels == SupervisorOptions::Labels::kAgents && !labelled;
@@ -766,14 +777,14 @@ class Job {
       // table once every host has answered, not line by line as they come.
       if (agentOwn && !r.greeted) return;
     }
-    if (!options_.outputDir.empty() && labelled) writeToFile(rank, isErr, line);
+    if (!options_.outputDir.empty() && labelled) writeToFile(rank, isErr, line, end);
     if (labelled && !options_.consoleRanks.empty() && !options_.consoleRanks.count(rank)) return;
     // Whole lines through one queue: lines of different ranks never interleave.
     std::string& out = batchFor(isErr ? STDERR_FILENO : STDOUT_FILENO);
     if (options_.timestamps) out += timestampNow() + ' ';
     if (options_.prefixOutput && labelled) out += prefixOf(rank, isErr);
     out += line;
-    out += '\n';
+    out += end;
   }
 
   // "[3]<stdout>:", made once per rank and stream: building it per line cost a fifth of
@@ -805,11 +816,11 @@ class Job {
 
   // Appends the line to outputDir/rank.N/{stdout,stderr}, opening files on first use. A
   // file that cannot be written is reported once; the job goes on.
-  void writeToFile(int rank, bool isErr, std::string_view line) {
+  void writeToFile(int rank, bool isErr, std::string_view line, char end) {
     int fd = fileFor(rank, isErr);
     if (fd < 0) return;
     std::string text(line);
-    text += '\n';
+    text += end;
     for (std::string_view data = text; !data.empty();) {
       ssize_t n = ::write(fd, data.data(), data.size());
       if (n < 0 && errno == EINTR) continue;

@@ -2,6 +2,7 @@
 // identity, verbatim arguments, whole prefixed lines, fail-fast teardown, no survivors.
 #include <catch2/catch.hpp>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -635,4 +636,34 @@ TEST_CASE("a rank frozen by SIGSTOP is named when a peer fails waiting for it an
   CHECK(std::regex_search(run.err, std::regex(R"(\n  rank\(s\) 2 was stopped \(SIGSTOP, or a debugger\) when rank [01] failed: )"
                                               R"(a stopped rank stalls its peers until their timeout, so look there first\n)")));
   CHECK(seconds < 15);  // the frozen rank was continued with its SIGTERM, not left for the 20 s grace
+}
+
+TEST_CASE("a progress bar's carriage-return redraws reach the console as they come, each prefixed", "[e2e][mp]") {
+  // tqdm writes "\r" before each redraw and "\n" only at the end: held for a newline, the
+  // bar showed nothing until the rank was done. A redraw goes out when the next one (or the
+  // newline) begins, as under horovodrun, so the console is one redraw behind.
+  int console[2];
+  REQUIRE(::pipe(console) == 0);
+  auto env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"});
+  int pid = spawnHvdrun({"-np", "1", "sh", "-c", "printf '\\r  0%%'; printf '\\r 50%%'; sleep 3; printf '\\r100%%\\n'"}, env,
+                        console[1]);
+  ::close(console[1]);
+  std::string text;
+  char buf[4096];
+  auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (Clock::now() < deadline && text.find("  0%\r") == std::string::npos) {
+    pollfd p{console[0], POLLIN, 0};
+    if (::poll(&p, 1, 100) == 1) {
+      ssize_t n = ::read(console[0], buf, sizeof buf);
+      if (n <= 0) break;
+      text.append(buf, static_cast<size_t>(n));
+    }
+  }
+  CHECK(text == "[0]<stdout>:  0%\r");  // within 2 s, while the rank still sleeps
+  for (ssize_t n; (n = ::read(console[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(console[0]);
+  auto status = waitFor(pid, std::chrono::seconds(20));
+  REQUIRE(status.has_value());
+  CHECK(WEXITSTATUS(*status) == 0);
+  CHECK(text == "[0]<stdout>:  0%\r[0]<stdout>: 50%\r[0]<stdout>:100%\n");
 }

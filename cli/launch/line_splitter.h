@@ -87,9 +87,23 @@ class LineSplitter {
 
   size_t pendingBytes() const { return pending_.size(); }
 
+  // A redraw has begun (after a '\r' piece) and not ended yet: a bar that redraws slowly
+  // would otherwise show its last state only when the next one begins. The caller flushes
+  // it once the stream has been quiet a moment; a line that ends later is then one piece
+  // shorter, which a terminal shows the same.
+  bool holdsRedraw() const { return afterRedraw_ && !pending_.empty() && pending_.back() != '\r'; }
+
+  template <typename OnLine>
+  void flushRedraw(OnLine&& onLine) {
+    if (!holdsRedraw()) return;
+    deliver(onLine, std::string_view(pending_), '\r');
+    pending_.clear();
+  }
+
  private:
   template <typename OnLine>
-  static void deliver(OnLine& onLine, std::string_view line, char end) {
+  void deliver(OnLine& onLine, std::string_view line, char end) {
+    afterRedraw_ = end == '\r';
     if constexpr (std::is_invocable_v<OnLine&, std::string_view, char>) {
       onLine(line, end);
     } else {
@@ -99,6 +113,7 @@ class LineSplitter {
 
   size_t maxLine_;
   bool splitAtCarriageReturn_;
+  bool afterRedraw_ = false;  // the last piece delivered ended with '\r'
   std::string pending_;
 };
 

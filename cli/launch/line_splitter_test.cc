@@ -77,3 +77,17 @@ TEST_CASE("a progress bar's carriage returns end pieces of their own while CRLF 
   plain.finish([&](std::string_view line) { lines.emplace_back(line); });
   CHECK(lines == std::vector<std::string>{"\r  0%|     |\r 50%|##   |\r100%|#####|", "done\r", "last\r"});
 }
+
+TEST_CASE("a redraw that has begun can be flushed before the next one, and a newline line cannot", "[unit]") {
+  LineSplitter splitter(LineSplitter::kDefaultMaxLine, /*splitAtCarriageReturn=*/true);
+  std::vector<std::pair<std::string, char>> got;
+  auto collect = [&](std::string_view line, char end) { got.emplace_back(std::string(line), end); };
+  splitter.feed("epoch 1 starts", collect);
+  CHECK_FALSE(splitter.holdsRedraw());  // an ordinary line in the making stays whole
+  splitter.feed("\n\r 10%", collect);
+  CHECK(splitter.holdsRedraw());
+  splitter.flushRedraw(collect);
+  CHECK_FALSE(splitter.holdsRedraw());
+  splitter.feed("\r 20%|\n", collect);
+  CHECK(got == std::vector<std::pair<std::string, char>>{{"epoch 1 starts", '\n'}, {"", '\r'}, {" 10%", '\r'}, {"", '\r'}, {" 20%|", '\n'}});
+}

@@ -45,12 +45,16 @@ constexpr std::chrono::milliseconds kDrainAfterExit{1000};
 constexpr int kMaxPipeSize = 1 << 20;
 constexpr size_t kPipeBudget = size_t{16} << 20;
 constexpr size_t kReadSize = 1 << 20;
+// A progress bar's redraw that has begun goes out once its stream is quiet this long
+// (LineSplitter::holdsRedraw): the console then shows the bar's state, not the one before.
+constexpr std::chrono::milliseconds kRedrawQuiet{150};
 
 const int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 
 struct Stream {
   int fd = -1;
   LineSplitter splitter;
+  std::chrono::steady_clock::time_point lastData{};  // when bytes last came
   OpenMpiTagReader tags;  // mpirun's output only
 };
 
@@ -330,8 +334,9 @@ class Job {
         stopOthers();
         if (!killDeadline_) killDeadline_ = Clock::now() + options_.killGrace;
       }
+      flushQuietRedraws();
       int timeout = -1;
-      for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_}) {
+      for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, redrawDeadline()}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -684,11 +689,37 @@ class Job {
     ::close(devnull);
   }
 
+  // The earliest moment a held redraw is due (kRedrawQuiet after its stream's last bytes).
+  std::optional<Clock::time_point> redrawDeadline() const {
+    std::optional<Clock::time_point> due;
+    for (const Rank& r : ranks_) {
+      for (const Stream* s : {&r.out, &r.err}) {
+        if (s->fd < 0 || !s->splitter.holdsRedraw()) continue;
+        Clock::time_point at = s->lastData + kRedrawQuiet;
+        if (!due || at < *due) due = at;
+      }
+    }
+    return due;
+  }
+
+  void flushQuietRedraws() {
+    Clock::time_point now = Clock::now();
+    for (Rank& r : ranks_) {
+      for (bool isErr : {false, true}) {
+        Stream& s = isErr ? r.err : r.out;
+        if (s.fd < 0 || !s.splitter.holdsRedraw() || now < s.lastData + kRedrawQuiet) continue;
+        s.splitter.flushRedraw([&](std::string_view line, char end) { route(s, r, isErr, line, end); });
+      }
+    }
+    flushBatch();
+  }
+
   // One read: true when it brought bytes (there may be more). Closes the stream at its end.
   bool readSome(Stream& stream, Rank& r, bool isErr) {
     readBuffer_.resize(kReadSize);
     ssize_t n = ::read(stream.fd, readBuffer_.data(), readBuffer_.size());
     if (n > 0) {
+      stream.lastData = Clock::now();
       stream.splitter.feed(std::string_view(readBuffer_.data(), static_cast<size_t>(n)),
                            [&](std::string_view line, char end) { route(stream, r, isErr, line, end); });
       flushBatch();

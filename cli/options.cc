@@ -374,24 +374,35 @@ struct CommandLine {
   std::vector<std::string> rest;  // the program and its arguments, "--" included
 };
 
+// Where the program starts: "--", a word that is not an option, or "-" (stdin).
+bool startsProgram(const std::string& arg) { return arg == "--" || arg.empty() || arg[0] != '-' || arg == "-"; }
+
+// An option's CLI11 name: "-np" is "--num-proc".
+std::string canonicalName(std::string name) {
+  for (const Alias& a : kAliases) {
+    if (name == a.shortForm) name = a.longForm;
+  }
+  return name;
+}
+
+// Whether `arg` (named `name`) takes its value from the next token, which may start with '-'.
+bool takesNextToken(const CLI::App& app, const std::string& name, const std::string& arg) {
+  const CLI::Option* opt = app.get_option_no_throw(name);
+  return opt != nullptr && opt->get_expected_min() > 0 && arg.find('=') == std::string::npos;
+}
+
 CommandLine splitCommandLine(const CLI::App& app, const std::vector<std::string>& args) {
   CommandLine line;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "--" || arg.empty() || arg[0] != '-' || arg == "-") {
+    if (startsProgram(arg)) {
       line.rest.assign(args.begin() + static_cast<long>(i), args.end());
       break;
     }
-    std::string name = arg.substr(0, arg.find('='));
-    for (const Alias& a : kAliases) {
-      if (name == a.shortForm) name = a.longForm;
-    }
+    std::string name = canonicalName(arg.substr(0, arg.find('=')));
     std::vector<std::string> tokens{name + (arg.find('=') != std::string::npos ? arg.substr(arg.find('=')) : "")};
-    // An option that takes a value consumes the next token, which may start with '-'.
+    if (takesNextToken(app, name, arg) && i + 1 < args.size()) tokens.push_back(args[++i]);
     const CLI::Option* opt = app.get_option_no_throw(name);
-    if (opt != nullptr && opt->get_expected_min() > 0 && arg.find('=') == std::string::npos && i + 1 < args.size()) {
-      tokens.push_back(args[++i]);
-    }
     line.options.emplace_back(opt != nullptr ? canonicalKey(*opt) : name, std::move(tokens));
   }
   return line;
@@ -446,7 +457,7 @@ std::vector<std::string> withSbatchShortOptions(const std::vector<std::string>& 
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (arg == "--" || arg.empty() || arg[0] != '-' || arg == "-") {  // the program and what follows
+    if (startsProgram(arg)) {  // the program and what follows
       out.insert(out.end(), args.begin() + static_cast<long>(i), args.end());
       break;
     }
@@ -466,14 +477,7 @@ std::vector<std::string> withSbatchShortOptions(const std::vector<std::string>& 
       continue;
     }
     out.push_back(arg);
-    // An option of hvdrun's that takes a value consumes the next token, which may start with '-'.
-    for (const Alias& a : kAliases) {
-      if (name == a.shortForm) name = a.longForm;
-    }
-    const CLI::Option* opt = app.get_option_no_throw(name);
-    if (opt != nullptr && opt->get_expected_min() > 0 && arg.find('=') == std::string::npos && i + 1 < args.size()) {
-      out.push_back(args[++i]);
-    }
+    if (takesNextToken(app, canonicalName(name), arg) && i + 1 < args.size()) out.push_back(args[++i]);
   }
   return out;
 }

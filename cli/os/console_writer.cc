@@ -44,8 +44,7 @@ struct ConsoleWriter::Shared {
   std::mutex mutex;
   std::condition_variable work;
   std::deque<Run> runs;
-  size_t queued = 0;   // bytes in runs and in the thread's hands
-  bool busy = false;   // the thread holds runs it has not finished writing
+  size_t queued = 0;   // bytes in runs and in the thread's hands: 0 is drained
   bool stopping = false;
   std::vector<int> dead;  // fds whose writes failed
   int writing = -1;                       // the fd of the run the thread is writing
@@ -91,7 +90,6 @@ struct ConsoleWriter::Shared {
       if (runs.empty()) return;  // stopping, with nothing left
       std::deque<Run> mine;
       mine.swap(runs);
-      busy = true;
       lock.unlock();
       for (const Run& run : mine) {
         {
@@ -106,9 +104,6 @@ struct ConsoleWriter::Shared {
         (void)!::write(wake, &one, sizeof one);  // room again, or drained
       }
       lock.lock();
-      busy = false;
-      uint64_t one = 1;
-      (void)!::write(wake, &one, sizeof one);
     }
   }
 };
@@ -164,7 +159,7 @@ int ConsoleWriter::stalledFd() const {
 
 bool ConsoleWriter::drained() const {
   std::lock_guard lock(shared_->mutex);
-  return shared_->runs.empty() && !shared_->busy;
+  return shared_->queued == 0;
 }
 
 }  // namespace hvd::cli

@@ -5,7 +5,13 @@
 // Rank 0 prints nccl-tests columns:
 //   size count type redop root time(us) algbw busbw #wrong
 // busbw = algbw x 2(n-1)/n for allreduce, x 1 for broadcast. Each size is checked.
+// With --samples 1 each iteration is timed on its own and rank 0 adds, after a size's line,
+//   #samples size us us ...
+// one figure per iteration, the slowest rank's (so the spread of single collectives can be
+// told: bench/contention_bench.sh pools them into median, p10 and p90).
 //   collective_perf --impl hvd|mpi|tcp-wire --op allreduce|broadcast [--min 4] [--max 67108864] [--iters N]
+//                   [--factor 2] [--samples 1]
+// --factor is nccl-tests' -f: the next size is the last one times it.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -80,15 +86,17 @@ struct Impl {
     (void)hvd::barrier();
   }
   double maxOverRanks(double v) {
+    maxOverRanks(&v, 1);
+    return v;
+  }
+  void maxOverRanks(double* v, size_t n) {
 #ifdef HVD_BENCH_MPI
     if (mpi) {
-      double out = 0;
-      MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      return out;
+      MPI_Allreduce(MPI_IN_PLACE, v, static_cast<int>(n), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      return;
     }
 #endif
-    (void)hvd::allreduce(&v, 1, hvd::DataType::kFloat64, hvd::ReduceOp::kMax);
-    return v;
+    (void)hvd::allreduce(v, n, hvd::DataType::kFloat64, hvd::ReduceOp::kMax);
   }
   [[noreturn]] static void fail(const std::string& what) {
     std::fprintf(stderr, "collective_perf: %s\n", what.c_str());
@@ -102,6 +110,8 @@ int main(int argc, char** argv) {
   std::string implName = "hvd", op = "allreduce";
   size_t minBytes = 4, maxBytes = 64u << 20;
   int fixedIters = 0;  // 0: by size, as below
+  bool samples = false;
+  size_t factor = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--impl") implName = argv[i + 1];
@@ -109,6 +119,8 @@ int main(int argc, char** argv) {
     else if (flag == "--min") minBytes = std::strtoull(argv[i + 1], nullptr, 10);
     else if (flag == "--max") maxBytes = std::strtoull(argv[i + 1], nullptr, 10);
     else if (flag == "--iters") fixedIters = std::atoi(argv[i + 1]);
+    else if (flag == "--factor") factor = std::max<size_t>(2, std::strtoull(argv[i + 1], nullptr, 10));
+    else if (flag == "--samples") samples = std::string(argv[i + 1]) == "1";
   }
   if (implName != "hvd" && implName != "mpi" && implName != "tcp-wire") {
     Impl::fail("unknown --impl '" + implName + "' (hvd, mpi or tcp-wire)");
@@ -142,7 +154,7 @@ int main(int argc, char** argv) {
                 "algbw", "busbw", "#wrong");
   }
   std::vector<float> data(maxBytes / sizeof(float) + 1);
-  for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= 2) {
+  for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= factor) {
     size_t count = bytes / sizeof(float);
     int iters = static_cast<int>(std::max<size_t>(5, std::min<size_t>(200, (256u << 20) / (bytes * 8 + 1))));
     if (fixedIters > 0) iters = fixedIters;
@@ -163,15 +175,26 @@ int main(int argc, char** argv) {
       wrong += data[i] != expect;
     }
     impl.barrier();
+    std::vector<double> each(samples ? static_cast<size_t>(iters) : 0);
     auto start = std::chrono::steady_clock::now();
-    for (int it = 0; it < iters; ++it) once();
+    for (int it = 0; it < iters; ++it) {
+      auto begin = samples ? std::chrono::steady_clock::now() : start;
+      once();
+      if (samples) each[static_cast<size_t>(it)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
     seconds = impl.maxOverRanks(seconds);
+    if (samples) impl.maxOverRanks(each.data(), each.size());
     double algbw = static_cast<double>(bytes) / seconds / 1e9;
     double busbw = reduce ? algbw * 2 * (n - 1) / n : algbw;
     if (impl.rank == 0) {
       std::printf("%12zu %12zu %6s %6s %5d %10.1f %8.3f %8.3f %6ld\n", bytes, count, "float", reduce ? "sum" : "none",
                   reduce ? -1 : 0, seconds * 1e6, algbw, busbw, wrong);
+      if (samples) {
+        std::printf("#samples %zu", bytes);
+        for (double t : each) std::printf(" %.1f", t * 1e6);
+        std::printf("\n");
+      }
     }
   }
 #ifdef HVD_BENCH_MPI

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# bench/contention_bench.sh: collectives while the cores are busy (issue 23). Runs
+# collective_perf (--samples: every iteration timed, the slowest rank's figure) for ours and
+# Open MPI, over TCP and shared memory, np=2 and 4, in two phases per round: idle, and with
+# --busy busy-loop processes (default: one per core, nice 0) sharing the machine. Rounds
+# interleave everything, so a slow minute hurts all configurations alike. Prints per size the
+# median, p10 and p90 of the pooled single-collective times, then the targets' verdicts:
+# under contention p90/median <= 3 and median <= 2x idle (ours), and ours ahead of Open MPI on
+# the same transport from 64 KiB. Prints; asserts nothing; exit 0 whatever the verdicts.
+#   bash bench/contention_bench.sh [--op allreduce|broadcast] [--np "2 4"] [--repeat 3]
+#        [--min 4] [--max 67108864] [--factor 16] [--busy N] [--configs "hvd-shm hvd-tcp mpi-shm mpi-tcp"]
+# HVD_BUILD_DIR picks the build (default build); HVD_BASE_BUILD_DIR adds that build's two
+# configurations as base-shm and base-tcp (an A/B test of a change).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+op=allreduce nps="2 4" repeat=3 min=4 max=67108864 factor=16 busy=$(nproc) configs=""
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --op) op=$2; shift 2 ;;
+    --np) nps=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
+    --min) min=$2; shift 2 ;;
+    --max) max=$2; shift 2 ;;
+    --factor) factor=$2; shift 2 ;;
+    --busy) busy=$2; shift 2 ;;
+    --configs) configs=$2; shift 2 ;;
+    *) echo "contention_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+build=${HVD_BUILD_DIR:-build}
+base=${HVD_BASE_BUILD_DIR:-}
+configs=${configs:-hvd-shm hvd-tcp mpi-shm mpi-tcp${base:+ base-shm base-tcp}}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+results=$(mktemp)
+loops=()
+stop_busy() {
+  ((${#loops[@]} == 0)) || { kill "${loops[@]}" 2>/dev/null; wait "${loops[@]}" 2>/dev/null || true; }
+  loops=()
+}
+trap 'stop_busy; rm -f "$results"' EXIT
+start_busy() {
+  for _ in $(seq 1 "$busy"); do
+    bash -c 'while :; do :; done' &
+    loops+=($!)
+  done
+}
+
+run_one() {  # np config -> collective_perf's output
+  local np=$1 config=$2 dir=$build
+  local perf=(--op "$op" --min "$min" --max "$max" --factor "$factor" --samples 1)
+  [[ $config == base-* ]] && dir=$base
+  case $config in
+    hvd-shm | base-shm) "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
+    hvd-tcp | base-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
+    mpi-shm) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl vader,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
+    mpi-tcp) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
+    *) echo "contention_bench.sh: unknown configuration '$config'" >&2; exit 2 ;;
+  esac
+}
+
+for round in $(seq 1 "$repeat"); do
+  for phase in idle busy; do
+    [[ $phase == busy ]] && start_busy
+    for np in $nps; do
+      for config in $configs; do
+        echo "round $round/$repeat: $op np=$np $config $phase" >&2
+        run_one "$np" "$config" | awk -v np="$np" -v c="$config" -v p="$phase" '
+          $1 !~ /^#/ && $9 != 0 { print "WRONG", np, c, p, $1 }
+          $1 == "#samples" { for (i = 3; i <= NF; ++i) print np, c, p, $2, $i }' >>"$results"
+      done
+    done
+    stop_busy
+  done
+done
+
+if grep -q '^WRONG' "$results"; then
+  echo "wrong results:" && grep '^WRONG' "$results"
+fi
+
+stats() {  # np config phase size -> "median p10 p90" of the pooled samples (us), or "- - -"
+  awk -v np="$1" -v c="$2" -v p="$3" -v s="$4" '$1 == np && $2 == c && $3 == p && $4 == s { print $5 }' "$results" | sort -g |
+    awk '{ v[NR] = $1 }
+      function at(q,   i) { i = int(q * (NR - 1) + 0.5) + 1; return v[i] }
+      END { if (NR == 0) print "- - -"; else print at(0.5), at(0.1), at(0.9) }'
+}
+
+sizes=$(awk '$1 != "WRONG" { print $4 }' "$results" | sort -un)
+for np in $nps; do
+  for phase in idle busy; do
+    echo
+    echo "=== $op np=$np, $phase$([[ $phase == busy ]] && echo " ($busy busy loops on $(nproc) cores)"): time in us, median [p10-p90] of every single collective over $repeat runs"
+    printf "%10s" "size"
+    for config in $configs; do printf " %26s" "$config"; done
+    echo
+    for size in $sizes; do
+      printf "%10s" "$size"
+      for config in $configs; do
+        read -r m p10 p90 < <(stats "$np" "$config" "$phase" "$size")
+        printf " %26s" "$m [$p10-$p90]"
+      done
+      echo
+    done
+  done
+  echo
+  echo "=== targets at np=$np (under contention: p90/median <= 3, median <= 2x idle, ahead of Open MPI from 64 KiB)"
+  for ours in hvd-shm hvd-tcp base-shm base-tcp; do
+    [[ " $configs " == *" $ours "* ]] || continue
+    peer=mpi-${ours#*-}
+    for size in $sizes; do
+      read -r m _ p90 < <(stats "$np" "$ours" busy "$size")
+      read -r idle _ _ < <(stats "$np" "$ours" idle "$size")
+      read -r theirs _ _ < <(stats "$np" "$peer" busy "$size")
+      awk -v o="$ours" -v s="$size" -v m="$m" -v p90="$p90" -v idle="$idle" -v t="$theirs" -v peer="$peer" 'BEGIN {
+        if (m == "-") exit
+        line = sprintf("  %s %9s: p90/median %.2f (%s)", o, s, p90 / m, p90 / m <= 3 ? "met" : "MISSED")
+        if (idle != "-") line = line sprintf(", busy/idle %.2f (%s)", m / idle, m / idle <= 2 ? "met" : "MISSED")
+        if (s >= 65536 && t != "-") line = line sprintf(", vs %s %.2fx the time (%s)", peer, m / t, m <= t ? "met" : "MISSED")
+        print line
+      }'
+    done
+  done
+done

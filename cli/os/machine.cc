@@ -1,6 +1,8 @@
 // cli/os/machine.cc: hostname, a free port, reading a file.
 #include "cli/os/machine.h"
 
+#include "runtime/common/cpu_budget.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -140,12 +142,7 @@ std::string thisExecutable() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "hvdrun";
 }
 
-int usableCpuCount() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) != 0) return onlineCpuCount();
-  return std::max(1, CPU_COUNT(&set));
-}
+int usableCpuCount() { return usableCores(); }
 
 int onlineCpuCount() {
   long online = ::sysconf(_SC_NPROCESSORS_ONLN);

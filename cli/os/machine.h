@@ -21,8 +21,9 @@ bool tcpPortFree(int port);
 // kUnavailable when 50 tries find no such block.
 Result<int> freeTcpPortBlock(int count);
 
-// CPUs this process may run on (sched_getaffinity: what taskset, cgroup cpusets and
-// Slurm's binding leave it), and the CPUs online on the machine; at least 1 each.
+// The cores this process can have (its affinity: what taskset, cgroup cpusets and Slurm's
+// binding leave it, capped by a cgroup CPU quota such as docker --cpus; cpu_budget.h), and
+// the CPUs online on the machine; at least 1 each.
 int usableCpuCount();
 int onlineCpuCount();
 

@@ -12,8 +12,7 @@
 namespace hvd::backends::tcp {
 namespace {
 
-constexpr int kControlSpinTries = 200;
-constexpr std::chrono::microseconds kControlSpinBudget{50};
+constexpr WaitPolicy::Spin kControlSpin{200, false, std::chrono::microseconds(50)};
 
 class RingCollectives : public CollectiveBackend {
  public:
@@ -36,10 +35,9 @@ class RingCollectives : public CollectiveBackend {
   // 1.3 s of CPU in 3 s of waiting at 1 ms cycles, measured. A short spin still catches
   // ranks that arrive together (every rank in a blocking call drives its cycle at once).
   Status agree(std::span<std::uint8_t> bytes) override {
-    TcpTransport::SpinPolicy data = ring_->spinPolicy();
-    ring_->setSpinPolicy({std::min(data.tries, kControlSpinTries), data.yield, std::min(data.budget, kControlSpinBudget)});
+    ring_->capSpin(kControlSpin);
     Status s = collectives::allreduce(*ring_, bytes.data(), bytes.size(), DataType::kUInt8, ReduceOp::kMin, algorithm_);
-    ring_->setSpinPolicy(data);
+    ring_->capSpin(std::nullopt);
     return s;
   }
   bool carriesRiders() const override { return true; }
@@ -54,10 +52,9 @@ class RingCollectives : public CollectiveBackend {
       collectives::reduceInto(dst, src, bytes.size(), DataType::kUInt8, ReduceOp::kMin);
       collectives::reduceInto(dst + head, src + head, rider.count, rider.type, rider.op, order);
     };
-    TcpTransport::SpinPolicy data = ring_->spinPolicy();
-    ring_->setSpinPolicy({std::min(data.tries, kControlSpinTries), data.yield, std::min(data.budget, kControlSpinBudget)});
+    ring_->capSpin(kControlSpin);
     Status s = collectives::combineAllreduce(*ring_, combined_, combine);
-    ring_->setSpinPolicy(data);
+    ring_->capSpin(std::nullopt);
     if (!s.isOk()) return s;
     std::memcpy(bytes.data(), combined_.data(), bytes.size());
     if (riderBytes > 0) std::memcpy(rider.data, combined_.data() + head, riderBytes);

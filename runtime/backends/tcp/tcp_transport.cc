@@ -56,10 +56,7 @@ ssize_t recvSome(int fd, std::byte* into, size_t max) {
 
 Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, Store& store,
                                                             const TcpTransportOptions& options) {
-  std::unique_ptr<TcpTransport> t(new TcpTransport(rank, size, options.timeout));
-  t->spinTries_ = options.spinTries;
-  t->yieldWhileSpinning_ = options.yieldWhileSpinning;
-  t->spinBudget_ = options.spinBudget;
+  std::unique_ptr<TcpTransport> t(new TcpTransport(rank, size, options.timeout, options.waiting));
   if (size == 1) return t;
   Deadline deadline = deadlineIn(options.timeout);
   auto listener = Socket::listen(listenAddressFor(options.advertiseHost), 0);
@@ -299,7 +296,8 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
   if (!in) recvBytes = 0;
   int idle = 0;
   bool slept = false;  // since the last progress: then sleep again without spinning first
-  Clock::time_point lastProgress = Clock::now();
+  WaitPolicy::Spin spin;
+  Clock::time_point lastProgress, lastLook;
   while (sent < toSend || received < recvBytes) {
     bool moved = false;
     const size_t sendable = forward ? std::min(toSend, received) : toSend;
@@ -329,11 +327,26 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
     // progress before sleeping. A fixed number of tries ran out in microseconds and then
     // slept a whole millisecond per buffer-full (measured: 16 MiB allreduce at 1.2 GB/s).
     // A rank waiting long for a slow one spins once, then only sleeps (a 10 ms futex slice
-    // ending with nothing moved does not earn another spin).
-    if (idle++ == 0 && !slept) lastProgress = Clock::now();
-    if (!slept && (idle < spinTries_ || (idle % 64 != 0) || Clock::now() - lastProgress < spinBudget_)) {
-      if (yieldWhileSpinning_ || idle > spinTries_) ::sched_yield();
-      continue;
+    // ending with nothing moved does not earn another spin). The clock is looked at every
+    // 64 plain tries and after every yield; a gap of a time slice between two looks means
+    // this thread was off its core meanwhile, so spinning takes a core something else wants
+    // and the policy has waits sleep at once for a while (wait_policy.h).
+    if (idle++ == 0 && !slept) {
+      lastProgress = lastLook = Clock::now();
+      spin = policy_.spinFor(lastProgress, spinCap_ ? &*spinCap_ : nullptr);
+    }
+    if (!slept && spin.budget.count() > 0) {
+      const bool yielding = spin.yield || idle > spin.tries;
+      if (!yielding && idle % 64 != 0) continue;
+      Clock::time_point now = Clock::now();
+      if (now - lastLook >= WaitPolicy::kOffCore) {
+        policy_.offCore(now);
+        spin.budget = std::chrono::microseconds(0);
+      } else if (idle < spin.tries || now - lastProgress < spin.budget) {
+        lastLook = now;
+        if (yielding) ::sched_yield();
+        continue;
+      }
     }
     if (Clock::now() >= deadline) {
       return fail(Status(Errc::kTimeout, received < recvBytes

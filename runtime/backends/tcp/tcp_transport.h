@@ -17,6 +17,7 @@
 
 #include "collectives/transport.h"
 #include "runtime/backends/tcp/shm_link.h"
+#include "runtime/backends/tcp/wait_policy.h"
 #include "runtime/common/socket.h"
 #include "runtime/common/store.h"
 
@@ -26,15 +27,10 @@ struct TcpTransportOptions {
   std::string advertiseHost = "127.0.0.1";  // how other ranks reach this one
   std::string secret;
   std::chrono::milliseconds timeout{30000};  // for setup and for every exchange
-  // Non-blocking attempts without yielding before the spin budget's clock is looked at:
-  // cuts a small message's latency ~6x when each rank has a core (no scheduler wake-up).
-  int spinTries = 0;
-  // Give the core away (sched_yield) between spin attempts: for ranks that outnumber
-  // cores, whose peer may be waiting for this very core to run.
-  bool yieldWhileSpinning = false;
-  // Keep trying for this long since the last byte moved before sleeping (in poll(), or on
-  // a futex when every pending direction is shared memory).
-  std::chrono::microseconds spinBudget{2000};
+  // How a wait spins before it sleeps (in poll(), or on a futex when every pending direction
+  // is shared memory): the backend's opener gives a policy for this host's cores and ranks;
+  // ranks as threads in tests spin up to 2 ms without yielding.
+  WaitPolicy waiting{WaitPolicy::Spin{0, false, std::chrono::microseconds(2000)}};
   // Peers on the same host exchange through shared memory (shm_link.h) instead of the
   // kernel's TCP stack; the TCP connections stay, to notice a peer that dies.
   bool sharedMemory = true;
@@ -60,15 +56,10 @@ class TcpTransport : public collectives::Transport {
                           const Consumer& consume) override;
   Status relay(int from, int to, std::span<std::byte> data) override;
 
-  // How long a wait spins before it sleeps (TcpTransportOptions' three fields). The engine's
-  // control path waits for peers' next cycle, not for data in flight, so it spins less.
-  struct SpinPolicy {
-    int tries = 0;
-    bool yield = false;
-    std::chrono::microseconds budget{0};
-  };
-  SpinPolicy spinPolicy() const { return {spinTries_, yieldWhileSpinning_, spinBudget_}; }
-  void setSpinPolicy(const SpinPolicy& p) { spinTries_ = p.tries, yieldWhileSpinning_ = p.yield, spinBudget_ = p.budget; }
+  // The engine's control path waits for peers' next cycle, not for data in flight, so it
+  // spins less: within `cap`'s tries and budget until capSpin(std::nullopt).
+  void capSpin(std::optional<WaitPolicy::Spin> cap) { spinCap_ = cap; }
+  const WaitPolicy& waitPolicy() const { return policy_; }
 
   // Closes every connection at once, as a crash would (for failure tests).
   void abortForTest();
@@ -87,7 +78,8 @@ class TcpTransport : public collectives::Transport {
     std::string name;  // "rank 3 (node02:41234)", for messages
   };
 
-  TcpTransport(int rank, int size, std::chrono::milliseconds timeout) : rank_(rank), size_(size), timeout_(timeout) {}
+  TcpTransport(int rank, int size, std::chrono::milliseconds timeout, const WaitPolicy& waiting)
+      : rank_(rank), size_(size), timeout_(timeout), policy_(waiting) {}
   // Poisons the transport with the first error and closes every link, so that each peer
   // fails at once too (`rank R ... closed its connection`), not at its timeout.
   Status fail(Status status);
@@ -109,9 +101,8 @@ class TcpTransport : public collectives::Transport {
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;
-  int spinTries_ = 0;
-  bool yieldWhileSpinning_ = false;
-  std::chrono::microseconds spinBudget_{2000};
+  WaitPolicy policy_;
+  std::optional<WaitPolicy::Spin> spinCap_;
   std::vector<Link> links_;        // sorted by peer; fixed after connect
   std::vector<std::byte> scratch_;  // exchangeWithInto's receive block over TCP
   Status poisoned_;

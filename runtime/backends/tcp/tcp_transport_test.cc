@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <sched.h>
+
 #include <atomic>
 #include <bit>
 #include <limits>
@@ -37,6 +39,8 @@ using hvd::test::MemoryStore;
 // Whether the rings onRing builds use shared memory between neighbours (every thread shares
 // this host, so they can); tests that move data run both ways through GENERATE.
 bool useSharedMemory = true;
+// How the rings onRing builds wait (TcpTransportOptions' default unless a test sets it).
+hvd::backends::tcp::WaitPolicy ringWaiting = hvd::backends::tcp::TcpTransportOptions{}.waiting;
 
 // Runs body(rank, ring) on `size` threads, each with its own ring; returns each rank's
 // failure message ("" when it succeeded).
@@ -51,6 +55,7 @@ std::vector<std::string> onRing(int size, Body body, std::chrono::milliseconds t
       options.secret = "test-secret";
       options.timeout = timeout;
       options.sharedMemory = useSharedMemory;
+      options.waiting = ringWaiting;
       auto ring = hvd::backends::tcp::TcpTransport::connect(r, size, store, options);
       if (!ring) {
         errors[static_cast<size_t>(r)] = "connect: " + ring.status().message();
@@ -389,6 +394,59 @@ TEST_CASE("peers on one host exchange through shared memory, and through TCP whe
     }
   }
   useSharedMemory = true;
+}
+
+TEST_CASE("ranks that share their cores with busy loops find their spins contended and still agree", "[mp][collectives]") {
+  // Rank r and a busy loop on the r-th CPU this process may use (both on one when it may
+  // use one): a rank waiting for its peer then spins while the peer's core runs the other
+  // busy loop, and loses its own core to its busy loop for a whole time slice: the policy
+  // must see that.
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  REQUIRE(::sched_getaffinity(0, sizeof all, &all) == 0);
+  std::vector<cpu_set_t> cores;
+  for (int c = 0; c < CPU_SETSIZE && cores.size() < 2; ++c) {
+    if (!CPU_ISSET(c, &all)) continue;
+    cores.emplace_back();
+    CPU_ZERO(&cores.back());
+    CPU_SET(c, &cores.back());
+  }
+  if (cores.size() < 2) cores.push_back(cores[0]);
+  // Spinning as a rank with its own core would: flat out, then yielding, for 2 ms.
+  ringWaiting = hvd::backends::tcp::WaitPolicy(2, 2);
+  for (bool shared : {true, false}) {
+    useSharedMemory = shared;
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> busy;
+    for (const cpu_set_t& core : cores) {
+      busy.emplace_back([&stop, core] {
+        ::sched_setaffinity(0, sizeof core, &core);
+        while (!stop.load(std::memory_order_relaxed)) {
+        }
+      });
+    }
+    auto errors = onRing(2, [&](int rank, hc::Transport& ring) -> std::string {
+      const cpu_set_t& core = cores[static_cast<size_t>(rank)];
+      if (::sched_setaffinity(0, sizeof core, &core) != 0) return "sched_setaffinity failed";
+      auto& tcp = static_cast<hvd::backends::tcp::TcpTransport&>(ring);
+      // Until both have seen it (the count of ranks that have is reduced along), or 20,000
+      // steps: the scheduler lets fresh threads run ahead of the busy loops for a while.
+      for (int i = 0; i < 20000; ++i) {
+        int32_t v[2] = {rank + i, tcp.waitPolicy().contendedSpins() > 0};
+        if (auto s = hc::allreduce(ring, v, 2, DataType::kInt32, ReduceOp::kSum); !s.isOk()) return s.message();
+        if (v[0] != 1 + 2 * i) return "wrong sum at step " + std::to_string(i);
+        if (v[1] == 2) return "";
+      }
+      return "rank " + std::to_string(rank) + (tcp.waitPolicy().contendedSpins() == 0 ? " never" : "") +
+             " saw its spin contended in 20,000 steps, and its peer " + (tcp.waitPolicy().contendedSpins() == 0 ? "may have" : "did not");
+    });
+    stop = true;
+    for (auto& t : busy) t.join();
+    INFO((shared ? "shared memory" : "TCP"));
+    for (const auto& e : errors) CHECK(e == "");
+  }
+  useSharedMemory = true;
+  ringWaiting = hvd::backends::tcp::TcpTransportOptions{}.waiting;
 }
 
 TEST_CASE("a combined allreduce reduces each lane with its own operation and gives a typed lane the typed allreduce's bits", "[mp][collectives]") {

@@ -1,0 +1,68 @@
+// runtime/backends/tcp/wait_policy_test.cc: the policy's decisions, on a clock the test moves.
+#include "runtime/backends/tcp/wait_policy.h"
+
+#include <catch2/catch.hpp>
+
+using namespace std::chrono_literals;
+using hvd::backends::tcp::WaitPolicy;
+
+TEST_CASE("ranks that each have a core spin without yielding and ranks that outnumber the cores yield", "[wait_policy]") {
+  WaitPolicy own(8, 4);
+  CHECK_FALSE(own.base().yield);
+  CHECK(own.base().budget == 2000us);
+  WaitPolicy shared(2, 4);
+  CHECK(shared.base().yield);
+  CHECK(shared.base().budget == 200us);
+  CHECK(shared.base().budget < own.base().budget);
+}
+
+TEST_CASE("the control path's cap bounds a spin's tries and budget but never raises them", "[wait_policy]") {
+  WaitPolicy own(8, 2);
+  WaitPolicy::Spin cap{200, false, 50us};
+  auto spin = own.spinFor(WaitPolicy::Clock::now(), &cap);
+  CHECK(spin.tries == 200);
+  CHECK(spin.budget == 50us);
+  WaitPolicy::Spin generous{100000, false, 1s};
+  CHECK(own.spinFor(WaitPolicy::Clock::now(), &generous).budget == 2000us);
+}
+
+TEST_CASE("a spin found off its core makes waits sleep at once until the quiet period ends", "[wait_policy]") {
+  WaitPolicy policy(2, 2);
+  auto t0 = WaitPolicy::Clock::now();
+  CHECK(policy.spinFor(t0).budget > 0us);
+  policy.offCore(t0);
+  CHECK(policy.contendedSpins() == 1);
+  CHECK(policy.spinFor(t0 + 1ms).budget == 0us);
+  CHECK(policy.spinFor(t0 + WaitPolicy::kFirstQuiet - 1us).budget == 0us);
+  CHECK(policy.spinFor(t0 + WaitPolicy::kFirstQuiet).budget == 2000us);
+}
+
+TEST_CASE("contention that persists doubles the quiet period up to its longest and a passing burst starts over", "[wait_policy]") {
+  WaitPolicy policy(2, 2);
+  auto t = WaitPolicy::Clock::now();
+  policy.offCore(t);
+  auto quiet = WaitPolicy::kFirstQuiet;
+  for (int i = 0; i < 10; ++i) {
+    // The probe after each period finds the core taken again at once.
+    t += quiet;
+    CHECK_FALSE(policy.quietAt(t));
+    policy.offCore(t);
+    quiet = std::min(quiet * 2, WaitPolicy::kLongestQuiet);
+    CHECK(policy.quietAt(t + quiet - 1us));
+    CHECK_FALSE(policy.quietAt(t + quiet));
+  }
+  CHECK(quiet == WaitPolicy::kLongestQuiet);
+  // Long after: the machine was free meanwhile, so the next burst gets the shortest period.
+  t += 100 * WaitPolicy::kLongestQuiet;
+  policy.offCore(t);
+  CHECK(policy.quietAt(t + WaitPolicy::kFirstQuiet - 1us));
+  CHECK_FALSE(policy.quietAt(t + WaitPolicy::kFirstQuiet));
+}
+
+TEST_CASE("a fixed spin stays as given until contention is found", "[wait_policy]") {
+  WaitPolicy fixed(WaitPolicy::Spin{0, false, 2000us});
+  auto t = WaitPolicy::Clock::now();
+  CHECK(fixed.spinFor(t).budget == 2000us);
+  fixed.offCore(t);
+  CHECK(fixed.spinFor(t).budget == 0us);
+}

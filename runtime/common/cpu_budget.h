@@ -1,0 +1,33 @@
+// runtime/common/cpu_budget.h: how many cores this process can actually have. Its CPU
+// affinity (taskset, cpusets, Slurm's binding) says where it may run; a cgroup CPU quota
+// (docker --cpus, Kubernetes CPU limits, systemd CPUQuota=) says how much of them it gets,
+// and sched_getaffinity does not show that: a container limited to 2 CPUs on a 64-core host
+// sees 64.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hvd {
+
+// The cores this process can have: its affinity's CPU count, capped by the tightest cgroup
+// CPU quota from its own cgroup up to the root (rounded up); at least 1.
+int usableCores();
+
+// The tightest quota in cores (quota / period) over the cgroups of this process, read under
+// `root` (a file-system root; "" for the real one), v2 (cpu.max) or v1 (cpu.cfs_quota_us and
+// cpu.cfs_period_us); nullopt when none is set or none can be read.
+std::optional<double> cgroupCpuQuota(const std::string& root = "");
+
+// cgroup v2's cpu.max ("150000 100000": 1.5 cores; "max 100000": no limit, nullopt).
+std::optional<double> parseCpuMax(std::string_view text);
+
+// The directories whose CPU quota applies to this process, from /proc/self/cgroup's text,
+// innermost first, up to the hierarchy's root: for v2 ("0::/a/b") under /sys/fs/cgroup, for v1
+// (a line whose controllers include cpu) under /sys/fs/cgroup/<controllers> and
+// /sys/fs/cgroup/cpu. A container with its own cgroup namespace sees "/" there.
+std::vector<std::string> cgroupCpuDirs(std::string_view procSelfCgroup);
+
+}  // namespace hvd

@@ -98,6 +98,26 @@ std::optional<double> cgroupCpuQuota(const std::string& root) {
   return tightest;
 }
 
+std::optional<int> parseRunnableTasks(std::string_view loadavg) {
+  // Three load averages, then running/total.
+  for (int field = 0; field < 3; ++field) {
+    size_t space = loadavg.find(' ');
+    if (space == std::string_view::npos) return std::nullopt;
+    loadavg.remove_prefix(space + 1);
+  }
+  size_t slash = loadavg.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto running = parseInteger(loadavg.substr(0, slash));
+  if (!running || *running < 0 || *running > INT_MAX) return std::nullopt;
+  return static_cast<int>(*running);
+}
+
+std::optional<int> runnableTasks() {
+  auto text = readSmallFile("/proc/loadavg");
+  if (!text) return std::nullopt;
+  return parseRunnableTasks(*text);
+}
+
 int usableCores() {
   int cores = 0;
   cpu_set_t set;

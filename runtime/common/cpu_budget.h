@@ -30,4 +30,10 @@ std::optional<double> parseCpuMax(std::string_view text);
 // /sys/fs/cgroup/cpu. A container with its own cgroup namespace sees "/" there.
 std::vector<std::string> cgroupCpuDirs(std::string_view procSelfCgroup);
 
+// Tasks runnable on the whole host now (the running count of /proc/loadavg, this thread
+// included); nullopt when it cannot be read.
+std::optional<int> runnableTasks();
+// "0.50 0.40 0.30 3/250 12345" -> 3.
+std::optional<int> parseRunnableTasks(std::string_view loadavg);
+
 }  // namespace hvd

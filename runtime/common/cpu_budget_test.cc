@@ -97,3 +97,13 @@ TEST_CASE("the usable cores are at most the CPUs this process's affinity allows"
   CHECK(hvd::usableCores() == 1);
   REQUIRE(::sched_setaffinity(0, sizeof set, &set) == 0);
 }
+
+TEST_CASE("the runnable count is the running half of loadavg's fourth field", "[cpu_budget]") {
+  CHECK(hvd::parseRunnableTasks("0.50 0.40 0.30 3/250 12345\n") == 3);
+  CHECK(hvd::parseRunnableTasks("12.00 9.10 8.00 17/1024 99\n") == 17);
+  CHECK_FALSE(hvd::parseRunnableTasks("0.50 0.40").has_value());
+  CHECK_FALSE(hvd::parseRunnableTasks("0.50 0.40 0.30 x/250 1").has_value());
+  auto live = hvd::runnableTasks();
+  REQUIRE(live.has_value());
+  CHECK(*live >= 1);  // this thread, reading it
+}

@@ -32,7 +32,7 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   options.secret = setup.secret;
   options.timeout = setup.timeout;
   options.sharedMemory = setup.env->integer("HVD_SHARED_MEMORY") == 1;
-  options.waiting = WaitPolicy(usableCores(), setup.localSize);
+  options.waiting = WaitPolicy(usableCores(), setup.localSize, runnableTasks);
   NoStore none;
   Store& store = setup.store != nullptr ? *setup.store : none;
   if (setup.size == 1) options.timeout = std::min(options.timeout, std::chrono::milliseconds(1000));

@@ -413,7 +413,7 @@ TEST_CASE("ranks that share their cores with busy loops find their spins contend
   }
   if (cores.size() < 2) cores.push_back(cores[0]);
   // Spinning as a rank with its own core would: flat out, then yielding, for 2 ms.
-  ringWaiting = hvd::backends::tcp::WaitPolicy(2, 2);
+  ringWaiting = hvd::backends::tcp::WaitPolicy(2, 2, nullptr);
   for (bool shared : {true, false}) {
     useSharedMemory = shared;
     std::atomic<bool> stop{false};
@@ -429,16 +429,16 @@ TEST_CASE("ranks that share their cores with busy loops find their spins contend
       const cpu_set_t& core = cores[static_cast<size_t>(rank)];
       if (::sched_setaffinity(0, sizeof core, &core) != 0) return "sched_setaffinity failed";
       auto& tcp = static_cast<hvd::backends::tcp::TcpTransport&>(ring);
-      // Until both have seen it (the count of ranks that have is reduced along), or 20,000
-      // steps: the scheduler lets fresh threads run ahead of the busy loops for a while.
+      // Until one has seen it (the count of ranks that have is reduced along: only a rank
+      // that arrives first waits, and one may always come second), or 20,000 steps: the
+      // scheduler lets fresh threads run ahead of the busy loops for a while.
       for (int i = 0; i < 20000; ++i) {
         int32_t v[2] = {rank + i, tcp.waitPolicy().contendedSpins() > 0};
         if (auto s = hc::allreduce(ring, v, 2, DataType::kInt32, ReduceOp::kSum); !s.isOk()) return s.message();
         if (v[0] != 1 + 2 * i) return "wrong sum at step " + std::to_string(i);
-        if (v[1] == 2) return "";
+        if (v[1] > 0) return "";
       }
-      return "rank " + std::to_string(rank) + (tcp.waitPolicy().contendedSpins() == 0 ? " never" : "") +
-             " saw its spin contended in 20,000 steps, and its peer " + (tcp.waitPolicy().contendedSpins() == 0 ? "may have" : "did not");
+      return "neither rank saw its spin contended in 20,000 steps";
     });
     stop = true;
     for (auto& t : busy) t.join();

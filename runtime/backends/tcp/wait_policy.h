@@ -10,10 +10,12 @@
 // quota, cpu_budget.h) against the ranks on this host, and then from what the spins see: a
 // spin during which the thread was off its core for a whole time slice (kOffCore without
 // running) shows the core is contended, and waits sleep at once for a while (the quiet
-// period, doubling while it keeps happening, back to the first length once it stops).
+// period, doubling while it keeps happening, back to the first length after a calm spell).
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <optional>
 
 namespace hvd::backends::tcp {
 
@@ -34,10 +36,14 @@ class WaitPolicy {
   static constexpr std::chrono::microseconds kOffCore{200};
   static constexpr std::chrono::milliseconds kFirstQuiet{20};
   static constexpr std::chrono::milliseconds kLongestQuiet{640};
+  static constexpr std::chrono::seconds kCalm{2};
+
+  // Tasks runnable on the host now (runnableTasks() in cpu_budget.h; tests give their own).
+  using RunnableCount = std::function<std::optional<int>()>;
 
   // `cores`: what this process can have (usableCores()); `localRanks`: the job's ranks on
   // this host, each a process that spins while it waits.
-  WaitPolicy(int cores, int localRanks);
+  WaitPolicy(int cores, int localRanks, RunnableCount runnable);
   // A fixed spin (tests, and transports opened without a host's view).
   explicit WaitPolicy(Spin fixed) : base_(fixed) {}
 
@@ -45,8 +51,12 @@ class WaitPolicy {
   // one: none in a quiet period.
   Spin spinFor(Clock::time_point now, const Spin* cap = nullptr) const;
   // The spinning thread found itself off its core for a slice at `now`: sleep at once until
-  // the quiet period ends. One that comes soon after the last period ended doubles the next.
-  void offCore(Clock::time_point now);
+  // the quiet period ends. One that comes within kCalm of the last doubles the period.
+  // Where ranks outnumber cores, a yielding spin gives its core to a peer rank, which may
+  // keep it as long (reducing a large piece): that counts only when more tasks are runnable
+  // on the host than this job's ranks (and one more: an engine thread, hvdrun). Returns
+  // whether it counted.
+  bool offCore(Clock::time_point now);
 
   bool quietAt(Clock::time_point now) const { return now < quietUntil_; }
   const Spin& base() const { return base_; }
@@ -55,7 +65,9 @@ class WaitPolicy {
 
  private:
   Spin base_;
-  Clock::time_point quietUntil_{};
+  int localRanks_ = 0;
+  RunnableCount runnable_;
+  Clock::time_point quietUntil_{}, lastOffCore_{};
   std::chrono::milliseconds quiet_{kFirstQuiet};
   long contendedSpins_ = 0;
 };

@@ -7,17 +7,17 @@ using namespace std::chrono_literals;
 using hvd::backends::tcp::WaitPolicy;
 
 TEST_CASE("ranks that each have a core spin without yielding and ranks that outnumber the cores yield", "[wait_policy]") {
-  WaitPolicy own(8, 4);
+  WaitPolicy own(8, 4, nullptr);
   CHECK_FALSE(own.base().yield);
   CHECK(own.base().budget == 2000us);
-  WaitPolicy shared(2, 4);
+  WaitPolicy shared(2, 4, nullptr);
   CHECK(shared.base().yield);
   CHECK(shared.base().budget == 200us);
   CHECK(shared.base().budget < own.base().budget);
 }
 
 TEST_CASE("the control path's cap bounds a spin's tries and budget but never raises them", "[wait_policy]") {
-  WaitPolicy own(8, 2);
+  WaitPolicy own(8, 2, nullptr);
   WaitPolicy::Spin cap{200, false, 50us};
   auto spin = own.spinFor(WaitPolicy::Clock::now(), &cap);
   CHECK(spin.tries == 200);
@@ -27,7 +27,7 @@ TEST_CASE("the control path's cap bounds a spin's tries and budget but never rai
 }
 
 TEST_CASE("a spin found off its core makes waits sleep at once until the quiet period ends", "[wait_policy]") {
-  WaitPolicy policy(2, 2);
+  WaitPolicy policy(2, 2, nullptr);
   auto t0 = WaitPolicy::Clock::now();
   CHECK(policy.spinFor(t0).budget > 0us);
   policy.offCore(t0);
@@ -38,7 +38,7 @@ TEST_CASE("a spin found off its core makes waits sleep at once until the quiet p
 }
 
 TEST_CASE("contention that persists doubles the quiet period up to its longest and a passing burst starts over", "[wait_policy]") {
-  WaitPolicy policy(2, 2);
+  WaitPolicy policy(2, 2, nullptr);
   auto t = WaitPolicy::Clock::now();
   policy.offCore(t);
   auto quiet = WaitPolicy::kFirstQuiet;
@@ -65,4 +65,24 @@ TEST_CASE("a fixed spin stays as given until contention is found", "[wait_policy
   CHECK(fixed.spinFor(t).budget == 2000us);
   fixed.offCore(t);
   CHECK(fixed.spinFor(t).budget == 0us);
+}
+
+TEST_CASE("where ranks outnumber the cores a lost slice counts only when more is runnable than the job's ranks", "[wait_policy]") {
+  int runnable = 4;
+  WaitPolicy shared(2, 4, [&] { return std::optional<int>(runnable); });
+  auto t = WaitPolicy::Clock::now();
+  // Four ranks (and an engine thread) on two cores: a peer kept the core; that is the job.
+  for (int n : {1, 4, 5}) {
+    runnable = n;
+    CHECK_FALSE(shared.offCore(t));
+    CHECK(shared.spinFor(t).budget == 200us);
+  }
+  runnable = 6;
+  CHECK(shared.offCore(t));
+  CHECK(shared.spinFor(t).budget == 0us);
+  // Ranks that each have a core: a lost slice is someone else's, whatever the count.
+  runnable = 1;
+  WaitPolicy own(8, 4, [&] { return std::optional<int>(runnable); });
+  CHECK(own.offCore(t));
+  CHECK(own.spinFor(t).budget == 0us);
 }

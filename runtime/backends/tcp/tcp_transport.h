@@ -29,7 +29,7 @@ struct TcpTransportOptions {
   std::chrono::milliseconds timeout{30000};  // for setup and for every exchange
   // How a wait spins before it sleeps (in poll(), or on a futex when every pending direction
   // is shared memory): the backend's opener gives a policy for this host's cores and ranks;
-  // ranks as threads in tests spin up to 2 ms without yielding.
+  // ranks as threads in tests spin, yielding between tries, for up to 2 ms.
   WaitPolicy waiting{WaitPolicy::Spin{0, false, std::chrono::microseconds(2000)}};
   // Peers on the same host exchange through shared memory (shm_link.h) instead of the
   // kernel's TCP stack; the TCP connections stay, to notice a peer that dies.

@@ -138,7 +138,8 @@ int Engine::fusionTrack() {
 
 int Engine::trackFor(const Operation& op) {
   if (!timeline_) return -1;
-  const std::string& key = op.name.empty() ? std::string("(blocking calls, in order)") : op.name;
+  static const std::string kBlocking = "(blocking calls, in order)";
+  const std::string& key = op.name.empty() ? kBlocking : op.name;  // both lvalues: no copy per request
   auto it = tracks_.find(key);
   if (it != tracks_.end()) return it->second;
   int track = static_cast<int>(tracks_.size()) + 1;  // track 0: the engine's own marks
@@ -147,7 +148,7 @@ int Engine::trackFor(const Operation& op) {
   name.phase = 'M';
   name.track = track;
   name.text = key;
-  timeline_->record(std::move(name));
+  events_.push_back(std::move(name));
   return track;
 }
 
@@ -158,7 +159,7 @@ void Engine::tick(const Operation& op, int rank, double atUs) {
   e.track = op.track;
   e.tsUs = atUs;
   e.text = std::to_string(rank);
-  timeline_->record(std::move(e));
+  events_.push_back(std::move(e));
 }
 
 void Engine::span(const Operation& op, const char* name, double fromUs, double toUs, bool withArgs) {
@@ -172,7 +173,7 @@ void Engine::span(const Operation& op, const char* name, double fromUs, double t
     e.dtype = static_cast<int>(op.spec.type);
     e.count = op.spec.count;
   }
-  timeline_->record(std::move(e));
+  events_.push_back(std::move(e));
 }
 
 Result<HandleId> Engine::submit(Submission s) {
@@ -334,6 +335,7 @@ bool Engine::runCycle() {
     stop(s);
     progressed_ = true;
   }
+  if (timeline_ && !events_.empty()) timeline_->record(events_);
   std::lock_guard<std::mutex> lock(doneMutex_);
   done_.notify_all();
   return progressed_;
@@ -348,7 +350,7 @@ void Engine::takeIncoming(bool& shutdownAsked) {
   }
   for (auto& op : arrived) {
     op->track = trackFor(*op);
-    if (timeline_ && !op->name.empty()) {
+    if (timeline_ && !op->name.empty() && !earlyTicks_.empty()) {
       if (auto early = earlyTicks_.find(op->name); early != earlyTicks_.end()) {
         for (auto [r, when] : early->second) tick(*op, r, when);
         earlyTicks_.erase(early);
@@ -368,7 +370,7 @@ Status Engine::negotiateAndRun() {
     mark.phase = 'i';
     mark.name = "CYCLE_START";
     mark.tsUs = timeline::TimelineWriter::nowUs();
-    timeline_->record(std::move(mark));
+    events_.push_back(std::move(mark));
   }
   ControlOffer offer;
   offer.shutdownRank = shutdownAsked ? rank_ : -1;

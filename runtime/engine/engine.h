@@ -178,6 +178,8 @@ class Engine {
   std::vector<std::byte> rider_;
   std::unique_ptr<timeline::TimelineWriter> timeline_;
   std::unordered_map<std::string, int> tracks_;  // tensor name -> timeline track
+  // The cycle's timeline events, handed to the writer at once when the cycle ends.
+  std::vector<timeline::Event> events_;
   // Ranks seen ready for names not yet submitted here (rank, when), ticked on arrival.
   std::unordered_map<std::string, std::vector<std::pair<int, double>>> earlyTicks_;
   MessageTable table_;

@@ -50,6 +50,9 @@ class TimelineWriter {
 
   // Never blocks on I/O; thread-safe. A full queue (or a file at its cap) drops the event.
   void record(Event event);
+  // The same for a cycle's events at once (one lock instead of one per event: the lock was
+  // a sixth of an event's cost); takes them out of `events`, which keeps its capacity.
+  void record(std::vector<Event>& events);
   // Microseconds on the steady clock, as record() expects before the offset is applied.
   static double nowUs();
   // Blocks until what was recorded so far is in the file (tests, shutdown).
@@ -60,12 +63,13 @@ class TimelineWriter {
   explicit TimelineWriter(WriterOptions options) : options_(std::move(options)) {}
   void threadMain();
   void append(const std::vector<Event>& events);  // writer thread only
-  void writeRaw(const std::string& eventsText);   // appends text before the closing bracket
+  void writeText(size_t used);                     // puts text_'s first bytes before the ']' 
 
   WriterOptions options_;
   int fd_ = -1;
   std::uint64_t end_ = 0;  // offset of the closing ']'
   bool capped_ = false;
+  std::vector<char> text_;  // the writer thread's formatting buffer, kept between batches
 
   std::mutex mutex_;
   std::condition_variable wake_, flushed_;

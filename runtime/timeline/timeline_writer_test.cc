@@ -169,3 +169,90 @@ TEST_CASE("rank r's trace sits beside rank 0's, and merging gives one array with
   auto bad = hvd::timeline::mergeTraces({dir.path() + "/bad.json"}, dir.path() + "/out.json");
   CHECK(bad.code() == hvd::Errc::kInvalidArgument);
 }
+
+TEST_CASE("a cycle's events handed over at once keep their order and what does not fit is dropped and counted",
+          "[unit][timeline]") {
+  TempDir dir;
+  std::string path = dir.path() + "/t.json";
+  hvd::timeline::WriterOptions o = opts(path, 0);
+  o.queueCapacity = 64;
+  o.clockOffsetUs = 1000;
+  std::uint64_t dropped = 0;
+  {
+    auto w = TimelineWriter::open(o);
+    REQUIRE(w.isOk());
+    std::vector<Event> cycle;
+    for (int i = 0; i < 50; ++i) cycle.push_back(span(i, i));
+    (*w)->record(cycle);
+    CHECK(cycle.empty());
+    (*w)->flush();
+    for (int i = 0; i < 100; ++i) cycle.push_back(span(1000 + i, 0));
+    (*w)->record(cycle);  // the queue has room for 64 of them, unless the writer already ran
+    dropped = (*w)->dropped();
+  }
+  std::string error;
+  hvd::Json trace = readTrace(path, error);
+  REQUIRE(error.empty());
+  std::vector<double> tracks, stamps;
+  for (const auto& e : trace.array()) {
+    if (e.has("name") && e["name"].str() == "ALLREDUCE") tracks.push_back(e["tid"].number()), stamps.push_back(e["ts"].number());
+  }
+  REQUIRE(tracks.size() >= 50);
+  for (size_t i = 0; i < 50; ++i) {
+    CHECK(tracks[i] == static_cast<double>(i));
+    CHECK(stamps[i] == 1000.0 + static_cast<double>(i));  // the offset applies to batches too
+  }
+  CHECK(dropped > 0);
+  CHECK(tracks.size() + dropped == 150);
+}
+
+TEST_CASE("timestamps are written in microseconds with three decimals, rounded to the nearest nanosecond",
+          "[unit][timeline]") {
+  TempDir dir;
+  std::string path = dir.path() + "/t.json";
+  const std::vector<double> stamps = {0.0, 0.0004, 0.0006, 1.9996, 12.3454, 27091222544.4204, 9e12 + 0.25, -5.25};
+  {
+    auto w = TimelineWriter::open(opts(path, 0));
+    REQUIRE(w.isOk());
+    for (size_t i = 0; i < stamps.size(); ++i) {
+      Event e = span(static_cast<int>(i), stamps[i]);
+      e.durUs = stamps[i] < 0 ? 0.5 : stamps[i];
+      (*w)->record(e);
+    }
+  }
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* written : {"\"ts\":0.000,", "\"ts\":0.001,", "\"ts\":2.000,", "\"ts\":12.345,", "\"ts\":27091222544.420,",
+                              "\"ts\":9000000000000.250,", "\"ts\":-5.250,", "\"dur\":12.345,", "\"dur\":0.500"}) {
+    INFO(written);
+    CHECK(text.find(written) != std::string::npos);
+  }
+  std::string error;
+  hvd::Json trace = readTrace(path, error);
+  REQUIRE(error.empty());
+  CHECK(countNamed(trace, "ALLREDUCE") == static_cast<int>(stamps.size()));
+}
+
+TEST_CASE("the writer thread is named hvd-timeline and runs at nice 19 so that it yields to the rank's threads",
+          "[unit][timeline]") {
+  TempDir dir;
+  auto w = TimelineWriter::open(opts(dir.path() + "/t.json", 0));
+  REQUIRE(w.isOk());
+  (*w)->record(span(1, 1));
+  (*w)->flush();  // the thread has run its start-up by now
+  int found = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name != "hvd-timeline") continue;
+    ++found;
+    // /proc/<tid>/stat: "pid (comm) state ..." with nice the 19th field; comm has no spaces here.
+    std::ifstream stat(task.path() / "stat");
+    std::vector<std::string> fields;
+    for (std::string f; stat >> f;) fields.push_back(f);
+    REQUIRE(fields.size() > 18);
+    CHECK(fields[18] == "19");
+  }
+  CHECK(found == 1);
+}

@@ -2,10 +2,14 @@
 // --tensors named allreduces of --bytes each (float32, sum), asynchronously, then
 // synchronizes them all: what a training step's gradients do. The same names every step,
 // so after the first step every name is cached. Rank 0 prints one line:
-//   tensors bytes steps fusion_mb cycle_ms time_per_step_ms steps_per_s #wrong
+//   tensors bytes steps fusion_mb cycle_ms time_per_step_ms steps_per_s #wrong cpu_ms_per_step
+// (the last: rank 0's CPU time over the timed steps, every thread: on a machine with fewer
+// cores than ranks, what a feature such as the timeline costs shows there first).
 // With --lone, it instead times one allreduce of --bytes through the blocking call and
 // through allreduceAsync + synchronize, alternating, and prints both medians.
 //   engine_perf [--tensors 1000] [--bytes 4096] [--steps 20] [--warmup 3] [--lone]
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +32,12 @@ using Clock = std::chrono::steady_clock;
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double cpuMs() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
 double envNumber(const char* name, double fallback) {
@@ -92,7 +102,9 @@ int main(int argc, char** argv) {
   std::vector<hvd::Handle> handles(tensors);
   std::vector<double> times;
   int wrong = 0;
+  double cpuStart = 0;
   for (int step = 0; step < warmup + steps; ++step) {
+    if (step == warmup) cpuStart = cpuMs();
     for (auto& g : grads) std::fill(g.begin(), g.end(), static_cast<float>(hvd::rank() + 1));
     auto t0 = Clock::now();
     for (size_t t = 0; t < tensors; ++t) {
@@ -109,11 +121,12 @@ int main(int argc, char** argv) {
     for (const auto& g : grads) wrong += !g.empty() && g.back() != want;
     if (step >= warmup) times.push_back(ms);
   }
+  double cpuPerStep = (cpuMs() - cpuStart) / std::max(steps, 1);
   if (hvd::rank() == 0) {
     double m = median(times);
-    std::printf("%8zu %8zu %6d %9.0f %8.2f %16.3f %11.1f %6d\n", tensors, bytes, steps,
+    std::printf("%8zu %8zu %6d %9.0f %8.2f %16.3f %11.1f %6d %8.3f\n", tensors, bytes, steps,
                 envNumber("HOROVOD_FUSION_THRESHOLD", 134217728) / 1048576.0, envNumber("HOROVOD_CYCLE_TIME", 1), m,
-                1000.0 / m, wrong);
+                1000.0 / m, wrong, cpuPerStep);
   }
   hvd::shutdown();
   return 0;

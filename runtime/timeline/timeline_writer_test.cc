@@ -256,3 +256,35 @@ TEST_CASE("the writer thread is named hvd-timeline and runs at nice 19 so that i
   }
   CHECK(found == 1);
 }
+
+TEST_CASE("merging copies traces larger than its piece exactly and skips empty arrays and white space around them",
+          "[unit][timeline]") {
+  TempDir dir;
+  std::string big = dir.path() + "/big.json";
+  {
+    hvd::timeline::WriterOptions o = opts(big, 1);
+    o.queueCapacity = 1 << 17;
+    auto w = TimelineWriter::open(o);
+    REQUIRE(w.isOk());
+    for (int i = 0; i < 30000; ++i) (*w)->record(span(i % 50, i));  // about 3 MiB: several pieces
+  }
+  std::ofstream(dir.path() + "/empty.json") << "  [ \n ]  \n";
+  std::ofstream(dir.path() + "/spaced.json") << "\n\t[{\"name\":\"ALLREDUCE\",\"ph\":\"X\",\"pid\":2,\"tid\":1,\"ts\":1,\"dur\":1}]\n\n";
+  std::string out = dir.path() + "/out.json";
+  REQUIRE(hvd::timeline::mergeTraces({dir.path() + "/empty.json", big, dir.path() + "/spaced.json"}, out).isOk());
+  std::string error;
+  hvd::Json trace = readTrace(out, error);
+  REQUIRE(error.empty());
+  CHECK(countNamed(trace, "ALLREDUCE") == 30001);
+  CHECK(trace.array().back()["pid"].number() == 2);
+  for (const char* broken : {"[", "  ", "[{\"name\":1}", "{}]"}) {
+    INFO(broken);
+    std::ofstream(dir.path() + "/broken.json", std::ios::trunc) << broken;
+    auto s = hvd::timeline::mergeTraces({big, dir.path() + "/broken.json"}, out);
+    CHECK(s.code() == hvd::Errc::kInvalidArgument);
+    CHECK(s.message().find("broken.json") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(out + ".merging"));
+  hvd::Json still = readTrace(out, error);  // a failed merge leaves the earlier output as it was
+  CHECK(error.empty());
+}

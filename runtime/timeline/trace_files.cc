@@ -1,11 +1,13 @@
 // runtime/timeline/trace_files.cc: naming and merging per-rank traces.
 #include "runtime/timeline/trace_files.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 namespace hvd::timeline {
 
@@ -28,34 +30,129 @@ std::vector<std::string> existingRankTraces(const std::string& path, int maxRank
   return out;
 }
 
-Status mergeTraces(const std::vector<std::string>& inputs, const std::string& output) {
-  std::string merged = "[";
-  bool first = true;
-  for (const std::string& in : inputs) {
-    std::ifstream file(in, std::ios::binary);
-    if (!file) return systemError("cannot read the trace '" + in + "'");
-    std::ostringstream text;
-    text << file.rdbuf();
-    std::string body = text.str();
-    size_t open = body.find_first_not_of(" \t\r\n");
-    size_t close = body.find_last_not_of(" \t\r\n");
-    if (open == std::string::npos || body[open] != '[' || body[close] != ']') {
-      return invalidArgument("'" + in + "' is not a Chrome trace in the JSON array format (it should start with '[' and end with ']')");
-    }
-    std::string events = body.substr(open + 1, close - open - 1);
-    if (events.find_first_not_of(" \t\r\n") == std::string::npos) continue;
-    merged += first ? "\n" : ",\n";
-    merged += events;
-    first = false;
+namespace {
+
+bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+// A file descriptor closed on every path out.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
   }
-  merged += "\n]\n";
-  std::string temporary = output + ".merging";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out || !out.write(merged.data(), static_cast<std::streamsize>(merged.size())) || !out.flush()) {
-      std::remove(temporary.c_str());
-      return systemError("cannot write the merged trace '" + temporary + "'");
+};
+
+bool readAt(int fd, char* buf, size_t n, off_t at) {
+  while (n > 0) {
+    ssize_t got = ::pread(fd, buf, n, at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    buf += got, n -= static_cast<size_t>(got), at += got;
+  }
+  return true;
+}
+
+bool writeAll(int fd, const char* buf, size_t n) {
+  while (n > 0) {
+    ssize_t put = ::write(fd, buf, n);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) return false;
+    buf += put, n -= static_cast<size_t>(put);
+  }
+  return true;
+}
+
+// The byte range between an array's brackets: [first, last). Reads only the ends of the
+// file, so a trace of any size costs the same here.
+Result<std::pair<off_t, off_t>> arrayBody(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return systemError("cannot read the trace '" + path + "'");
+  auto notArray = [&] {
+    return invalidArgument("'" + path + "' is not a Chrome trace in the JSON array format (it should start with '[' and end with ']')");
+  };
+  const off_t size = st.st_size;
+  char buf[4096];
+  off_t open = -1, close = -1;
+  for (off_t at = 0; at < size && open < 0; at += static_cast<off_t>(sizeof buf)) {
+    size_t n = static_cast<size_t>(std::min<off_t>(sizeof buf, size - at));
+    if (!readAt(fd, buf, n, at)) return systemError("cannot read the trace '" + path + "'");
+    for (size_t i = 0; i < n; ++i) {
+      if (isSpace(buf[i])) continue;
+      if (buf[i] != '[') return notArray();
+      open = at + static_cast<off_t>(i);
+      break;
     }
+  }
+  for (off_t end = size; end > open + 1 && close < 0;) {
+    off_t at = std::max<off_t>(open + 1, end - static_cast<off_t>(sizeof buf));
+    size_t n = static_cast<size_t>(end - at);
+    if (!readAt(fd, buf, n, at)) return systemError("cannot read the trace '" + path + "'");
+    for (size_t i = n; i-- > 0;) {
+      if (isSpace(buf[i])) continue;
+      if (buf[i] != ']') return notArray();
+      close = at + static_cast<off_t>(i);
+      break;
+    }
+    end = at;
+  }
+  if (open < 0 || close < 0) return notArray();
+  return std::make_pair(open + 1, close);
+}
+
+// Whether [from, to) holds only white space (an array with no events), reading a little.
+Result<bool> blank(int fd, off_t from, off_t to, const std::string& path) {
+  char buf[4096];
+  for (off_t at = from; at < to; at += static_cast<off_t>(sizeof buf)) {
+    size_t n = static_cast<size_t>(std::min<off_t>(sizeof buf, to - at));
+    if (!readAt(fd, buf, n, at)) return systemError("cannot read the trace '" + path + "'");
+    for (size_t i = 0; i < n; ++i) {
+      if (!isSpace(buf[i])) return false;
+    }
+  }
+  return true;
+}
+
+// Appends every trace's events to `out`, a piece at a time: at exit hvdrun merges every
+// rank's file (each up to --timeline-max-mb), so nothing here may hold a whole trace.
+Status appendEvents(const std::vector<std::string>& inputs, int out) {
+  std::vector<char> piece(1 << 20);
+  bool first = true;
+  if (!writeAll(out, "[", 1)) return systemError("cannot write the merged trace");
+  for (const std::string& in : inputs) {
+    Fd fd{::open(in.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (fd.fd < 0) return systemError("cannot read the trace '" + in + "'");
+    auto body = arrayBody(fd.fd, in);
+    if (!body) return body.status();
+    auto [from, to] = *body;
+    auto empty = blank(fd.fd, from, to, in);
+    if (!empty) return empty.status();
+    if (*empty) continue;
+    if (!writeAll(out, first ? "\n" : ",\n", first ? 1 : 2)) return systemError("cannot write the merged trace");
+    first = false;
+    for (off_t at = from; at < to;) {
+      size_t n = static_cast<size_t>(std::min<off_t>(static_cast<off_t>(piece.size()), to - at));
+      if (!readAt(fd.fd, piece.data(), n, at)) return systemError("cannot read the trace '" + in + "'");
+      if (!writeAll(out, piece.data(), n)) return systemError("cannot write the merged trace");
+      at += static_cast<off_t>(n);
+    }
+  }
+  if (!writeAll(out, "\n]\n", 3)) return systemError("cannot write the merged trace");
+  return Status::ok();
+}
+
+}  // namespace
+
+Status mergeTraces(const std::vector<std::string>& inputs, const std::string& output) {
+  std::string temporary = output + ".merging";
+  Status merged;
+  {
+    Fd out{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+    if (out.fd < 0) return systemError("cannot write the merged trace '" + temporary + "'");
+    merged = appendEvents(inputs, out.fd);
+  }
+  if (!merged.isOk()) {
+    std::remove(temporary.c_str());
+    return merged;
   }
   if (std::rename(temporary.c_str(), output.c_str()) != 0) {
     Status s = systemError("cannot move the merged trace into '" + output + "'");

@@ -12,11 +12,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "runtime/common/json.h"
 #include "tests/support/hvdrun_runner.h"
 
 namespace {
@@ -25,11 +29,13 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kRank = HVD_TEST_RANK_PATH;
 const std::string kCollectiveRank = HVD_COLLECTIVE_RANK_PATH;
+const std::string kEngineRank = HVD_ENGINE_RANK_PATH;
 
 struct Bed {
   std::vector<std::string> hosts;  // addresses
   std::vector<std::string> names;  // hostnames, same order
   std::string dir, ssh, port, key;
+  std::vector<double> clockAheadSeconds;  // each host's CLOCK_MONOTONIC against this machine's
 };
 
 std::vector<std::string> splitCommas(const std::string& text) {
@@ -49,6 +55,7 @@ const Bed& bed() {
     b.ssh = std::getenv("HVD_SSHBED_SSH");
     b.port = std::getenv("HVD_SSHBED_PORT");
     b.key = std::getenv("HVD_SSHBED_KEY");
+    for (const auto& s : splitCommas(std::getenv("HVD_SSHBED_CLOCK_AHEAD"))) b.clockAheadSeconds.push_back(std::stod(s));
     return b;
   }();
   return b;
@@ -170,6 +177,48 @@ TEST_CASE("over ssh the runtime's collectives agree across three hosts", "[ssh]"
   INFO(identity.out << identity.err);
   CHECK(identity.out.find("[5]<stdout>:rank=5 size=6 local_rank=1 local_size=2 cross_rank=2 cross_size=3") !=
         std::string::npos);
+}
+
+TEST_CASE("over ssh every rank's timeline is on rank 0's clock although each host's steady clock is 1000 s apart",
+          "[ssh]") {
+  const Bed& b = bed();
+  REQUIRE(b.clockAheadSeconds.size() == b.hosts.size());
+  char dir[] = "/tmp/hvd-ssh-timeline-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  std::string path = std::string(dir) + "/trace.json";
+  auto run = runSshJob(1, {"--timeline-filename", path, kEngineRank, "stall", "1"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  auto trace = hvd::readJsonFile(path);
+  std::system(("rm -rf " + std::string(dir)).c_str());
+  REQUIRE(trace.isOk());
+  // Per rank: the offset it wrote, when its negotiation of 'late' ended, and when it saw
+  // the last rank ready (its tick).
+  int ranks = static_cast<int>(b.hosts.size());
+  std::map<int, double> offsetUs, decidedUs, lateTickUs;
+  std::map<std::pair<int, int>, std::string> trackName;
+  for (const auto& e : trace->array()) {
+    if (e["name"].str() == "thread_name") trackName[{int(e["pid"].number()), int(e["tid"].number())}] = e["args"]["name"].str();
+  }
+  for (const auto& e : trace->array()) {
+    int pid = static_cast<int>(e["pid"].number());
+    if (e["name"].str() == "clock_offset") offsetUs[pid] = e["args"]["offset_to_rank_0_us"].number();
+    if (!e.has("tid") || trackName[{pid, int(e["tid"].number())}] != "late") continue;
+    if (e["name"].str() == "NEGOTIATE_ALLREDUCE") decidedUs[pid] = e["ts"].number() + e["dur"].number();
+    if (e["name"].str() == std::to_string(ranks - 1)) lateTickUs[pid] = e["ts"].number();
+  }
+  REQUIRE(static_cast<int>(decidedUs.size()) == ranks);
+  REQUIRE(static_cast<int>(lateTickUs.size()) == ranks);
+  for (int r = 0; r < ranks; ++r) {
+    INFO("rank " << r << " on " << b.names[static_cast<size_t>(r)]);
+    // Rank 0 reads its own clock; the others measured how far theirs is from it.
+    double want = (b.clockAheadSeconds[0] - b.clockAheadSeconds[static_cast<size_t>(r)]) * 1e6;
+    CHECK(std::abs(offsetUs[r] - want) < 500000);
+    // The same moments, seen from every host, land together on rank 0's clock (without the
+    // offsets they would be 1000 s apart).
+    CHECK(std::abs(decidedUs[r] - decidedUs[0]) < 250000);
+    CHECK(std::abs(lateTickUs[r] - lateTickUs[0]) < 250000);
+  }
 }
 
 TEST_CASE("a rank failing on another host ends the ssh job with its code and summary and no rank survives", "[ssh]") {

@@ -19,10 +19,12 @@
 #   HVD_SSHBED_DIR          DIR: run/sshd-<name>.pid are the daemons' pid files, and
 #                           `sh DIR/run/start-sshd-<name>.sh` starts one again
 #   HVD_SSHBED_NAMESPACE_PREFIX  the namespaces are <prefix><name> (ip netns pids ...)
+#   HVD_SSHBED_CLOCK_AHEAD  how far each host's CLOCK_MONOTONIC is ahead of this machine's,
+#                           in seconds, in the same order (1000,2000,...: time namespaces)
 # Needs root, iproute2 and openssh-server (scripts/setup.sh installs them).
 set -euo pipefail
 
-usage() { sed -n '2,23p' "$0" >&2; exit 2; }
+usage() { sed -n '2,25p' "$0" >&2; exit 2; }
 log() { [[ -n "${HVD_SSHBED_QUIET:-}" ]] || echo "sshbed: $*" >&2; }
 readonly PORT=2222
 
@@ -128,10 +130,13 @@ MaxSessions 100
 LogLevel ERROR
 CONF
     # `ip netns exec` would remount /sys; only the network namespace is entered, and the
-    # host gets its own hostname, /etc/hosts and /dev/shm (ranks there share memory). The
-    # script stays, so a test that stopped this sshd can start it again.
+    # host gets its own hostname, /etc/hosts and /dev/shm (ranks there share memory), and
+    # its own steady clock: a time namespace puts host N's CLOCK_MONOTONIC N*1000 s ahead,
+    # as nodes booted at different times are (what the timeline's clock offsets are for).
+    # The script stays, so a test that stopped this sshd can start it again.
     cat >"$dir/run/start-sshd-$name.sh" <<SCRIPT
-nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation private -- sh -c \\
+nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation private --time --fork \\
+  --monotonic $(((i + 1) * 1000)) -- sh -c \\
   "hostname $name; mount --bind '$dir/etc/hosts' /etc/hosts; mount -t tmpfs tmpfs /dev/shm; \\
    exec /usr/sbin/sshd -f '$dir/etc/sshd_config-$name' -E '$dir/log/sshd-$name.log'"
 SCRIPT
@@ -160,6 +165,7 @@ SCRIPT
     echo "export HVD_SSHBED_KEY='$dir/etc/client_key'"
     echo "export HVD_SSHBED_SSH='ssh -F $dir/etc/ssh_config'"
     echo "export HVD_SSHBED_NAMESPACE_PREFIX='$tag-'"
+    echo "export HVD_SSHBED_CLOCK_AHEAD='$(seq -s, 1000 1000 $((hosts * 1000)))'"
   } >"$dir/env"
   log "up: ${names[*]} on $net.0/24, sshd on port $PORT"
 }

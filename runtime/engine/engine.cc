@@ -335,7 +335,17 @@ bool Engine::runCycle() {
     stop(s);
     progressed_ = true;
   }
-  if (timeline_ && !events_.empty()) timeline_->record(events_);
+  if (timeline_) {
+    timelineUnwritten_ = timelineUnwritten_ || !events_.empty();
+    if (!events_.empty()) timeline_->record(events_);
+    // A cycle with nothing to do (between steps, or waiting on a peer) is when to write:
+    // a rank stopped by hvdrun's SIGTERM after a peer failed then still leaves its last
+    // collectives in the trace, instead of losing up to the writer's 100 ms.
+    if (!progressed_ && timelineUnwritten_) {
+      timeline_->writeSoon();
+      timelineUnwritten_ = false;
+    }
+  }
   std::lock_guard<std::mutex> lock(doneMutex_);
   done_.notify_all();
   return progressed_;

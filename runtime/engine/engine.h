@@ -180,6 +180,7 @@ class Engine {
   std::unordered_map<std::string, int> tracks_;  // tensor name -> timeline track
   // The cycle's timeline events, handed to the writer at once when the cycle ends.
   std::vector<timeline::Event> events_;
+  bool timelineUnwritten_ = false;  // events handed over since the writer was last asked to write
   // Ranks seen ready for names not yet submitted here (rank, when), ticked on arrival.
   std::unordered_map<std::string, std::vector<std::pair<int, double>>> earlyTicks_;
   MessageTable table_;

@@ -213,8 +213,9 @@ void TimelineWriter::threadMain() {
     bool stop = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      // Written every 100 ms, or sooner when half full or flushed: a crash loses at most that.
-      wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_ || written_ < recorded_; });
+      // Written every writeEvery (100 ms), or sooner when half full, flushed or asked to
+      // (writeSoon): a crash loses at most that.
+      wake_.wait_for(lock, options_.writeEvery, [&] { return stopping_ || written_ < recorded_; });
       batch.swap(queue_);
       stop = stopping_;
     }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -38,6 +39,7 @@ struct WriterOptions {
   std::uint64_t maxBytes = 64u << 20;
   size_t queueCapacity = 1 << 16;  // events waiting to be written
   double clockOffsetUs = 0;        // added to every timestamp: this rank's clock to rank 0's
+  std::chrono::milliseconds writeEvery{100};  // the writer's tick: a crash loses at most this
   std::string offsetNote;          // how the offset was measured, for the trace's metadata
 };
 
@@ -57,6 +59,9 @@ class TimelineWriter {
   static double nowUs();
   // Blocks until what was recorded so far is in the file (tests, shutdown).
   void flush();
+  // Asks the writer thread to write what is queued now rather than at its next 100 ms
+  // tick; returns at once (for callers that know they are idle).
+  void writeSoon() { wake_.notify_one(); }
   std::uint64_t dropped() const { return dropped_.load(); }
 
  private:

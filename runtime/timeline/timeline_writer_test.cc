@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "runtime/timeline/trace_files.h"
 #include "runtime/common/json.h"
@@ -287,4 +288,25 @@ TEST_CASE("merging copies traces larger than its piece exactly and skips empty a
   CHECK_FALSE(std::filesystem::exists(out + ".merging"));
   hvd::Json still = readTrace(out, error);  // a failed merge leaves the earlier output as it was
   CHECK(error.empty());
+}
+
+TEST_CASE("writeSoon writes what is queued without waiting for the writer's tick", "[unit][timeline]") {
+  TempDir dir;
+  std::string path = dir.path() + "/t.json";
+  hvd::timeline::WriterOptions o = opts(path, 0);
+  o.writeEvery = std::chrono::hours(1);  // only writeSoon (or the end) can write these
+  auto w = TimelineWriter::open(o);
+  REQUIRE(w.isOk());
+  for (int i = 0; i < 10; ++i) (*w)->record(span(1, i));
+  (*w)->writeSoon();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  int seen = 0;
+  while (seen < 10 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::string error;
+    hvd::Json trace = readTrace(path, error);
+    REQUIRE(error.empty());
+    seen = countNamed(trace, "ALLREDUCE");
+  }
+  CHECK(seen == 10);
 }

@@ -7,12 +7,16 @@
 //                                 every rank prints "error: <message>" and exits 0
 //   engine_rank stall <seconds>   the last rank sleeps <seconds> before submitting tensor
 //                                 'late'; the others wait on it; prints "late ok"
+//   engine_rank throw             ten named allreduces, then the last rank computes for
+//                                 300 ms and throws an exception nobody catches
+//                                 (std::terminate: SIGABRT)
 //   engine_rank env               prints the HOROVOD_* engine variables it was given
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,6 +88,23 @@ int stall(int seconds) {
   return 0;
 }
 
+int throwing() {
+  for (int i = 0; i < 10; ++i) {
+    double v = 1;
+    auto h = hvd::allreduceAsync("step." + std::to_string(i), &v, &v, 1, hvd::DataType::kFloat64, hvd::ReduceOp::kSum);
+    if (!h) return fail(h.status().message());
+    if (auto s = hvd::synchronize(*h); !s.isOk()) return fail(s.message());
+  }
+  if (hvd::rank() == hvd::size() - 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    throw std::runtime_error("a training step failed");
+  }
+  double v = 1;  // the others wait for it in a collective it never joins
+  auto h = hvd::allreduceAsync("never", &v, &v, 1, hvd::DataType::kFloat64, hvd::ReduceOp::kSum);
+  if (h) (void)hvd::synchronize(*h);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,7 +122,8 @@ int main(int argc, char** argv) {
   int rc = mode == "async" && argc > 2      ? async(std::atoi(argv[2]))
            : mode == "mismatch"             ? mismatch()
            : mode == "stall" && argc > 2    ? stall(std::atoi(argv[2]))
-                                            : fail("usage: engine_rank async N | mismatch | stall SECONDS | env");
+           : mode == "throw"                ? throwing()
+                                            : fail("usage: engine_rank async N | mismatch | stall SECONDS | throw | env");
   hvd::shutdown();
   return rc;
 }

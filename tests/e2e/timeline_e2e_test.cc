@@ -1,6 +1,7 @@
 // tests/e2e/timeline_e2e_test.cc: --timeline-filename on real ranks: a known run with one
 // rank late (phases, a tick per rank, args, tracks, merge), and traces that stay valid
-// JSON when a rank or hvdrun itself is SIGKILLed.
+// JSON when a rank throws, or a rank or hvdrun itself is SIGKILLed; HOROVOD_TIMELINE alone
+// under plain mpirun.
 #include <catch2/catch.hpp>
 
 #include <signal.h>
@@ -136,4 +137,53 @@ TEST_CASE("the trace stays valid JSON when a rank is SIGKILLed mid-run, and when
   int processes = 0;
   for (const auto& e : m.array()) processes += e["name"].str() == "process_name";
   CHECK(processes == 3);
+}
+
+TEST_CASE("the merged trace stays valid JSON when a rank dies of an exception nobody caught", "[e2e][mp][timeline]") {
+  hvd::test::TempDir dir;
+  std::string path = dir.path() + "/trace.json";
+  auto run = runHvdrun({"-np", "3", "--timeline-filename", path, HVD_ENGINE_RANK_PATH, "throw"}, options());
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 134);  // SIGABRT from std::terminate
+  CHECK(run.err.find("a training step failed") != std::string::npos);
+  std::string error;
+  hvd::Json trace = readTrace(path, error);
+  INFO(error);
+  REQUIRE(error.empty());
+  // What every rank recorded before the failure is there: the dead rank's writer and the
+  // others' (stopped by hvdrun's SIGTERM) had written it while the last rank computed.
+  for (int rank = 0; rank < 3; ++rank) {
+    INFO("rank " << rank);
+    CHECK(eventsOn(trace, rank, "step.9").count("ALLREDUCE") == 1);
+  }
+  int processes = 0;
+  for (const auto& e : trace.array()) processes += e["name"].str() == "process_name";
+  CHECK(processes == 3);
+}
+
+TEST_CASE("started by plain mpirun HOROVOD_TIMELINE alone makes every rank write its own trace", "[e2e][mp][mpi][timeline]") {
+  const char* pathVar = std::getenv("PATH");
+  if (!hvd::cli::findExecutable("mpirun", pathVar != nullptr ? pathVar : "").isOk()) hvd::test::skipTest("mpirun is not installed");
+  hvd::test::TempDir dir;
+  std::string path = dir.path() + "/trace.json";
+  hvd::cli::RunOptions o = options();
+  o.env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "CUDA_VISIBLE_DEVICES", "OMPI_ALLOW_RUN_AS_ROOT=1",
+                           "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp",
+                           "HVD_RENDEZVOUS_ADDR", "HVD_RANK", "HVD_SIZE", "HOROVOD_TIMELINE=" + path});
+  auto run = hvd::cli::runAndCapture({"mpirun", "--oversubscribe", "-np", "3", HVD_ENGINE_RANK_PATH, "stall", "0"}, o);
+  REQUIRE(run.isOk());
+  INFO(run->out << run->err);
+  REQUIRE(run->exitCode == 0);
+  auto files = hvd::timeline::existingRankTraces(path, 8);
+  REQUIRE(files.size() == 3);  // trace.json, trace.rank1.json, trace.rank2.json: nobody merges them
+  for (int rank = 0; rank < 3; ++rank) {
+    INFO(files[static_cast<size_t>(rank)]);
+    std::string error;
+    hvd::Json trace = readTrace(files[static_cast<size_t>(rank)], error);
+    REQUIRE(error.empty());
+    auto ev = eventsOn(trace, rank, "late");
+    CHECK(ev.count("NEGOTIATE_ALLREDUCE") == 1);
+    CHECK(ev.count("ALLREDUCE") == 1);
+    CHECK(ev.count("0") + ev.count("1") + ev.count("2") == 3);
+  }
 }

@@ -81,3 +81,14 @@ for name in lone lone+timeline; do
     "async+synchronize $(awk '{ print $3 }' <<<"$rows" | summary) us," \
     "ratio $(awk '{ print $4 }' <<<"$rows" | summary), #wrong $(awk '{ w += $5 } END { print w }' <<<"$rows")"
 done
+# The timeline's cost as the median of each round's on/off ratio: the two runs of a round
+# share the machine's state of the moment, so the ratio is steadier than two medians.
+ratio() {  # ratio NAME_ON NAME_OFF COLUMN
+  paste <(grep "^$2 " "$results" | awk -v c="$3" '{ print $c }') <(grep "^$1 " "$results" | awk -v c="$3" '{ print $c }') |
+    awk '$1 > 0 && $2 > 0 { print $2 / $1 }' | summary
+}
+echo "# timeline on/off, per-round ratios: fused step $(ratio fused+timeline fused 7)," \
+  "lone blocking $(ratio lone+timeline lone 2), lone async $(ratio lone+timeline lone 3)"
+if grep -q "^horovod-fused+timeline " "$results"; then
+  echo "# Horovod's timeline on/off, per-round ratios: fused step $(ratio horovod-fused+timeline horovod-fused 7)"
+fi

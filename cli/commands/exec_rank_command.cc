@@ -109,6 +109,9 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   }
 
   std::vector<std::string> overrides = planEnvironment(*plan, me);
+  // Slurm's per-task binding stands for the ranks the plan gives GPUs; a rank the plan
+  // gives none (a TF ps or evaluator) gets none, whatever Slurm bound to its task.
+  const bool keepSlurmGpus = slurmBound && !me.hideGpus;
   // srun tells each task the address its launching machine used: the one address of
   // hvdrun's host that this node is sure to reach.
   if (auto launchIp = env.find("SLURM_LAUNCH_NODE_IPADDR"); launchIp != env.end() && !launchIp->second.empty()) {
@@ -131,7 +134,7 @@ int runExecRankCommand(const std::vector<std::string>& args) {
     for (const auto& kv : overrides) replaced |= kv.compare(0, name.size() + 1, name + "=") == 0;
     bool launcherDecided = false;
     for (const char* v : kLauncherDecides) launcherDecided |= name == v;
-    if (!replaced || launcherDecided || (slurmBound && name == "CUDA_VISIBLE_DEVICES")) {
+    if (!replaced || launcherDecided || (keepSlurmGpus && name == "CUDA_VISIBLE_DEVICES")) {
       finalEnv.push_back(name + "=" + value);
     }
   }
@@ -139,7 +142,7 @@ int runExecRankCommand(const std::vector<std::string>& args) {
     std::string name = kv.substr(0, kv.find('='));
     bool launcherDecided = false;
     for (const char* v : kLauncherDecides) launcherDecided |= name == v && env.count(v);
-    if (launcherDecided || (slurmBound && name == "CUDA_VISIBLE_DEVICES")) continue;
+    if (launcherDecided || (keepSlurmGpus && name == "CUDA_VISIBLE_DEVICES")) continue;
     finalEnv.push_back(kv);
   }
 

@@ -257,6 +257,52 @@ TEST_CASE("through mpirun each rank runs on its planned node with its identity a
   }
 }
 
+TEST_CASE("the GPUs every rank gets equal the printed plan for every TF role and GPU option, through srun and mpirun",
+          "[cluster][launch][mpi]") {
+  requireTestbed();
+  // A chief, three workers, a ps and an evaluator, two per node: node03 holds the ps and
+  // the evaluator, which the plan gives no GPU whatever Slurm bound to their tasks.
+  const std::vector<std::string> job{"--tf-config", "--tf-chief", "--tf-ps", "1", "--tf-evaluator"};
+  for (const char* gpuOption : {"--gpus-per-task=1", "--gres=gpu:2", "--gpus-per-node=2"}) {
+    for (bool mpi : {false, true}) {
+      INFO(gpuOption << (mpi ? " through mpirun" : " through srun"));
+      std::vector<std::string> command{kHvdrun};
+      if (mpi) command.push_back("--mpi");
+      command.insert(command.end(), job.begin(), job.end());
+      std::vector<std::string> dry = command;
+      dry.insert(dry.end(), {"--dry-run", kRank});
+      command.insert(command.end(), {kRank, "identity"});
+      std::string shell;
+      for (const auto* argv : {&dry, &command}) {
+        for (const auto& a : *argv) shell += "'" + a + "' ";
+        shell += "&& ";
+      }
+      shell += "true";
+      auto run = inAllocation({"-N3", "--ntasks-per-node=2", gpuOption, "sh", "-c", shell}, {});
+      INFO(run.out << run.err);
+      REQUIRE(run.exitCode == 0);
+      std::regex planLine(R"( *(\d+) +(\S+) +\d+ +\d+ +(\S+) +(chief|worker|ps|evaluator))");
+      std::regex rankLine(R"(\[(\d)\]<stdout>:rank=(\d) .* host=(\S+) gpus=(\S*))");
+      std::map<int, std::string> planned, seen, role;
+      std::istringstream in(run.out);
+      for (std::string l; std::getline(in, l);) {
+        std::smatch m;
+        if (std::regex_match(l, m, planLine)) {
+          planned[std::stoi(m[1])] = m[2].str() + " gpus=" + (m[3] == "none" ? "" : m[3].str());
+          role[std::stoi(m[1])] = m[4];
+        } else if (std::regex_match(l, m, rankLine)) {
+          seen[std::stoi(m[2])] = m[3].str() + " gpus=" + m[4].str();
+        }
+      }
+      REQUIRE(planned.size() == 6);
+      CHECK(seen == planned);
+      CHECK(role[4] == "ps");
+      CHECK(planned[4] == "node03 gpus=");
+      CHECK(planned[5] == "node03 gpus=");
+    }
+  }
+}
+
 TEST_CASE("through mpirun a failing rank ends the job with its code and a summary", "[cluster][launch][mpi]") {
   requireTestbed();
   auto run = inAllocation({"-N3", "-n4"}, {kHvdrun, "--mpi", kRank, "fail", "2", "3", "30"});

@@ -187,6 +187,7 @@ std::string summaryPath(const std::string& outputDir) { return outputDir + "/sum
 void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
   supervision.consoleRanks = o.ranksFilter;
   supervision.timestamps = o.timestampOutput;
+  supervision.maxLineBytes = o.maxLineBytes;
   if (o.outputDir.empty()) return;
   std::error_code ec;
   std::filesystem::create_directories(o.outputDir, ec);
@@ -577,7 +578,7 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks == 0) continue;
     jobOf[h.host] = jobs.size();
-    jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, {}});
+    jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, o.maxLineBytes, {}});
     jobHosts.push_back(&h);
   }
   for (const RankPlan& r : plan.ranks) {

@@ -146,7 +146,7 @@ struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
-  std::string timelineFilename, timelineMaxMb, sshPort;
+  std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb;
   bool noPrefix = false, noStallCheck = false, timelineMarkCycles = false;
 };
 
@@ -271,6 +271,9 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--ranks-filter", raw.ranksFilter, "Show only these ranks on the console, e.g. 0,3-5 (files get all)")
       ->group("Output")->type_name("LIST");
   app.add_flag("--timestamp-output", o.timestampOutput, "Start every console line with the time")->group("Output");
+  app.add_option("--max-line-kb", raw.maxLineKb,
+                 "Cut a rank's output line longer than this many KiB into lines of that size (default 1024)")
+      ->group("Output")->type_name("KB");
   app.add_option("--start-timeout", raw.startTimeout,
                  "Seconds for every rank to reach the runtime's rendezvous once one has (default 30; 0: off)")
       ->group("Supervision")->type_name("SECONDS");
@@ -543,6 +546,7 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     }
   }
   if (!raw.killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", raw.killGrace);
+  if (!raw.maxLineKb.empty()) o.maxLineBytes = size_t{1024} * parseIntIn("--max-line-kb", raw.maxLineKb, 1, 1 << 20);
   if (!raw.startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", raw.startTimeout);
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
   if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);

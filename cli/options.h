@@ -62,6 +62,7 @@ struct Options {
   std::set<int> ranksFilter;  // --ranks-filter; empty: every rank on the console
   bool timestampOutput = false;
   std::chrono::milliseconds killGrace{5000};
+  size_t maxLineBytes = size_t{1} << 20;  // --max-line-kb: a rank's longer line is cut
   std::chrono::milliseconds startTimeout{30000};
 
   // The ranks' runtime engine (horovodrun's names): "HOROVOD_...=value" for every rank.

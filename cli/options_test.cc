@@ -75,6 +75,18 @@ TEST_CASE("the kill grace takes seconds and rejects nonsense", "[unit]") {
         "--kill-grace expects seconds between 0 and 86400, got 'soon'");
 }
 
+TEST_CASE("the line cap takes KiB from 1 to 1048576 and names a bad value", "[unit]") {
+  CHECK(parseOptions({"-np", "1", "p"}).maxLineBytes == 1048576);
+  CHECK(parseOptions({"--max-line-kb", "16", "-np", "1", "p"}).maxLineBytes == 16384);
+  for (const char* bad : {"0", "1048577", "lots", "-1"}) {
+    INFO(bad);
+    UserError e = usageErrorOf({"--max-line-kb", bad, "p"});
+    CHECK(e.code() == ExitCode::kUsage);
+    CHECK(std::string(e.what()).find("--max-line-kb") == 0);
+    CHECK(std::string(e.what()).find(std::string("'") + bad + "'") != std::string::npos);
+  }
+}
+
 TEST_CASE("the help text is grouped and shows the -np spelling", "[unit]") {
   Options o = parseOptions({"--help"});
   CHECK(o.help);

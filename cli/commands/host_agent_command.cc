@@ -157,6 +157,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   supervision.prefixOutput = true;  // hvdrun reads the rank from the prefix
   supervision.rankCount = static_cast<int>(ranks.size());
   supervision.killGrace = job.killGrace;
+  supervision.maxLineBytes = static_cast<size_t>(job.maxLineBytes);
   supervision.onRankStarted = [&guardian](int pid) { guardian.watch(pid); };
   supervision.onFailure = [](const RankFailure& f) { printTo(stderr, "{}\n", formatAgentFailure(f)); };
   auto outcome = superviseRanks(ranks, supervision);

@@ -83,6 +83,7 @@ std::string encodeAgentJob(const AgentJob& job) {
   put(payload, job.workingDirectory);
   put(payload, job.shmPrefix);
   put(payload, std::to_string(job.killGrace.count()));
+  put(payload, std::to_string(job.maxLineBytes));
   put(payload, std::to_string(job.ranks.size()));
   for (const AgentRank& r : job.ranks) {
     put(payload, std::to_string(r.rank));
@@ -129,6 +130,10 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
   HVD_RETURN_IF_ERROR(text(job.shmPrefix, "the shared-memory prefix"));
   HVD_RETURN_IF_ERROR(number(grace, "kill grace", 1LL << 40));
   job.killGrace = std::chrono::milliseconds(grace);
+  long long maxLine = 0;
+  HVD_RETURN_IF_ERROR(number(maxLine, "line cap", 1LL << 40));
+  if (maxLine < 1) return invalidArgument("the job's line cap must be at least 1 byte");
+  job.maxLineBytes = static_cast<std::uint64_t>(maxLine);
   HVD_RETURN_IF_ERROR(number(ranks, "rank count", kMaxCount));
   for (long long i = 0; i < ranks; ++i) {
     AgentRank r;

@@ -16,6 +16,8 @@
 // record hvdrun reads instead of printing (formatAgentFailure).
 #pragma once
 
+#include <cstdint>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -39,6 +41,7 @@ struct AgentJob {
   std::string workingDirectory;  // hvdrun's, where the ranks start
   std::string shmPrefix;         // the job's /dev/shm names (shm_names.h), removed at the end
   std::chrono::milliseconds killGrace{5000};
+  std::uint64_t maxLineBytes = 1u << 20;  // --max-line-kb: where the agent cuts a rank's line
   std::vector<AgentRank> ranks;
 };
 

@@ -13,6 +13,7 @@ AgentJob sampleJob() {
   job.workingDirectory = "/home/u/dir with spaces,and:colons";
   job.shmPrefix = "hvd-0123abcd";
   job.killGrace = std::chrono::milliseconds(2500);
+  job.maxLineBytes = 16384;
   std::string allBytes;
   for (int c = 1; c < 256; ++c) allBytes += static_cast<char>(c);
   job.ranks.push_back({4, {"python", "-c", "print('a\nb')", "", "7:x,", allBytes}, {"HVD_RANK=4", "X=1\n2", "EMPTY="}});
@@ -38,6 +39,7 @@ TEST_CASE("a host agent's job arrives with every byte of arguments and variables
   CHECK(decoded->workingDirectory == job.workingDirectory);
   CHECK(decoded->shmPrefix == job.shmPrefix);
   CHECK(decoded->killGrace == job.killGrace);
+  CHECK(decoded->maxLineBytes == 16384);
   REQUIRE(decoded->ranks.size() == 2);
   CHECK(decoded->ranks[0].rank == 4);
   CHECK(decoded->ranks[0].argv == job.ranks[0].argv);

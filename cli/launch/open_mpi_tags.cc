@@ -37,28 +37,32 @@ void OpenMpiTagReader::feed(std::string_view line, const OnLine& onLine) {
     onLine(-1, line);
     return;
   }
+  // Whole lines of maxLine_ bytes go out as they fill, as LineSplitter cuts a rank's own
+  // stream: the same output for one rank whichever launcher ran it.
+  auto cutFull = [&](int rank, std::string& text) {
+    size_t at = 0;
+    for (; text.size() - at >= maxLine_; at += maxLine_) onLine(rank, std::string_view(text).substr(at, maxLine_));
+    text.erase(0, at);
+  };
   for (;;) {
     size_t start = tag.at + tag.length;
     OpenMpiTag next = findOpenMpiTag(line, start);
     if (next.at == std::string_view::npos) {  // the newline after this piece ends the rank's line
       auto it = pending_.find(tag.rank);
-      if (it == pending_.end()) {
+      if (it == pending_.end() && line.size() - start <= maxLine_) {
         onLine(tag.rank, line.substr(start));
       } else {
-        std::string whole = std::move(it->second);
-        pending_.erase(it);
+        std::string whole = it == pending_.end() ? std::string() : std::move(it->second);
+        if (it != pending_.end()) pending_.erase(it);
         whole.append(line.substr(start));
-        onLine(tag.rank, whole);
+        cutFull(tag.rank, whole);
+        if (!whole.empty()) onLine(tag.rank, whole);
       }
       return;
     }
     std::string& pending = pending_[tag.rank];
     pending.append(line.substr(start, next.at - start));
-    if (pending.size() >= kMaxLine) {  // as LineSplitter cuts a rank's own stream
-      std::string cut = std::move(pending);
-      pending_.erase(tag.rank);
-      onLine(tag.rank, cut);
-    }
+    cutFull(tag.rank, pending);
     tag = next;
   }
 }

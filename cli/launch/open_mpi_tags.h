@@ -14,8 +14,8 @@ namespace hvd::cli {
 
 class OpenMpiTagReader {
  public:
-  // A rank's unfinished line is cut here, like LineSplitter's (1 MiB).
-  static constexpr size_t kMaxLine = size_t{1} << 20;
+  // A rank's unfinished line is cut at maxLine bytes, like LineSplitter's (--max-line-kb).
+  explicit OpenMpiTagReader(size_t maxLine = size_t{1} << 20) : maxLine_(maxLine) {}
 
   // rank: the tagged rank, or -1 for a line of mpirun's own (no tag at its start).
   using OnLine = std::function<void(int rank, std::string_view line)>;
@@ -26,6 +26,7 @@ class OpenMpiTagReader {
   void finish(const OnLine& onLine);
 
  private:
+  size_t maxLine_;
   std::map<int, std::string> pending_;  // rank -> the start of its unfinished line
 };
 

@@ -12,8 +12,8 @@ using hvd::cli::OpenMpiTagReader;
 
 namespace {
 
-std::vector<std::pair<int, std::string>> read(const std::vector<std::string>& lines) {
-  OpenMpiTagReader reader;
+std::vector<std::pair<int, std::string>> read(const std::vector<std::string>& lines, size_t maxLine = size_t{1} << 20) {
+  OpenMpiTagReader reader(maxLine);
   std::vector<std::pair<int, std::string>> got;
   auto onLine = [&](int rank, std::string_view line) { got.emplace_back(rank, std::string(line)); };
   for (const auto& line : lines) reader.feed(line, onLine);
@@ -49,12 +49,26 @@ TEST_CASE("text that only looks like a tag is kept", "[unit]") {
 }
 
 TEST_CASE("a rank's unfinished line is cut at the limit instead of growing without end", "[unit]") {
-  std::string piece(OpenMpiTagReader::kMaxLine / 2 + 1, 'x');
+  std::string piece((size_t{1} << 20) / 2 + 1, 'x');
   // Three halves of the limit without a newline from rank 0, between rank 1's pieces.
   auto got = read({"[1,0]<stdout>:" + piece + "[1,1]<stdout>:a[1,0]<stdout>:" + piece + "[1,0]<stdout>:" + piece +
                    "[1,1]<stdout>:b"});
   REQUIRE(got.size() == 3);
-  CHECK(got[0] == std::make_pair(0, piece + piece));  // cut once past the limit
+  std::string all = piece + piece + piece;
+  CHECK(got[0] == std::make_pair(0, all.substr(0, size_t{1} << 20)));  // cut at the limit
   CHECK(got[1] == std::make_pair(1, std::string("ab")));
-  CHECK(got[2] == std::make_pair(0, piece));  // the rest, at the end
+  CHECK(got[2] == std::make_pair(0, all.substr(size_t{1} << 20)));  // the rest, at the end
+}
+
+TEST_CASE("the cut follows the reader's limit (--max-line-kb)", "[unit]") {
+  std::string piece(600, 'y');
+  auto got = read({"[1,0]<stdout>:" + piece + "[1,0]<stdout>:" + piece + "[1,0]<stdout>:z",
+                    "[1,1]<stdout>:" + std::string(2500, 'w')},
+                   1024);
+  REQUIRE(got.size() == 5);
+  CHECK(got[0] == std::make_pair(0, std::string(1024, 'y')));  // exactly 1 KiB, as LineSplitter cuts
+  CHECK(got[1] == std::make_pair(0, std::string(176, 'y') + "z"));
+  CHECK(got[2] == std::make_pair(1, std::string(1024, 'w')));  // a whole long piece is cut too
+  CHECK(got[3] == std::make_pair(1, std::string(1024, 'w')));
+  CHECK(got[4] == std::make_pair(1, std::string(452, 'w')));
 }

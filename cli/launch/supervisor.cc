@@ -128,17 +128,23 @@ class Job {
     // Progress bars' '\r' redraws pass through where hvdrun reads the ranks' own streams
     // (and its host agents', which pass them on); srun and mpirun relabel them their way.
     if (options_.labels == SupervisorOptions::Labels::kNone || options_.labels == SupervisorOptions::Labels::kAgents) {
-      for (Rank& r : ranks_) {
-        r.out.splitter = r.err.splitter = LineSplitter(LineSplitter::kDefaultMaxLine, /*splitAtCarriageReturn=*/true);
-      }
+      // An agent's lines carry its rank's prefix before a line it already cut: room for both.
+      size_t room = options_.maxLineBytes + (options_.labels == SupervisorOptions::Labels::kAgents ? 64 : 0);
+      for (Rank& r : ranks_) r.out.splitter = r.err.splitter = LineSplitter(room, /*splitAtCarriageReturn=*/true);
     }
     // mpirun's lines hold tagged pieces of every rank's lines until one ends: they are cut
     // per rank once the tags are read (OpenMpiTagReader), so the raw stream gets room for
     // every rank's longest line, within 64 MiB.
     if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
-      size_t room = LineSplitter::kDefaultMaxLine * static_cast<size_t>(std::max(options_.rankCount, 1));
-      room = std::min(room, size_t{64} << 20);
-      for (Rank& r : ranks_) r.out.splitter = r.err.splitter = LineSplitter(room);
+      // The raw cap stays at least 1 MiB per rank whatever --max-line-kb says: a cut raw
+      // line's rest has no tag and would read as mpirun's own words.
+      size_t perRank = std::max(options_.maxLineBytes, size_t{1} << 20);
+      size_t room = perRank * static_cast<size_t>(std::max(options_.rankCount, 1));
+      room = std::max(std::min(room, size_t{64} << 20), options_.maxLineBytes);
+      for (Rank& r : ranks_) {
+        r.out.splitter = r.err.splitter = LineSplitter(room);
+        r.out.tags = r.err.tags = OpenMpiTagReader(options_.maxLineBytes);
+      }
     }
   }
 

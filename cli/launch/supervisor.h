@@ -47,6 +47,9 @@ struct SupervisorOptions {
   // Show only these ranks on the console (srun's own messages always show); empty: all.
   std::set<int> consoleRanks;
   bool timestamps = false;  // start console lines with the local time, to the millisecond
+  // A rank's line longer than this is cut into lines of this size (--max-line-kb): hvdrun
+  // holds at most this much of a stream that never writes a newline.
+  size_t maxLineBytes = size_t{1} << 20;
   // --start-timeout: once any rank has reached the rendezvous, every rank must within this
   // time (a program that never uses the runtime is not held to it). readyRanks tells which
   // of the rankCount ranks have; 0 ms turns the check off.

@@ -155,6 +155,29 @@ TEST_CASE("under --mpi, lines the ranks write in pieces come out whole (Open MPI
   checkTornLines(run.out, 3, 300);
 }
 
+TEST_CASE("the line cap of --max-line-kb cuts a rank's long line into lines of that size, locally and under --mpi", "[e2e][mp][mpi]") {
+  // 10,000 bytes without a newline, then one: at 4 KiB, lines of 4096, 4096 and 1808.
+  const std::vector<std::string> program{"sh", "-c", "head -c 10000 /dev/zero | tr '\\0' x; echo"};
+  for (bool mpi : {false, true}) {
+    INFO((mpi ? "--mpi" : "local"));
+    std::vector<std::string> args{"--max-line-kb", "4", "-np", "2"};
+    if (mpi) args.insert(args.begin(), "--mpi");
+    args.insert(args.end(), program.begin(), program.end());
+    auto run = runHvdrun(args, withTimeout(std::chrono::seconds(60)));
+    INFO(run.err.substr(0, 2000));
+    REQUIRE(run.exitCode == 0);
+    for (int rank = 0; rank < 2; ++rank) {
+      std::string prefix = "[" + std::to_string(rank) + "]<stdout>:";
+      std::vector<size_t> lengths;
+      std::istringstream in(run.out);
+      for (std::string l; std::getline(in, l);) {
+        if (l.rfind(prefix, 0) == 0) lengths.push_back(l.size() - prefix.size());
+      }
+      CHECK(lengths == std::vector<size_t>{4096, 4096, 1808});
+    }
+  }
+}
+
 TEST_CASE("a rank exiting 3 stops every other rank within the grace period, 20 times in a row", "[e2e][mp][slow]") {
   for (int repetition = 0; repetition < 20; ++repetition) {
     TempDir pids;

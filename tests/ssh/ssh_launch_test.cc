@@ -221,6 +221,23 @@ TEST_CASE("over ssh every rank's timeline is on rank 0's clock although each hos
   }
 }
 
+TEST_CASE("over ssh the line cap of --max-line-kb cuts a rank's long line where the rank runs", "[ssh]") {
+  // Exactly 4 KiB, then 4 KiB and 1808 bytes: the agent cuts, hvdrun leaves its lines whole.
+  auto run = runSshJob(1, {"--max-line-kb", "4", "sh", "-c", "head -c 10000 /dev/zero | tr '\\0' x; echo"});
+  INFO(run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string prefix = "[" + std::to_string(rank) + "]<stdout>:";
+    std::vector<size_t> lengths;
+    std::istringstream in(run.out);
+    for (std::string l; std::getline(in, l);) {
+      if (l.rfind(prefix, 0) == 0) lengths.push_back(l.size() - prefix.size());
+    }
+    CHECK(lengths == std::vector<size_t>{4096, 4096, 1808});
+  }
+  CHECK(run.out.find("\nxxxx") == std::string::npos);  // no piece without its prefix
+}
+
 TEST_CASE("a rank failing on another host ends the ssh job with its code and summary and no rank survives", "[ssh]") {
   const Bed& b = bed();
   hvd::test::TempDir pids;

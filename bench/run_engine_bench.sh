@@ -7,15 +7,18 @@
 # --repeat runs, interleaved; cpu ms/step is rank 0's CPU time (all its threads). Horovod 0.28.1 runs the same
 # steps in the same rounds (bench/peers/horovod_engine_step.py, Gloo, fusion at its default
 # and off) when bench/setup_horovod.sh has made its venv. Prints; asserts nothing.
-#   bash bench/run_engine_bench.sh [--np 4] [--repeat 5] [--steps 20]
+# Horovod's unfused step takes ~15 s here (1000 negotiations over Gloo), so its rows may
+# run fewer steps (--horovod-steps, which also cuts their warm-up to 1; default --steps).
+#   bash bench/run_engine_bench.sh [--np 4] [--repeat 5] [--steps 20] [--horovod-steps N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-np=4 repeat=5 steps=20
+np=4 repeat=5 steps=20 horovod_steps=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --np) np=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --steps) steps=$2; shift 2 ;;
+    --horovod-steps) horovod_steps=$2; shift 2 ;;
     *) echo "run_engine_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -54,7 +57,7 @@ for ((round = 0; round < repeat; round++)); do
       # shellcheck disable=SC2086
       line=$(env $vars OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
              "$horovod/bin/horovodrun" --gloo -np "$np" -H "localhost:$np" "$horovod/bin/python" \
-             bench/peers/horovod_engine_step.py $args --steps "$steps" 2>&1 | grep -E '^\[0\]<stdout>:' | tail -1 |
+             bench/peers/horovod_engine_step.py $args --steps "${horovod_steps:-$steps}" ${horovod_steps:+--warmup 1} 2>&1 | grep -E '^\[0\]<stdout>:' | tail -1 |
              sed 's/^\[0\]<stdout>://')
       echo "$name $line" >>"$results"
     done

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch/line_splitter.h"
+
 namespace hvd::cli {
 
 // The most ranks one job may have: far above any machine yet, and small enough that a plan
@@ -62,7 +64,7 @@ struct Options {
   std::set<int> ranksFilter;  // --ranks-filter; empty: every rank on the console
   bool timestampOutput = false;
   std::chrono::milliseconds killGrace{5000};
-  size_t maxLineBytes = size_t{1} << 20;  // --max-line-kb: a rank's longer line is cut
+  size_t maxLineBytes = LineSplitter::kDefaultMaxLine;  // --max-line-kb: a rank's longer line is cut
   std::chrono::milliseconds startTimeout{30000};
 
   // The ranks' runtime engine (horovodrun's names): "HOROVOD_...=value" for every rank.

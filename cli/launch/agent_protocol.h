@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/launch/line_splitter.h"
 #include "cli/launch/rank_failure.h"
 #include "runtime/common/status.h"
 
@@ -41,7 +42,7 @@ struct AgentJob {
   std::string workingDirectory;  // hvdrun's, where the ranks start
   std::string shmPrefix;         // the job's /dev/shm names (shm_names.h), removed at the end
   std::chrono::milliseconds killGrace{5000};
-  std::uint64_t maxLineBytes = 1u << 20;  // --max-line-kb: where the agent cuts a rank's line
+  std::uint64_t maxLineBytes = LineSplitter::kDefaultMaxLine;  // --max-line-kb: where the agent cuts a rank's line
   std::vector<AgentRank> ranks;
 };
 

@@ -10,12 +10,14 @@
 #include <string>
 #include <string_view>
 
+#include "cli/launch/line_splitter.h"
+
 namespace hvd::cli {
 
 class OpenMpiTagReader {
  public:
   // A rank's unfinished line is cut at maxLine bytes, like LineSplitter's (--max-line-kb).
-  explicit OpenMpiTagReader(size_t maxLine = size_t{1} << 20) : maxLine_(maxLine) {}
+  explicit OpenMpiTagReader(size_t maxLine = LineSplitter::kDefaultMaxLine) : maxLine_(maxLine) {}
 
   // rank: the tagged rank, or -1 for a line of mpirun's own (no tag at its start).
   using OnLine = std::function<void(int rank, std::string_view line)>;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/launch/line_splitter.h"
 #include "cli/launch/rank_failure.h"
 #include "runtime/common/status.h"
 
@@ -49,7 +50,7 @@ struct SupervisorOptions {
   bool timestamps = false;  // start console lines with the local time, to the millisecond
   // A rank's line longer than this is cut into lines of this size (--max-line-kb): hvdrun
   // holds at most this much of a stream that never writes a newline.
-  size_t maxLineBytes = size_t{1} << 20;
+  size_t maxLineBytes = LineSplitter::kDefaultMaxLine;
   // --start-timeout: once any rank has reached the rendezvous, every rank must within this
   // time (a program that never uses the runtime is not held to it). readyRanks tells which
   // of the rankCount ranks have; 0 ms turns the check off.

@@ -167,13 +167,7 @@ TEST_CASE("the line cap of --max-line-kb cuts a rank's long line into lines of t
     INFO(run.err.substr(0, 2000));
     REQUIRE(run.exitCode == 0);
     for (int rank = 0; rank < 2; ++rank) {
-      std::string prefix = "[" + std::to_string(rank) + "]<stdout>:";
-      std::vector<size_t> lengths;
-      std::istringstream in(run.out);
-      for (std::string l; std::getline(in, l);) {
-        if (l.rfind(prefix, 0) == 0) lengths.push_back(l.size() - prefix.size());
-      }
-      CHECK(lengths == std::vector<size_t>{4096, 4096, 1808});
+      CHECK(hvd::test::stdoutLineLengths(run.out, rank) == std::vector<size_t>{4096, 4096, 1808});
     }
   }
 }

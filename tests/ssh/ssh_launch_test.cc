@@ -227,13 +227,7 @@ TEST_CASE("over ssh the line cap of --max-line-kb cuts a rank's long line where 
   INFO(run.err);
   REQUIRE(run.exitCode == 0);
   for (int rank = 0; rank < 3; ++rank) {
-    std::string prefix = "[" + std::to_string(rank) + "]<stdout>:";
-    std::vector<size_t> lengths;
-    std::istringstream in(run.out);
-    for (std::string l; std::getline(in, l);) {
-      if (l.rfind(prefix, 0) == 0) lengths.push_back(l.size() - prefix.size());
-    }
-    CHECK(lengths == std::vector<size_t>{4096, 4096, 1808});
+    CHECK(hvd::test::stdoutLineLengths(run.out, rank) == std::vector<size_t>{4096, 4096, 1808});
   }
   CHECK(run.out.find("\nxxxx") == std::string::npos);  // no piece without its prefix
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 extern char** environ;
@@ -66,6 +67,16 @@ std::vector<int> survivorsAfter(const std::vector<int>& pids, std::chrono::milli
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } while (std::chrono::steady_clock::now() < deadline);
   return alive;
+}
+
+std::vector<size_t> stdoutLineLengths(const std::string& out, int rank) {
+  std::string prefix = "[" + std::to_string(rank) + "]<stdout>:";
+  std::vector<size_t> lengths;
+  std::istringstream in(out);
+  for (std::string l; std::getline(in, l);) {
+    if (l.rfind(prefix, 0) == 0) lengths.push_back(l.size() - prefix.size());
+  }
+  return lengths;
 }
 
 std::string withoutThreadNote(const std::string& err) {

@@ -28,6 +28,10 @@ int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::str
 // OMP_NUM_THREADS=..."), for tests that compare stderr whole.
 std::string withoutThreadNote(const std::string& err);
 
+// The lengths of rank `rank`'s stdout lines in hvdrun's output, without the "[N]<stdout>:"
+// prefix, in order (for tests of where long lines are cut).
+std::vector<size_t> stdoutLineLengths(const std::string& out, int rank);
+
 // This machine's hostname, as hvdrun sees it.
 std::string hostName();
 

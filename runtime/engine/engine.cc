@@ -338,10 +338,14 @@ bool Engine::runCycle() {
   if (timeline_) {
     timelineUnwritten_ = timelineUnwritten_ || !events_.empty();
     if (!events_.empty()) timeline_->record(events_);
-    // A cycle with nothing to do (between steps, or waiting on a peer) is when to write:
+    // 10 ms with nothing to do (a step's compute, or waiting on a peer) is when to write:
     // a rank stopped by hvdrun's SIGTERM after a peer failed then still leaves its last
-    // collectives in the trace, instead of losing up to the writer's 100 ms.
-    if (!progressed_ && timelineUnwritten_) {
+    // collectives in the trace, instead of losing up to the writer's 100 ms. Not at every
+    // idle cycle: waking the writer several times a step showed in np=2's CPU time (5.43
+    // against 4.71 ms per fused step in one A/B on 2 cores).
+    auto now = Clock::now();
+    if (progressed_) lastProgress_ = now;
+    else if (timelineUnwritten_ && now - lastProgress_ >= std::chrono::milliseconds(10)) {
       timeline_->writeSoon();
       timelineUnwritten_ = false;
     }

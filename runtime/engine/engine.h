@@ -181,6 +181,7 @@ class Engine {
   // The cycle's timeline events, handed to the writer at once when the cycle ends.
   std::vector<timeline::Event> events_;
   bool timelineUnwritten_ = false;  // events handed over since the writer was last asked to write
+  std::chrono::steady_clock::time_point lastProgress_{};  // the last cycle that ran or decided something
   // Ranks seen ready for names not yet submitted here (rank, when), ticked on arrival.
   std::unordered_map<std::string, std::vector<std::pair<int, double>>> earlyTicks_;
   MessageTable table_;

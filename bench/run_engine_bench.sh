@@ -73,7 +73,7 @@ for name in fused fused+timeline unfused cached100 horovod-fused horovod-fused+t
   [[ -n "$rows" ]] || continue
   ms=$(awk '{ print $7 }' <<<"$rows" | summary)
   wrong=$(awk '{ w += $9 } END { print w }' <<<"$rows")
-  cpu=$(awk '{ print ($10 == "" ? "-" : $10) }' <<<"$rows" | { grep -v -- - || true; } | sort -g |
+  cpu=$(awk '$10 != "" { print $10 }' <<<"$rows" | sort -g |
         awk '{ v[NR] = $1 } END { print NR ? sprintf("%.2f", v[int((NR + 1) / 2)]) : "-" }')
   printf "%-18s %8s %8s  %-28s %7.1f %7s  %s\n" "$name" "$(awk 'NR==1{print $2}' <<<"$rows")" \
     "$(awk 'NR==1{print $3}' <<<"$rows")" "$ms" "$(awk -v m="${ms%% *}" 'BEGIN { print 1000 / m }')" "$wrong" "$cpu"

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -190,7 +191,7 @@ TEST_CASE("over ssh every rank's timeline is on rank 0's clock although each hos
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
   auto trace = hvd::readJsonFile(path);
-  std::system(("rm -rf " + std::string(dir)).c_str());
+  std::filesystem::remove_all(dir);
   REQUIRE(trace.isOk());
   // Per rank: the offset it wrote, when its negotiation of 'late' ended, and when it saw
   // the last rank ready (its tick).

@@ -30,6 +30,7 @@
 #include "cli/launch/agent_protocol.h"
 #include "cli/launch/srun_launcher.h"
 #include "cli/launch/ssh_launcher.h"
+#include "cli/launch/task_shim.h"
 #include "cli/launch/supervisor.h"
 #include "cli/launch/torch_error_file.h"
 #include "cli/options.h"
@@ -200,9 +201,22 @@ void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
   std::filesystem::remove(summaryPath(o.outputDir), ec);  // an earlier job's
 }
 
-// What hvdrun says of the job's end, empty when there is nothing to say. errorFiles: the
-// directory of the ranks' TORCHELASTIC_ERROR_FILEs, or empty.
-std::string reportText(const JobOutcome& outcome, int ranks, const std::string& errorFiles) {
+// The exception torch's @record wrote for the rank that failed first: in the ranks' error
+// files here (errorFiles: their directory, or empty), or, for a rank on another node, handed
+// over by its task shim (task_shim.h).
+std::optional<RecordedError> recordedError(const JobOutcome& outcome, const std::string& errorFiles,
+                                           const RendezvousServer& server) {
+  if (!outcome.firstFailure) return std::nullopt;
+  const int rank = outcome.firstFailure->rank;
+  if (!errorFiles.empty()) return readTorchErrorFile(torchErrorFile(errorFiles, rank));
+  auto text = server.value(recordedErrorKey(rank));
+  if (!text) return std::nullopt;
+  size_t eol = text->find('\n');
+  return RecordedError{text->substr(0, eol), eol == std::string::npos ? "" : text->substr(eol + 1)};
+}
+
+// What hvdrun says of the job's end, empty when there is nothing to say.
+std::string reportText(const JobOutcome& outcome, int ranks, const std::optional<RecordedError>& recorded) {
   std::string text;
   if (outcome.consoleStalled) {
     text += "hvdrun: warning: the console stopped taking output, and hvdrun stopped waiting for it; the ranks' "
@@ -222,8 +236,6 @@ std::string reportText(const JobOutcome& outcome, int ranks, const std::string& 
     text += fmt::format("hvdrun: the chief finished (exit 0), so the job is done: stopped its {} parameter server, "
                         "worker and evaluator rank(s)\n", outcome.ranksStoppedAfterCoordinator);
   } else if (outcome.firstFailure) {
-    std::optional<RecordedError> recorded;
-    if (!errorFiles.empty()) recorded = readTorchErrorFile(torchErrorFile(errorFiles, outcome.firstFailure->rank));
     text += failureSummaryText(outcome, ranks, recorded);
   }
   return text;
@@ -249,6 +261,15 @@ void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure
   result.exitCode = failure->signal != 0 ? 128 + failure->signal : failure->exitCode;
   result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
   result.firstFailure = std::move(failure);
+}
+
+// A ParameterServerStrategy job under srun or mpirun: the chief's task shim said the chief
+// exited 0, and the others stopped their ranks and exited 0 (task_shim.h).
+void adoptCoordinatorEnd(JobOutcome& result, const RendezvousServer* server) {
+  if (server == nullptr || result.firstFailure || result.interruptSignal != 0 || result.exitCode != 0) return;
+  if (!server->value(kCoordinatorDoneKey)) return;
+  auto stopped = server->value(kStoppedAfterCoordinatorKey);
+  result.ranksStoppedAfterCoordinator = stopped ? std::atoi(stopped->c_str()) : 0;
 }
 
 // The job's rendezvous server, started before any rank; the plan learns its real port.
@@ -405,6 +426,7 @@ JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<
   JobOutcome result = valueOrThrow(std::move(outcome));
   // srun exits 143 after stopping the step; the first failing task is the real cause.
   adoptLauncherFailure(result, firstSrunFailure(result.launcherMessages), plan);
+  adoptCoordinatorEnd(result, server);
   return result;
 }
 
@@ -422,19 +444,8 @@ JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vecto
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi, preemption);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
   adoptLauncherFailure(result, firstMpirunFailure(result.launcherMessages), plan);
+  adoptCoordinatorEnd(result, server);
   return result;
-}
-
-// A ParameterServerStrategy job (--tf-ps with --tf-chief) ends when its chief does.
-std::optional<int> parameterServerChief(const Plan& plan) {
-  if (!plan.tfConfig) return std::nullopt;
-  std::optional<int> chief;
-  bool anyPs = false;
-  for (const RankPlan& r : plan.ranks) {
-    if (r.role == Role::kChief) chief = r.where.rank;
-    anyPs |= r.role == Role::kPs;
-  }
-  return anyPs ? chief : std::nullopt;
 }
 
 // Of the job-wide variables, those a rank hvdrun's agents start needs beside its plan (which
@@ -578,7 +589,7 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks == 0) continue;
     jobOf[h.host] = jobs.size();
-    jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, o.maxLineBytes, {}});
+    jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, o.maxLineBytes, parameterServerChief(plan), {}});
     jobHosts.push_back(&h);
   }
   for (const RankPlan& r : plan.ranks) {
@@ -617,6 +628,7 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   } else if (result.firstFailure) {
     result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
   }
+  adoptCoordinatorEnd(result, server);
   return result;
 }
 
@@ -694,7 +706,8 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   bool toldByRanks = !outcome.preempted && server->value(rendezvous::kPreemptedKey);
   outcome.preempted |= toldByRanks;
   if (!o.timelineFile.empty()) mergeTimeline(o.timelineFile, static_cast<int>(plan.ranks.size()));
-  std::string summary = reportText(outcome, static_cast<int>(plan.ranks.size()), errorFiles);
+  std::string summary =
+      reportText(outcome, static_cast<int>(plan.ranks.size()), recordedError(outcome, errorFiles, *server));
   printTo(stderr, "{}", summary);
   keepSummary(o.outputDir, summary);
   finishPreemption(o, outcome, toldByRanks, env);

@@ -2,13 +2,13 @@
 #include "cli/commands/exec_rank_command.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 
+#include "cli/launch/task_shim.h"
 #include "cli/options.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
@@ -18,6 +18,7 @@
 #include "cli/plan_request.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
+#include "runtime/common/shm_names.h"
 #include "slurm/allocation.h"
 #include "slurm/hostlist.h"
 
@@ -32,6 +33,21 @@ constexpr const char* kLauncherDecides[] = {"MASTER_PORT", "HVD_RENDEZVOUS_ADDR"
 
 [[noreturn]] void fail(const std::string& what, const std::string& hint = "") {
   throw UserError(ExitCode::kEnvironment, "exec-rank: " + what, hint);
+}
+
+// The task ends as its rank did, so srun and mpirun report the rank's own code or signal.
+int endLikeTheRank(const TaskEnd& end) {
+  if (end.signal == 0) return end.exitCode;
+  // The rank dumped its core already, if it was going to; the shim's would be noise.
+  struct rlimit none {};
+  ::setrlimit(RLIMIT_CORE, &none);
+  ::signal(end.signal, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, end.signal);
+  ::pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+  ::kill(::getpid(), end.signal);
+  return 128 + end.signal;  // a signal whose default is to go on (SIGCHLD, SIGWINCH)
 }
 
 }  // namespace
@@ -149,14 +165,18 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   const char* path = std::getenv("PATH");
   auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
   if (!exe) fail("cannot run the program on " + facts.hostname + ": " + exe.status().message());
-  std::vector<char*> argv, envp;
-  for (auto& a : o.program) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  for (auto& e : finalEnv) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  ::signal(SIGPIPE, SIG_DFL);  // hvdrun ignores it; an ignored signal survives exec
-  ::execve(exe->c_str(), argv.data(), envp.data());
-  fail("cannot start " + *exe + " on " + facts.hostname + ": " + std::strerror(errno));
+  TaskShimJob job;
+  job.rank = rank;
+  job.host = facts.hostname;
+  job.executable = *exe;
+  job.argv = o.program;
+  job.env = std::move(finalEnv);
+  if (auto secret = env.find("HVD_SECRET_KEY"); secret != env.end()) job.shmPrefix = shmJobPrefix(secret->second);
+  job.coordinatorRank = parameterServerChief(*plan);
+  job.killGrace = o.killGrace;
+  auto end = runTaskShim(job);
+  if (!end) fail(end.status().message());
+  return endLikeTheRank(*end);
 }
 
 }  // namespace hvd::cli

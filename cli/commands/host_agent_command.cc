@@ -6,14 +6,19 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include "cli/launch/agent_protocol.h"
 #include "cli/launch/guardian.h"
 #include "cli/launch/supervisor.h"
+#include "cli/launch/task_shim.h"
 #include "cli/os/console.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
@@ -124,6 +129,22 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
          "ranks start in hvdrun's working directory, which must exist on every host (a shared file system)");
   }
 
+  // torch's @record writes each rank's exception into this host's directory; a path the
+  // user gave is theirs to read.
+  struct RemovedAtEnd {
+    std::string dir;
+    ~RemovedAtEnd() {
+      std::error_code ignored;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+    }
+  } errorFiles;
+  {
+    std::error_code ec;
+    std::string pattern = std::filesystem::temp_directory_path(ec).string() + "/hvdrun-errors-XXXXXX";
+    if (!ec && ::mkdtemp(pattern.data()) != nullptr) errorFiles.dir = pattern;
+  }
+  std::map<int, std::string> errorFileOf;
+
   // Every program is found before any rank starts: nothing half-started to clean up.
   const int threads = defaultThreadsPerRank(usableCpuCount(), static_cast<int>(job.ranks.size()), std::nullopt);
   std::vector<RankProcess> ranks;
@@ -136,6 +157,10 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     for (auto& kv : threadVariables(threads, [&](const std::string& name) { return !valueIn(r.env, name).empty(); })) {
       r.env.push_back(std::move(kv));
     }
+    if (!errorFiles.dir.empty() && valueIn(r.env, "TORCHELASTIC_ERROR_FILE").empty()) {
+      errorFileOf[r.rank] = errorFiles.dir + "/rank" + std::to_string(r.rank) + ".json";
+      r.env.push_back("TORCHELASTIC_ERROR_FILE=" + errorFileOf[r.rank]);
+    }
     ranks.push_back({r.rank, job.host, *exe, r.argv, r.env, std::nullopt});
   }
 
@@ -145,12 +170,25 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     if (!g) fail(job.host, g.status().message());
     return std::move(*g);
   }();
-  // The thread is born with every signal blocked, so what it raises waits for the
+  // The threads are born with every signal blocked, so what they raise waits for the
   // supervisor's signalfd instead of killing the agent.
+  const std::vector<std::string>& rankEnv = job.ranks.front().env;  // names hvdrun's rendezvous
+  const bool chiefHere = job.coordinatorRank && std::any_of(job.ranks.begin(), job.ranks.end(), [&](const AgentRank& r) {
+                           return r.rank == *job.coordinatorRank;
+                         });
+  std::atomic<bool> stoppedForCoordinator{false};
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &old);
   std::thread(followOrders, orders).detach();
+  // A ParameterServerStrategy job whose chief runs elsewhere: when it is done, so is this host.
+  if (job.coordinatorRank && !chiefHere) {
+    std::thread([&rankEnv, &stoppedForCoordinator] {
+      if (!waitForCoordinatorDone(rankEnv)) return;
+      stoppedForCoordinator.store(true);
+      ::kill(::getpid(), SIGTERM);  // the supervisor stops every rank here, as on hvdrun's order
+    }).detach();
+  }
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 
   SupervisorOptions supervision;
@@ -159,11 +197,24 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   supervision.killGrace = job.killGrace;
   supervision.maxLineBytes = static_cast<size_t>(job.maxLineBytes);
   supervision.onRankStarted = [&guardian](int pid) { guardian.watch(pid); };
-  supervision.onFailure = [](const RankFailure& f) { printTo(stderr, "{}\n", formatAgentFailure(f)); };
+  supervision.onFailure = [&](const RankFailure& f) {
+    // Before the record: hvdrun reads the exception once the failure is reported.
+    if (auto file = errorFileOf.find(f.rank); file != errorFileOf.end()) handOverRecordedError(rankEnv, f.rank, file->second);
+    printTo(stderr, "{}\n", formatAgentFailure(f));
+  };
+  if (chiefHere) {
+    supervision.coordinatorRank = job.coordinatorRank;
+    supervision.onCoordinatorDone = [&rankEnv] { announceCoordinatorDone(rankEnv); };
+  }
   auto outcome = superviseRanks(ranks, supervision);
   guardian.release();
   removeShmObjects(job.shmPrefix);
   if (!outcome) fail(job.host, outcome.status().message());
+  if (chiefHere) countStoppedAfterCoordinator(rankEnv, outcome->ranksStoppedAfterCoordinator);
+  if (stoppedForCoordinator.load() && !outcome->firstFailure) {
+    countStoppedAfterCoordinator(rankEnv, outcome->ranksStopped);
+    return 0;  // the job is done: its chief said so
+  }
   return outcome->exitCode;
 }
 

@@ -84,6 +84,7 @@ std::string encodeAgentJob(const AgentJob& job) {
   put(payload, job.shmPrefix);
   put(payload, std::to_string(job.killGrace.count()));
   put(payload, std::to_string(job.maxLineBytes));
+  put(payload, job.coordinatorRank ? std::to_string(*job.coordinatorRank) : "");  // empty: none
   put(payload, std::to_string(job.ranks.size()));
   for (const AgentRank& r : job.ranks) {
     put(payload, std::to_string(r.rank));
@@ -134,6 +135,15 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
   HVD_RETURN_IF_ERROR(number(maxLine, "line cap", 1LL << 40));
   if (maxLine < 1) return invalidArgument("the job's line cap must be at least 1 byte");
   job.maxLineBytes = static_cast<std::uint64_t>(maxLine);
+  auto coordinator = f.next("the coordinator rank");
+  if (!coordinator) return coordinator.status();
+  if (!coordinator->empty()) {
+    long long rank = 0;
+    if (!parseNumber(*coordinator, rank) || rank < 0 || rank >= kMaxCount) {
+      return invalidArgument("the host agent's job has a bad coordinator rank '" + std::string(*coordinator) + "'");
+    }
+    job.coordinatorRank = static_cast<int>(rank);
+  }
   HVD_RETURN_IF_ERROR(number(ranks, "rank count", kMaxCount));
   for (long long i = 0; i < ranks; ++i) {
     AgentRank r;

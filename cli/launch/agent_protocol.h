@@ -43,6 +43,9 @@ struct AgentJob {
   std::string shmPrefix;         // the job's /dev/shm names (shm_names.h), removed at the end
   std::chrono::milliseconds killGrace{5000};
   std::uint64_t maxLineBytes = LineSplitter::kDefaultMaxLine;  // --max-line-kb: where the agent cuts a rank's line
+  // A ParameterServerStrategy job's chief (whichever host runs it): the job ends with it
+  // (task_shim.h's rule, which every agent follows through the rendezvous).
+  std::optional<int> coordinatorRank;
   std::vector<AgentRank> ranks;
 };
 

@@ -14,6 +14,7 @@ AgentJob sampleJob() {
   job.shmPrefix = "hvd-0123abcd";
   job.killGrace = std::chrono::milliseconds(2500);
   job.maxLineBytes = 16384;
+  job.coordinatorRank = 0;
   std::string allBytes;
   for (int c = 1; c < 256; ++c) allBytes += static_cast<char>(c);
   job.ranks.push_back({4, {"python", "-c", "print('a\nb')", "", "7:x,", allBytes}, {"HVD_RANK=4", "X=1\n2", "EMPTY="}});
@@ -40,12 +41,21 @@ TEST_CASE("a host agent's job arrives with every byte of arguments and variables
   CHECK(decoded->shmPrefix == job.shmPrefix);
   CHECK(decoded->killGrace == job.killGrace);
   CHECK(decoded->maxLineBytes == 16384);
+  CHECK(decoded->coordinatorRank == std::optional<int>(0));
   REQUIRE(decoded->ranks.size() == 2);
   CHECK(decoded->ranks[0].rank == 4);
   CHECK(decoded->ranks[0].argv == job.ranks[0].argv);
   CHECK(decoded->ranks[0].env == job.ranks[0].env);
   CHECK(decoded->ranks[1].argv == std::vector<std::string>{"./train"});
   CHECK(decoded->ranks[1].env.empty());
+}
+
+TEST_CASE("a host agent's job without a parameter-server chief says so", "[agent]") {
+  AgentJob job = sampleJob();
+  job.coordinatorRank.reset();
+  auto decoded = decodeAgentJob(payloadOf(encodeAgentJob(job)));
+  REQUIRE(decoded.isOk());
+  CHECK_FALSE(decoded->coordinatorRank.has_value());
 }
 
 TEST_CASE("a truncated or padded host agent job is refused with a reason", "[agent]") {

@@ -3,6 +3,7 @@
 
 #include <regex>
 
+#include "cli/launch/task_shim.h"
 #include "cli/plan/plan_output.h"
 
 namespace hvd::cli {
@@ -10,17 +11,9 @@ namespace hvd::cli {
 MpirunCommand mpirunLaunchCommand(const Plan& plan, const Options& o, const std::string& hvdrunPath,
                                   const std::vector<std::string>& jobWide, bool asRoot) {
   MpirunCommand c;
-  std::vector<std::string> shim{hvdrunPath, "exec-rank"};
-  if (o.gpusPerRank != 1) shim.insert(shim.end(), {"--gpus-per-rank", std::to_string(o.gpusPerRank)});
-  if (o.noGpu) shim.push_back("--no-gpu");
-  if (!o.networkInterface.empty()) shim.insert(shim.end(), {"--network-interface", o.networkInterface});
-  if (o.tfConfig) {
-    shim.insert(shim.end(), {"--tf-config", "--tf-ps", std::to_string(o.tfPs), "--tf-port-base", std::to_string(o.tfPortBase)});
-    if (o.tfChief) shim.push_back("--tf-chief");
-    if (o.tfEvaluator) shim.push_back("--tf-evaluator");
-  }
-  shim.push_back("--");
-  shim.insert(shim.end(), o.program.begin(), o.program.end());
+  // The shim rebuilds the same plan on its node and stays as the rank's parent (task_shim.h).
+  std::vector<std::string> shim{hvdrunPath};
+  for (auto& a : execRankArguments(o)) shim.push_back(std::move(a));
   // The plan's own mpirun line (-np, -H, -bind-to none -map-by slot, interfaces, -x for
   // shared variables), running the shim instead of the program.
   c.argv = mpirunCommand(plan, shim);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <regex>
 
+#include "cli/launch/task_shim.h"
 #include "cli/plan/plan_output.h"
 
 namespace hvd::cli {
@@ -26,19 +27,9 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
   if (insideStep) c.argv.push_back("--overlap");
   // MPI programs started by srun get their ranks and addresses from Slurm's PMIx server.
   if (o.pmix) c.argv.push_back("--mpi=pmix");
-  c.argv.insert(c.argv.end(), {hvdrunPath, "exec-rank"});
-  // The options the shim needs to rebuild the same plan on its node.
-  if (o.gpusPerRank != 1) c.argv.insert(c.argv.end(), {"--gpus-per-rank", std::to_string(o.gpusPerRank)});
-  if (o.noGpu) c.argv.push_back("--no-gpu");
-  if (!o.networkInterface.empty()) c.argv.insert(c.argv.end(), {"--network-interface", o.networkInterface});
-  if (o.tfConfig) {
-    c.argv.insert(c.argv.end(), {"--tf-config", "--tf-ps", std::to_string(o.tfPs), "--tf-port-base",
-                                 std::to_string(o.tfPortBase)});
-    if (o.tfChief) c.argv.push_back("--tf-chief");
-    if (o.tfEvaluator) c.argv.push_back("--tf-evaluator");
-  }
-  c.argv.push_back("--");
-  c.argv.insert(c.argv.end(), o.program.begin(), o.program.end());
+  c.argv.push_back(hvdrunPath);
+  // The shim rebuilds the same plan on its node and stays as the rank's parent (task_shim.h).
+  for (auto& a : execRankArguments(o)) c.argv.push_back(std::move(a));
   c.env = {"SLURM_HOSTFILE=" + hostfilePath, "HVD_PLAN_HOSTS=" + planHostsSpec(plan)};
   if (std::string gpus = planGpusSpec(plan); !gpus.empty()) c.env.push_back("HVD_PLAN_GPUS=" + gpus);
   c.env.insert(c.env.end(), jobWide.begin(), jobWide.end());

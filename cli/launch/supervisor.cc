@@ -407,6 +407,7 @@ class Job {
         // (the coordinator) is; ps servers and workers would wait in server.join() forever.
         if (options_.coordinatorRank && r.spec->rank == *options_.coordinatorRank && WIFEXITED(status) &&
             WEXITSTATUS(status) == 0 && !outcome_.firstFailure && outcome_.interruptSignal == 0) {
+          if (options_.onCoordinatorDone) options_.onCoordinatorDone();
           for (const Rank& other : ranks_) outcome_.ranksStoppedAfterCoordinator += other.running ? 1 : 0;
           if (outcome_.ranksStoppedAfterCoordinator > 0) {
             stopOthers();

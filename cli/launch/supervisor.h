@@ -66,6 +66,8 @@ struct SupervisorOptions {
   // When this rank exits 0, the others are stopped (SIGTERM, grace, SIGKILL) and the job
   // succeeds: ParameterServerStrategy's chief, whose end is the job's.
   std::optional<int> coordinatorRank;
+  // Called once when coordinatorRank exited 0, before the others are stopped.
+  std::function<void()> onCoordinatorDone;
   // Called with each rank's pid (its session id) right after fork (the guardian's watch).
   std::function<void(int)> onRankStarted;
   // Called the moment a rank becomes the job's root cause (a host agent reports it at once).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,5 +91,9 @@ std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank)
 
 // The TF_CONFIG JSON of a rank (only meaningful when plan.tfConfig).
 std::string tfConfigJson(const Plan& plan, const RankPlan& rank);
+
+// A ParameterServerStrategy job (--tf-ps with --tf-chief) ends when its chief does: the
+// chief's rank, or nullopt for every other kind of job.
+std::optional<int> parameterServerChief(const Plan& plan);
 
 }  // namespace hvd::cli

@@ -33,6 +33,17 @@ std::string tfConfigJson(const Plan& plan, const RankPlan& rank) {
   return w.str();
 }
 
+std::optional<int> parameterServerChief(const Plan& plan) {
+  if (!plan.tfConfig) return std::nullopt;
+  std::optional<int> chief;
+  bool anyPs = false;
+  for (const RankPlan& r : plan.ranks) {
+    if (r.role == Role::kChief) chief = r.where.rank;
+    anyPs |= r.role == Role::kPs;
+  }
+  return anyPs ? chief : std::nullopt;
+}
+
 std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank) {
   std::vector<std::string> env = rankEnvironment(rank.where);
   env.push_back("MASTER_ADDR=" + plan.masterAddr);

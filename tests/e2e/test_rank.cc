@@ -3,7 +3,7 @@
 // Every mode first writes $HVD_TEST_PIDDIR/<rank>.pid (when set) so a test can check
 // afterwards, through /proc, that no rank survived.
 //   args                  print each argument as "arg <i> <length>:<bytes>"
-//   identity              print the identity hvdrun gave this rank
+//   identity [s]          print the identity hvdrun gave this rank, then sleep s
 //   fail <rank> <code|KILL> <sleep-s>  rank <rank> writes 3 stderr lines and exits
 //                         <code> (or SIGKILLs itself) after 0.2 s; others sleep
 //   sleep <s>             sleep
@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
                 rank, envInt("HVD_SIZE"), envInt("HVD_LOCAL_RANK"), envInt("HVD_LOCAL_SIZE"), envInt("HVD_CROSS_RANK"),
                 envInt("HVD_CROSS_SIZE"), std::getenv("RANK") != nullptr ? std::getenv("RANK") : "unset", host,
                 gpus != nullptr ? gpus : "unset");
+    std::fflush(stdout);
+    if (argc > 2) sleepSeconds(std::atof(argv[2]));
     return 0;
   }
   if (mode == "fail" && argc > 4) {

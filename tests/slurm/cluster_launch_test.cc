@@ -271,7 +271,9 @@ TEST_CASE("the GPUs every rank gets equal the printed plan for every TF role and
       command.insert(command.end(), job.begin(), job.end());
       std::vector<std::string> dry = command;
       dry.insert(dry.end(), {"--dry-run", kRank});
-      command.insert(command.end(), {kRank, "identity"});
+      // The job ends when its chief does (a ParameterServerStrategy job): every rank has
+      // printed by the time the chief's second is up.
+      command.insert(command.end(), {kRank, "identity", "1"});
       std::string shell;
       for (const auto* argv : {&dry, &command}) {
         for (const auto& a : *argv) shell += "'" + a + "' ";

@@ -436,3 +436,39 @@ TEST_CASE("hosts whose sshd is down or hangs are reported together within the st
   CHECK(run.err.find("hint: no sshd listens on that host and port") != std::string::npos);
   CHECK(hvd::test::readPidFiles(pids.path()).empty());
 }
+
+TEST_CASE("over ssh a ParameterServerStrategy job ends with exit 0 when its chief is done on another host", "[ssh][python]") {
+  const std::string python = std::string(HVD_SOURCE_DIR) + "/.venv/bin/python";
+  if (::access(python.c_str(), X_OK) != 0) hvd::test::skipTest("no .venv (scripts/setup.sh makes it)");
+  // A chief, a worker and a ps, one per host: the worker and the ps wait in server.join()
+  // forever on hosts whose agents only learn of the chief's end through hvdrun.
+  auto run = runSshJob(1, {"--tf-config", "--tf-ps", "1", "--tf-chief", python,
+                           std::string(HVD_SOURCE_DIR) + "/python/tests/ranks/tf_ps_train.py"},
+                       {}, std::chrono::seconds(150));
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.out.find("[0]<stdout>:chief trained 20 steps, loss ") != std::string::npos);
+  CHECK(run.err.find("hvdrun: the chief finished (exit 0), so the job is done: stopped its 2 parameter server, worker "
+                     "and evaluator rank(s)\n") != std::string::npos);
+  CHECK(processesMentioning("host-agent").empty());
+}
+
+TEST_CASE("over ssh a rank that raises under torch's @record has its exception and line in hvdrun's summary",
+          "[ssh][python]") {
+  const std::string python = std::string(HVD_SOURCE_DIR) + "/.venv/bin/python";
+  if (::access(python.c_str(), X_OK) != 0) hvd::test::skipTest("no .venv (scripts/setup.sh makes it)");
+  const std::string source = std::string(HVD_SOURCE_DIR) + "/python/tests/ranks/torch_record.py";
+  std::ifstream in(source);
+  int line = 0, raiseLine = 0;
+  for (std::string text; std::getline(in, text);) {
+    ++line;
+    if (text.find("raise ValueError") != std::string::npos) raiseLine = line;
+  }
+  REQUIRE(raiseLine > 0);
+  auto run = runSshJob(1, {python, source}, {}, std::chrono::seconds(120));
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(run.err.find("hvdrun: error: rank 1 exited with code 1 (host " + bed().hosts[1]) != std::string::npos);
+  CHECK(run.err.find("  rank 1 raised (recorded by torch's @record): ValueError: batch 7 has 3 columns, the model wants "
+                     "4\n    at " + source + ":" + std::to_string(raiseLine) + " in load_batch\n") != std::string::npos);
+}

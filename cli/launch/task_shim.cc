@@ -1,0 +1,212 @@
+// cli/launch/task_shim.cc: exec-rank as its rank's parent (task_shim.h).
+#include "cli/launch/task_shim.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "cli/launch/torch_error_file.h"
+#include "runtime/common/shm_names.h"
+#include "runtime/rendezvous/client.h"
+
+namespace hvd::cli {
+namespace {
+
+// The signals srun, Slurm and Open MPI send a task. The rank gets them itself; the shim
+// must live on to report its end.
+sigset_t taskSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGCONT}) sigaddset(&set, sig);
+  return set;
+}
+
+std::string valueIn(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& kv : env) {
+    if (kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=') {
+      return kv.substr(name.size() + 1);
+    }
+  }
+  return "";
+}
+
+// hvdrun's rendezvous, where the rank's own runtime would connect; nullopt when the job has
+// none or it cannot be reached (hvdrun is gone: then nobody is left to tell).
+std::optional<rendezvous::Client> connectToHvdrun(const std::vector<std::string>& env, std::chrono::milliseconds timeout) {
+  std::string addr = valueIn(env, "HVD_RENDEZVOUS_ADDR"), port = valueIn(env, "HVD_RENDEZVOUS_PORT"),
+              secret = valueIn(env, "HVD_SECRET_KEY");
+  if (addr.empty() || port.empty() || secret.empty()) return std::nullopt;
+  auto client = rendezvous::Client::connect(addr, std::atoi(port.c_str()), secret, timeout);
+  if (!client) return std::nullopt;
+  return std::move(*client);
+}
+
+// A private directory for the rank's TORCHELASTIC_ERROR_FILE, removed with the shim.
+struct ErrorFileDir {
+  std::string dir;
+  ~ErrorFileDir() {
+    std::error_code ignored;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
+  }
+};
+
+std::atomic<pid_t> gChild{0};
+
+// A ParameterServerStrategy worker, ps or evaluator: waits for the chief's end, then stops
+// this rank (SIGTERM, the grace, SIGKILL). Runs on its own thread while the shim waits for
+// the rank.
+void stopWhenCoordinatorDone(std::vector<std::string> env, std::chrono::milliseconds grace, std::atomic<bool>* stopped) {
+  if (!waitForCoordinatorDone(env)) return;  // hvdrun is gone; Slurm or Open MPI end the step
+  stopped->store(true);
+  countStoppedAfterCoordinator(env, 1);
+  pid_t child = gChild.load();
+  ::kill(child, SIGTERM);
+  // The shim clears gChild once it has reaped the rank.
+  for (auto until = std::chrono::steady_clock::now() + grace; std::chrono::steady_clock::now() < until;) {
+    if (gChild.load() == 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (gChild.load() != 0) ::kill(child, SIGKILL);
+}
+
+}  // namespace
+
+std::string recordedErrorKey(int rank) { return "launcher/recorded-error/" + std::to_string(rank); }
+
+void handOverRecordedError(const std::vector<std::string>& rankEnv, int rank, const std::string& errorFile) {
+  auto recorded = readTorchErrorFile(errorFile);
+  if (!recorded) return;
+  if (auto client = connectToHvdrun(rankEnv, std::chrono::seconds(5))) {
+    (void)client->set(recordedErrorKey(rank), recorded->message + "\n" + recorded->where);
+  }
+}
+
+void announceCoordinatorDone(const std::vector<std::string>& rankEnv) {
+  if (auto client = connectToHvdrun(rankEnv, std::chrono::seconds(5))) (void)client->set(kCoordinatorDoneKey, "1");
+}
+
+bool waitForCoordinatorDone(const std::vector<std::string>& rankEnv) {
+  auto client = connectToHvdrun(rankEnv, std::chrono::seconds(30));
+  if (!client) return false;
+  while (true) {
+    auto done = client->get(kCoordinatorDoneKey, std::chrono::hours(1));
+    if (done) return true;
+    if (done.status().code() != Errc::kTimeout) return false;
+  }
+}
+
+void countStoppedAfterCoordinator(const std::vector<std::string>& rankEnv, int ranks) {
+  if (ranks <= 0) return;
+  if (auto client = connectToHvdrun(rankEnv, std::chrono::seconds(5))) (void)client->add(kStoppedAfterCoordinatorKey, ranks);
+}
+
+std::vector<std::string> execRankArguments(const Options& o) {
+  std::vector<std::string> args{"exec-rank"};
+  if (o.gpusPerRank != 1) args.insert(args.end(), {"--gpus-per-rank", std::to_string(o.gpusPerRank)});
+  if (o.noGpu) args.push_back("--no-gpu");
+  if (!o.networkInterface.empty()) args.insert(args.end(), {"--network-interface", o.networkInterface});
+  if (o.tfConfig) {
+    args.insert(args.end(), {"--tf-config", "--tf-ps", std::to_string(o.tfPs), "--tf-port-base", std::to_string(o.tfPortBase)});
+    if (o.tfChief) args.push_back("--tf-chief");
+    if (o.tfEvaluator) args.push_back("--tf-evaluator");
+    // How long a ps or worker gets to stop once the chief is done.
+    args.insert(args.end(), {"--kill-grace", std::to_string(o.killGrace.count() / 1000.0)});
+  }
+  args.push_back("--");
+  args.insert(args.end(), o.program.begin(), o.program.end());
+  return args;
+}
+
+Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
+  std::vector<std::string> env = job.env;
+  // torch's @record writes here on this node; a path the user gave is theirs to read.
+  ErrorFileDir errorFiles;
+  std::string errorFile;
+  if (valueIn(env, "TORCHELASTIC_ERROR_FILE").empty()) {
+    std::error_code ec;
+    std::string pattern = std::filesystem::temp_directory_path(ec).string() + "/hvdrun-errors-XXXXXX";
+    if (!ec && ::mkdtemp(pattern.data()) != nullptr) {
+      errorFiles.dir = pattern;
+      errorFile = pattern + "/rank" + std::to_string(job.rank) + ".json";
+      env.push_back("TORCHELASTIC_ERROR_FILE=" + errorFile);
+    }
+  }
+
+  std::vector<char*> argv, envp;
+  std::vector<std::string> args = job.argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  // Blocked before the fork, so no signal can end the shim between the fork and the wait;
+  // the rank gets the mask it came with.
+  sigset_t blocked = taskSignals(), old;
+  ::pthread_sigmask(SIG_BLOCK, &blocked, &old);
+  int execPipe[2];
+  if (::pipe2(execPipe, O_CLOEXEC) != 0) return systemError("cannot start rank " + std::to_string(job.rank), errno);
+  const pid_t shim = ::getpid();
+  pid_t child = ::fork();
+  if (child < 0) return systemError("cannot start rank " + std::to_string(job.rank), errno);
+  if (child == 0) {
+    ::close(execPipe[0]);
+    // The rank does not outlive its shim (someone SIGKILLed just the shim).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != shim) _exit(127);
+    ::signal(SIGPIPE, SIG_DFL);  // hvdrun ignores it; an ignored signal survives exec
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    ::execve(job.executable.c_str(), argv.data(), envp.data());
+    int error = errno;
+    (void)!::write(execPipe[1], &error, sizeof error);
+    _exit(127);
+  }
+  gChild.store(child);
+  ::close(execPipe[1]);
+  int error = 0;
+  ssize_t got;
+  do {
+    got = ::read(execPipe[0], &error, sizeof error);
+  } while (got < 0 && errno == EINTR);
+  ::close(execPipe[0]);
+  if (got == sizeof error) {
+    ::waitpid(child, nullptr, 0);
+    return systemError("cannot start " + job.executable + " on " + job.host, error);
+  }
+
+  const bool isCoordinator = job.coordinatorRank && *job.coordinatorRank == job.rank;
+  std::atomic<bool> stoppedForCoordinator{false};
+  if (job.coordinatorRank && !isCoordinator) {
+    std::thread(stopWhenCoordinatorDone, env, job.killGrace, &stoppedForCoordinator).detach();
+  }
+
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  gChild.store(0);
+  TaskEnd end;
+  end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  end.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  const bool clean = end.signal == 0 && end.exitCode == 0;
+  if (stoppedForCoordinator.load()) {
+    end = TaskEnd{};  // the job is done: the chief said so
+  } else if (isCoordinator && clean) {
+    announceCoordinatorDone(env);
+  } else if (!clean && !errorFile.empty()) {
+    handOverRecordedError(env, job.rank, errorFile);
+  }
+  // A rank that did not finish by itself may have died inside the runtime's shared-memory
+  // set-up; its ring buffers (and those of the node's other ranks, ending with it) stay in
+  // RAM until removed. The job is over on this node either way.
+  if (!clean && !job.shmPrefix.empty()) removeShmObjects(job.shmPrefix);
+  return end;
+}
+
+}  // namespace hvd::cli

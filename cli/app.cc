@@ -263,6 +263,25 @@ void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure
   result.firstFailure = std::move(failure);
 }
 
+// The root cause the task shims reported (task_shim.h), or nullopt when none did (a job that
+// did not fail, or an older hvdrun on the nodes): then the launcher's own messages tell.
+std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, const JobOutcome& result) {
+  if (server == nullptr || result.exitCode == 0) return std::nullopt;
+  auto count = server->value(kEndReportCountKey);
+  std::vector<TaskEndReport> reports;
+  for (long long i = 1, n = count ? std::atoll(count->c_str()) : 0; i <= n; ++i) {
+    auto text = server->value(endReportKey(i));  // missing if its shim died between add and set
+    if (auto report = text ? decodeTaskEndReport(*text) : std::nullopt) reports.push_back(*report);
+  }
+  auto cause = rootCauseOf(reports);
+  if (!cause) return std::nullopt;
+  RankFailure f;
+  f.rank = cause->rank;
+  f.exitCode = cause->end.exitCode;
+  f.signal = cause->end.signal;
+  return f;
+}
+
 // A ParameterServerStrategy job under srun or mpirun: the chief's task shim said the chief
 // exited 0, and the others stopped their ranks and exited 0 (task_shim.h).
 void adoptCoordinatorEnd(JobOutcome& result, const RendezvousServer* server) {
@@ -425,7 +444,9 @@ JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<
   ::rmdir(dir);
   JobOutcome result = valueOrThrow(std::move(outcome));
   // srun exits 143 after stopping the step; the first failing task is the real cause.
-  adoptLauncherFailure(result, firstSrunFailure(result.launcherMessages), plan);
+  // srun names whichever failing task it heard of first; the shims know which came first.
+  auto shims = rootCauseFromShims(server, result);
+  adoptLauncherFailure(result, shims ? shims : firstSrunFailure(result.launcherMessages), plan);
   adoptCoordinatorEnd(result, server);
   return result;
 }
@@ -443,7 +464,8 @@ JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vecto
   RankProcess process{0, plan.masterAddr, *mpirun, command.argv, inheritedEnvironment(command.env), {}};
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi, preemption);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
-  adoptLauncherFailure(result, firstMpirunFailure(result.launcherMessages), plan);
+  auto shims = rootCauseFromShims(server, result);
+  adoptLauncherFailure(result, shims ? shims : firstMpirunFailure(result.launcherMessages), plan);
   adoptCoordinatorEnd(result, server);
   return result;
 }

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -27,6 +28,26 @@ sigset_t taskSignals() {
   sigemptyset(&set);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGCONT}) sigaddset(&set, sig);
   return set;
+}
+
+// Whether the launcher had told this task to stop when its rank ended: what reached the
+// rank reached this process too, and waits here blocked. Slurm may signal the rank a moment
+// before the shim (it walks the step's processes one by one), so an end that looks like
+// obeying such a signal waits up to 250 ms for the shim's own; a kill by hand never comes.
+bool toldToStop(const TaskEnd& end) {
+  sigset_t stops;
+  sigemptyset(&stops);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&stops, sig);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+    if (sigismember(&pending, sig) == 1) return true;
+  }
+  const int obeyed = end.signal != 0 ? end.signal : end.exitCode > 128 ? end.exitCode - 128 : 0;
+  if (obeyed == 0 || sigismember(&stops, obeyed) != 1) return false;
+  timespec wait{0, 250'000'000};
+  return ::sigtimedwait(&stops, nullptr, &wait) > 0;
 }
 
 std::string valueIn(const std::vector<std::string>& env, const std::string& name) {
@@ -81,6 +102,39 @@ void stopWhenCoordinatorDone(std::vector<std::string> env, std::chrono::millisec
 
 std::string recordedErrorKey(int rank) { return "launcher/recorded-error/" + std::to_string(rank); }
 
+std::string endReportKey(long long index) { return std::string(kEndReportCountKey) + "/" + std::to_string(index); }
+
+std::string encodeTaskEndReport(const TaskEndReport& report) {
+  return std::to_string(report.rank) + " " + std::to_string(report.end.exitCode) + " " +
+         std::to_string(report.end.signal) + " " + (report.toldToStop ? "1" : "0");
+}
+
+std::optional<TaskEndReport> decodeTaskEndReport(std::string_view text) {
+  long long fields[4] = {};
+  size_t at = 0;
+  for (int i = 0; i < 4; ++i) {
+    size_t end = i < 3 ? text.find(' ', at) : text.size();
+    if (end == std::string_view::npos || end == at) return std::nullopt;
+    auto [ptr, ec] = std::from_chars(text.data() + at, text.data() + end, fields[i]);
+    if (ec != std::errc() || ptr != text.data() + end || fields[i] < 0 || fields[i] > (1 << 24)) return std::nullopt;
+    at = end + 1;
+  }
+  if (fields[3] > 1) return std::nullopt;
+  return TaskEndReport{static_cast<int>(fields[0]), TaskEnd{static_cast<int>(fields[1]), static_cast<int>(fields[2])},
+                       fields[3] == 1};
+}
+
+std::optional<TaskEndReport> rootCauseOf(const std::vector<TaskEndReport>& inArrivalOrder) {
+  const TaskEndReport* firstError = nullptr;
+  for (const TaskEndReport& r : inArrivalOrder) {
+    if (r.toldToStop) continue;
+    if (r.end.signal != 0) return r;
+    if (firstError == nullptr) firstError = &r;
+  }
+  if (firstError != nullptr) return *firstError;
+  return std::nullopt;
+}
+
 void handOverRecordedError(const std::vector<std::string>& rankEnv, int rank, const std::string& errorFile) {
   auto recorded = readTorchErrorFile(errorFile);
   if (!recorded) return;
@@ -101,6 +155,13 @@ bool waitForCoordinatorDone(const std::vector<std::string>& rankEnv) {
     if (done) return true;
     if (done.status().code() != Errc::kTimeout) return false;
   }
+}
+
+void reportTaskEnd(const std::vector<std::string>& rankEnv, const TaskEndReport& report) {
+  auto client = connectToHvdrun(rankEnv, std::chrono::seconds(5));
+  if (!client) return;
+  auto index = client->add(kEndReportCountKey, 1);  // the store's count orders the reports
+  if (index) (void)client->set(endReportKey(*index), encodeTaskEndReport(report));
 }
 
 void countStoppedAfterCoordinator(const std::vector<std::string>& rankEnv, int ranks) {
@@ -195,6 +256,7 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   end.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
   const bool clean = end.signal == 0 && end.exitCode == 0;
+  if (!clean && !stoppedForCoordinator.load()) reportTaskEnd(env, TaskEndReport{job.rank, end, toldToStop(end)});
   if (stoppedForCoordinator.load()) {
     end = TaskEnd{};  // the job is done: the chief said so
   } else if (isCoordinator && clean) {

@@ -8,7 +8,10 @@
 //     killed in the middle of the runtime's set-up leaves its ring buffers there, in RAM,
 //     until reboot; hvdrun's own sweep reaches only its own machine);
 //   - a ParameterServerStrategy job: when the chief exits 0, every other task stops its
-//     rank (SIGTERM, grace, SIGKILL) and exits 0, so srun and mpirun end the job as a success.
+//     rank (SIGTERM, grace, SIGKILL) and exits 0, so srun and mpirun end the job as a success;
+//   - a rank that ends badly: reports how, in the order the reports reach hvdrun, and whether
+//     the launcher had told the task to stop (the shim holds the same signals pending), so
+//     hvdrun names the root cause rather than whichever task srun or mpirun heard of first.
 // The task ends as its rank did (the same exit code, or the same signal), so srun's and
 // mpirun's reports, and hvdrun's summary, are unchanged.
 //
@@ -21,6 +24,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/options.h"
@@ -33,6 +37,30 @@ std::string recordedErrorKey(int rank);  // "<message>\n<where>" of a failed ran
 inline constexpr const char* kCoordinatorDoneKey = "launcher/coordinator-done";
 inline constexpr const char* kStoppedAfterCoordinatorKey = "launcher/stopped-after-coordinator";
 
+// How the task ends: the rank's exit code, or the signal that killed it; exit 0 for a rank
+// stopped because the chief finished.
+struct TaskEnd {
+  int exitCode = 0;
+  int signal = 0;
+};
+
+// A rank's bad end, as its shim reports it.
+struct TaskEndReport {
+  int rank = 0;
+  TaskEnd end;
+  bool toldToStop = false;  // the launcher had signalled the task (SIGTERM, SIGINT, SIGHUP) first
+};
+std::string encodeTaskEndReport(const TaskEndReport& report);
+std::optional<TaskEndReport> decodeTaskEndReport(std::string_view text);
+// The job's root cause among reports in arrival order: a rank killed by a signal nobody
+// sent its task (a crash, the OOM killer, a kill by hand) over one that exited with an
+// error (typically a peer noticing the crash, and maybe heard of first); else the first
+// error exit. Tasks told to stop never are: when only they reported, the cause's own task
+// could not (SIGKILLed with its rank), and the launcher's messages tell instead.
+std::optional<TaskEndReport> rootCauseOf(const std::vector<TaskEndReport>& inArrivalOrder);
+inline constexpr const char* kEndReportCountKey = "launcher/ended";
+std::string endReportKey(long long index);  // index 1 .. the count under kEndReportCountKey
+
 // The duties above, for whatever runs ranks on their node (the shim, an ssh host agent).
 // rankEnv: a rank's environment, which names hvdrun's rendezvous; each call connects on its
 // own and does nothing when hvdrun cannot be reached (it is gone: nobody is left to tell).
@@ -42,6 +70,8 @@ void handOverRecordedError(const std::vector<std::string>& rankEnv, int rank, co
 void announceCoordinatorDone(const std::vector<std::string>& rankEnv);
 // Blocks until the chief's end is announced (true) or hvdrun is gone (false).
 bool waitForCoordinatorDone(const std::vector<std::string>& rankEnv);
+// A rank ended badly (TaskEndReport).
+void reportTaskEnd(const std::vector<std::string>& rankEnv, const TaskEndReport& report);
 // `ranks` more ranks were stopped because the chief was done (the summary counts them).
 void countStoppedAfterCoordinator(const std::vector<std::string>& rankEnv, int ranks);
 
@@ -59,13 +89,6 @@ struct TaskShimJob {
   // A ParameterServerStrategy job's chief; this shim is the chief's when it equals rank.
   std::optional<int> coordinatorRank;
   std::chrono::milliseconds killGrace{5000};
-};
-
-// How the task ends: the rank's exit code, or the signal that killed it; exit 0 for a rank
-// stopped because the chief finished.
-struct TaskEnd {
-  int exitCode = 0;
-  int signal = 0;
 };
 
 // Runs the rank to its end, with the duties above. Fails with kSystem when the program could

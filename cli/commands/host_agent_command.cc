@@ -73,15 +73,6 @@ AgentJob receiveJob(int fd) {
   return std::move(*job);
 }
 
-std::string valueIn(const std::vector<std::string>& env, const std::string& name) {
-  for (const auto& kv : env) {
-    if (kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=') {
-      return kv.substr(name.size() + 1);
-    }
-  }
-  return "";
-}
-
 // hvdrun's orders while the ranks run: a signal line raises that signal here, where the
 // supervisor's signalfd passes it to every rank exactly as hvdrun would to local ones. EOF
 // means hvdrun or the connection is gone: this process ends at once, and the guardian stops
@@ -149,15 +140,15 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   const int threads = defaultThreadsPerRank(usableCpuCount(), static_cast<int>(job.ranks.size()), std::nullopt);
   std::vector<RankProcess> ranks;
   for (AgentRank& r : job.ranks) {
-    auto exe = findExecutable(r.argv.front(), valueIn(r.env, "PATH"));
+    auto exe = findExecutable(r.argv.front(), valueInEnvironment(r.env, "PATH"));
     if (!exe) {
       fail(job.host, "cannot run the program for rank " + std::to_string(r.rank) + ": " + exe.status().message(),
            "nothing was started; the program must exist at the same path (or in PATH) on every host");
     }
-    for (auto& kv : threadVariables(threads, [&](const std::string& name) { return !valueIn(r.env, name).empty(); })) {
+    for (auto& kv : threadVariables(threads, [&](const std::string& name) { return !valueInEnvironment(r.env, name).empty(); })) {
       r.env.push_back(std::move(kv));
     }
-    if (!errorFiles.dir.empty() && valueIn(r.env, "TORCHELASTIC_ERROR_FILE").empty()) {
+    if (!errorFiles.dir.empty() && valueInEnvironment(r.env, "TORCHELASTIC_ERROR_FILE").empty()) {
       errorFileOf[r.rank] = errorFiles.dir + "/rank" + std::to_string(r.rank) + ".json";
       r.env.push_back("TORCHELASTIC_ERROR_FILE=" + errorFileOf[r.rank]);
     }

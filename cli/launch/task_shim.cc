@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/launch/torch_error_file.h"
+#include "cli/os/subprocess.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/rendezvous/client.h"
 
@@ -35,14 +36,12 @@ sigset_t taskSignals() {
 // before the shim (it walks the step's processes one by one), so an end that looks like
 // obeying such a signal waits up to 250 ms for the shim's own; a kill by hand never comes.
 bool toldToStop(const TaskEnd& end) {
-  sigset_t stops;
+  sigset_t stops, pending;
   sigemptyset(&stops);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&stops, sig);
-  sigset_t pending;
-  sigemptyset(&pending);
   ::sigpending(&pending);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
-    if (sigismember(&pending, sig) == 1) return true;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sigismember(&stops, sig) == 1 && sigismember(&pending, sig) == 1) return true;
   }
   const int obeyed = end.signal != 0 ? end.signal : end.exitCode > 128 ? end.exitCode - 128 : 0;
   if (obeyed == 0 || sigismember(&stops, obeyed) != 1) return false;
@@ -50,20 +49,11 @@ bool toldToStop(const TaskEnd& end) {
   return ::sigtimedwait(&stops, nullptr, &wait) > 0;
 }
 
-std::string valueIn(const std::vector<std::string>& env, const std::string& name) {
-  for (const auto& kv : env) {
-    if (kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=') {
-      return kv.substr(name.size() + 1);
-    }
-  }
-  return "";
-}
-
 // hvdrun's rendezvous, where the rank's own runtime would connect; nullopt when the job has
 // none or it cannot be reached (hvdrun is gone: then nobody is left to tell).
 std::optional<rendezvous::Client> connectToHvdrun(const std::vector<std::string>& env, std::chrono::milliseconds timeout) {
-  std::string addr = valueIn(env, "HVD_RENDEZVOUS_ADDR"), port = valueIn(env, "HVD_RENDEZVOUS_PORT"),
-              secret = valueIn(env, "HVD_SECRET_KEY");
+  std::string addr = valueInEnvironment(env, "HVD_RENDEZVOUS_ADDR"), port = valueInEnvironment(env, "HVD_RENDEZVOUS_PORT"),
+              secret = valueInEnvironment(env, "HVD_SECRET_KEY");
   if (addr.empty() || port.empty() || secret.empty()) return std::nullopt;
   auto client = rendezvous::Client::connect(addr, std::atoi(port.c_str()), secret, timeout);
   if (!client) return std::nullopt;
@@ -79,14 +69,16 @@ struct ErrorFileDir {
   }
 };
 
+// Shared with the coordinator thread, which may outlive runTaskShim's frame.
 std::atomic<pid_t> gChild{0};
+std::atomic<bool> gStoppedForCoordinator{false};
 
 // A ParameterServerStrategy worker, ps or evaluator: waits for the chief's end, then stops
 // this rank (SIGTERM, the grace, SIGKILL). Runs on its own thread while the shim waits for
 // the rank.
-void stopWhenCoordinatorDone(std::vector<std::string> env, std::chrono::milliseconds grace, std::atomic<bool>* stopped) {
+void stopWhenCoordinatorDone(std::vector<std::string> env, std::chrono::milliseconds grace) {
   if (!waitForCoordinatorDone(env)) return;  // hvdrun is gone; Slurm or Open MPI end the step
-  stopped->store(true);
+  gStoppedForCoordinator.store(true);
   countStoppedAfterCoordinator(env, 1);
   pid_t child = gChild.load();
   ::kill(child, SIGTERM);
@@ -191,7 +183,7 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   // torch's @record writes here on this node; a path the user gave is theirs to read.
   ErrorFileDir errorFiles;
   std::string errorFile;
-  if (valueIn(env, "TORCHELASTIC_ERROR_FILE").empty()) {
+  if (valueInEnvironment(env, "TORCHELASTIC_ERROR_FILE").empty()) {
     std::error_code ec;
     std::string pattern = std::filesystem::temp_directory_path(ec).string() + "/hvdrun-errors-XXXXXX";
     if (!ec && ::mkdtemp(pattern.data()) != nullptr) {
@@ -243,10 +235,7 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   }
 
   const bool isCoordinator = job.coordinatorRank && *job.coordinatorRank == job.rank;
-  std::atomic<bool> stoppedForCoordinator{false};
-  if (job.coordinatorRank && !isCoordinator) {
-    std::thread(stopWhenCoordinatorDone, env, job.killGrace, &stoppedForCoordinator).detach();
-  }
+  if (job.coordinatorRank && !isCoordinator) std::thread(stopWhenCoordinatorDone, env, job.killGrace).detach();
 
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
@@ -256,8 +245,8 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   end.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
   const bool clean = end.signal == 0 && end.exitCode == 0;
-  if (!clean && !stoppedForCoordinator.load()) reportTaskEnd(env, TaskEndReport{job.rank, end, toldToStop(end)});
-  if (stoppedForCoordinator.load()) {
+  if (!clean && !gStoppedForCoordinator.load()) reportTaskEnd(env, TaskEndReport{job.rank, end, toldToStop(end)});
+  if (gStoppedForCoordinator.load()) {
     end = TaskEnd{};  // the job is done: the chief said so
   } else if (isCoordinator && clean) {
     announceCoordinatorDone(env);

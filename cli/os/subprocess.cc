@@ -168,4 +168,13 @@ Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const Ru
   return run;
 }
 
+std::string valueInEnvironment(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& kv : env) {
+    if (kv.size() > name.size() && kv.compare(0, name.size(), name) == 0 && kv[name.size()] == '=') {
+      return kv.substr(name.size() + 1);
+    }
+  }
+  return "";
+}
+
 }  // namespace hvd::cli

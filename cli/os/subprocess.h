@@ -37,4 +37,7 @@ Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const Ru
 // `path` (a PATH-style list). kNotFound names the program and where it looked.
 Result<std::string> findExecutable(const std::string& argv0, const std::string& path);
 
+// NAME's value in a "NAME=value" list (a process's environment); empty when it is not there.
+std::string valueInEnvironment(const std::vector<std::string>& env, const std::string& name);
+
 }  // namespace hvd::cli

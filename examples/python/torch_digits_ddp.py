@@ -40,6 +40,7 @@ for epoch in range(args.epochs):
         loss.backward()  # DDP averages the gradients during the backward pass
         optimizer.step()
         log["step_seconds"].append(time.perf_counter() - started)
+        log.setdefault("first_step_done_unix", time.time())  # launchers' start-up, compared in bench/
         losses.append(loss.detach())
     epoch_losses = torch.stack(losses)
     dist.all_reduce(epoch_losses)

@@ -14,6 +14,8 @@
 //                                    rank too ("notice reached rank R") and exits 0
 //   collective_rank wait <seconds>   rank 0 sleeps that long before a barrier; every rank
 //                                    then prints "cpu R <seconds of CPU it used>"
+//   collective_rank rings            prints "rings R memfd=<n> named=<m>", the ring buffers
+//                                    this rank has mapped (from /proc/self/maps), then checks
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -168,6 +170,20 @@ int waitForSlowRank(int seconds) {
   return 0;
 }
 
+// The shared-memory ring buffers this rank maps: unnamed (memfd) ones, and /dev/shm names.
+void printRings() {
+  std::FILE* maps = std::fopen("/proc/self/maps", "r");
+  int memfd = 0, named = 0;
+  char line[4096];
+  while (maps != nullptr && std::fgets(line, sizeof line, maps) != nullptr) {
+    memfd += std::strstr(line, "/memfd:hvd-ring") != nullptr;
+    named += std::strstr(line, "/dev/shm/hvd-") != nullptr;
+  }
+  if (maps != nullptr) std::fclose(maps);
+  std::printf("rings %d memfd=%d named=%d\n", hvd::rank(), memfd, named);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,6 +198,7 @@ int main(int argc, char** argv) {
                 hvd::operationsBackend());
     return hvd::barrier().isOk() ? 0 : 1;
   }
+  if (mode == "rings") printRings();
   int rc = mode == "loop" && argc > 2   ? loop(std::atoi(argv[2]))
            : mode == "loop-dies-of-term" ? loop(-1, /*ignoreTerm=*/false)
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))

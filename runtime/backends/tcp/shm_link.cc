@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <new>
 
 #include "runtime/backends/tcp/wake_word.h"
@@ -54,13 +55,10 @@ Result<ShmLink> ShmLink::map(int fd, const std::string& name) {
   return ShmLink(base, length);
 }
 
-Result<ShmLink> ShmLink::create(const std::string& name, size_t capacity) {
-  int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) return systemError("shm_open " + name, errno);
+Result<ShmLink> ShmLink::sizeAndMap(int fd, const std::string& name, size_t capacity) {
   if (::ftruncate(fd, static_cast<off_t>(kDataOffset + capacity)) != 0) {
     int error = errno;
     ::close(fd);
-    ::shm_unlink(name.c_str());
     return systemError("sizing shared memory " + name, error);
   }
   // ftruncate reserves nothing: on a full /dev/shm (Docker's 64 MiB) the first write to a
@@ -68,19 +66,69 @@ Result<ShmLink> ShmLink::create(const std::string& name, size_t capacity) {
   // ENOSPC here, and the link falls back to TCP.
   if (int rc = ::posix_fallocate(fd, 0, static_cast<off_t>(kDataOffset + capacity)); rc != 0) {
     ::close(fd);
-    ::shm_unlink(name.c_str());
     return Status(rc == ENOSPC ? Errc::kUnavailable : Errc::kSystem,
                   "reserving " + std::to_string((kDataOffset + capacity) >> 10) + " KiB of shared memory for " + name +
                       ": " + std::strerror(rc));
   }
   auto link = map(fd, name);
-  if (!link) {
-    ::shm_unlink(name.c_str());
-    return link.status();
-  }
+  if (!link) return link.status();
   // A fresh object is zero-filled; the counters start at 0 either way.
   new (link->header_) Header{};
   return link;
+}
+
+Result<ShmLink> ShmLink::create(const std::string& name, size_t capacity) {
+  int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return systemError("shm_open " + name, errno);
+  auto link = sizeAndMap(fd, name, capacity);
+  if (!link) ::shm_unlink(name.c_str());
+  return link;
+}
+
+Result<ShmLink> ShmLink::createUnnamed(size_t capacity, int* keepOpen, std::string* handle) {
+  int fd = ::memfd_create("hvd-ring", MFD_CLOEXEC);
+  if (fd < 0) return Status(Errc::kNotFound, std::string("memfd_create: ") + std::strerror(errno));
+  int kept = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  struct stat info {};
+  if (kept < 0 || ::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    if (kept >= 0) ::close(kept);
+    return systemError("memfd for a ring buffer", error);
+  }
+  auto link = sizeAndMap(fd, "memfd ring", capacity);
+  if (!link) {
+    ::close(kept);
+    return link.status();
+  }
+  *keepOpen = kept;
+  *handle = "fd:" + std::to_string(::getpid()) + ":" + std::to_string(kept) + ":" +
+            std::to_string(static_cast<unsigned long long>(info.st_dev)) + ":" +
+            std::to_string(static_cast<unsigned long long>(info.st_ino));
+  return link;
+}
+
+Result<ShmLink> ShmLink::openHandle(const std::string& handle) {
+  unsigned long long pid = 0, fd = 0, dev = 0, ino = 0;
+  char tail = 0;
+  if (std::sscanf(handle.c_str(), "fd:%llu:%llu:%llu:%llu%c", &pid, &fd, &dev, &ino, &tail) != 4) {
+    return invalidArgument("malformed shared-memory handle '" + handle + "'");
+  }
+  // Another process's descriptor, reopened: allowed between processes of one user that may
+  // read each other's /proc entries (ptrace read access; Yama restricts only attaching).
+  std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+  int opened = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (opened < 0) {
+    return Status(Errc::kNotFound, "cannot open the peer's ring buffer " + path + ": " + std::strerror(errno));
+  }
+  // The same pid in another pid namespace is another process: the file must be the one offered.
+  struct stat info {};
+  if (::fstat(opened, &info) != 0 || static_cast<unsigned long long>(info.st_dev) != dev ||
+      static_cast<unsigned long long>(info.st_ino) != ino) {
+    ::close(opened);
+    return Status(Errc::kNotFound, path + " is not the ring buffer the peer offered");
+  }
+  return map(opened, path);
 }
 
 Result<ShmLink> ShmLink::open(const std::string& name) {

@@ -1,7 +1,8 @@
 // runtime/backends/tcp/shm_link.h: one direction of a ring link through shared memory, for
 // neighbours on the same host: a byte ring buffer in a POSIX shared-memory object. The
-// reading rank creates it (its inbox) and the writing rank maps it by name; the name is
-// unlinked as soon as both have it mapped, so a crash leaves nothing in /dev/shm.
+// reading rank creates it (its inbox) and the writing rank maps it: an unnamed memfd through
+// the reader's /proc/<pid>/fd, or, where that is not possible, a /dev/shm name unlinked as
+// soon as both have it mapped (a rank killed before that leaves the name behind).
 // One writer and one reader, each a single thread; neither call blocks.
 #pragma once
 
@@ -31,6 +32,16 @@ class ShmLink {
   // not on this host.
   static Result<ShmLink> open(const std::string& name);
   static void unlink(const std::string& name);
+  // The same without a name (memfd_create), so that nothing of it can outlive the processes
+  // that map it, however they die. The writer maps it by `handle` ("fd:<pid>:<fd>:<dev>:<ino>",
+  // opened through /proc/<pid>/fd/<fd>), which stays valid while *keepOpen (a descriptor the
+  // caller closes once the writer has answered) is open. kNotFound where the kernel has no
+  // memfd_create; kUnavailable, as for create(), when memory has no room.
+  static Result<ShmLink> createUnnamed(size_t capacity, int* keepOpen, std::string* handle);
+  static bool isHandle(const std::string& offer) { return offer.rfind("fd:", 0) == 0; }
+  // Maps an unnamed inbox by its handle. kNotFound when that process's descriptor cannot be
+  // opened or is another file (another host, another pid namespace, a non-dumpable process).
+  static Result<ShmLink> openHandle(const std::string& handle);
 
   ShmLink(ShmLink&& other) noexcept;
   ShmLink& operator=(ShmLink&& other) noexcept;
@@ -82,6 +93,8 @@ class ShmLink {
 
   ShmLink(void* base, size_t length);
   static Result<ShmLink> map(int fd, const std::string& name);
+  // ftruncate, posix_fallocate, map, a fresh header; closes fd.
+  static Result<ShmLink> sizeAndMap(int fd, const std::string& name, size_t capacity);
 
   void* base_ = nullptr;
   size_t length_ = 0;

@@ -4,6 +4,7 @@
 #include "runtime/backends/tcp/shm_link.h"
 
 #include <catch2/catch.hpp>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -78,4 +79,54 @@ TEST_CASE("consume hands over whole aligned units, also across the buffer's end 
   }
   CHECK(aligned);
   CHECK(seen == values);
+}
+
+TEST_CASE("an unnamed link opened by its handle in another process carries bytes and leaves no name", "[unit]") {
+  int keep = -1;
+  std::string handle;
+  auto reader = ShmLink::createUnnamed(64 * 1024, &keep, &handle);
+  REQUIRE(reader.isOk());
+  REQUIRE(ShmLink::isHandle(handle));
+  // The writer is a child process, as a peer rank is: it maps the ring through our /proc.
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    auto writer = ShmLink::openHandle(handle);
+    if (!writer) _exit(2);
+    const char text[] = "through a memfd";
+    size_t sent = 0;
+    while (sent < sizeof text) sent += writer->write(reinterpret_cast<const std::byte*>(text) + sent, sizeof text - sent);
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  ::close(keep);  // the peer has it mapped: the descriptor is no longer needed
+  char got[32] = {};
+  CHECK(reader->read(reinterpret_cast<std::byte*>(got), sizeof got) == sizeof "through a memfd");
+  CHECK(std::string(got) == "through a memfd");
+  // Nothing in /dev/shm: the whole point.
+  CHECK(handle.find('/') == std::string::npos);
+}
+
+TEST_CASE("a handle naming another file or a closed descriptor is refused and a malformed one named", "[unit]") {
+  int keep = -1;
+  std::string handle;
+  auto reader = ShmLink::createUnnamed(64 * 1024, &keep, &handle);
+  REQUIRE(reader.isOk());
+  // The same pid and descriptor with another inode: a process of another pid namespace.
+  std::string wrongInode = handle.substr(0, handle.rfind(':') + 1) + "1";
+  auto wrong = ShmLink::openHandle(wrongInode);
+  REQUIRE_FALSE(wrong.isOk());
+  CHECK(wrong.status().code() == hvd::Errc::kNotFound);
+  ::close(keep);
+  auto closed = ShmLink::openHandle(handle);
+  REQUIRE_FALSE(closed.isOk());
+  CHECK(closed.status().code() == hvd::Errc::kNotFound);
+  for (const char* bad : {"fd:", "fd:1:2:3", "fd:1:2:3:4x", "fd:a:2:3:4"}) {
+    auto r = ShmLink::openHandle(bad);
+    REQUIRE_FALSE(r.isOk());
+    CHECK(r.status().code() == hvd::Errc::kInvalidArgument);
+  }
 }

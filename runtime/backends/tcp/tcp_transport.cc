@@ -216,21 +216,28 @@ Status TcpTransport::relay(int from, int to, std::span<std::byte> data) {
   return exchangeLoop(out, data, in, data.size(), receiverInto(in, data.data()), /*forward=*/true);
 }
 
-// Each rank offers every peer an inbox by name over their connection; the peer answers OK
-// when it could map it (it is on this host) and NO otherwise. A link uses shared memory
-// when both inboxes were mapped, which both ends learn. Three rounds, each sending on
-// every link before receiving on any, so no rank waits for one that waits for it.
+// Each rank offers every peer an inbox over their connection: unnamed (a memfd the peer
+// opens through this process's /proc/<pid>/fd, so a rank killed at any moment leaves nothing
+// behind), or by /dev/shm name where the kernel has no memfd. The peer answers OK when it
+// could map it (it is on this host, and may open the descriptor) and NO otherwise. A link
+// uses shared memory when both inboxes were mapped, which both ends learn. Three rounds,
+// each sending on every link before receiving on any, so no rank waits for one that waits
+// for it.
 Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, Deadline deadline) {
   Sha256Digest tag = hmacSha256(secret, "hvd-shm-v1/" + std::to_string(rank_) + "/" + std::to_string(::getpid()));
   // The job's prefix lets hvdrun remove what a rank killed mid-set-up leaves (shm_names.h).
   const std::string jobPrefix = shmJobPrefix(secret);
   size_t capacity = shmCapacityFor(links_.size());
   std::vector<std::optional<ShmLink>> inboxes(links_.size()), outboxes(links_.size());
-  std::vector<std::string> names(links_.size());
+  std::vector<std::string> names(links_.size());  // a /dev/shm name, or an unnamed inbox's handle
+  std::vector<int> keepOpen(links_.size(), -1);   // unnamed inboxes' descriptors, for the peer to open
   std::string noRoom;  // peers whose inbox /dev/shm had no room for
   for (size_t i = 0; i < links_.size(); ++i) {
-    names[i] = "/" + jobPrefix + toHex(tag.data(), 4) + "-" + std::to_string(rank_) + "-" + std::to_string(links_[i].peer);
-    auto inbox = ShmLink::create(names[i], capacity);
+    auto inbox = ShmLink::createUnnamed(capacity, &keepOpen[i], &names[i]);
+    if (!inbox && inbox.status().code() == Errc::kNotFound) {
+      names[i] = "/" + jobPrefix + toHex(tag.data(), 4) + "-" + std::to_string(rank_) + "-" + std::to_string(links_[i].peer);
+      inbox = ShmLink::create(names[i], capacity);
+    }
     if (inbox) {
       inboxes[i] = std::move(*inbox);
     } else if (inbox.status().code() == Errc::kUnavailable) {
@@ -238,20 +245,25 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, 
     }
     HVD_RETURN_IF_ERROR(links_[i].socket.sendFrame("SHM:" + std::string(inboxes[i] ? names[i] : ""), deadline));
   }
-  auto unlinkAll = [&] {
+  auto releaseAll = [&] {
     for (size_t i = 0; i < links_.size(); ++i) {
-      if (inboxes[i]) ShmLink::unlink(names[i]);
+      if (keepOpen[i] >= 0) {
+        ::close(keepOpen[i]);
+        keepOpen[i] = -1;
+      } else if (inboxes[i]) {
+        ShmLink::unlink(names[i]);
+      }
     }
   };
   for (size_t i = 0; i < links_.size(); ++i) {
     auto offer = links_[i].socket.recvFrame(256, deadline);
     if (!offer || offer->rfind("SHM:", 0) != 0) {
-      unlinkAll();
+      releaseAll();
       return Status(Errc::kRemote, links_[i].name + " did not answer the shared-memory offer");
     }
     std::string theirs = offer->substr(4);
     if (!theirs.empty()) {
-      auto outbox = ShmLink::open(theirs);
+      auto outbox = ShmLink::isHandle(theirs) ? ShmLink::openHandle(theirs) : ShmLink::open(theirs);
       if (outbox) outboxes[i] = std::move(*outbox);
     }
     HVD_RETURN_IF_ERROR(links_[i].socket.sendFrame(outboxes[i] ? "OK" : "NO", deadline));
@@ -259,7 +271,7 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, 
   for (size_t i = 0; i < links_.size(); ++i) {
     auto answer = links_[i].socket.recvFrame(16, deadline);
     if (!answer) {
-      unlinkAll();
+      releaseAll();
       return answer.status().withContext("waiting for " + links_[i].name + "'s shared-memory answer");
     }
     if (inboxes[i] && outboxes[i] && *answer == "OK") {
@@ -267,7 +279,7 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, 
       links_[i].shmOut = std::move(outboxes[i]);
     }
   }
-  unlinkAll();  // mapped by both now, or not wanted
+  releaseAll();  // mapped by both now, or not wanted
   // One warning per job, from the first rank that falls back (the store counts them); a
   // store that cannot count (PMIx's) leaves each such rank its own line.
   if (!noRoom.empty()) {

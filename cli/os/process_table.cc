@@ -2,14 +2,36 @@
 #include "cli/os/process_table.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 
 namespace hvd::cli {
+namespace {
+
+std::string readProcPath(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  return fd < 0 ? std::string() : readProcFile(fd);
+}
+
+}  // namespace
+
+std::string readProcFile(int fd) {
+  std::string text;
+  char buf[1024];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
 
 std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions) {
   std::vector<ProcessInfo> found;
@@ -18,8 +40,7 @@ std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions) {
   while (dirent* entry = ::readdir(dir)) {
     pid_t pid = std::atoi(entry->d_name);
     if (pid <= 0) continue;
-    std::ifstream stat("/proc/" + std::string(entry->d_name) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::string text = readProcPath("/proc/" + std::string(entry->d_name) + "/stat");
     size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
     if (close == std::string::npos) continue;
     // Fields after the name: state, ppid, pgrp, session.
@@ -35,8 +56,7 @@ std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions) {
 }
 
 bool processEnding(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::string text = readProcPath("/proc/" + std::to_string(pid) + "/stat");
   size_t close = text.rfind(')');
   if (close == std::string::npos) return true;  // gone
   // Fields after the name: state (3), ppid, pgrp, session, tty_nr, tpgid, flags (9).

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <set>
+#include <string>
 #include <vector>
 
 namespace hvd::cli {
@@ -21,5 +22,10 @@ std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions);
 // The process is ending already (the kernel's PF_EXITING, or a zombie) or gone: whatever
 // signal it gets now, it dies of what it was dying of.
 bool processEnding(pid_t pid);
+
+// Everything left to read from fd, a /proc file, and closes it. A process that goes between
+// the open and the read makes the kernel answer ESRCH: then what was read, maybe nothing
+// (std::ifstream threw there, and the exception ended hvdrun).
+std::string readProcFile(int fd);
 
 }  // namespace hvd::cli

@@ -29,6 +29,9 @@
 namespace hvd::cli {
 namespace {
 
+// Set by the thread that learns the chief's end (a PS job whose chief runs on another host).
+std::atomic<bool> gStoppedForCoordinator{false};
+
 [[noreturn]] void fail(const std::string& host, const std::string& what, const std::string& hint = "") {
   throw UserError(ExitCode::kEnvironment, "on " + host + ": " + what, hint);
 }
@@ -167,16 +170,16 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   const bool chiefHere = job.coordinatorRank && std::any_of(job.ranks.begin(), job.ranks.end(), [&](const AgentRank& r) {
                            return r.rank == *job.coordinatorRank;
                          });
-  std::atomic<bool> stoppedForCoordinator{false};
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &old);
   std::thread(followOrders, orders).detach();
   // A ParameterServerStrategy job whose chief runs elsewhere: when it is done, so is this host.
   if (job.coordinatorRank && !chiefHere) {
-    std::thread([&rankEnv, &stoppedForCoordinator] {
-      if (!waitForCoordinatorDone(rankEnv)) return;
-      stoppedForCoordinator.store(true);
+    // By value and a flag of the file's: the thread may wake after this function returned.
+    std::thread([env = rankEnv] {
+      if (!waitForCoordinatorDone(env)) return;
+      gStoppedForCoordinator.store(true);
       ::kill(::getpid(), SIGTERM);  // the supervisor stops every rank here, as on hvdrun's order
     }).detach();
   }
@@ -202,7 +205,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   removeShmObjects(job.shmPrefix);
   if (!outcome) fail(job.host, outcome.status().message());
   if (chiefHere) countStoppedAfterCoordinator(rankEnv, outcome->ranksStoppedAfterCoordinator);
-  if (stoppedForCoordinator.load() && !outcome->firstFailure) {
+  if (gStoppedForCoordinator.load() && !outcome->firstFailure) {
     countStoppedAfterCoordinator(rankEnv, outcome->ranksStopped);
     return 0;  // the job is done: its chief said so
   }

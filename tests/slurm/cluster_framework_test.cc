@@ -120,12 +120,7 @@ TEST_CASE("a rank that raises under torch's @record on another node has its exce
   requireTestbed();
   requirePython();
   const std::string source = kPythonRanks + "torch_record.py";
-  std::ifstream in(source);
-  int line = 0, raiseLine = 0;
-  for (std::string text; std::getline(in, text);) {
-    ++line;
-    if (text.find("raise ValueError") != std::string::npos) raiseLine = line;
-  }
+  const int raiseLine = hvd::test::lineContaining(source, "raise ValueError");
   REQUIRE(raiseLine > 0);
   for (bool mpi : {false, true}) {
     INFO((mpi ? "through mpirun" : "through srun"));

@@ -458,12 +458,7 @@ TEST_CASE("over ssh a rank that raises under torch's @record has its exception a
   const std::string python = std::string(HVD_SOURCE_DIR) + "/.venv/bin/python";
   if (::access(python.c_str(), X_OK) != 0) hvd::test::skipTest("no .venv (scripts/setup.sh makes it)");
   const std::string source = std::string(HVD_SOURCE_DIR) + "/python/tests/ranks/torch_record.py";
-  std::ifstream in(source);
-  int line = 0, raiseLine = 0;
-  for (std::string text; std::getline(in, text);) {
-    ++line;
-    if (text.find("raise ValueError") != std::string::npos) raiseLine = line;
-  }
+  const int raiseLine = hvd::test::lineContaining(source, "raise ValueError");
   REQUIRE(raiseLine > 0);
   auto run = runSshJob(1, {python, source}, {}, std::chrono::seconds(120));
   INFO(run.out << run.err);

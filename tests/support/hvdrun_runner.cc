@@ -119,6 +119,16 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+int lineContaining(const std::string& path, const std::string& text) {
+  std::ifstream in(path);
+  int number = 0, found = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.find(text) != std::string::npos) found = number;
+  }
+  return found;
+}
+
 std::vector<int> readPidFiles(const std::string& dir) {
   std::vector<int> pids;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {

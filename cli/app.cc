@@ -120,7 +120,6 @@ std::string rankListText(const std::vector<int>& ranks, size_t limit) {
   return list;
 }
 
-std::string torchErrorFile(const std::string& dir, int rank) { return dir + "/rank" + std::to_string(rank) + ".json"; }
 
 // An ssh launch's host agent (or its ssh) ended before its ranks could report: the
 // connection failed or broke, or the agent could not start them.
@@ -201,18 +200,17 @@ void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
   std::filesystem::remove(summaryPath(o.outputDir), ec);  // an earlier job's
 }
 
-// The exception torch's @record wrote for the rank that failed first: in the ranks' error
-// files here (errorFiles: their directory, or empty), or, for a rank on another node, handed
-// over by its task shim (task_shim.h).
-std::optional<RecordedError> recordedError(const JobOutcome& outcome, const std::string& errorFiles,
+// The exception torch's @record wrote for the rank that failed first: in the error files of
+// the ranks hvdrun forked (errorFiles, when it made them), or, for a rank on another node,
+// handed over by its task shim or host agent (task_shim.h).
+std::optional<RecordedError> recordedError(const JobOutcome& outcome, const TorchErrorFiles* errorFiles,
                                            const RendezvousServer& server) {
   if (!outcome.firstFailure) return std::nullopt;
   const int rank = outcome.firstFailure->rank;
-  if (!errorFiles.empty()) return readTorchErrorFile(torchErrorFile(errorFiles, rank));
+  if (errorFiles != nullptr) return readTorchErrorFile(errorFiles->path(rank));
   auto text = server.value(recordedErrorKey(rank));
   if (!text) return std::nullopt;
-  size_t eol = text->find('\n');
-  return RecordedError{text->substr(0, eol), eol == std::string::npos ? "" : text->substr(eol + 1)};
+  return decodeRecordedError(*text);
 }
 
 // What hvdrun says of the job's end, empty when there is nothing to say.
@@ -443,8 +441,8 @@ JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<
   std::remove(hostfile.c_str());
   ::rmdir(dir);
   JobOutcome result = valueOrThrow(std::move(outcome));
-  // srun exits 143 after stopping the step; the first failing task is the real cause.
-  // srun names whichever failing task it heard of first; the shims know which came first.
+  // srun exits 143 after stopping the step and names whichever failing task it heard of
+  // first; the shims' reports tell which failed first.
   auto shims = rootCauseFromShims(server, result);
   adoptLauncherFailure(result, shims ? shims : firstSrunFailure(result.launcherMessages), plan);
   adoptCoordinatorEnd(result, server);
@@ -481,7 +479,7 @@ void appendRankJobWide(const std::vector<std::string>& jobWide, std::vector<std:
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
-                         const PreemptionFlag& preemption, Guardian* guardian, const std::string& errorFiles) {
+                         const PreemptionFlag& preemption, Guardian* guardian, const TorchErrorFiles* errorFiles) {
   // Every rank here shares this process's CPUs (thread_defaults.h).
   const int usable = usableCpuCount();
   const int threads = defaultThreadsPerRank(usable, static_cast<int>(plan.ranks.size()), std::nullopt);
@@ -495,7 +493,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   for (const RankPlan& r : plan.ranks) {
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
-    if (!errorFiles.empty()) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + torchErrorFile(errorFiles, r.where.rank));
+    if (errorFiles != nullptr) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + errorFiles->path(r.where.rank));
     appendRankJobWide(jobWide, rankEnv);
     ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv), {}});
   }
@@ -691,19 +689,11 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   if (forksRanks) guardian.emplace(valueOrThrow(Guardian::start(shmPrefix)));
   // torch's @record writes a failing rank's exception here (torch_error_file.h); a path
   // the user gave is theirs to read.
-  std::string errorFiles;
+  std::optional<TorchErrorFiles> errorFiles;  // removed at the end, also when the launch throws
   if (forksRanks && std::getenv("TORCHELASTIC_ERROR_FILE") == nullptr) {
-    std::error_code ec;
-    std::string pattern = std::filesystem::temp_directory_path(ec).string() + "/hvdrun-errors-XXXXXX";
-    if (!ec && ::mkdtemp(pattern.data()) != nullptr) errorFiles = pattern;
+    errorFiles.emplace();
+    if (errorFiles->path(0).empty()) errorFiles.reset();  // no directory could be made: no files
   }
-  struct RemovedAtEnd {  // also when the launch throws
-    const std::string& dir;
-    ~RemovedAtEnd() {
-      std::error_code ignored;
-      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
-    }
-  } removeErrorFiles{errorFiles};
   if (overSsh) plan.rendezvousAddr = rendezvousAddressForSsh(o, plan);
   std::unique_ptr<RendezvousServer> server = startRendezvous(plan, secretValue);
   std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
@@ -721,7 +711,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
                            ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
                        : ssh ? launchOverSsh(o, plan, *ssh, jobWide, server.get(), preemption, shmPrefix)
                            : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
-                                           guardian ? &*guardian : nullptr, errorFiles);
+                                           guardian ? &*guardian : nullptr, errorFiles ? &*errorFiles : nullptr);
   // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
   removeShmObjects(shmPrefix);
   // A notice sent to the ranks directly (scancel --signal=USR2) reaches hvdrun this way.
@@ -729,7 +719,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   outcome.preempted |= toldByRanks;
   if (!o.timelineFile.empty()) mergeTimeline(o.timelineFile, static_cast<int>(plan.ranks.size()));
   std::string summary =
-      reportText(outcome, static_cast<int>(plan.ranks.size()), recordedError(outcome, errorFiles, *server));
+      reportText(outcome, static_cast<int>(plan.ranks.size()), recordedError(outcome, errorFiles ? &*errorFiles : nullptr, *server));
   printTo(stderr, "{}", summary);
   keepSummary(o.outputDir, summary);
   finishPreemption(o, outcome, toldByRanks, env);

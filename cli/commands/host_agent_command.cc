@@ -10,7 +10,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <thread>
@@ -19,6 +18,7 @@
 #include "cli/launch/guardian.h"
 #include "cli/launch/supervisor.h"
 #include "cli/launch/task_shim.h"
+#include "cli/launch/torch_error_file.h"
 #include "cli/os/console.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
@@ -125,18 +125,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
 
   // torch's @record writes each rank's exception into this host's directory; a path the
   // user gave is theirs to read.
-  struct RemovedAtEnd {
-    std::string dir;
-    ~RemovedAtEnd() {
-      std::error_code ignored;
-      if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
-    }
-  } errorFiles;
-  {
-    std::error_code ec;
-    std::string pattern = std::filesystem::temp_directory_path(ec).string() + "/hvdrun-errors-XXXXXX";
-    if (!ec && ::mkdtemp(pattern.data()) != nullptr) errorFiles.dir = pattern;
-  }
+  TorchErrorFiles errorFiles;
   std::map<int, std::string> errorFileOf;
 
   // Every program is found before any rank starts: nothing half-started to clean up.
@@ -151,9 +140,9 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     for (auto& kv : threadVariables(threads, [&](const std::string& name) { return !valueInEnvironment(r.env, name).empty(); })) {
       r.env.push_back(std::move(kv));
     }
-    if (!errorFiles.dir.empty() && valueInEnvironment(r.env, "TORCHELASTIC_ERROR_FILE").empty()) {
-      errorFileOf[r.rank] = errorFiles.dir + "/rank" + std::to_string(r.rank) + ".json";
-      r.env.push_back("TORCHELASTIC_ERROR_FILE=" + errorFileOf[r.rank]);
+    if (std::string file = errorFiles.path(r.rank); !file.empty() && valueInEnvironment(r.env, "TORCHELASTIC_ERROR_FILE").empty()) {
+      errorFileOf[r.rank] = file;
+      r.env.push_back("TORCHELASTIC_ERROR_FILE=" + file);
     }
     ranks.push_back({r.rank, job.host, *exe, r.argv, r.env, std::nullopt});
   }

@@ -11,7 +11,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <filesystem>
 #include <thread>
 
 #include "cli/launch/torch_error_file.h"
@@ -59,15 +58,6 @@ std::optional<rendezvous::Client> connectToHvdrun(const std::vector<std::string>
   if (!client) return std::nullopt;
   return std::move(*client);
 }
-
-// A private directory for the rank's TORCHELASTIC_ERROR_FILE, removed with the shim.
-struct ErrorFileDir {
-  std::string dir;
-  ~ErrorFileDir() {
-    std::error_code ignored;
-    if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
-  }
-};
 
 // Shared with the coordinator thread, which may outlive runTaskShim's frame.
 std::atomic<pid_t> gChild{0};
@@ -131,7 +121,7 @@ void handOverRecordedError(const std::vector<std::string>& rankEnv, int rank, co
   auto recorded = readTorchErrorFile(errorFile);
   if (!recorded) return;
   if (auto client = connectToHvdrun(rankEnv, std::chrono::seconds(5))) {
-    (void)client->set(recordedErrorKey(rank), recorded->message + "\n" + recorded->where);
+    (void)client->set(recordedErrorKey(rank), encodeRecordedError(*recorded));
   }
 }
 
@@ -181,16 +171,11 @@ std::vector<std::string> execRankArguments(const Options& o) {
 Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   std::vector<std::string> env = job.env;
   // torch's @record writes here on this node; a path the user gave is theirs to read.
-  ErrorFileDir errorFiles;
+  std::optional<TorchErrorFiles> errorFiles;
   std::string errorFile;
   if (valueInEnvironment(env, "TORCHELASTIC_ERROR_FILE").empty()) {
-    std::error_code ec;
-    std::string pattern = std::filesystem::temp_directory_path(ec).string() + "/hvdrun-errors-XXXXXX";
-    if (!ec && ::mkdtemp(pattern.data()) != nullptr) {
-      errorFiles.dir = pattern;
-      errorFile = pattern + "/rank" + std::to_string(job.rank) + ".json";
-      env.push_back("TORCHELASTIC_ERROR_FILE=" + errorFile);
-    }
+    errorFile = errorFiles.emplace().path(job.rank);
+    if (!errorFile.empty()) env.push_back("TORCHELASTIC_ERROR_FILE=" + errorFile);
   }
 
   std::vector<char*> argv, envp;

@@ -1,5 +1,8 @@
 #include "cli/launch/torch_error_file.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <regex>
 
 #include "runtime/common/json.h"
@@ -30,6 +33,28 @@ std::optional<RecordedError> readTorchErrorFile(const std::string& path) {
   // One line each in the summary: the message's first line is what a reader needs.
   if (auto eol = error.message.find('\n'); eol != std::string::npos) error.message.resize(eol);
   return error;
+}
+
+std::string encodeRecordedError(const RecordedError& error) { return error.message + "\n" + error.where; }
+
+RecordedError decodeRecordedError(const std::string& text) {
+  size_t eol = text.find('\n');
+  return RecordedError{text.substr(0, eol), eol == std::string::npos ? "" : text.substr(eol + 1)};
+}
+
+TorchErrorFiles::TorchErrorFiles() {
+  std::error_code ec;
+  std::string pattern = std::filesystem::temp_directory_path(ec).string() + "/hvdrun-errors-XXXXXX";
+  if (!ec && ::mkdtemp(pattern.data()) != nullptr) dir_ = pattern;
+}
+
+TorchErrorFiles::~TorchErrorFiles() {
+  std::error_code ignored;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);
+}
+
+std::string TorchErrorFiles::path(int rank) const {
+  return dir_.empty() ? "" : dir_ + "/rank" + std::to_string(rank) + ".json";
 }
 
 }  // namespace hvd::cli

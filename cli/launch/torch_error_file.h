@@ -19,4 +19,24 @@ struct RecordedError {
 };
 std::optional<RecordedError> readTorchErrorFile(const std::string& path);
 
+// A RecordedError as one string (for the rendezvous store, from a rank's node to hvdrun).
+std::string encodeRecordedError(const RecordedError& error);
+RecordedError decodeRecordedError(const std::string& text);
+
+// A private directory (mkdtemp under TMPDIR) for ranks' error files, removed with this
+// object. path() is empty when it could not be made: the summary then goes without the
+// exception, as before @record support.
+class TorchErrorFiles {
+ public:
+  TorchErrorFiles();
+  ~TorchErrorFiles();
+  TorchErrorFiles(const TorchErrorFiles&) = delete;
+  TorchErrorFiles& operator=(const TorchErrorFiles&) = delete;
+  // Rank r's file ("<dir>/rank<r>.json"), or empty without a directory.
+  std::string path(int rank) const;
+
+ private:
+  std::string dir_;
+};
+
 }  // namespace hvd::cli

@@ -90,6 +90,34 @@ void removeObjectsOnEveryNode() {
   }
 }
 
+// hvdrun (through srun, or mpirun with `mpi`) running collective_rank's endless allreduce
+// loop, each rank first writing its pid to <pids>/<rank>.pid.
+std::string loopingJob(bool mpi, const std::string& pids) {
+  return kHvdrun + (mpi ? " --mpi " : " ") + "sh -c 'echo $$ > \"$1/$RANK.pid\"; exec \"$0\" loop -1' " + kCollectiveRank +
+         " " + pids;
+}
+
+// `salloc -N3 --ntasks-per-node=2 sh -c shell` in the background: two ranks per node, so the
+// ranks of each node set up shared memory with each other.
+pid_t sallocInBackground(const std::string& shell) {
+  pid_t salloc = ::fork();
+  if (salloc == 0) {
+    ::execlp("salloc", "salloc", "-N3", "--ntasks-per-node=2", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return salloc;
+}
+
+// The pid in `path` once the file holds one (within 20 s), else 0.
+int waitForPidFile(const std::string& path) {
+  int pid = 0;
+  for (auto deadline = Clock::now() + std::chrono::seconds(20); pid == 0 && Clock::now() < deadline;) {
+    std::ifstream(path) >> pid;
+    if (pid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return pid;
+}
+
 }  // namespace
 
 TEST_CASE("a ParameterServerStrategy job on three nodes ends with exit 0 when its chief is done, through srun and mpirun",
@@ -148,23 +176,11 @@ TEST_CASE("a rank killed at random moments of the shared-memory set-up on anothe
   for (bool mpi : {false, true}) {
     for (int trial = 0; trial < 8; ++trial, ++trials) {
       hvd::test::TempDir pids;
-      // Two ranks per node, so node02's ranks set up shared memory with each other; rank 3
-      // (node02) is the one killed, at a random moment after it started.
-      std::string command = kHvdrun + (mpi ? " --mpi " : " ") + "sh -c 'echo $$ > \"$1/$RANK.pid\"; exec \"$0\" loop -1' " +
-                            kCollectiveRank + " " + pids.path() + " 2> " + pids.path() + "/err; echo $? > " + pids.path() +
-                            "/rc";
-      pid_t salloc = ::fork();
-      REQUIRE(salloc >= 0);
-      if (salloc == 0) {
-        ::execlp("salloc", "salloc", "-N3", "--ntasks-per-node=2", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-        _exit(127);
-      }
-      std::string victimFile = pids.path() + "/3.pid";
-      int victim = 0;
-      for (auto deadline = Clock::now() + std::chrono::seconds(20); victim == 0 && Clock::now() < deadline;) {
-        std::ifstream(victimFile) >> victim;
-        if (victim == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
+      // Rank 3 (node02) is the one killed, at a random moment after it started.
+      pid_t salloc = sallocInBackground(loopingJob(mpi, pids.path()) + " 2> " + pids.path() + "/err; echo $? > " +
+                                        pids.path() + "/rc");
+      REQUIRE(salloc > 0);
+      int victim = waitForPidFile(pids.path() + "/3.pid");
       REQUIRE(victim > 0);
       int delay = delayMs(random);
       std::this_thread::sleep_for(std::chrono::milliseconds(delay));
@@ -212,22 +228,11 @@ TEST_CASE("hvdrun SIGKILLed at random moments of the ranks' shared-memory set-up
     for (int trial = 0; trial < 8; ++trial, ++trials) {
       hvd::test::TempDir pids;
       // hvdrun's pid, then the ranks', as above; the allocation's shell outlives hvdrun.
-      std::string command = kHvdrun + (mpi ? " --mpi " : " ") + "sh -c 'echo $$ > \"$1/$RANK.pid\"; exec \"$0\" loop -1' " +
-                            kCollectiveRank + " " + pids.path() + " 2>/dev/null & echo $! > " + pids.path() +
-                            "/hvdrun; wait; sleep 1";
-      pid_t salloc = ::fork();
-      REQUIRE(salloc >= 0);
-      if (salloc == 0) {
-        ::execlp("salloc", "salloc", "-N3", "--ntasks-per-node=2", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-        _exit(127);
-      }
-      int rank0 = 0, hvdrun = 0;
-      for (auto deadline = Clock::now() + std::chrono::seconds(20); rank0 == 0 && Clock::now() < deadline;) {
-        std::ifstream(pids.path() + "/0.pid") >> rank0;
-        if (rank0 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      }
-      std::ifstream(pids.path() + "/hvdrun") >> hvdrun;
-      REQUIRE(rank0 > 0);
+      pid_t salloc = sallocInBackground(loopingJob(mpi, pids.path()) + " 2>/dev/null & echo $! > " + pids.path() +
+                                        "/hvdrun; wait; sleep 1");
+      REQUIRE(salloc > 0);
+      REQUIRE(waitForPidFile(pids.path() + "/0.pid") > 0);
+      int hvdrun = waitForPidFile(pids.path() + "/hvdrun");
       REQUIRE(hvdrun > 0);
       int delay = delayMs(random);
       std::this_thread::sleep_for(std::chrono::milliseconds(delay));

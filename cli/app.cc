@@ -384,6 +384,10 @@ void finishPreemption(const Options& o, const JobOutcome& outcome, bool toldByRa
     printTo(stderr, "hvdrun: warning: --requeue: not inside a Slurm job, nothing to requeue\n");
     return;
   }
+  // Said before: the requeue ends this batch script, hvdrun with it, often before scontrol
+  // has returned (the line said afterwards was missing in 1 of 5 runs of the cluster suite).
+  printTo(stderr, "hvdrun: requeueing job {} (scontrol requeue)\n", *jobId);
+  std::fflush(stderr);
   RunOptions options;
   options.timeout = std::chrono::seconds(60);
   auto run = runAndCapture({"scontrol", "requeue", std::string(*jobId)}, options);
@@ -393,8 +397,6 @@ void finishPreemption(const Options& o, const JobOutcome& outcome, bool toldByRa
     throw UserError(ExitCode::kEnvironment, "--requeue: scontrol requeue " + std::string(*jobId) + " failed: " + why,
                     "the job may not be requeueable (sbatch --requeue, JobRequeue in slurm.conf)");
   }
-  printTo(stderr, "hvdrun: requeued job {} (scontrol requeue)\n", *jobId);
-  std::fflush(stderr);
 }
 
 // How a launch is watched: the output options, the grace, the launcher's labels, the

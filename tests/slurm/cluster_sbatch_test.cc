@@ -159,7 +159,7 @@ TEST_CASE("scancel --signal=USR2 reaches every rank, the ranks checkpoint at one
   for (int rank = 0; rank < 3; ++rank) {
     CHECK(countOf(out, "[" + std::to_string(rank) + "]<stdout>:notice reached rank " + std::to_string(rank)) == 1);
   }
-  CHECK(std::regex_search(readFile(dir.path() + "/pre-" + id + ".err"), std::regex("hvdrun: requeued job " + id)));
+  CHECK(std::regex_search(readFile(dir.path() + "/pre-" + id + ".err"), std::regex("hvdrun: requeueing job " + id)));
   // Slurm holds a requeued job back for two minutes; let it start now to see the second run.
   // Not within the second of the requeue: slurmd refuses credentials issued in the second
   // it revoked the old ones ("Job credential revoked").
@@ -194,7 +194,7 @@ TEST_CASE("the notice sent to the batch shell is forwarded by hvdrun, and ranks 
   for (int rank = 0; rank < 3; ++rank) CHECK(countOf(out, "[" + std::to_string(rank) + "]<stdout>:got SIGUSR2") == 1);
   CHECK(countOf(err, "hvdrun: preemption notice (SIGUSR2) passed to every rank; ranks still running 1 s later "
                      "(--preempt-grace) were stopped") == 1);
-  CHECK(countOf(err, "hvdrun: requeued job " + id) == 1);
+  CHECK(countOf(err, "hvdrun: requeueing job " + id) == 1);
   run({"scancel", id});
   waitForEnd(id);
 }

@@ -110,11 +110,15 @@ namespace {
 void checkTornLines(const std::string& out, int np, int count) {
   std::vector<int> next(static_cast<size_t>(np), 0);
   size_t bad = 0;
+  std::string firstBad;  // the first torn lines, cut short, to see how they tore
+  auto noteBad = [&](const std::string& line) {
+    if (++bad <= 3) firstBad += "  " + line.substr(0, 160) + (line.size() > 160 ? "..." : "") + "\n";
+  };
   // Parsed by hand: std::regex recurses per character and overflows on the 1 MiB lines.
   for (const std::string& line : linesOf(out)) {
     // "[r]<stdout>:r:i:len:payload"
     if (line.size() < 13 || line[0] != '[' || line.compare(2, 10, "]<stdout>:") != 0) {
-      ++bad;
+      noteBad(line);
       continue;
     }
     int rank = line[1] - '0';
@@ -126,16 +130,17 @@ void checkTornLines(const std::string& out, int np, int count) {
     std::string payload;
     std::getline(fields, payload);
     if (rank < 0 || rank >= np || r != std::to_string(rank) || i.empty() || l.empty()) {
-      ++bad;
+      noteBad(line);
       continue;
     }
     int index = std::stoi(i);
     size_t len = std::stoul(l);
     bool ok = index == next[static_cast<size_t>(rank)] && payload.size() == len;
     for (size_t k = 0; ok && k < len; ++k) ok = payload[k] == static_cast<char>('a' + (rank * 7 + index * 13 + k) % 26);
-    if (!ok) ++bad;
+    if (!ok) noteBad(line);
     next[static_cast<size_t>(rank)] = index + 1;
   }
+  INFO("torn lines, the first ones:\n" << firstBad);
   CHECK(bad == 0);
   CHECK(next == std::vector<int>(static_cast<size_t>(np), count));
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +39,9 @@ class CollectiveBackend {
   // blocks in rank order.
   virtual Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) = 0;
   virtual Status barrier() = 0;
+  // After a failure: the rank whose closed connection caused it (it died or exited), when
+  // that is why; the runtime tells hvdrun, which then names that rank, not this one.
+  virtual std::optional<int> peerGone() const { return std::nullopt; }
 
   // Memory on this backend's device, for the engine: its fusion buffer (grows; valid until
   // the next call), on the device of `like` (a tensor of the request: the first call

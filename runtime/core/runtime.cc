@@ -7,6 +7,8 @@
 #include "runtime/backends/backend_factory.h"
 #include "runtime/common/log.h"
 #include "runtime/core/gpu_check.h"
+#include "runtime/rendezvous/client.h"
+#include "runtime/rendezvous/protocol.h"
 #include "runtime/timeline/trace_files.h"
 
 namespace hvd {
@@ -44,6 +46,16 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
     options->timelineMaxBytes = static_cast<std::uint64_t>(env.integer("HVD_TIMELINE_MAX_MB")) << 20;
     options->timelineMarkCycles = env.integer("HOROVOD_TIMELINE_MARK_CYCLES") == 1;
     options->sameClockAsRank0 = job->identity.crossRank == 0;
+  }
+  // Peers fail when a rank dies, and hvdrun may hear of one of them first: each tells hvdrun
+  // whose going failed it (only started by hvdrun; best effort, it may be going too).
+  if (env.isSet("HVD_RENDEZVOUS_ADDR") && env.isSet("HVD_RENDEZVOUS_PORT") && env.isSet("HVD_SECRET_KEY")) {
+    options->onPeerGone = [host = env.text("HVD_RENDEZVOUS_ADDR"), port = static_cast<int>(env.integer("HVD_RENDEZVOUS_PORT")),
+                           secret = env.text("HVD_SECRET_KEY"), rank = job->identity.rank](int peer) {
+      if (auto client = rendezvous::Client::connect(host, port, secret, std::chrono::seconds(2))) {
+        (void)client->set(rendezvous::peerGoneKey(rank), std::to_string(peer));
+      }
+    };
   }
   backends::BackendSetup setup;
   setup.rank = job->identity.rank;

@@ -199,8 +199,13 @@ Result<HandleId> Engine::submit(Submission s) {
   op->out = s.out;
   op->outBytes = s.outBytes;
   op->submitted = Clock::now();
-  std::lock_guard<std::mutex> lock(queueMutex_);
-  if (!stopped_.isOk()) return stopped_;
+  std::unique_lock<std::mutex> lock(queueMutex_);
+  if (!stopped_.isOk()) {
+    Status why = stopped_;
+    lock.unlock();
+    tellPeerGone();
+    return why;
+  }
   if (!op->name.empty() && !activeNames_.insert(op->name).second) {
     return Status(Errc::kInvalidUsage, "tensor '" + op->name + "' was submitted again before its first submission finished")
         .withHint("wait for the first handle, or give each pending request its own name");
@@ -332,7 +337,9 @@ bool Engine::runCycle() {
   lastCycleStart_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   progressed_ = false;
   if (Status s = negotiateAndRun(); !s.isOk()) {
-    stop(s);
+    std::optional<int> gone;
+    for (const auto& backend : backends_) gone = gone ? gone : backend->peerGone();
+    stop(s, gone);
     progressed_ = true;
   }
   if (timeline_) {
@@ -469,7 +476,8 @@ Status Engine::negotiateAndRun() {
     stop(agreed.shutdownRank == rank_
              ? Status(Errc::kInvalidUsage, "hvd was shut down on this rank while the request was pending")
              : Status(Errc::kRemote, "rank " + std::to_string(agreed.shutdownRank) +
-                                         " shut hvd down (hvd.shutdown()), so no collective runs after it"));
+                                         " shut hvd down (hvd.shutdown()), so no collective runs after it"),
+         agreed.shutdownRank == rank_ ? std::nullopt : std::optional<int>(agreed.shutdownRank));
   }
   return Status::ok();
 }
@@ -823,12 +831,12 @@ void Engine::complete(const std::shared_ptr<Operation>& op, Status status) {
   op->done.store(true, std::memory_order_release);
 }
 
-void Engine::stop(const Status& why) {
+void Engine::stop(const Status& why, std::optional<int> goneRank) {
   running_.store(false);
   std::vector<std::shared_ptr<Operation>> pending;
   {
     std::lock_guard<std::mutex> lock(queueMutex_);
-    if (stopped_.isOk()) stopped_ = why;
+    if (stopped_.isOk()) stopped_ = why, goneRank_ = goneRank;
     pending.swap(incoming_);
     wake_.notify_all();
   }
@@ -836,12 +844,26 @@ void Engine::stop(const Status& why) {
   for (auto& op : unnamed_) pending.push_back(op);
   named_.clear();
   unnamed_.clear();
+  // Before any caller hears of it: a rank may exit the moment its request fails.
+  if (!pending.empty()) tellPeerGone();
   Status reason;
   {
     std::lock_guard<std::mutex> lock(queueMutex_);
     reason = stopped_;
   }
   for (auto& op : pending) complete(op, reason);
+}
+
+// Only when a caller is about to see the failure: every rank's engine stops when the first
+// rank shuts down at the end of a job, and that is no one's failure.
+void Engine::tellPeerGone() {
+  std::optional<int> gone;
+  {
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    gone = goneRank_;
+  }
+  if (!gone || !options_.onPeerGone) return;
+  std::call_once(goneTold_, [&] { options_.onPeerGone(*gone); });
 }
 
 }  // namespace hvd::engine

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,6 +51,10 @@ struct EngineOptions {
   // After a stall shutdown, end the process with kStallExitCode (a rank's own runtime; off
   // for ranks that are threads in one test process).
   bool exitOnStallShutdown = false;
+  // Called once, before this rank's caller first sees a failure that another rank's going
+  // caused (its connection closed, or it shut hvd down): with that rank. The runtime tells
+  // hvdrun, which then names that rank as the job's cause, not this one.
+  std::function<void(int rank)> onPeerGone;
 };
 
 // The exit code of a rank ended by a stall shutdown (docs/exit-codes.md).
@@ -134,7 +139,8 @@ class Engine {
   Status runAlone(const Response& response, Operation& op);
   backends::CollectiveBackend* backendFor(Device device);
   void complete(const std::shared_ptr<Operation>& op, Status status);
-  void stop(const Status& why);  // fails everything pending; the engine then refuses work
+  void stop(const Status& why, std::optional<int> goneRank = std::nullopt);
+  void tellPeerGone();  // fails everything pending; the engine then refuses work
   // Timeline (no-ops without one): the track of a tensor, and its spans.
   int trackFor(const Operation& op);
   int fusionTrack();
@@ -159,6 +165,8 @@ class Engine {
   // turn while waiting callers drive cycles, instead of contending with them.
   std::atomic<std::int64_t> lastCycleStart_{0};
   Status stopped_;  // non-ok once the engine stopped
+  std::optional<int> goneRank_;  // with stopped_: the rank whose going stopped the engine
+  std::once_flag goneTold_;      // onPeerGone: a second caller waits until the first told
   std::condition_variable wake_;  // the thread's sleep between cycles
 
   // Completion (doneMutex_): waiters sleep here between their own cycles.

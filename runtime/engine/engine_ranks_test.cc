@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <regex>
@@ -425,13 +426,28 @@ class DyingBackend : public hvd::backends::CollectiveBackend {
   std::atomic<bool>& die_;
 };
 
+// Collects what onPeerGone was called with, from any rank's thread.
+struct GoneReports {
+  std::mutex mutex;
+  std::vector<int> peers;
+  hvd::engine::EngineOptions options() {
+    hvd::engine::EngineOptions o;
+    o.onPeerGone = [this](int peer) {
+      std::lock_guard<std::mutex> lock(mutex);
+      peers.push_back(peer);
+    };
+    return o;
+  }
+};
+
 TEST_CASE("a rank that dies fails every pending handle on the survivors, naming the peer, well within the timeout", "[mp][engine]") {
   const int size = 3;
   std::vector<std::string> messages(size);
   std::atomic<bool> die{false};
+  GoneReports gone;
   auto started = std::chrono::steady_clock::now();
   auto errors = onRanks(
-      size, {},
+      size, gone.options(),
       [&](int r, Engine& e) -> std::string {
         std::vector<float> v(4, 1.0f);
         std::vector<hvd::engine::HandleId> handles;
@@ -469,12 +485,19 @@ TEST_CASE("a rank that dies fails every pending handle on the survivors, naming 
     naming2 += messages[static_cast<size_t>(r)].rfind("rank 2 ", 0) == 0;
   }
   CHECK(naming2 >= 1);
+  // Each survivor tells its launcher once whose going failed it: the rank its message names.
+  std::vector<int> named;
+  for (int r = 0; r < 2; ++r) named.push_back(messages[static_cast<size_t>(r)][5] - '0');  // "rank N ..."
+  std::sort(named.begin(), named.end());
+  std::sort(gone.peers.begin(), gone.peers.end());
+  CHECK(gone.peers == named);
 }
 
 TEST_CASE("a rank that shuts down with requests pending elsewhere fails them there, saying which rank it was", "[mp][engine]") {
   const int size = 2;
   std::string message;
-  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+  GoneReports gone;
+  auto errors = onRanks(size, gone.options(), [&](int rank, Engine& e) -> std::string {
     if (rank == 0) {
       std::vector<float> v(4, 1.0f);
       auto h = e.submit({"only-rank-0", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
@@ -489,4 +512,51 @@ TEST_CASE("a rank that shuts down with requests pending elsewhere fails them the
   });
   CHECK(errors == none(size));
   CHECK(message == "rank 1 shut hvd down (hvd.shutdown()), so no collective runs after it");
+  CHECK(gone.peers == std::vector<int>{1});  // rank 0 tells its launcher; rank 1 failed no one's request
+}
+
+TEST_CASE("ranks that shut down one after another at the end of a job tell their launcher of no going", "[mp][engine]") {
+  const int size = 3;
+  GoneReports gone;
+  auto errors = onRanks(size, gone.options(), [&](int rank, Engine& e) -> std::string {
+    std::vector<float> v(4, 1.0f);
+    auto h = e.submit({"last", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
+                       v.data(), v.data()});
+    if (!h) return h.status().message();
+    if (auto s = e.wait(*h); !s.isOk()) return s.message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30 * rank));  // rank 0 shuts down first
+    e.shutdown();
+    return "";
+  });
+  CHECK(errors == none(size));
+  CHECK(gone.peers.empty());
+}
+
+TEST_CASE("a rank whose next request fails because a peer shut down tells its launcher which peer at that request", "[mp][engine]") {
+  // Nothing was pending when the peer shut down: the engine stopped quietly, and only the
+  // request made after it is a failure the caller sees.
+  const int size = 2;
+  GoneReports gone;
+  std::string message;
+  size_t reportsBeforeRequest = 99;
+  auto errors = onRanks(size, gone.options(), [&](int rank, Engine& e) -> std::string {
+    if (rank == 1) {
+      e.shutdown();
+      return "";
+    }
+    std::this_thread::sleep_for(200ms);  // rank 1's shutdown has stopped this engine by now
+    {
+      std::lock_guard<std::mutex> lock(gone.mutex);
+      reportsBeforeRequest = gone.peers.size();
+    }
+    std::vector<float> v(4, 1.0f);
+    auto h = e.submit({"late", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu},
+                       v.data(), v.data()});
+    message = h ? e.wait(*h).message() : h.status().message();
+    return "";
+  });
+  CHECK(errors == none(size));
+  CHECK(message == "rank 1 shut hvd down (hvd.shutdown()), so no collective runs after it");
+  CHECK(reportsBeforeRequest == 0);
+  CHECK(gone.peers == std::vector<int>{1});
 }

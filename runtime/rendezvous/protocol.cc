@@ -5,6 +5,8 @@ namespace hvd::rendezvous {
 
 std::string readyKey(int rank) { return "ready/" + std::to_string(rank); }
 
+std::string peerGoneKey(int rank) { return "peer-gone/" + std::to_string(rank); }
+
 std::string encodeRequest(Op op, std::string_view key, std::string_view value) {
   std::string out;
   out.reserve(5 + key.size() + value.size());

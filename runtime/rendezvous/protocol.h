@@ -30,6 +30,11 @@ enum class Reply : char { kOk = 'K', kMissing = 'M', kTimeout = 'T', kError = 'E
 // Keys a rank sets to say it reached the rendezvous ("ready/<rank>" = host).
 std::string readyKey(int rank);
 
+// Set by a rank whose collectives failed because another rank went (closed its connections,
+// or shut hvd down): "peer-gone/<rank>" = that rank. hvdrun names the rank that went as the
+// job's cause, however its peers' ends and its own reach hvdrun.
+std::string peerGoneKey(int rank);
+
 // Set by rank 0 when the ranks agreed on a preemption notice that reached them directly
 // (scancel --signal=USR2 signals the job's steps, not hvdrun): hvdrun then requeues.
 inline constexpr const char* kPreemptedKey = "preempted";

@@ -30,6 +30,7 @@ class RingCollectives : public CollectiveBackend {
     return collectives::ringAllgatherv(*ring_, mine.data, bytesPerRank, out);
   }
   Status barrier() override { return collectives::ringBarrier(*ring_); }
+  std::optional<int> peerGone() const override { return ring_->peerGone(); }
   // Ranks reach a cycle's control allreduce up to a cycle time apart (each on its own
   // timer), so spinning the data path's full budget there burns a core per waiting rank:
   // 1.3 s of CPU in 3 s of waiting at 1 ms cycles, measured. A short spin still catches

@@ -164,6 +164,11 @@ Status TcpTransport::fail(Status status) {
   return poisoned_;
 }
 
+Status TcpTransport::lost(const Link& link) {
+  if (poisoned_.isOk()) peerGone_ = link.peer;
+  return fail(Status(Errc::kRemote, link.name + " closed its connection (it failed or exited)"));
+}
+
 Status TcpTransport::linksFor(int to, bool sending, int from, bool receiving, Link*& out, Link*& in) {
   auto find = [&](int peer, Link*& link) {
     for (Link& candidate : links_) {
@@ -321,13 +326,13 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
         ssize_t k = ::send(out->socket.fd(), send.data() + sent, sendable - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (k > 0) sent += static_cast<size_t>(k), moved = true;
         if (k < 0 && errno != EAGAIN && errno != EINTR) {
-          return fail(Status(Errc::kRemote, out->name + " closed its connection (it failed or exited)"));
+          return lost(*out);
         }
       }
     }
     if (received < recvBytes) {
       ssize_t k = receive(received, recvBytes - received);
-      if (k < 0) return fail(Status(Errc::kRemote, in->name + " closed its connection (it failed or exited)"));
+      if (k < 0) return lost(*in);
       if (k > 0) received += static_cast<size_t>(k), moved = true;
     }
     if (moved) {
@@ -412,10 +417,10 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, Deadline deadline, con
   if (rc < 0 && errno != EINTR) return fail(systemError("poll"));
   if (rc <= 0) return Status::ok();
   if (shmRecv && (fds[inIndex].revents & (POLLIN | POLLHUP | POLLERR)) && drainShm() == 0) {
-    return fail(Status(Errc::kRemote, in->name + " closed its connection (it failed or exited)"));
+    return lost(*in);
   }
   if (shmSend && (fds[outIndex].revents & (POLLIN | POLLHUP | POLLERR))) {
-    return fail(Status(Errc::kRemote, out->name + " closed its connection (it failed or exited)"));
+    return lost(*out);
   }
   return Status::ok();
 }

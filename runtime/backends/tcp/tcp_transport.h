@@ -63,6 +63,8 @@ class TcpTransport : public collectives::Transport {
 
   // Closes every connection at once, as a crash would (for failure tests).
   void abortForTest();
+  // The peer whose closed connection poisoned this transport, when that is what did.
+  std::optional<int> peerGone() const { return peerGone_; }
 
   // Whether the link to `peer` goes through shared memory (for tests and reports).
   bool sharedMemoryWith(int peer) const;
@@ -83,6 +85,8 @@ class TcpTransport : public collectives::Transport {
   // Poisons the transport with the first error and closes every link, so that each peer
   // fails at once too (`rank R ... closed its connection`), not at its timeout.
   Status fail(Status status);
+  // fail() because `link`'s peer closed its connection (it died or exited).
+  Status lost(const Link& link);
   // The links a call uses (null for a direction it does not use); kInvalidArgument for a
   // rank that is not a peer.
   Status linksFor(int to, bool sending, int from, bool receiving, Link*& out, Link*& in);
@@ -106,6 +110,7 @@ class TcpTransport : public collectives::Transport {
   std::vector<Link> links_;        // sorted by peer; fixed after connect
   std::vector<std::byte> scratch_;  // exchangeWithInto's receive block over TCP
   Status poisoned_;
+  std::optional<int> peerGone_;  // set with poisoned_ by lost()
 };
 
 }  // namespace hvd::backends::tcp

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <climits>
 #include <csignal>
 #include <cstring>
@@ -303,6 +304,14 @@ std::unique_ptr<RendezvousServer> startRendezvous(Plan& plan, const std::string&
 void superviseStart(const Options& o, RendezvousServer& server, SupervisorOptions& supervision) {
   supervision.startTimeout = o.startTimeout;
   supervision.readyRanks = [&server] { return server.readyRanks(); };
+  supervision.peerGoneOf = [&server](int rank) -> std::optional<int> {
+    auto text = server.value(rendezvous::peerGoneKey(rank));
+    int peer = -1;
+    if (!text || std::from_chars(text->data(), text->data() + text->size(), peer).ec != std::errc() || peer < 0) {
+      return std::nullopt;
+    }
+    return peer;
+  };
 }
 
 // The preemption notice: a file every rank can see (HVD_PREEMPT_FILE), created when the

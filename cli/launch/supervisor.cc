@@ -66,6 +66,9 @@ struct Rank {
   int signalSent = 0;  // the last signal hvdrun sent this rank's group
   // It was already dying when hvdrun told it to stop: its signal is not hvdrun's.
   bool endingBeforeStop = false;
+  // The rank whose going failed the first failing rank (SupervisorOptions::peerGoneOf):
+  // not told to stop until kOwnEndWindow has passed, so its end is its own.
+  bool endingByItself = false;
   Stream out, err;
   std::deque<std::string> lastStderr;
   // A host agent's stdin (RankProcess::agentInput): what is still to be written to it.
@@ -305,6 +308,7 @@ class Job {
         }
         break;
       }
+      if (ownEndDeadline_ && Clock::now() >= *ownEndDeadline_) stopSlowEnders();  // before a SIGKILL due now
       if (killDeadline_ && Clock::now() >= *killDeadline_) {
         signalAll(SIGKILL);
         killDeadline_.reset();
@@ -342,7 +346,8 @@ class Job {
       }
       flushQuietRedraws();
       int timeout = -1;
-      for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, redrawDeadline()}) {
+      for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, ownEndDeadline_,
+                            redrawDeadline()}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -419,6 +424,12 @@ class Job {
           agentEnded(r, pid, status);
           continue;
         }
+        if (r.endingByItself) {
+          r.endingByItself = false;
+          bool failedByItself = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
+          if (failedByItself && outcome_.interruptSignal == 0) takeOverCause(failureOf(r, pid, status));
+          continue;
+        }
         bool crashed = WIFSIGNALED(status) && (WTERMSIG(status) != r.signalSent || r.endingBeforeStop);
         bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !r.stoppedByUs);
         // Told to stop, but it ended with an error of its own (a peer's death seen first,
@@ -466,11 +477,50 @@ class Job {
     if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
     if (first) {
       firstFailureAt_ = Clock::now();
+      if (!crashed) awaitRankGone(outcome_.firstFailure->rank);
       noteStoppedRanks();  // before stopOthers() wakes them
       stopOthers();
       killDeadline_ = Clock::now() + options_.killGrace;
     }
     return true;
+  }
+
+  // The first failure was an error exit that its runtime blamed on another rank's going (a
+  // peer hears of a death, or of hvd.shutdown() in a SIGTERM handler, as soon as it
+  // happens, and may be reaped long before the dying rank ends). Follows such reports to
+  // the rank that went first; if it still runs and hvdrun never signalled it, it is left
+  // to end by itself for kOwnEndWindow (stopOthers() passes it by).
+  void awaitRankGone(int failed) {
+    if (!options_.peerGoneOf || options_.labels != SupervisorOptions::Labels::kNone) return;
+    std::set<int> seen{failed};
+    int went = failed;
+    while (auto next = options_.peerGoneOf(went)) {
+      if (!seen.insert(*next).second) break;
+      went = *next;
+    }
+    if (went == failed) return;
+    for (Rank& r : ranks_) {
+      if (r.spec->rank != went || !r.running || r.signalSent != 0) continue;
+      r.endingByItself = true;
+      ownEndDeadline_ = Clock::now() + std::min<std::chrono::milliseconds>(kOwnEndWindow, options_.killGrace);
+    }
+  }
+
+  // The rank awaitRankGone found ended with a failure of its own: it is the job's cause.
+  void takeOverCause(RankFailure f) {
+    outcome_.firstFailure = std::move(f);
+    if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
+  }
+
+  // kOwnEndWindow passed: a rank still ending by itself is stopped like the others.
+  void stopSlowEnders() {
+    ownEndDeadline_.reset();
+    for (Rank& r : ranks_) {
+      if (!r.endingByItself || !r.running) continue;
+      r.endingByItself = false;
+      r.stoppedByUs = true;
+      sendSignal(r, SIGTERM);
+    }
   }
 
   // A host agent ended. Its ranks' failures came as records; one that ends badly without
@@ -514,7 +564,7 @@ class Job {
 
   void stopOthers() {
     for (Rank& r : ranks_) {
-      if (!r.running) continue;
+      if (!r.running || r.endingByItself) continue;
       r.stoppedByUs = true;
       // Under load, a rank killed a moment ago (its sockets closed, so a peer failed and was
       // reaped first) may still be ending: the SIGTERM below must not pass for its cause.
@@ -953,10 +1003,14 @@ class Job {
   Clock::time_point firstFailureAt_{};
   std::optional<Clock::time_point> preemptDeadline_;  // set by the preemption signal with a grace
   std::optional<Clock::time_point> killDeadline_;     // SIGKILL for whatever still runs then
+  std::optional<Clock::time_point> ownEndDeadline_;   // awaitRankGone's rank is stopped then
   std::optional<Clock::time_point> helloDeadline_;    // kAgents: every hello by then
   bool agentsGreeted_ = false;                        // kAgents: every job went out
   bool helloFailed_ = false;                          // kAgents: none will
   static constexpr std::chrono::milliseconds kCauseWindow{250};
+  // How long a rank that went first may take to end by itself: a SIGTERM handler's last
+  // steps after hvd.shutdown() (Python's exit with torch loaded takes ~0.5 s here).
+  static constexpr std::chrono::milliseconds kOwnEndWindow{2000};
 };
 
 }  // namespace

@@ -72,6 +72,11 @@ struct SupervisorOptions {
   std::function<void(int)> onRankStarted;
   // Called the moment a rank becomes the job's root cause (a host agent reports it at once).
   std::function<void(const RankFailure&)> onFailure;
+  // The rank whose going failed `rank`'s collectives, as that rank's runtime told hvdrun
+  // (rendezvous::peerGoneKey); nullopt when it said nothing. A rank that exits with an
+  // error first is then a consequence: the rank it names is given a moment to end by
+  // itself, and its end, if a failure, is the job's cause. Ranks hvdrun forked only.
+  std::function<std::optional<int>(int rank)> peerGoneOf;
   // kAgents: every agent first says hello with its version (agent_protocol.h); no job is
   // sent to any until all have said this one, within agentHelloTimeout. Otherwise every
   // agent is killed (so nothing starts anywhere) and JobOutcome::agentStartProblems says why.

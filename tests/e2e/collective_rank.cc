@@ -5,6 +5,13 @@
 //   collective_rank loop <victim>    allreduce in a loop; rank <victim> SIGKILLs itself
 //                                    after 20 rounds; survivors print the error they get
 //   collective_rank loop-dies-of-term the loop without a victim, SIGTERM left to its default
+//   collective_rank loop-cleans-up-on-term  the loop without a victim; SIGTERM is caught: the
+//                                    rank finishes its step, "saves" for 50 ms, shuts hvd
+//                                    down and dies of the same signal (a training script's
+//                                    checkpoint-on-SIGTERM handler)
+//   collective_rank leave-early <s>  one allreduce; then rank 0 shuts hvd down and sleeps
+//                                    <s> seconds, while the others try a second one (and
+//                                    exit 1 when it fails)
 //   collective_rank identity         prints "rank=R size=N local_rank=L local_size=M
 //                                    cross_rank=C cross_size=K ops=tcp|mpi" as the runtime sees it
 //   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
@@ -133,6 +140,41 @@ int loop(int victim, bool ignoreTerm = true) {
   return 0;
 }
 
+volatile sig_atomic_t gTermSeen = 0;
+
+int loopCleaningUpOnTerm() {
+  ::signal(SIGTERM, [](int) { gTermSeen = 1; });
+  std::vector<float> data(10000, 1.0f);
+  for (int i = 0; i < 100000; ++i) {
+    if (gTermSeen) {
+      ::usleep(50000);
+      hvd::shutdown();
+      ::signal(SIGTERM, SIG_DFL);
+      ::raise(SIGTERM);
+    }
+    if (auto s = hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kAverage); !s.isOk()) {
+      std::fprintf(stderr, "allreduce failed: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int leaveEarly(int seconds) {
+  std::vector<float> data(16, 1.0f);
+  if (!hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum).isOk()) return 2;
+  if (hvd::rank() == 0) {
+    hvd::shutdown();
+    ::sleep(static_cast<unsigned>(seconds));
+    return 0;
+  }
+  if (auto s = hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum); !s.isOk()) {
+    std::fprintf(stderr, "allreduce failed: %s\n", s.message().c_str());
+    return 1;
+  }
+  return 0;
+}
+
 // What a training loop does with the notice: agree on a step, save, leave.
 int preempt() {
   const char* restarts = std::getenv("SLURM_RESTART_COUNT");
@@ -201,6 +243,8 @@ int main(int argc, char** argv) {
   if (mode == "rings") printRings();
   int rc = mode == "loop" && argc > 2   ? loop(std::atoi(argv[2]))
            : mode == "loop-dies-of-term" ? loop(-1, /*ignoreTerm=*/false)
+           : mode == "loop-cleans-up-on-term" ? loopCleaningUpOnTerm()
+           : mode == "leave-early" && argc > 2 ? leaveEarly(std::atoi(argv[2]))
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
                                         : check();

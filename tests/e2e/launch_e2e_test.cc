@@ -660,6 +660,22 @@ TEST_CASE("a rank frozen by SIGSTOP is named when a peer fails waiting for it an
   CHECK(seconds < 15);  // the frozen rank was continued with its SIGTERM, not left for the 20 s grace
 }
 
+TEST_CASE("a rank that shut hvd down early and lingers is stopped soon after its peers fail and they stay the cause", "[e2e][mp]") {
+  // Rank 0's peers fail when it shuts down and name it (rendezvous peerGoneKey), so hvdrun
+  // gives rank 0 a moment to end by itself; it does not (it sleeps 30 s), so it is stopped
+  // with the others after that moment, and the peer that exited 1 is the cause.
+  hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(60);
+  auto started = Clock::now();
+  auto run = runHvdrun({"-np", "3", "--kill-grace", "20", HVD_COLLECTIVE_RANK_PATH, "leave-early", "30"}, o);
+  double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  INFO(run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(std::regex_search(run.err, std::regex(R"(hvdrun: error: rank [12] exited with code 1)")));
+  CHECK(run.err.find("rank 0 shut hvd down") != std::string::npos);
+  CHECK(seconds < 10);  // SIGTERM after about 2 s, not the 20 s grace or the 30 s sleep
+}
+
 TEST_CASE("a progress bar's carriage-return redraws reach the console as they come, each prefixed", "[e2e][mp]") {
   // tqdm writes "\r" before each redraw and "\n" only at the end: held for a newline, the
   // bar showed nothing until the rank was done. A redraw goes out when the next one begins,

@@ -35,6 +35,7 @@
 #include "cli/launch/supervisor.h"
 #include "cli/launch/torch_error_file.h"
 #include "cli/options.h"
+#include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
@@ -487,10 +488,21 @@ void appendRankJobWide(const std::vector<std::string>& jobWide, std::vector<std:
   }
 }
 
+// --bind-to for `localRanks` ranks hvdrun forks on this machine: each one's CPUs.
+std::vector<std::vector<int>> localCpuBindings(BindTo bind, int localRanks) {
+  if (bind == BindTo::kNone) return std::vector<std::vector<int>>(static_cast<size_t>(localRanks));
+  auto usable = usableCpuTopology();
+  if (!usable) throw UserError(ExitCode::kEnvironment, "--bind-to: " + usable.status().message());
+  auto bindings = cpuBindings(bind, localRanks, *usable);
+  if (!bindings) throw UserError(ExitCode::kUsage, bindings.status().message(), bindings.status().hint());
+  return *bindings;
+}
+
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
                          const PreemptionFlag& preemption, Guardian* guardian, const TorchErrorFiles* errorFiles) {
+  const auto bindings = localCpuBindings(plan.bindTo, static_cast<int>(plan.ranks.size()));
   // Every rank here shares this process's CPUs (thread_defaults.h).
   const int usable = usableCpuCount();
   const int threads = defaultThreadsPerRank(usable, static_cast<int>(plan.ranks.size()), std::nullopt);
@@ -506,7 +518,8 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
     rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
     if (errorFiles != nullptr) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + errorFiles->path(r.where.rank));
     appendRankJobWide(jobWide, rankEnv);
-    ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv), {}});
+    ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv), {}, {}});
+    ranks.back().cpus = bindings[static_cast<size_t>(r.where.localRank)];
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
@@ -610,6 +623,10 @@ SshLaunch sshLaunchFor(const Options& o) {
 JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& launch,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
                          const PreemptionFlag& preemption, const std::string& shmPrefix) {
+  if (plan.bindTo != BindTo::kNone) {
+    throw UserError(ExitCode::kUsage, "--bind-to " + std::string(bindToName(plan.bindTo)) + ": not done for ranks on other hosts over ssh yet",
+                    "drop --bind-to here, or launch inside a Slurm allocation (srun binds them) or with --mpi");
+  }
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (ec) throw UserError(ExitCode::kEnvironment, "cannot tell the working directory: " + ec.message());

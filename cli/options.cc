@@ -146,7 +146,7 @@ struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
-  std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb;
+  std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo;
   bool noPrefix = false, noStallCheck = false, timelineMarkCycles = false;
 };
 
@@ -239,6 +239,10 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_flag("--no-gpu", o.noGpu, "Do not set CUDA_VISIBLE_DEVICES")->group("Hosts and GPUs");
   app.add_flag("--oversubscribe-gpus", o.oversubscribeGpus, "Let ranks share GPUs when a host has too few")
       ->group("Hosts and GPUs");
+  app.add_option("--bind-to", raw.bindTo,
+                 "Pin each rank on a host to CPUs: none (default), core (its own block of cores; at most one rank "
+                 "per core), socket (sockets round robin). srun and mpirun launches pass it to them")
+      ->group("Hosts and GPUs")->type_name("none|core|socket");
   app.add_option("--network-interface", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
       ->group("Hosts and GPUs")->type_name("NAME");
   const char* ssh = "Hosts outside Slurm (ssh)";
@@ -546,6 +550,11 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     }
   }
   if (!raw.killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", raw.killGrace);
+  if (!raw.bindTo.empty()) {
+    auto bind = parseBindTo(raw.bindTo);
+    if (!bind) throw UserError(ExitCode::kUsage, bind.status().message(), bind.status().hint());
+    o.bindTo = *bind;
+  }
   if (!raw.maxLineKb.empty()) o.maxLineBytes = size_t{1024} * parseIntIn("--max-line-kb", raw.maxLineKb, 1, 1 << 20);
   if (!raw.startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", raw.startTimeout);
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);

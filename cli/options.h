@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/launch/line_splitter.h"
+#include "cli/plan/cpu_binding.h"
 
 namespace hvd::cli {
 
@@ -39,6 +40,7 @@ struct Options {
   int gpusPerRank = 1;
   bool noGpu = false;
   bool oversubscribeGpus = false;
+  BindTo bindTo = BindTo::kNone;  // --bind-to
   std::string networkInterface;
   // ssh launches (hosts from -H or --hostfile, outside Slurm): 0 and empty mean ssh's own.
   int sshPort = 0;

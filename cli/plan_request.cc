@@ -18,6 +18,7 @@ PlanRequest planRequestFrom(const Options& o) {
   r.tfEvaluator = o.tfEvaluator;
   r.tfPortBase = o.tfPortBase;
   r.networkInterface = o.networkInterface;
+  r.bindTo = o.bindTo;
   r.runtimeVariables = o.runtimeVariables;
   return r;
 }

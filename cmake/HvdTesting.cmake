@@ -11,6 +11,8 @@ function(hvd_add_test name)
   # CTest runs each case by name; a name starting with '-' would be read as a Catch option.
   foreach(source IN LISTS ARG_UNPARSED_ARGUMENTS)
     file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/${source} dashed REGEX "TEST_CASE\\(\"-")
+    # Looked at again whenever the file changes (a rename after configure slipped through once).
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${source})
     if(dashed)
       message(FATAL_ERROR "${source}: a test name starts with '-', which Catch reads as an option: ${dashed}")
     endif()

@@ -27,6 +27,8 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
   if (insideStep) c.argv.push_back("--overlap");
   // MPI programs started by srun get their ranks and addresses from Slurm's PMIx server.
   if (o.pmix) c.argv.push_back("--mpi=pmix");
+  // Slurm's own binding (its task/affinity plugin): each task to the cores it was given.
+  if (plan.bindTo != BindTo::kNone) c.argv.push_back(plan.bindTo == BindTo::kCore ? "--cpu-bind=cores" : "--cpu-bind=sockets");
   c.argv.push_back(hvdrunPath);
   // The shim rebuilds the same plan on its node and stays as the rank's parent (task_shim.h).
   for (auto& a : execRankArguments(o)) c.argv.push_back(std::move(a));

@@ -10,6 +10,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,8 +92,8 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 // The child side of fork: never returns. Reports an exec failure's errno on errorFd.
 // argv and envp are made before fork: the child of a process with threads calls nothing
 // that allocates.
-[[noreturn]] void becomeRank(const RankProcess& spec, char* const* argv, char* const* envp, int inFd, int outFd, int errFd,
-                             int errorFd, int goFd, pid_t parent) {
+[[noreturn]] void becomeRank(const RankProcess& spec, char* const* argv, char* const* envp, const cpu_set_t* cpus, int inFd,
+                             int outFd, int errFd, int errorFd, int goFd, pid_t parent) {
   // A session of its own (so also a process group hvdrun and the guardian signal whole):
   // the kernel's autogroup scheduler then shares the CPU per rank, as under torchrun, not
   // per hvdrun session (ranks sharing one were scheduled 1.35-1.8x slower under load).
@@ -108,6 +109,9 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   } while (got < 0 && errno == EINTR);
   if (got != 1) _exit(127);  // hvdrun died first
   if (inFd >= 0) ::dup2(inFd, STDIN_FILENO);
+  // Planned from CPUs hvdrun may use, so this fails only if they went offline meanwhile:
+  // then the rank runs unpinned, as with --bind-to none.
+  if (cpus != nullptr) (void)::sched_setaffinity(0, sizeof *cpus, cpus);
   ::dup2(outFd, STDOUT_FILENO);
   ::dup2(errFd, STDERR_FILENO);
   // Dispositions set to "ignore" and the blocked mask survive exec: give the program the
@@ -225,11 +229,15 @@ class Job {
     pid_t parent = ::getpid();
     auto argv = cStrings(r.spec->argv);
     auto envp = cStrings(r.spec->env);
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    for (int cpu : r.spec->cpus) CPU_SET(cpu, &cpus);
     pid_t pid = ::fork();
     if (pid < 0) return systemError("fork for rank " + std::to_string(r.spec->rank));
     if (pid == 0) {
       ::close(goPipe[1]);  // else the read below would never see hvdrun's end close
-      becomeRank(*r.spec, argv.data(), envp.data(), inPipe[0], outPipe[1], errPipe[1], execPipe[1], goPipe[0], parent);
+      becomeRank(*r.spec, argv.data(), envp.data(), r.spec->cpus.empty() ? nullptr : &cpus, inPipe[0], outPipe[1], errPipe[1],
+                 execPipe[1], goPipe[0], parent);
     }
     if (inPipe[0] >= 0) {
       // Only hvdrun holds the write end (O_CLOEXEC): when hvdrun dies, the agent reads EOF.

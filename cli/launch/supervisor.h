@@ -29,6 +29,8 @@ struct RankProcess {
   // carries this job first and then the signals hvdrun passes on (all but SIGKILL, which
   // ends the process itself, and with it the connection). Empty: stdin is hvdrun's own.
   std::optional<std::string> agentInput;
+  // The CPUs the process is pinned to before exec (--bind-to); empty: left as hvdrun's.
+  std::vector<int> cpus;
 };
 
 struct SupervisorOptions {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/plan/cpu_binding.h"
 #include "cli/plan/rank_plan.h"
 #include "runtime/common/status.h"
 #include "slurm/environment.h"
@@ -33,6 +34,7 @@ struct PlanRequest {
   bool tfEvaluator = false;
   int tfPortBase = 8888;
   std::string networkInterface;
+  BindTo bindTo = BindTo::kNone;
   std::vector<std::string> runtimeVariables;  // "HOROVOD_...=value", for every rank
 };
 
@@ -80,6 +82,7 @@ struct Plan {
   int rendezvousPort = 0;
   bool tfConfig = false;
   std::string networkInterface;
+  BindTo bindTo = BindTo::kNone;  // --bind-to: hvdrun pins local ranks; srun and mpirun are told
   std::vector<std::string> runtimeVariables;  // "HOROVOD_...=value" from the engine options
 };
 

@@ -162,6 +162,7 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
   Plan plan;
   plan.tfConfig = r.tfConfig;
   plan.networkInterface = r.networkInterface;
+  plan.bindTo = r.bindTo;
   plan.runtimeVariables = r.runtimeVariables;
   if (r.numProc < 0) return invalidArgument("-np must be at least 1");
   if (!r.hostList.empty() && !r.hostfilePath.empty()) {

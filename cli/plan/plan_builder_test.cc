@@ -7,6 +7,8 @@
 #include <set>
 
 #include "cli/plan/plan.h"
+#include "cli/launch/srun_launcher.h"
+#include "cli/options.h"
 #include "cli/plan/plan_output.h"
 
 using namespace hvd::cli;
@@ -238,6 +240,33 @@ TEST_CASE("conflicting host sources are refused", "[unit][plan]") {
   r.hostfilePath = "hosts";
   r.hostfileText = "b\n";
   CHECK(errorOf(r) == "-H and --hostfile both name the hosts: give one of them");
+}
+
+TEST_CASE("binding to cores or sockets reaches the mpirun line as Open MPI's own -bind-to", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a:2";
+  r.bindTo = hvd::cli::BindTo::kCore;
+  std::string line = *renderPlan(planOf(r), PlanFormat::kMpi, std::nullopt, {"prog"});
+  CHECK(line.rfind("mpirun -np 2 -H a:2 -bind-to core -map-by slot ", 0) == 0);
+  r.bindTo = hvd::cli::BindTo::kSocket;
+  line = *renderPlan(planOf(r), PlanFormat::kMpi, std::nullopt, {"prog"});
+  CHECK(line.rfind("mpirun -np 2 -H a:2 -bind-to socket -map-by slot ", 0) == 0);
+}
+
+TEST_CASE("binding to cores or sockets reaches srun as its --cpu-bind and nothing is passed without it", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a:2";
+  Options o;
+  auto argsOf = [&](hvd::cli::BindTo bind) {
+    r.bindTo = bind;
+    auto argv = srunCommand(planOf(r), o, "/bin/hvdrun", "/tmp/hosts", {}, false).argv;
+    std::string all;
+    for (const auto& a : argv) all += a + " ";
+    return all;
+  };
+  CHECK(argsOf(hvd::cli::BindTo::kCore).find(" --cpu-bind=cores ") != std::string::npos);
+  CHECK(argsOf(hvd::cli::BindTo::kSocket).find(" --cpu-bind=sockets ") != std::string::npos);
+  CHECK(argsOf(hvd::cli::BindTo::kNone).find("--cpu-bind") == std::string::npos);
 }
 
 TEST_CASE("the formats render the same plan", "[unit][plan]") {

@@ -182,7 +182,7 @@ std::vector<std::string> mpirunCommand(const Plan& plan, const std::vector<std::
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks > 0) hosts += (hosts.empty() ? "" : ",") + h.host + ":" + std::to_string(h.ranks);
   }
-  argv.insert(argv.end(), {"-H", hosts, "-bind-to", "none", "-map-by", "slot"});
+  argv.insert(argv.end(), {"-H", hosts, "-bind-to", std::string(bindToName(plan.bindTo)), "-map-by", "slot"});
   if (!plan.networkInterface.empty()) {
     argv.insert(argv.end(), {"-mca", "btl_tcp_if_include", plan.networkInterface, "-mca", "oob_tcp_if_include",
                              plan.networkInterface});

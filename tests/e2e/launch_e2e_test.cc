@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,8 @@
 #include <optional>
 #include <sys/resource.h>
 
+#include <map>
+#include <set>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -658,6 +661,67 @@ TEST_CASE("a rank frozen by SIGSTOP is named when a peer fails waiting for it an
   CHECK(std::regex_search(run.err, std::regex(R"(\n  rank\(s\) 2 was stopped \(SIGSTOP, or a debugger\) when rank [01] failed: )"
                                               R"(a stopped rank stalls its peers until their timeout, so look there first\n)")));
   CHECK(seconds < 15);  // the frozen rank was continued with its SIGTERM, not left for the 20 s grace
+}
+
+namespace {
+
+// The CPUs this test process may use (what hvdrun started from here may use too).
+std::vector<int> usableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ::sched_getaffinity(0, sizeof set, &set);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+// "0-2,5" -> {0, 1, 2, 5}.
+std::set<int> cpusOfList(const std::string& text) {
+  std::set<int> out;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    size_t dash = part.find('-');
+    int from = std::stoi(part.substr(0, dash)), to = dash == std::string::npos ? from : std::stoi(part.substr(dash + 1));
+    for (int c = from; c <= to; ++c) out.insert(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("with --bind-to core each local rank runs on CPUs of its own and its children inherit them", "[e2e][mp]") {
+  const auto usable = usableCpus();
+  if (usable.size() < 2) hvd::test::skipTest("needs 2 usable CPUs; this process may use " + std::to_string(usable.size()));
+  auto run = runHvdrun({"-np", "2", "--bind-to", "core", "sh", "-c", "sh -c 'grep Cpus_allowed_list /proc/self/status'"},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::regex line(R"(\[(\d)\]<stdout>:Cpus_allowed_list:\s*(\S+))");
+  std::map<int, std::set<int>> cpus;
+  for (std::sregex_iterator it(run.out.begin(), run.out.end(), line), end; it != end; ++it) {
+    cpus[std::stoi((*it)[1])] = cpusOfList((*it)[2]);
+  }
+  REQUIRE(cpus.size() == 2);
+  CHECK(!cpus[0].empty());
+  CHECK(!cpus[1].empty());
+  for (int c : cpus[0]) CHECK(cpus[1].count(c) == 0);
+  for (const auto& [rank, set] : cpus) {
+    for (int c : set) CHECK(std::find(usable.begin(), usable.end(), c) != usable.end());
+  }
+}
+
+TEST_CASE("hvdrun --bind-to core with more ranks than usable cores is refused before any rank starts and names both counts", "[e2e][mp]") {
+  const int cores = static_cast<int>(usableCpus().size());  // at most this many cores, with SMT fewer
+  auto run = runHvdrun({"-np", std::to_string(cores + 1), "--bind-to", "core", "sh", "-c", "echo started"},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  INFO(run.err);
+  CHECK(run.exitCode == 2);
+  CHECK(run.out.find("started") == std::string::npos);
+  CHECK(std::regex_search(run.err, std::regex("hvdrun: error: --bind-to core: " + std::to_string(cores + 1) +
+                                              R"( ranks on this host, but hvdrun may use only \d+ core\(s\) here)")));
 }
 
 TEST_CASE("a rank that shut hvd down early and lingers is stopped soon after its peers fail and they stay the cause", "[e2e][mp]") {

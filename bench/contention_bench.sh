@@ -9,6 +9,8 @@
 # the same transport from 64 KiB. Prints; asserts nothing; exit 0 whatever the verdicts.
 #   bash bench/contention_bench.sh [--op allreduce|broadcast] [--np "2 4"] [--repeat 3]
 #        [--min 4] [--max 67108864] [--factor 16] [--busy N] [--configs "hvd-shm hvd-tcp mpi-shm mpi-tcp"]
+# hvdb-shm and hvdb-tcp are ours with --bind-to core (each rank on cores of its own, as
+# Open MPI binds at np <= 2 by default); they run only where np <= the usable CPUs.
 # HVD_BUILD_DIR picks the build (default build); HVD_BASE_BUILD_DIR adds that build's two
 # configurations as base-shm and base-tcp (an A/B test of a change).
 set -euo pipefail
@@ -29,7 +31,7 @@ while [[ $# -gt 0 ]]; do
 done
 build=${HVD_BUILD_DIR:-build}
 base=${HVD_BASE_BUILD_DIR:-}
-configs=${configs:-hvd-shm hvd-tcp mpi-shm mpi-tcp${base:+ base-shm base-tcp}}
+configs=${configs:-hvd-shm hvd-tcp hvdb-shm hvdb-tcp mpi-shm mpi-tcp${base:+ base-shm base-tcp}}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 results=$(mktemp)
 loops=()
@@ -52,6 +54,8 @@ run_one() {  # np config -> collective_perf's output
   case $config in
     hvd-shm | base-shm) "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     hvd-tcp | base-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
+    hvdb-shm) "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
+    hvdb-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     mpi-shm) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl vader,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     mpi-tcp) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     *) echo "contention_bench.sh: unknown configuration '$config'" >&2; exit 2 ;;
@@ -63,6 +67,7 @@ for round in $(seq 1 "$repeat"); do
     [[ $phase == busy ]] && start_busy
     for np in $nps; do
       for config in $configs; do
+        [[ $config == hvdb-* ]] && ((np > $(nproc))) && continue
         echo "round $round/$repeat: $op np=$np $config $phase" >&2
         run_one "$np" "$config" | awk -v np="$np" -v c="$config" -v p="$phase" '
           $1 !~ /^#/ && $9 != 0 { print "WRONG", np, c, p, $1 }
@@ -103,7 +108,7 @@ for np in $nps; do
   done
   echo
   echo "=== targets at np=$np (under contention: p90/median <= 3, median <= 2x idle, ahead of Open MPI from 64 KiB)"
-  for ours in hvd-shm hvd-tcp base-shm base-tcp; do
+  for ours in hvd-shm hvd-tcp hvdb-shm hvdb-tcp base-shm base-tcp; do
     [[ " $configs " == *" $ours "* ]] || continue
     peer=mpi-${ours#*-}
     for size in $sizes; do

@@ -1,6 +1,7 @@
 // cli/launch/supervisor.cc: fork/exec, a poll loop over output pipes and a signalfd, and
 // the fail-fast teardown. Single-threaded: one loop owns every rank's state.
 #include "cli/launch/supervisor.h"
+#include "cli/os/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -267,13 +268,7 @@ class Job {
     r.err.fd = errPipe[0];
     if (!holdingInput()) writeInput(r);
     // The exec pipe closes on a successful exec; an errno arrives when exec failed.
-    int error = 0;
-    ssize_t got;
-    do {
-      got = ::read(execPipe[0], &error, sizeof error);
-    } while (got < 0 && errno == EINTR);
-    ::close(execPipe[0]);
-    if (got == sizeof error) {
+    if (int error = execErrorFrom(execPipe[0]); error != 0) {
       return systemError("cannot start rank " + std::to_string(r.spec->rank) + " (" + r.spec->executable + ")", error);
     }
     return Status::ok();

@@ -208,13 +208,7 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   }
   gChild.store(child);
   ::close(execPipe[1]);
-  int error = 0;
-  ssize_t got;
-  do {
-    got = ::read(execPipe[0], &error, sizeof error);
-  } while (got < 0 && errno == EINTR);
-  ::close(execPipe[0]);
-  if (got == sizeof error) {
+  if (int error = execErrorFrom(execPipe[0]); error != 0) {
     ::waitpid(child, nullptr, 0);
     return systemError("cannot start " + job.executable + " on " + job.host, error);
   }

@@ -177,4 +177,14 @@ std::string valueInEnvironment(const std::vector<std::string>& env, const std::s
   return "";
 }
 
+int execErrorFrom(int fd) {
+  int error = 0;
+  ssize_t got;
+  do {
+    got = ::read(fd, &error, sizeof error);
+  } while (got < 0 && errno == EINTR);
+  ::close(fd);
+  return got == sizeof error ? error : 0;
+}
+
 }  // namespace hvd::cli

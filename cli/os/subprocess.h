@@ -40,4 +40,9 @@ Result<std::string> findExecutable(const std::string& argv0, const std::string& 
 // NAME's value in a "NAME=value" list (a process's environment); empty when it is not there.
 std::string valueInEnvironment(const std::vector<std::string>& env, const std::string& name);
 
+// After fork: a child whose exec fails writes its errno to a close-on-exec pipe, which a
+// successful exec closes instead. Reads that pipe's end (and closes it): the errno, or 0
+// when the exec succeeded.
+int execErrorFrom(int fd);
+
 }  // namespace hvd::cli

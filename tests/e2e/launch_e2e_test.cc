@@ -13,6 +13,7 @@
 #include <fstream>
 #include <optional>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <map>
 #include <set>
@@ -98,6 +99,21 @@ TEST_CASE("a missing program is named and nothing is launched", "[e2e]") {
   CHECK(inPath.exitCode == 3);
   CHECK(inPath.err.rfind("hvdrun: error: cannot run the program: 'no-such-trainer' is not in PATH (/usr/bin:/bin)\n",
                          0) == 0);
+}
+
+// The program exists and is executable, so only exec itself can fail: the child's errno
+// must travel back through the exec pipe and name the rank.
+TEST_CASE("a script whose interpreter does not exist fails with the system's reason and the rank it was for",
+          "[e2e]") {
+  TempDir dir;
+  std::string script = dir.path() + "/train.sh";
+  std::ofstream(script) << "#!/nonexistent/interpreter\n";
+  ::chmod(script.c_str(), 0755);
+  auto run = runHvdrun({"-np", "2", script});
+  CHECK(run.exitCode == 3);
+  CHECK(run.out.empty());
+  CHECK(hvd::test::withoutThreadNote(run.err) ==
+        "hvdrun: error: cannot start rank 0 (" + script + "): No such file or directory\n");
 }
 
 TEST_CASE("with no prefix the ranks' lines are printed as they are", "[e2e][mp]") {

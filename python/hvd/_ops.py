@@ -33,27 +33,14 @@ def _remember(handle, kind, finish, keep):
 
 
 # The fast path for in-place calls on torch CPU tensors, the calls a training step makes by
-# the hundred: address, count and dtype code go in as integers, without a DLPack capsule
-# (a 4-byte allreduce_ from 2.0 to 1.8 us at np=1, 2.7 to 2.4 at np=2). Enabled by
-# hvd.torch (use_torch), since reading a tensor's fields needs torch imported. A tensor it
-# does not cover (CUDA, requires_grad, strided, a dtype hvd lacks, a Parameter) takes the
-# general path, which also raises the errors.
-_TorchTensor = None
-_torch_codes = {}  # torch.dtype -> the runtime's dtype code
-
-
+# the hundred: the extension reads the tensor's address, count and dtype itself (C calls
+# on the tensor, no DLPack capsule, no Python frame between). Enabled by hvd.torch
+# (use_torch), since it needs torch's types. A tensor it does not take (CUDA,
+# requires_grad, strided, a dtype hvd lacks, a Parameter) or an op it cannot read is left
+# to the general path, which also raises the errors.
 def use_torch(torch):
-    global _TorchTensor
-    for name, code in _hvd.dtype_codes():
-        _torch_codes[getattr(torch, name)] = code
-    _TorchTensor = torch.Tensor
-
-
-def _torch_code(tensor):
-    """The dtype code when tensor can take the fast path, else None."""
-    if type(tensor) is not _TorchTensor or not tensor.is_cpu or tensor.requires_grad or not tensor.is_contiguous():
-        return None
-    return _torch_codes.get(tensor.dtype)
+    _hvd.use_torch(torch.Tensor, [(getattr(torch, name), code) for name, code in _hvd.dtype_codes()])
+    _hvd.set_general_allreduce_(allreduce_)
 
 
 def _op(op, average):
@@ -87,9 +74,7 @@ def allreduce_(tensor, average=None, name=None, op=None):
     """Reduces tensor across ranks in place and returns it."""
     if name is not None:
         return synchronize(allreduce_async_(tensor, average=average, name=name, op=op))
-    code = _torch_code(tensor)
-    if code is not None:
-        _hvd.allreduce_inplace_at(tensor.data_ptr(), tensor.numel(), code, _op(op, average))
+    if average is None and _hvd.allreduce_inplace_torch(tensor, op):
         return tensor
     _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor)), _op(op, average))
     return tensor
@@ -105,9 +90,8 @@ def allreduce_async(tensor, average=None, name=None, op=None):
 
 def allreduce_async_(tensor, average=None, name=None, op=None):
     """Starts an in-place allreduce; synchronize(handle) returns the tensor."""
-    code = _torch_code(tensor)
-    if code is not None:
-        handle = _hvd.allreduce_async_inplace_at(name or "", tensor.data_ptr(), tensor.numel(), code, _op(op, average))
+    handle = None if average is not None else _hvd.allreduce_async_inplace_torch(name or "", tensor, op)
+    if handle is not None:
         return _remember(handle, "plain", lambda: tensor, (tensor,))
     handle = _hvd.allreduce_async_inplace(name or "", _arrays.passed(_inplace(tensor)), _op(op, average))
     return _remember(handle, "plain", lambda: tensor, (tensor,))

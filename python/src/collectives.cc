@@ -3,9 +3,11 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "arrays.h"
 #include "errors.h"
 #include "hvd/hvd.h"
+#include "torch_tensors.h"
 
 namespace nb = nanobind;
 
@@ -70,23 +73,41 @@ void allreduceInPlace(const OutArray& array, ReduceOp op) {
   unlocked([&] { return hvd::allreduce(a.data, a.count, a.type, op); });
 }
 
-// The fast path for torch CPU tensors (hvd/_ops.py): the Python layer read address, count
-// and dtype from a tensor it checked is dense, on the CPU and alive for the call. Taking
-// them as integers skips the DLPack capsule, which costs as much as a small allreduce.
-DataType typeCode(int code) {
-  if (code < 0 || code >= kDataTypeCount) throw nb::value_error("hvd: unknown dtype code");
-  return static_cast<DataType>(code);
+// The fast path for torch CPU tensors (hvd.torch): fields read in C (torch_tensors.h), the
+// op given as hvd.torch's caller gave it. A tensor or op it does not take returns
+// false / None with nothing done, and the Python layer takes the general path.
+std::optional<ReduceOp> opOf(nb::handle op) {
+  if (op.is_none()) return ReduceOp::kAverage;
+  ReduceOp value;
+  if (nb::try_cast(op, value)) return value;
+  return std::nullopt;
 }
 
-void allreduceInPlaceAt(uintptr_t address, size_t count, int type, ReduceOp op) {
-  DataType t = typeCode(type);
-  unlocked([&] { return hvd::allreduce(reinterpret_cast<void*>(address), count, t, op); });
+bool allreduceInPlaceTorch(nb::handle tensor, nb::handle op) {
+  std::optional<ReduceOp> reduce = opOf(op);
+  std::optional<TorchView> t = reduce ? denseCpuTensor(tensor) : std::nullopt;
+  if (!t) return false;
+  unlocked([&] { return hvd::allreduce(t->data, t->count, t->type, *reduce); });
+  return true;
 }
 
-Handle allreduceAsyncInPlaceAt(std::string_view name, uintptr_t address, size_t count, int type, ReduceOp op) {
-  void* data = reinterpret_cast<void*>(address);
-  DataType t = typeCode(type);
-  return unlocked([&] { return hvd::allreduceAsync(name, data, data, count, t, op, Device::kCpu); });
+// hvd.torch.allreduce_ itself, Horovod's signature: a Python function in front would cost
+// a frame per call. What the fast path does not take goes to hvd's general allreduce_.
+// Held for the process's life (never released: a static nb::object would be destroyed
+// after the interpreter).
+nb::handle gGeneralAllreduceInPlace;
+
+nb::object torchAllreduceInPlace(nb::handle tensor, nb::handle average, nb::handle name, nb::handle op) {
+  if (average.is_none() && name.is_none() && allreduceInPlaceTorch(tensor, op)) return nb::borrow(tensor);
+  if (!gGeneralAllreduceInPlace) throw nb::type_error("hvd: import hvd.torch before calling torch_allreduce_");
+  return gGeneralAllreduceInPlace(tensor, average, name, op);
+}
+
+std::optional<Handle> allreduceAsyncInPlaceTorch(std::string_view name, nb::handle tensor, nb::handle op) {
+  std::optional<ReduceOp> reduce = opOf(op);
+  std::optional<TorchView> t = reduce ? denseCpuTensor(tensor) : std::nullopt;
+  if (!t) return std::nullopt;
+  return unlocked([&] { return hvd::allreduceAsync(name, t->data, t->data, t->count, t->type, *reduce, Device::kCpu); });
 }
 
 Handle broadcastAsync(std::string_view name, const OutArray& array, int root) {
@@ -160,15 +181,22 @@ void registerCollectives(nb::module_& m) {
   m.def("allreduce_async", &allreduceAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
   m.def("allreduce_inplace", &allreduceInPlace, nb::arg("array"), nb::arg("op"), "Blocking, in place.");
   m.def("allreduce_async_inplace", &allreduceAsyncInPlace, nb::arg("name"), nb::arg("array"), nb::arg("op"));
-  m.def("allreduce_inplace_at", &allreduceInPlaceAt, nb::arg("address"), nb::arg("count"), nb::arg("dtype"),
-        nb::arg("op"), "Blocking, in place, on host memory given by address (see dtype_codes).");
-  m.def("allreduce_async_inplace_at", &allreduceAsyncInPlaceAt, nb::arg("name"), nb::arg("address"),
-        nb::arg("count"), nb::arg("dtype"), nb::arg("op"));
+  m.def("allreduce_inplace_torch", &allreduceInPlaceTorch, nb::arg("tensor"), nb::arg("op").none(),
+        "Blocking, in place, for a dense CPU torch tensor (see use_torch); False, with nothing done, for anything "
+        "else. op None: Average.");
+  m.def("set_general_allreduce_", [](nb::object f) { gGeneralAllreduceInPlace = f.release(); }, nb::arg("function"),
+        "hvd.allreduce_, which torch_allreduce_ calls for what its fast path does not take.");
+  m.def("torch_allreduce_", &torchAllreduceInPlace, nb::arg("tensor"), nb::arg("average").none() = nb::none(),
+        nb::arg("name").none() = nb::none(), nb::arg("op").none() = nb::none(),
+        "hvd.torch.allreduce_: reduces tensor across ranks in place and returns it (op: Average by default). A "
+        "dense CPU torch tensor goes in by address; anything else, and average= or name=, through hvd.allreduce_.");
+  m.def("allreduce_async_inplace_torch", &allreduceAsyncInPlaceTorch, nb::arg("name"), nb::arg("tensor"),
+        nb::arg("op").none(), "As allreduce_inplace_torch, started: its handle, or None with nothing done.");
   m.def("dtype_codes", [] {
     std::vector<std::pair<std::string, int>> codes;
     for (int i = 0; i < kDataTypeCount; ++i) codes.emplace_back(dataTypeName(static_cast<DataType>(i)), i);
     return codes;
-  }, "(name, code) of every dtype the runtime has, for the *_at calls.");
+  }, "(name, code) of every dtype the runtime has, for use_torch.");
   m.def("broadcast", &broadcast, nb::arg("array"), nb::arg("root"));
   m.def("broadcast_async", &broadcastAsync, nb::arg("name"), nb::arg("array"), nb::arg("root"));
   m.def("allgather", &allgather, nb::arg("input"),

@@ -4,9 +4,11 @@
 
 #include "collectives.h"
 #include "errors.h"
+#include "torch_tensors.h"
 
 NB_MODULE(_hvd, m) {
   m.doc() = "hvd's runtime (libhvd.so) for Python; use it through the hvd package.";
   hvd::python::registerErrors(m);
   hvd::python::registerCollectives(m);
+  hvd::python::registerTorchTensors(m);
 }

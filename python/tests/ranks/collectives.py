@@ -84,8 +84,10 @@ for dtype in TORCH_DTYPES:
         check(t, expected(op, shape, integer), what + " in place async", tolerance(dtype))
 
 # The same in place once hvd.torch is imported: dense CPU tensors then go in by address
-# (hvd._ops' fast path), every dtype and shape, blocking and named async. Tensors the fast
-# path leaves to the general one (a Parameter, a strided view) still reduce.
+# (the extension reads their fields), every dtype and shape, blocking and named async,
+# through the fast path itself and through hvd.torch's and hvd's functions. Tensors the
+# fast path leaves to the general one (a Parameter, a strided view, one that requires grad,
+# an op it cannot read) are refused by it with nothing done, and still reduce.
 import hvd.torch  # noqa: E402
 
 for dtype in TORCH_DTYPES:
@@ -94,18 +96,38 @@ for dtype in TORCH_DTYPES:
         for shape in SHAPES:
             what = f"torch {dtype} {op.name} {shape} by address"
             t = torch.from_numpy(values(rank, shape)).to(dtype)
-            assert hvd._ops._torch_code(t) is not None, f"{what}: not taken by the fast path"
-            assert hvd.torch.allreduce_(t, op=op) is t
+            assert hvd._hvd.allreduce_inplace_torch(t, op) is True, f"{what}: not taken by the fast path"
             check(t, expected(op, shape, integer), what, tolerance(dtype))
             t = torch.from_numpy(values(rank, shape)).to(dtype)
-            assert hvd.synchronize(hvd.allreduce_async_(t, op=op, name=what)) is t
+            assert hvd.torch.allreduce_(t, op=op) is t
+            check(t, expected(op, shape, integer), what + " through hvd.torch", tolerance(dtype))
+            t = torch.from_numpy(values(rank, shape)).to(dtype)
+            handle = hvd._hvd.allreduce_async_inplace_torch(what, t, op)
+            assert handle is not None, f"{what} async: not taken by the fast path"
+            hvd._hvd.synchronize(handle)
             check(t, expected(op, shape, integer), what + " async", tolerance(dtype))
+            t = torch.from_numpy(values(rank, shape)).to(dtype)
+            assert hvd.synchronize(hvd.allreduce_async_(t, op=op, name=what + " via hvd")) is t
+            check(t, expected(op, shape, integer), what + " async through hvd", tolerance(dtype))
+t = torch.full((2, 3), float(rank))
+assert hvd._hvd.allreduce_inplace_torch(t, None) is True  # no op: Average, as Horovod's default
+check(t, np.full((2, 3), (size - 1) / 2), "torch by address, default op", 1e-6)
 p = torch.nn.Parameter(torch.ones(2, 3), requires_grad=False)
-assert hvd._ops._torch_code(p) is None
+assert hvd._hvd.allreduce_inplace_torch(p, hvd.Sum) is False
+assert hvd._hvd.allreduce_async_inplace_torch("a Parameter", p, hvd.Sum) is None
 check(hvd.allreduce_(p, op=hvd.Sum), np.full((2, 3), size), "a Parameter in place", 0)
+check(hvd.torch.allreduce_(p, op=hvd.Sum), np.full((2, 3), size * size), "a Parameter through hvd.torch", 0)
 column = torch.ones(3, 4)[:, 1]
-assert hvd._ops._torch_code(column) is None
+assert hvd._hvd.allreduce_inplace_torch(column, hvd.Sum) is False
 check(hvd.allreduce(column, op=hvd.Sum), np.full((3,), size), "a strided view", 0)
+assert hvd._hvd.allreduce_inplace_torch(torch.ones(3, requires_grad=True), hvd.Sum) is False
+assert hvd._hvd.allreduce_inplace_torch(torch.ones(3), "Sum") is False
+with_average = torch.ones(3)
+assert hvd.torch.allreduce_(with_average, average=False) is with_average  # Horovod's old spelling: Sum
+check(with_average, np.full((3,), size), "average=False through hvd.torch", 0)
+named = torch.ones(3)
+assert hvd.torch.allreduce_(named, name="named through hvd.torch", op=hvd.Max) is named
+check(named, np.full((3,), 1), "named through hvd.torch", 0)
 
 # A tensor that requires grad and a non-contiguous one are read as they are (copied
 # for the out-of-place call, said in docs/python.md); the inputs stay untouched.

@@ -623,10 +623,6 @@ SshLaunch sshLaunchFor(const Options& o) {
 JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& launch,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
                          const PreemptionFlag& preemption, const std::string& shmPrefix) {
-  if (plan.bindTo != BindTo::kNone) {
-    throw UserError(ExitCode::kUsage, "--bind-to " + std::string(bindToName(plan.bindTo)) + ": not done for ranks on other hosts over ssh yet",
-                    "drop --bind-to here, or launch inside a Slurm allocation (srun binds them) or with --mpi");
-  }
   std::error_code ec;
   const std::string cwd = std::filesystem::current_path(ec).string();
   if (ec) throw UserError(ExitCode::kEnvironment, "cannot tell the working directory: " + ec.message());
@@ -637,7 +633,8 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   for (const HostPlan& h : plan.hosts) {
     if (h.ranks == 0) continue;
     jobOf[h.host] = jobs.size();
-    jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, o.maxLineBytes, parameterServerChief(plan), {}});
+    jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, o.maxLineBytes, parameterServerChief(plan),
+                    plan.bindTo, {}});
     jobHosts.push_back(&h);
   }
   for (const RankPlan& r : plan.ranks) {

@@ -20,8 +20,10 @@
 #include "cli/launch/task_shim.h"
 #include "cli/launch/torch_error_file.h"
 #include "cli/os/console.h"
+#include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
+#include "cli/plan/cpu_binding.h"
 #include "cli/plan/thread_defaults.h"
 #include "cli/user_error.h"
 #include "runtime/common/shm_names.h"
@@ -128,6 +130,17 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   TorchErrorFiles errorFiles;
   std::map<int, std::string> errorFileOf;
 
+  // --bind-to: this host's cores split among its ranks, as hvdrun splits its own host's;
+  // refused, like a missing program, before any rank here starts.
+  std::vector<std::vector<int>> cpus(job.ranks.size());
+  if (job.bindTo != BindTo::kNone) {
+    auto usable = usableCpuTopology();
+    if (!usable) fail(job.host, "--bind-to: " + usable.status().message());
+    auto bindings = cpuBindings(job.bindTo, static_cast<int>(job.ranks.size()), *usable);
+    if (!bindings) fail(job.host, bindings.status().message(), bindings.status().hint());
+    cpus = std::move(*bindings);
+  }
+
   // Every program is found before any rank starts: nothing half-started to clean up.
   const int threads = defaultThreadsPerRank(usableCpuCount(), static_cast<int>(job.ranks.size()), std::nullopt);
   std::vector<RankProcess> ranks;
@@ -145,6 +158,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
       r.env.push_back("TORCHELASTIC_ERROR_FILE=" + file);
     }
     ranks.push_back({r.rank, job.host, *exe, r.argv, r.env, std::nullopt});
+    ranks.back().cpus = cpus[ranks.size() - 1];
   }
 
   // Forked before the orders thread: the guardian must be a clean single-threaded copy.

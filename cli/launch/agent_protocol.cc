@@ -85,6 +85,7 @@ std::string encodeAgentJob(const AgentJob& job) {
   put(payload, std::to_string(job.killGrace.count()));
   put(payload, std::to_string(job.maxLineBytes));
   put(payload, job.coordinatorRank ? std::to_string(*job.coordinatorRank) : "");  // empty: none
+  put(payload, bindToName(job.bindTo));
   put(payload, std::to_string(job.ranks.size()));
   for (const AgentRank& r : job.ranks) {
     put(payload, std::to_string(r.rank));
@@ -144,6 +145,11 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
     }
     job.coordinatorRank = static_cast<int>(rank);
   }
+  auto bind = f.next("the CPU binding");
+  if (!bind) return bind.status();
+  auto bindTo = parseBindTo(*bind);
+  if (!bindTo) return invalidArgument("the host agent's job has a bad CPU binding '" + std::string(*bind) + "'");
+  job.bindTo = *bindTo;
   HVD_RETURN_IF_ERROR(number(ranks, "rank count", kMaxCount));
   for (long long i = 0; i < ranks; ++i) {
     AgentRank r;

@@ -26,6 +26,7 @@
 
 #include "cli/launch/line_splitter.h"
 #include "cli/launch/rank_failure.h"
+#include "cli/plan/cpu_binding.h"
 #include "runtime/common/status.h"
 
 namespace hvd::cli {
@@ -46,6 +47,9 @@ struct AgentJob {
   // A ParameterServerStrategy job's chief (whichever host runs it): the job ends with it
   // (task_shim.h's rule, which every agent follows through the rendezvous).
   std::optional<int> coordinatorRank;
+  // --bind-to: the agent splits its own host's cores among the ranks it starts (in the
+  // order given, which is their local ranks').
+  BindTo bindTo = BindTo::kNone;
   std::vector<AgentRank> ranks;
 };
 

@@ -15,6 +15,7 @@ AgentJob sampleJob() {
   job.killGrace = std::chrono::milliseconds(2500);
   job.maxLineBytes = 16384;
   job.coordinatorRank = 0;
+  job.bindTo = BindTo::kSocket;
   std::string allBytes;
   for (int c = 1; c < 256; ++c) allBytes += static_cast<char>(c);
   job.ranks.push_back({4, {"python", "-c", "print('a\nb')", "", "7:x,", allBytes}, {"HVD_RANK=4", "X=1\n2", "EMPTY="}});
@@ -42,6 +43,7 @@ TEST_CASE("a host agent's job arrives with every byte of arguments and variables
   CHECK(decoded->killGrace == job.killGrace);
   CHECK(decoded->maxLineBytes == 16384);
   CHECK(decoded->coordinatorRank == std::optional<int>(0));
+  CHECK(decoded->bindTo == BindTo::kSocket);
   REQUIRE(decoded->ranks.size() == 2);
   CHECK(decoded->ranks[0].rank == 4);
   CHECK(decoded->ranks[0].argv == job.ranks[0].argv);
@@ -67,6 +69,13 @@ TEST_CASE("a truncated or padded host agent job is refused with a reason", "[age
     CHECK(decoded.status().message().find("host agent's job") != std::string::npos);
   }
   CHECK_FALSE(decodeAgentJob(payload + "1:x,").isOk());
+  std::string badBinding = payload;
+  size_t socket = badBinding.find("6:socket,");
+  REQUIRE(socket != std::string::npos);
+  badBinding.replace(socket, 9, "4:numa,");
+  auto refused = decodeAgentJob(badBinding);
+  REQUIRE_FALSE(refused.isOk());
+  CHECK(refused.status().message() == "the host agent's job has a bad CPU binding 'numa'");
   CHECK_FALSE(decodeAgentJob("99999999999999999999999:x,").isOk());
 }
 

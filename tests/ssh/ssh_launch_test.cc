@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/os/cpu_topology.h"
 #include "runtime/common/json.h"
 #include "tests/support/hvdrun_runner.h"
 
@@ -231,6 +232,61 @@ TEST_CASE("over ssh the line cap of --max-line-kb cuts a rank's long line where 
     CHECK(hvd::test::stdoutLineLengths(run.out, rank) == std::vector<size_t>{4096, 4096, 1808});
   }
   CHECK(run.out.find("\nxxxx") == std::string::npos);  // no piece without its prefix
+}
+
+namespace {
+
+// "0-2,5" -> {0, 1, 2, 5}.
+std::set<int> cpusOfList(const std::string& text) {
+  std::set<int> out;
+  std::stringstream in(text);
+  std::string part;
+  while (std::getline(in, part, ',')) {
+    size_t dash = part.find('-');
+    int from = std::stoi(part.substr(0, dash)), to = dash == std::string::npos ? from : std::stoi(part.substr(dash + 1));
+    for (int c = from; c <= to; ++c) out.insert(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("over ssh --bind-to core gives each host's ranks cores of their own there and a host with too few fails before its ranks start",
+          "[ssh]") {
+  // The bed's hosts share this machine's CPUs, so each host's ranks split the same cores.
+  auto usable = hvd::cli::usableCpuTopology();
+  REQUIRE(usable.isOk());
+  std::set<std::pair<int, int>> coreIds;
+  for (const auto& cpu : *usable) coreIds.insert({cpu.socket, cpu.core});
+  const int cores = static_cast<int>(coreIds.size());
+  if (cores < 2) hvd::test::skipTest("needs 2 cores; this process may use " + std::to_string(cores));
+  auto run = runSshJob(2, {"--bind-to", "core", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::map<int, std::set<int>> cpus;
+  std::stringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) {
+    size_t at = line.find("]<stdout>:Cpus_allowed_list:");
+    if (line.rfind('[', 0) != 0 || at == std::string::npos) continue;
+    cpus[std::stoi(line.substr(1, at - 1))] = cpusOfList(line.substr(line.find_first_not_of(" \t", at + 28)));
+  }
+  REQUIRE(cpus.size() == 6);
+  for (int host = 0; host < 3; ++host) {
+    const auto& first = cpus[2 * host];
+    const auto& second = cpus[2 * host + 1];
+    CHECK(!first.empty());
+    CHECK(!second.empty());
+    for (int c : first) CHECK(second.count(c) == 0);
+  }
+
+  // One rank more than cores on every host: each agent refuses before starting its ranks.
+  auto tooMany = runSshJob(cores + 1, {"--bind-to", "core", "sh", "-c", "echo started"});
+  INFO(tooMany.err);
+  CHECK(tooMany.exitCode == 3);
+  CHECK(tooMany.out.find("started") == std::string::npos);
+  CHECK(tooMany.err.find(": --bind-to core: " + std::to_string(cores + 1) + " ranks on this host, but hvdrun may use only " +
+                         std::to_string(cores) + " core(s) here") != std::string::npos);
+  CHECK(tooMany.err.find("on " + bed().hosts[1] + ": --bind-to core") != std::string::npos);
 }
 
 TEST_CASE("a rank failing on another host ends the ssh job with its code and summary and no rank survives", "[ssh]") {

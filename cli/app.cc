@@ -651,6 +651,7 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
     RankProcess agent;
     agent.rank = job.ranks.front().rank;
     agent.host = h.host;
+    for (const AgentRank& r : job.ranks) agent.agentRanks.push_back(r.rank);
     if (h.local) {
       agent.executable = thisExecutable();
       agent.argv = {agent.executable, "host-agent"};

@@ -194,6 +194,9 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   supervision.killGrace = job.killGrace;
   supervision.maxLineBytes = static_cast<size_t>(job.maxLineBytes);
   supervision.onRankStarted = [&guardian](int pid) { guardian.watch(pid); };
+  // A rank here that failed because another went (a SIGTERM handler that shut hvd down):
+  // one here is left to end by itself, as hvdrun leaves its own ranks (supervisor.h).
+  supervision.peerGoneOf = [&rankEnv](int rank) { return peerGoneOf(rankEnv, rank); };
   supervision.onFailure = [&](const RankFailure& f) {
     // Before the record: hvdrun reads the exception once the failure is reported.
     if (auto file = errorFileOf.find(f.rank); file != errorFileOf.end()) handOverRecordedError(rankEnv, f.rank, file->second);

@@ -494,7 +494,8 @@ class Job {
   // the rank that went first; if it still runs and hvdrun never signalled it, it is left
   // to end by itself for kOwnEndWindow (stopOthers() passes it by).
   void awaitRankGone(int failed) {
-    if (!options_.peerGoneOf || options_.labels != SupervisorOptions::Labels::kNone) return;
+    const bool agents = options_.labels == SupervisorOptions::Labels::kAgents;
+    if (!options_.peerGoneOf || (options_.labels != SupervisorOptions::Labels::kNone && !agents)) return;
     std::set<int> seen{failed};
     int went = failed;
     while (auto next = options_.peerGoneOf(went)) {
@@ -503,8 +504,11 @@ class Job {
     }
     if (went == failed) return;
     for (Rank& r : ranks_) {
-      if (r.spec->rank != went || !r.running || r.signalSent != 0) continue;
+      const auto& own = r.spec->agentRanks;
+      bool runsIt = agents ? std::find(own.begin(), own.end(), went) != own.end() : r.spec->rank == went;
+      if (!runsIt || !r.running || r.signalSent != 0) continue;
       r.endingByItself = true;
+      awaitedRank_ = went;
       ownEndDeadline_ = Clock::now() + std::min<std::chrono::milliseconds>(kOwnEndWindow, options_.killGrace);
     }
   }
@@ -831,6 +835,11 @@ class Job {
       }
       if (!labelled && isErr) {
         if (auto failure = parseAgentFailure(line)) {
+          // The rank awaitRankGone waits for, failing by itself on its agent: the cause.
+          if (r.endingByItself && awaitedRank_ == failure->rank && outcome_.interruptSignal == 0) {
+            takeOverCause(std::move(*failure));
+            return;
+          }
           bool crashed = failure->signal != 0;
           noteFailure(std::move(*failure), crashed);
           return;
@@ -1007,6 +1016,7 @@ class Job {
   std::optional<Clock::time_point> preemptDeadline_;  // set by the preemption signal with a grace
   std::optional<Clock::time_point> killDeadline_;     // SIGKILL for whatever still runs then
   std::optional<Clock::time_point> ownEndDeadline_;   // awaitRankGone's rank is stopped then
+  std::optional<int> awaitedRank_;                    // the rank awaitRankGone leaves to end by itself
   std::optional<Clock::time_point> helloDeadline_;    // kAgents: every hello by then
   bool agentsGreeted_ = false;                        // kAgents: every job went out
   bool helloFailed_ = false;                          // kAgents: none will

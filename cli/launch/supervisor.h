@@ -31,6 +31,8 @@ struct RankProcess {
   std::optional<std::string> agentInput;
   // The CPUs the process is pinned to before exec (--bind-to); empty: left as hvdrun's.
   std::vector<int> cpus;
+  // A host agent: the ranks it runs (where the supervisor looks for a rank's process).
+  std::vector<int> agentRanks;
 };
 
 struct SupervisorOptions {
@@ -77,7 +79,9 @@ struct SupervisorOptions {
   // The rank whose going failed `rank`'s collectives, as that rank's runtime told hvdrun
   // (rendezvous::peerGoneKey); nullopt when it said nothing. A rank that exits with an
   // error first is then a consequence: the rank it names is given a moment to end by
-  // itself, and its end, if a failure, is the job's cause. Ranks hvdrun forked only.
+  // itself, and its end, if a failure, is the job's cause. Ranks forked here, and (kAgents)
+  // the ranks of host agents: the agent running that rank is not told to stop meanwhile,
+  // and the rank's failure record, if one comes, is the cause.
   std::function<std::optional<int>(int rank)> peerGoneOf;
   // kAgents: every agent first says hello with its version (agent_protocol.h); no job is
   // sent to any until all have said this one, within agentHelloTimeout. Otherwise every

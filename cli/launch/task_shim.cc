@@ -17,6 +17,7 @@
 #include "cli/os/subprocess.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/rendezvous/client.h"
+#include "runtime/rendezvous/protocol.h"
 
 namespace hvd::cli {
 namespace {
@@ -144,6 +145,20 @@ void reportTaskEnd(const std::vector<std::string>& rankEnv, const TaskEndReport&
   if (!client) return;
   auto index = client->add(kEndReportCountKey, 1);  // the store's count orders the reports
   if (index) (void)client->set(endReportKey(*index), encodeTaskEndReport(report));
+}
+
+std::optional<int> peerGoneOf(const std::vector<std::string>& rankEnv, int rank) {
+  auto client = connectToHvdrun(rankEnv, std::chrono::seconds(2));
+  if (!client) return std::nullopt;
+  const std::string key = rendezvous::peerGoneKey(rank);
+  auto there = client->check(key);
+  if (!there || !*there) return std::nullopt;
+  auto text = client->get(key, std::chrono::seconds(2));
+  int peer = -1;
+  if (!text || std::from_chars(text->data(), text->data() + text->size(), peer).ec != std::errc() || peer < 0) {
+    return std::nullopt;
+  }
+  return peer;
 }
 
 void countStoppedAfterCoordinator(const std::vector<std::string>& rankEnv, int ranks) {

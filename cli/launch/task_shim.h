@@ -72,6 +72,9 @@ void announceCoordinatorDone(const std::vector<std::string>& rankEnv);
 bool waitForCoordinatorDone(const std::vector<std::string>& rankEnv);
 // A rank ended badly (TaskEndReport).
 void reportTaskEnd(const std::vector<std::string>& rankEnv, const TaskEndReport& report);
+// The rank whose going failed rank `rank`'s collectives, as that rank's runtime reported it
+// (rendezvous peerGoneKey); nullopt when it reported none or hvdrun cannot be reached.
+std::optional<int> peerGoneOf(const std::vector<std::string>& rankEnv, int rank);
 // `ranks` more ranks were stopped because the chief was done (the summary counts them).
 void countStoppedAfterCoordinator(const std::vector<std::string>& rankEnv, int ranks);
 

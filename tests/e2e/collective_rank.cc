@@ -9,9 +9,11 @@
 //                                    rank finishes its step, "saves" for 50 ms, shuts hvd
 //                                    down and dies of the same signal (a training script's
 //                                    checkpoint-on-SIGTERM handler)
-//   collective_rank leave-early <s>  one allreduce; then rank 0 shuts hvd down and sleeps
-//                                    <s> seconds, while the others try a second one (and
-//                                    exit 1 when it fails)
+//   collective_rank leave-early <s> [<rank> [die]]  one allreduce; then rank <rank> (0)
+//                                    shuts hvd down and sleeps <s> seconds, while the others
+//                                    try a second one (and exit 1 when it fails); with die it
+//                                    then dies of SIGTERM (a checkpoint-on-SIGTERM handler
+//                                    that left hvd first, then saved), else exits 0
 //   collective_rank identity         prints "rank=R size=N local_rank=L local_size=M
 //                                    cross_rank=C cross_size=K ops=tcp|mpi" as the runtime sees it
 //   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
@@ -160,12 +162,13 @@ int loopCleaningUpOnTerm() {
   return 0;
 }
 
-int leaveEarly(int seconds) {
+int leaveEarly(int seconds, int leaver, bool die) {
   std::vector<float> data(16, 1.0f);
   if (!hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum).isOk()) return 2;
-  if (hvd::rank() == 0) {
+  if (hvd::rank() == leaver) {
     hvd::shutdown();
     ::sleep(static_cast<unsigned>(seconds));
+    if (die) ::raise(SIGTERM);
     return 0;
   }
   if (auto s = hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum); !s.isOk()) {
@@ -244,7 +247,8 @@ int main(int argc, char** argv) {
   int rc = mode == "loop" && argc > 2   ? loop(std::atoi(argv[2]))
            : mode == "loop-dies-of-term" ? loop(-1, /*ignoreTerm=*/false)
            : mode == "loop-cleans-up-on-term" ? loopCleaningUpOnTerm()
-           : mode == "leave-early" && argc > 2 ? leaveEarly(std::atoi(argv[2]))
+           : mode == "leave-early" && argc > 2
+               ? leaveEarly(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 0, argc > 4 && std::string(argv[4]) == "die")
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
                                         : check();

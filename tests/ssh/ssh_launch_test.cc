@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -522,4 +523,33 @@ TEST_CASE("over ssh a rank that raises under torch's @record has its exception a
   CHECK(run.err.find("hvdrun: error: rank 1 exited with code 1 (host " + bed().hosts[1]) != std::string::npos);
   CHECK(run.err.find("  rank 1 raised (recorded by torch's @record): ValueError: batch 7 has 3 columns, the model wants "
                      "4\n    at " + source + ":" + std::to_string(raiseLine) + " in load_batch\n") != std::string::npos);
+}
+
+TEST_CASE("over ssh a rank that shuts hvd down and later dies of SIGTERM is the cause and not its peers that failed when it left",
+          "[ssh]") {
+  // A checkpoint-on-SIGTERM handler that leaves hvd first and saves for a second: its peers
+  // fail at once naming it (peerGoneKey), and their agents report them long before it ends.
+  // hvdrun must not stop its agent meanwhile, nor its own agent stop it for the failure of
+  // the rank beside it, or its SIGTERM would pass for hvdrun's. Victims on the far host and
+  // on the first, each beside another rank.
+  const Bed& b = bed();
+  for (int victim : {4, 1}) {
+    auto run = runSshJob(2, {kCollectiveRank, "leave-early", "1", std::to_string(victim), "die"}, {"HVD_TIMEOUT=20"});
+    INFO("victim " << victim << ":\n" << run.err);
+    CHECK(run.exitCode == 143);
+    CHECK(run.err.find("hvdrun: error: rank " + std::to_string(victim) + " was killed by SIGTERM (host " +
+                       b.hosts[static_cast<size_t>(victim / 2)]) != std::string::npos);
+    CHECK(run.err.find("rank " + std::to_string(victim) + " shut hvd down") != std::string::npos);
+  }
+}
+
+TEST_CASE("over ssh a rank that shut hvd down early and lingers is stopped soon after its peers fail and they stay the cause",
+          "[ssh]") {
+  auto started = Clock::now();
+  auto run = runSshJob(2, {"--kill-grace", "20", kCollectiveRank, "leave-early", "30", "4"}, {"HVD_TIMEOUT=20"});
+  double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  INFO(run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(std::regex_search(run.err, std::regex(R"(hvdrun: error: rank [01235] exited with code 1)")));
+  CHECK(seconds < 10);  // stopped about 2 s after, not after the 20 s grace or the 30 s sleep
 }

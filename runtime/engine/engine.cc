@@ -243,13 +243,18 @@ void Engine::waitFor(const std::shared_ptr<Operation>& op) {
   // moment too early to include it. If the engine's thread is mid-cycle, have it run the
   // next one at once. After that, leave the pace to the engine's thread, so ranks waiting
   // for one that never submits do not spin through empty cycles.
-  auto driveUntil = Clock::now() + 2 * options_.cycleTime;
-  while (!op->done.load(std::memory_order_acquire) && running_.load() && Clock::now() < driveUntil) {
+  // The clock is first read after a cycle: a call done in its first one (every blocking
+  // call that all ranks make together) reads none here (each read costs ~30 ns).
+  std::optional<Clock::time_point> driveUntil;
+  while (!op->done.load(std::memory_order_acquire) && running_.load()) {
+    if (driveUntil && Clock::now() >= *driveUntil) break;
     if (cycleMutex_.try_lock()) {
       runCycle();
       cycleMutex_.unlock();
+      if (!driveUntil && !op->done.load(std::memory_order_acquire)) driveUntil = Clock::now() + 2 * options_.cycleTime;
       continue;
     }
+    if (!driveUntil) driveUntil = Clock::now() + 2 * options_.cycleTime;
     {
       std::lock_guard<std::mutex> lock(queueMutex_);
       kick_ = true;
@@ -334,7 +339,8 @@ void Engine::threadMain() {
 
 bool Engine::runCycle() {
   if (!running_.load()) return false;
-  lastCycleStart_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+  cycleStart_ = Clock::now();
+  lastCycleStart_.store(cycleStart_.time_since_epoch().count(), std::memory_order_relaxed);
   progressed_ = false;
   if (Status s = negotiateAndRun(); !s.isOk()) {
     std::optional<int> gone;
@@ -412,8 +418,7 @@ Status Engine::negotiateAndRun() {
     for (size_t i = 0; i < unnamedOffered; ++i) h = agreementHash(unnamed_[i]->spec, h);
     offer.allHash = h;
   }
-  auto now = Clock::now();
-  offer.wantsStallCheck = rank_ == 0 && options_.stallCheck && now >= nextStallCheck_;
+  offer.wantsStallCheck = rank_ == 0 && options_.stallCheck && cycleStart_ >= nextStallCheck_;
   // The rider: every rank sends one of the last unnamed request's shape (so all agree on
   // its length without asking), holding this rank's first unnamed request when it has that
   // shape; its result counts only if every rank's did.
@@ -432,7 +437,7 @@ Status Engine::negotiateAndRun() {
   ControlAgreement agreed = decodeAgreement(bytes);
 
   if (agreed.stallCheck) {
-    nextStallCheck_ = now + stallCheckPeriod(options_);
+    nextStallCheck_ = cycleStart_ + stallCheckPeriod(options_);
     HVD_RETURN_IF_ERROR(runStallCheck());
   }
 

@@ -164,6 +164,7 @@ class Engine {
   // When the last cycle started (steady clock, ns), whoever ran it: the thread skips its
   // turn while waiting callers drive cycles, instead of contending with them.
   std::atomic<std::int64_t> lastCycleStart_{0};
+  std::chrono::steady_clock::time_point cycleStart_{};  // the running cycle's start (guarded by cycleMutex_, as the cycle is)
   Status stopped_;  // non-ok once the engine stopped
   std::optional<int> goneRank_;  // with stopped_: the rank whose going stopped the engine
   std::once_flag goneTold_;      // onPeerGone: a second caller waits until the first told

@@ -33,7 +33,7 @@ std::string describe(const Spec& spec);
 // that allgather shares may differ in length.
 bool compatible(const Spec& a, const Spec& b);
 
-// Equal for compatible specs (FNV-1a over the fields that must agree), so ranks can check
+// Equal for compatible specs (a multiplicative mix of the fields that must agree), so ranks can check
 // agreement with a few bytes on the control path.
 std::uint64_t agreementHash(const Spec& spec, std::uint64_t seed = 14695981039346656037ull);
 

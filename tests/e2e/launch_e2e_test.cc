@@ -21,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/cpu_list.h"
 #include "tests/support/hvdrun_runner.h"
 
 using hvd::test::environmentWith;
@@ -693,19 +694,6 @@ std::vector<int> usableCpus() {
   return cpus;
 }
 
-// "0-2,5" -> {0, 1, 2, 5}.
-std::set<int> cpusOfList(const std::string& text) {
-  std::set<int> out;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    size_t dash = part.find('-');
-    int from = std::stoi(part.substr(0, dash)), to = dash == std::string::npos ? from : std::stoi(part.substr(dash + 1));
-    for (int c = from; c <= to; ++c) out.insert(c);
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("with --bind-to core each local rank runs on CPUs of its own and its children inherit them", "[e2e][mp]") {
@@ -718,7 +706,7 @@ TEST_CASE("with --bind-to core each local rank runs on CPUs of its own and its c
   std::regex line(R"(\[(\d)\]<stdout>:Cpus_allowed_list:\s*(\S+))");
   std::map<int, std::set<int>> cpus;
   for (std::sregex_iterator it(run.out.begin(), run.out.end(), line), end; it != end; ++it) {
-    cpus[std::stoi((*it)[1])] = cpusOfList((*it)[2]);
+    cpus[std::stoi((*it)[1])] = hvd::test::cpusOfList((*it)[2]);
   }
   REQUIRE(cpus.size() == 2);
   CHECK(!cpus[0].empty());

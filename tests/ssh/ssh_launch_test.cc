@@ -24,6 +24,7 @@
 
 #include "cli/os/cpu_topology.h"
 #include "runtime/common/json.h"
+#include "tests/support/cpu_list.h"
 #include "tests/support/hvdrun_runner.h"
 
 namespace {
@@ -235,23 +236,6 @@ TEST_CASE("over ssh the line cap of --max-line-kb cuts a rank's long line where 
   CHECK(run.out.find("\nxxxx") == std::string::npos);  // no piece without its prefix
 }
 
-namespace {
-
-// "0-2,5" -> {0, 1, 2, 5}.
-std::set<int> cpusOfList(const std::string& text) {
-  std::set<int> out;
-  std::stringstream in(text);
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    size_t dash = part.find('-');
-    int from = std::stoi(part.substr(0, dash)), to = dash == std::string::npos ? from : std::stoi(part.substr(dash + 1));
-    for (int c = from; c <= to; ++c) out.insert(c);
-  }
-  return out;
-}
-
-}  // namespace
-
 TEST_CASE("over ssh --bind-to core gives each host's ranks cores of their own there and a host with too few fails before its ranks start",
           "[ssh]") {
   // The bed's hosts share this machine's CPUs, so each host's ranks split the same cores.
@@ -269,7 +253,7 @@ TEST_CASE("over ssh --bind-to core gives each host's ranks cores of their own th
   for (std::string line; std::getline(lines, line);) {
     size_t at = line.find("]<stdout>:Cpus_allowed_list:");
     if (line.rfind('[', 0) != 0 || at == std::string::npos) continue;
-    cpus[std::stoi(line.substr(1, at - 1))] = cpusOfList(line.substr(line.find_first_not_of(" \t", at + 28)));
+    cpus[std::stoi(line.substr(1, at - 1))] = hvd::test::cpusOfList(line.substr(line.find_first_not_of(" \t", at + 28)));
   }
   REQUIRE(cpus.size() == 6);
   for (int host = 0; host < 3; ++host) {

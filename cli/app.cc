@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <csignal>
 #include <cstring>
@@ -307,11 +306,7 @@ void superviseStart(const Options& o, RendezvousServer& server, SupervisorOption
   supervision.readyRanks = [&server] { return server.readyRanks(); };
   supervision.peerGoneOf = [&server](int rank) -> std::optional<int> {
     auto text = server.value(rendezvous::peerGoneKey(rank));
-    int peer = -1;
-    if (!text || std::from_chars(text->data(), text->data() + text->size(), peer).ec != std::errc() || peer < 0) {
-      return std::nullopt;
-    }
-    return peer;
+    return text ? rendezvous::parsePeerGone(*text) : std::nullopt;
   };
 }
 
@@ -447,7 +442,7 @@ JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<
   }
   bool insideStep = env.count("SLURM_STEP_ID") > 0;
   SrunCommand command = srunCommand(plan, o, thisExecutable(), hostfile, jobWide, insideStep);
-  RankProcess srunProcess{0, plan.masterAddr, *srun, command.argv, inheritedEnvironment(command.env), {}};
+  RankProcess srunProcess{.host = plan.masterAddr, .executable = *srun, .argv = command.argv, .env = inheritedEnvironment(command.env)};
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kSrun, preemption);
   auto outcome = superviseRanks({srunProcess}, supervision);
   std::remove(hostfile.c_str());
@@ -471,7 +466,7 @@ JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vecto
                     "install openmpi-bin, or launch without --mpi");
   }
   MpirunCommand command = mpirunLaunchCommand(plan, o, thisExecutable(), jobWide, ::geteuid() == 0);
-  RankProcess process{0, plan.masterAddr, *mpirun, command.argv, inheritedEnvironment(command.env), {}};
+  RankProcess process{.host = plan.masterAddr, .executable = *mpirun, .argv = command.argv, .env = inheritedEnvironment(command.env)};
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi, preemption);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
   auto shims = rootCauseFromShims(server, result);
@@ -518,8 +513,12 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
     rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
     if (errorFiles != nullptr) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + errorFiles->path(r.where.rank));
     appendRankJobWide(jobWide, rankEnv);
-    ranks.push_back({r.where.rank, r.where.host, executable, o.program, inheritedEnvironment(rankEnv), {}, {}});
-    ranks.back().cpus = bindings[static_cast<size_t>(r.where.localRank)];
+    ranks.push_back({.rank = r.where.rank,
+                     .host = r.where.host,
+                     .executable = executable,
+                     .argv = o.program,
+                     .env = inheritedEnvironment(rankEnv),
+                     .cpus = bindings[static_cast<size_t>(r.where.localRank)]});
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };

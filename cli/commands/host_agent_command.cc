@@ -157,8 +157,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
       errorFileOf[r.rank] = file;
       r.env.push_back("TORCHELASTIC_ERROR_FILE=" + file);
     }
-    ranks.push_back({r.rank, job.host, *exe, r.argv, r.env, std::nullopt});
-    ranks.back().cpus = cpus[ranks.size() - 1];
+    ranks.push_back({.rank = r.rank, .host = job.host, .executable = *exe, .argv = r.argv, .env = r.env, .cpus = cpus[ranks.size()]});
   }
 
   // Forked before the orders thread: the guardian must be a clean single-threaded copy.

@@ -28,11 +28,11 @@ struct RankProcess {
   // A host agent (agent_protocol.h), directly or through ssh: its stdin is a pipe that
   // carries this job first and then the signals hvdrun passes on (all but SIGKILL, which
   // ends the process itself, and with it the connection). Empty: stdin is hvdrun's own.
-  std::optional<std::string> agentInput;
+  std::optional<std::string> agentInput{};
   // The CPUs the process is pinned to before exec (--bind-to); empty: left as hvdrun's.
-  std::vector<int> cpus;
+  std::vector<int> cpus{};
   // A host agent: the ranks it runs (where the supervisor looks for a rank's process).
-  std::vector<int> agentRanks;
+  std::vector<int> agentRanks{};
 };
 
 struct SupervisorOptions {

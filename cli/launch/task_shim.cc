@@ -154,11 +154,7 @@ std::optional<int> peerGoneOf(const std::vector<std::string>& rankEnv, int rank)
   auto there = client->check(key);
   if (!there || !*there) return std::nullopt;
   auto text = client->get(key, std::chrono::seconds(2));
-  int peer = -1;
-  if (!text || std::from_chars(text->data(), text->data() + text->size(), peer).ec != std::errc() || peer < 0) {
-    return std::nullopt;
-  }
-  return peer;
+  return text ? rendezvous::parsePeerGone(*text) : std::nullopt;
 }
 
 void countStoppedAfterCoordinator(const std::vector<std::string>& rankEnv, int ranks) {

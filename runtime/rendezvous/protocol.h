@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,8 @@ std::string readyKey(int rank);
 // or shut hvd down): "peer-gone/<rank>" = that rank. hvdrun names the rank that went as the
 // job's cause, however its peers' ends and its own reach hvdrun.
 std::string peerGoneKey(int rank);
+// The rank a peerGoneKey value names; nullopt for anything but a rank number.
+std::optional<int> parsePeerGone(std::string_view value);
 
 // Set by rank 0 when the ranks agreed on a preemption notice that reached them directly
 // (scancel --signal=USR2 signals the job's steps, not hvdrun): hvdrun then requeues.

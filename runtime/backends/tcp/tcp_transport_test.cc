@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <limits>
 #include <condition_variable>
 #include <cstring>
@@ -430,15 +431,18 @@ TEST_CASE("ranks that share their cores with busy loops find their spins contend
       if (::sched_setaffinity(0, sizeof core, &core) != 0) return "sched_setaffinity failed";
       auto& tcp = static_cast<hvd::backends::tcp::TcpTransport&>(ring);
       // Until one has seen it (the count of ranks that have is reduced along: only a rank
-      // that arrives first waits, and one may always come second), or 20,000 steps: the
-      // scheduler lets fresh threads run ahead of the busy loops for a while.
-      for (int i = 0; i < 20000; ++i) {
-        int32_t v[2] = {rank + i, tcp.waitPolicy().contendedSpins() > 0};
-        if (auto s = hc::allreduce(ring, v, 2, DataType::kInt32, ReduceOp::kSum); !s.isOk()) return s.message();
+      // that arrives first waits, and one may always come second), or 10 s, which the ranks
+      // also agree on through the sum. Not a count of steps: the scheduler lets fresh
+      // threads run ahead of the busy loops for a while, and 20,000 steps (30 ms over
+      // shared memory) fitted into that in one run of four.
+      const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      for (int i = 0;; ++i) {
+        int32_t v[3] = {rank + i, tcp.waitPolicy().contendedSpins() > 0, std::chrono::steady_clock::now() > giveUp};
+        if (auto s = hc::allreduce(ring, v, 3, DataType::kInt32, ReduceOp::kSum); !s.isOk()) return s.message();
         if (v[0] != 1 + 2 * i) return "wrong sum at step " + std::to_string(i);
         if (v[1] > 0) return "";
+        if (v[2] > 0) return "neither rank saw its spin contended in 10 s (" + std::to_string(i + 1) + " steps)";
       }
-      return "neither rank saw its spin contended in 20,000 steps";
     });
     stop = true;
     for (auto& t : busy) t.join();

@@ -13,7 +13,7 @@ namespace hvd::collectives {
 
 // The allreduces are in place; kAverage divides by size. allreduce.h chooses among them.
 // Bandwidth-optimal: reduce-scatter then allgather, one chunk per rank (ring_schedule.h);
-// reduce-scatter chunks move and are reduced in segments (exchange_reduce.h).
+// reduce-scatter chunks are reduced as they arrive (exchange_reduce.h).
 Status ringAllreduceLarge(Transport& t, void* data, size_t count, DataType type, ReduceOp op);
 
 // The small-message algorithm: every rank's whole buffer goes round the ring (n-1 steps, not

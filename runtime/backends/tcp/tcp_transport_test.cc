@@ -185,18 +185,20 @@ TEST_CASE("allgatherv with a size list of the wrong length is refused before any
 }
 
 TEST_CASE("a large allreduce of 2^20 floats is exact on 4 ranks", "[mp][collectives]") {
+  constexpr size_t kQuarterMiBOfDoubles = (256 * 1024) / 8;
   useSharedMemory = GENERATE(true, false);
   INFO("shared memory " << useSharedMemory);
   auto errors = onRing(4, [](int, hc::Transport& ring) { return checkAllreduce<float>(ring, 4, DataType::kFloat32, ReduceOp::kSum, 1 << 20); });
   for (const auto& e : errors) CHECK(e == "");
-  // Chunks of unequal length cut into different numbers of segments on the two sides of a link.
+  // Chunks of unequal length, the sides of a link sending different amounts (an odd 256 KiB
+  // and more each, so TCP hands them over in many pieces).
   auto uneven = onRing(3, [](int, hc::Transport& ring) {
-    return checkAllreduce<double>(ring, 3, DataType::kFloat64, ReduceOp::kMax, 3 * (hc::kReduceSegmentBytes / 8) + 2);
+    return checkAllreduce<double>(ring, 3, DataType::kFloat64, ReduceOp::kMax, 3 * kQuarterMiBOfDoubles + 2);
   });
   for (const auto& e : uneven) CHECK(e == "");
   // Halves of odd length: the partners' segments differ by one element.
   auto odd = onRing(4, [](int, hc::Transport& ring) {
-    return checkAllreduce<double>(ring, 4, DataType::kFloat64, ReduceOp::kSum, 4 * (hc::kReduceSegmentBytes / 8) + 3,
+    return checkAllreduce<double>(ring, 4, DataType::kFloat64, ReduceOp::kSum, 4 * kQuarterMiBOfDoubles + 3,
                                   hc::halvingDoublingAllreduce);
   });
   for (const auto& e : odd) CHECK(e == "");

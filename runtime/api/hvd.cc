@@ -27,7 +27,7 @@ Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has no
 Status runNow(engine::Spec spec, const void* in, void* out) {
   auto rt = current();
   if (!rt) return notInitialized();
-  auto handle = rt->engine().submit({"", spec, in, out});
+  auto handle = rt->engine().submit({.spec = spec, .in = in, .out = out, .waitedAtOnce = true});
   if (!handle) return handle.status();
   return rt->engine().wait(*handle);
 }
@@ -36,7 +36,7 @@ Result<engine::Gathered> gatherNow(const void* mine, size_t bytes) {
   auto rt = current();
   if (!rt) return notInitialized();
   engine::Spec spec{engine::OpKind::kAllgather, DataType::kUInt8, ReduceOp::kSum, 0, bytes, Device::kCpu};
-  auto handle = rt->engine().submit({"", spec, mine, nullptr});
+  auto handle = rt->engine().submit({.spec = spec, .in = mine, .waitedAtOnce = true});
   if (!handle) return handle.status();
   return rt->engine().waitGathered(*handle);
 }

@@ -43,7 +43,7 @@ TEST_CASE("the control path's agree is a byte-wise minimum, which for one rank c
   auto opened = openBackends(setup);
   REQUIRE(opened.isOk());
   std::vector<std::uint8_t> bytes{0, 1, 255, 7};
-  REQUIRE((*opened)[0]->agree(bytes).isOk());
+  REQUIRE((*opened)[0]->agree(bytes, CollectiveBackend::ControlWait::kBrief).isOk());
   CHECK(bytes == std::vector<std::uint8_t>{0, 1, 255, 7});
 }
 

@@ -64,10 +64,19 @@ class CollectiveBackend {
     (void)stream;
     return Status(Errc::kInvalidUsage, std::string(name()) + " runs no GPU streams");
   }
+  // How a rank waits for its peers in a control agreement. kBrief: the engine's thread runs
+  // the cycle on its timer, and ranks arrive up to a cycle time apart, so a long spin would
+  // burn a core per waiting rank. kAsData: a caller blocked on a request drives the cycle,
+  // and peers making the same call arrive together, so wait as for a collective's data
+  // (a brief spin there put the rank that arrived first to sleep whenever its peer was
+  // still copying the last collective's bytes).
+  enum class ControlWait { kBrief, kAsData };
+
   // The control path of negotiation: every byte becomes its minimum over the ranks, so 0/1
   // flags combine as AND, and complemented flags as OR. A few hundred bytes per engine cycle;
   // always host memory.
-  virtual Status agree(std::span<std::uint8_t> bytes) {
+  virtual Status agree(std::span<std::uint8_t> bytes, ControlWait wait) {
+    (void)wait;
     return allreduce(TensorRef{bytes.data(), bytes.size(), DataType::kUInt8, Device::kCpu}, ReduceOp::kMin);
   }
 
@@ -83,9 +92,9 @@ class CollectiveBackend {
     ReduceOp op = ReduceOp::kSum;
   };
   virtual bool carriesRiders() const { return false; }
-  virtual Status agree(std::span<std::uint8_t> bytes, const Rider& rider) {
+  virtual Status agree(std::span<std::uint8_t> bytes, const Rider& rider, ControlWait wait) {
     (void)rider;
-    return agree(bytes);
+    return agree(bytes, wait);
   }
 };
 

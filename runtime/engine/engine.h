@@ -78,13 +78,16 @@ class Engine {
   ~Engine();  // shutdown()
 
   struct Submission {
-    std::string name;  // empty: matched by order of submission
+    std::string name{};  // empty: matched by order of submission
     Spec spec;
     const void* in = nullptr;  // allreduce, allgather: read until completion
     void* out = nullptr;       // allreduce: may equal in; broadcast: in place; allgather:
                                // optional, on the tensor's device (else the result is host
                                // memory handed over by waitGathered)
     std::uint64_t outBytes = 0;  // allgather with out: its size, checked against the total
+    // The submitting thread waits for it at once (a blocking call) and so drives its cycle
+    // itself: an engine thread that is backing off is not woken for it.
+    bool waitedAtOnce = false;
   };
   // Does not block on other ranks. Errors: kInvalidUsage for a name already pending on
   // this rank, or after the engine stopped (with the reason it stopped). The caller's
@@ -116,14 +119,18 @@ class Engine {
   struct Operation;
   Engine(int rank, int size, std::vector<std::unique_ptr<backends::CollectiveBackend>> backends, EngineOptions options);
   void threadMain();
+  // Has the thread run the next cycle at once.
+  void kick();
   std::shared_ptr<Operation> find(HandleId handle);
   // Waits for op, driving cycles when no other thread is; true when it completed.
   void waitFor(const std::shared_ptr<Operation>& op);
   void release(HandleId handle);
 
   // One cycle, with cycleMutex_ held; true when it ran or decided anything here.
-  bool runCycle();
-  Status negotiateAndRun();
+  // `wait`: how the control agreement waits for peers (kAsData when a blocked caller drives).
+  using ControlWait = backends::CollectiveBackend::ControlWait;
+  bool runCycle(ControlWait wait);
+  Status negotiateAndRun(ControlWait wait);
   void takeIncoming(bool& shutdownAsked);
   Status exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& announcing, std::vector<Response>& decided);
   Status runStallCheck();
@@ -161,6 +168,7 @@ class Engine {
   bool shutdownAsked_ = false;
   bool kick_ = false;               // run the next cycle now (a waiter could not drive it)
   std::atomic<bool> idle_{false};   // the thread is backing off: a submission wakes it
+  std::atomic<bool> opsPending_{false};  // after the last cycle, requests were still pending
   // When the last cycle started (steady clock, ns), whoever ran it: the thread skips its
   // turn while waiting callers drive cycles, instead of contending with them.
   std::atomic<std::int64_t> lastCycleStart_{0};

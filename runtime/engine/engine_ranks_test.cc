@@ -414,7 +414,9 @@ class DyingBackend : public hvd::backends::CollectiveBackend {
     return alive() ? inner_->allgatherv(t, b, out) : dead();
   }
   hvd::Status barrier() override { return alive() ? inner_->barrier() : dead(); }
-  hvd::Status agree(std::span<std::uint8_t> bytes) override { return alive() ? inner_->agree(bytes) : dead(); }
+  hvd::Status agree(std::span<std::uint8_t> bytes, ControlWait wait) override {
+    return alive() ? inner_->agree(bytes, wait) : dead();
+  }
 
  private:
   bool alive() {

@@ -767,7 +767,10 @@ int chooseTfPortBase(const Options& o, const slurm::Environment& env) {
     int ranks = o.numProc > 0 ? o.numProc : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (auto base = freeTcpPortBlock(ranks)) return *base;
   }
-  return derivedTfPortBase(job != env.end() ? job->second : "", static_cast<unsigned>(::getpid()));
+  // Outside this node's ephemeral range; other nodes are taken to have the same.
+  PortRange ephemeral = kLinuxEphemeralPorts;
+  if (auto range = ephemeralPortRange()) ephemeral = {range->first, range->second};
+  return derivedTfPortBase(job != env.end() ? job->second : "", static_cast<unsigned>(::getpid()), ephemeral);
 }
 
 // TensorFlow's servers would fail later, and obscurely, on a taken port: say so now.

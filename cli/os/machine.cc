@@ -58,6 +58,13 @@ bool tcpPortFree(int port) {
   return free;
 }
 
+std::optional<std::pair<int, int>> ephemeralPortRange() {
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  int first = 0, last = 0;
+  if (!(in >> first >> last) || first < 1 || last < first || last > 65535) return std::nullopt;
+  return std::make_pair(first, last);
+}
+
 Result<int> freeTcpPortBlock(int count) {
   for (int attempt = 0; attempt < 50; ++attempt) {
     auto first = freeTcpPort();

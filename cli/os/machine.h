@@ -1,7 +1,9 @@
 // cli/os/machine.h: small facts about this machine that planning needs.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "runtime/common/status.h"
 
@@ -16,6 +18,10 @@ Result<int> freeTcpPort();
 // Whether a listener could bind this TCP port on every address now. SO_REUSEADDR, as
 // servers set it, so a port a finished job left in TIME_WAIT counts as free.
 bool tcpPortFree(int port);
+
+// The kernel's ephemeral port range (/proc/sys/net/ipv4/ip_local_port_range: first, last,
+// inclusive), where outgoing connections take their local ports; nullopt when unreadable.
+std::optional<std::pair<int, int>> ephemeralPortRange();
 
 // The first of `count` consecutive ports free now, starting at a random free port;
 // kUnavailable when 50 tries find no such block.

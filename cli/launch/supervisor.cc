@@ -142,11 +142,14 @@ class Job {
     }
     // mpirun's lines hold tagged pieces of every rank's lines until one ends: they are cut
     // per rank once the tags are read (OpenMpiTagReader), so the raw stream gets room for
-    // every rank's longest line, within 64 MiB.
+    // every rank's longest line and its tags, within 64 MiB.
     if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
       // The raw cap stays at least 1 MiB per rank whatever --max-line-kb says: a cut raw
-      // line's rest has no tag and would read as mpirun's own words.
-      size_t perRank = std::max(options_.maxLineBytes, size_t{1} << 20);
+      // line's rest has no tag and would read as mpirun's own words. Twice that, for the
+      // tags: a rank's 1 MiB line written in 200 pieces carries 200 of 14 bytes, and with
+      // room for the payload alone it tore (once in a full test run on a loaded machine,
+      // and every time with 200 pieces of 5 KiB).
+      size_t perRank = 2 * std::max(options_.maxLineBytes, size_t{1} << 20);
       size_t room = perRank * static_cast<size_t>(std::max(options_.rankCount, 1));
       room = std::max(std::min(room, size_t{64} << 20), options_.maxLineBytes);
       for (Rank& r : ranks_) {

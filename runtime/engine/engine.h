@@ -166,7 +166,7 @@ class Engine {
   std::set<std::string> activeNames_;  // named requests submitted and not yet finished
   HandleId nextHandle_ = 1;
   bool shutdownAsked_ = false;
-  bool kick_ = false;               // run the next cycle now (a waiter could not drive it)
+  bool kick_ = false;               // run the next cycle now (a waiter could not drive it, or stopped)
   std::atomic<bool> idle_{false};   // the thread is backing off: a submission wakes it
   std::atomic<bool> opsPending_{false};  // after the last cycle, requests were still pending
   // When the last cycle started (steady clock, ns), whoever ran it: the thread skips its

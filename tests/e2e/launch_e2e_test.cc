@@ -180,6 +180,17 @@ TEST_CASE("under --mpi, lines the ranks write in pieces come out whole (Open MPI
   checkTornLines(run.out, 3, 300);
 }
 
+TEST_CASE("under --mpi, a rank's line of nearly 1 MiB written in 200 pieces comes out as one line", "[e2e][mp][mpi]") {
+  // Open MPI tags each piece, so mpirun's raw line is the payload plus 200 tags: past a raw
+  // cap of exactly 1 MiB per rank, its rest (with no tag) came out as a line of mpirun's own.
+  auto run = runHvdrun({"--mpi", "--no-prefix", "-np", "1", "sh", "-c",
+                        "for i in $(seq 200); do head -c 5240 /dev/zero | tr '\\0' x; sleep 0.002; done; echo"},
+                       withTimeout(std::chrono::seconds(60)));
+  REQUIRE(run.exitCode == 0);
+  CHECK(run.out.size() == 200 * 5240 + 1);
+  CHECK(run.out.find('\n') == 200 * 5240);
+}
+
 TEST_CASE("the line cap of --max-line-kb cuts a rank's long line into lines of that size, locally and under --mpi", "[e2e][mp][mpi]") {
   // 10,000 bytes without a newline, then one: at 4 KiB, lines of 4096, 4096 and 1808.
   const std::vector<std::string> program{"sh", "-c", "head -c 10000 /dev/zero | tr '\\0' x; echo"};

@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
     double algbw = static_cast<double>(bytes) / seconds / 1e9;
     double busbw = reduce ? algbw * 2 * (n - 1) / n : algbw;
     if (impl.rank == 0) {
-      std::printf("%12zu %12zu %6s %6s %5d %10.1f %8.3f %8.3f %6ld\n", bytes, count, "float", reduce ? "sum" : "none",
+      std::printf("%12zu %12zu %6s %6s %5d %10.2f %8.3f %8.3f %6ld\n", bytes, count, "float", reduce ? "sum" : "none",
                   reduce ? -1 : 0, seconds * 1e6, algbw, busbw, wrong);
       if (samples) {
         std::printf("#samples %zu", bytes);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench/run_python_bench.sh: float32 allreduce of torch tensors from Python, side by side in
-# one run at each --np: hvd.torch (this repo), the same call from C++ (collective_perf),
+# one run at each --np: hvd.torch (this repo), hvd with NumPy arrays (hvd-numpy), the same
+# call from C++ (collective_perf),
 # torch.distributed with gloo, and Horovod 0.28.1 over Gloo and over MPI (when
 # bench/setup_horovod.sh has made its venv). Then the time per training step of
 # examples/python/torch_digits.py against its DDP twin and, in Horovod's venv, the same
@@ -37,38 +38,42 @@ warn_failed() {
   tail -3 "$errors" | sed 's/^/#   /' >&2
 }
 # One run of every implementation: $1 = the label's prefix, then collective_perf's and
-# python_allreduce.py's size arguments.
+# python_allreduce.py's size arguments, then iterations for hvd's rows and for the peers'
+# (empty: collective_perf's rule).
 run_all() {
-  local label=$1 np=$2 cxx_sizes=$3 py_sizes=$4 iters=$5
+  local label=$1 np=$2 cxx_sizes=$3 py_sizes=$4 iters=$5 peer_iters=$6
   "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op allreduce \
     $cxx_sizes ${iters:+--iters $iters} | awk -v sizes=",$py_sizes," 'index(sizes, "," $1 ",")' | record "$label:c++" ||
     warn_failed "$label:c++"
-  for framework in hvd torch; do
+  for framework in hvd hvd-numpy torch; do
+    local array=torch n=$iters
+    [[ $framework == hvd-numpy ]] && array=numpy
+    [[ $framework == torch ]] && n=$peer_iters
     "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 .venv/bin/python bench/python_allreduce.py \
-      --framework "$framework" --sizes "$py_sizes" ${iters:+--iters $iters} 2>"$errors" | record "$label:$framework" ||
-      warn_failed "$label:$framework"
+      --framework "${framework%-numpy}" --array "$array" --sizes "$py_sizes" ${n:+--iters $n} 2>"$errors" |
+      record "$label:$framework" || warn_failed "$label:$framework"
   done
   if [[ $have_horovod == yes ]]; then
     for controller in gloo mpi; do
       "$horovod/bin/horovodrun" "--$controller" -np "$np" -H "localhost:$np" "$horovod/bin/python" \
-        bench/python_allreduce.py --framework horovod --sizes "$py_sizes" ${iters:+--iters $iters} 2>"$errors" |
+        bench/python_allreduce.py --framework horovod --sizes "$py_sizes" ${peer_iters:+--iters $peer_iters} 2>"$errors" |
         sed -n -E 's/^\[(1,)?0\]<stdout>://p' | record "$label:horovod-$controller" || warn_failed "$label:horovod-$controller"
     done
   fi
 }
 for np in $nps; do
   for ((round = 0; round < repeat; round++)); do
-    run_all "np$np" "$np" "--min 4 --max 4" 4 2000                    # latency: 2,000 calls of 4 bytes
-    run_all "np$np" "$np" "--min 65536 --max 67108864" "$sizes" ""   # bandwidth, collective_perf's iterations
+    run_all "np$np" "$np" "--min 4 --max 4" 4 20000 2000                   # latency: 20,000 calls of 4 bytes (peers 2,000)
+    run_all "np$np" "$np" "--min 65536 --max 67108864" "$sizes" "" ""      # bandwidth, collective_perf's iterations
   done
 done
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 [[ $have_horovod == yes ]] || echo "# Horovod: not measured ($horovod has no horovodrun: bash bench/setup_horovod.sh)"
 for np in $nps; do
-  echo "# allreduce, float32 torch tensors, sum, in place; np $np; medians of $repeat runs"
+  echo "# allreduce, float32 torch tensors (hvd-numpy: NumPy arrays), sum, in place; np $np; medians of $repeat runs"
   printf "%12s" "size"
-  names=(c++ hvd torch horovod-gloo horovod-mpi)
+  names=(c++ hvd hvd-numpy torch horovod-gloo horovod-mpi)
   for n in "${names[@]}"; do printf " %22s" "$n time(us)/busbw"; done
   echo "  #wrong"
   for size in 4 ${sizes//,/ }; do
@@ -77,7 +82,7 @@ for np in $nps; do
     for n in "${names[@]}"; do
       rows=$(awk -v k="np$np:$n" -v s="$size" '$1 == k && $2 == s' "$results")
       if [[ -z $rows ]]; then printf " %22s" "-"; continue; fi
-      printf " %12.1f/%9.3f" "$(awk '{ print $3 }' <<<"$rows" | median)" "$(awk '{ print $4 }' <<<"$rows" | median)"
+      printf " %12.2f/%9.3f" "$(awk '{ print $3 }' <<<"$rows" | median)" "$(awk '{ print $4 }' <<<"$rows" | median)"
       wrong=$((wrong + $(awk '{ w += $5 } END { print w }' <<<"$rows")))
     done
     echo "  $wrong"

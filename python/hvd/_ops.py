@@ -40,7 +40,6 @@ def _remember(handle, kind, finish, keep):
 # to the general path, which also raises the errors.
 def use_torch(torch):
     _hvd.use_torch(torch.Tensor, [(getattr(torch, name), code) for name, code in _hvd.dtype_codes()])
-    _hvd.set_general_allreduce_(allreduce_)
 
 
 def _op(op, average):
@@ -70,14 +69,22 @@ def allreduce(tensor, average=None, name=None, op=None):
     return out
 
 
-def allreduce_(tensor, average=None, name=None, op=None):
-    """Reduces tensor across ranks in place and returns it."""
+def _allreduce_general_(tensor, average=None, name=None, op=None):
+    """allreduce_ for what the compiled entry's fast path does not take: named calls,
+    average=, other array types and anything it cannot read; it also raises the errors."""
     if name is not None:
         return synchronize(allreduce_async_(tensor, average=average, name=name, op=op))
-    if average is None and _hvd.allreduce_inplace_torch(tensor, op):
-        return tensor
     _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor)), _op(op, average))
     return tensor
+
+
+# allreduce_(tensor, average=None, name=None, op=None): reduces tensor across ranks in
+# place and returns it. Compiled (python/src/inplace_allreduce.h): a NumPy array or a dense
+# CPU torch tensor goes to the runtime by address, without a Python frame; the rest goes
+# to _allreduce_general_.
+_hvd.use_numpy(np.ndarray)
+_hvd.set_general_allreduce_(_allreduce_general_)
+allreduce_ = _hvd.allreduce_
 
 
 def allreduce_async(tensor, average=None, name=None, op=None):

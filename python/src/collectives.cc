@@ -73,34 +73,15 @@ void allreduceInPlace(const OutArray& array, ReduceOp op) {
   unlocked([&] { return hvd::allreduce(a.data, a.count, a.type, op); });
 }
 
-// The fast path for torch CPU tensors (hvd.torch): fields read in C (torch_tensors.h), the
-// op given as hvd.torch's caller gave it. A tensor or op it does not take returns
-// false / None with nothing done, and the Python layer takes the general path.
+// The async fast path for torch CPU tensors (hvd.torch): fields read in C
+// (torch_tensors.h), the op given as hvd.torch's caller gave it. A tensor or op it does
+// not take returns None with nothing done, and the Python layer takes the general path.
+// (The blocking in-place call has its own entry: inplace_allreduce.h.)
 std::optional<ReduceOp> opOf(nb::handle op) {
   if (op.is_none()) return ReduceOp::kAverage;
   ReduceOp value;
   if (nb::try_cast(op, value)) return value;
   return std::nullopt;
-}
-
-bool allreduceInPlaceTorch(nb::handle tensor, nb::handle op) {
-  std::optional<ReduceOp> reduce = opOf(op);
-  std::optional<TorchView> t = reduce ? denseCpuTensor(tensor) : std::nullopt;
-  if (!t) return false;
-  unlocked([&] { return hvd::allreduce(t->data, t->count, t->type, *reduce); });
-  return true;
-}
-
-// hvd.torch.allreduce_ itself, Horovod's signature: a Python function in front would cost
-// a frame per call. What the fast path does not take goes to hvd's general allreduce_.
-// Held for the process's life (never released: a static nb::object would be destroyed
-// after the interpreter).
-nb::handle gGeneralAllreduceInPlace;
-
-nb::object torchAllreduceInPlace(nb::handle tensor, nb::handle average, nb::handle name, nb::handle op) {
-  if (average.is_none() && name.is_none() && allreduceInPlaceTorch(tensor, op)) return nb::borrow(tensor);
-  if (!gGeneralAllreduceInPlace) throw nb::type_error("hvd: import hvd.torch before calling torch_allreduce_");
-  return gGeneralAllreduceInPlace(tensor, average, name, op);
 }
 
 std::optional<Handle> allreduceAsyncInPlaceTorch(std::string_view name, nb::handle tensor, nb::handle op) {
@@ -181,17 +162,10 @@ void registerCollectives(nb::module_& m) {
   m.def("allreduce_async", &allreduceAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
   m.def("allreduce_inplace", &allreduceInPlace, nb::arg("array"), nb::arg("op"), "Blocking, in place.");
   m.def("allreduce_async_inplace", &allreduceAsyncInPlace, nb::arg("name"), nb::arg("array"), nb::arg("op"));
-  m.def("allreduce_inplace_torch", &allreduceInPlaceTorch, nb::arg("tensor"), nb::arg("op").none(),
-        "Blocking, in place, for a dense CPU torch tensor (see use_torch); False, with nothing done, for anything "
-        "else. op None: Average.");
-  m.def("set_general_allreduce_", [](nb::object f) { gGeneralAllreduceInPlace = f.release(); }, nb::arg("function"),
-        "hvd.allreduce_, which torch_allreduce_ calls for what its fast path does not take.");
-  m.def("torch_allreduce_", &torchAllreduceInPlace, nb::arg("tensor"), nb::arg("average").none() = nb::none(),
-        nb::arg("name").none() = nb::none(), nb::arg("op").none() = nb::none(),
-        "hvd.torch.allreduce_: reduces tensor across ranks in place and returns it (op: Average by default). A "
-        "dense CPU torch tensor goes in by address; anything else, and average= or name=, through hvd.allreduce_.");
   m.def("allreduce_async_inplace_torch", &allreduceAsyncInPlaceTorch, nb::arg("name"), nb::arg("tensor"),
-        nb::arg("op").none(), "As allreduce_inplace_torch, started: its handle, or None with nothing done.");
+        nb::arg("op").none(),
+        "Starts an in-place allreduce of a dense CPU torch tensor (see use_torch): its handle, or None with "
+        "nothing done for anything else. op None: Average.");
   m.def("dtype_codes", [] {
     std::vector<std::pair<std::string, int>> codes;
     for (int i = 0; i < kDataTypeCount; ++i) codes.emplace_back(dataTypeName(static_cast<DataType>(i)), i);

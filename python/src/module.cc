@@ -4,6 +4,8 @@
 
 #include "collectives.h"
 #include "errors.h"
+#include "host_buffers.h"
+#include "inplace_allreduce.h"
 #include "torch_tensors.h"
 
 NB_MODULE(_hvd, m) {
@@ -11,4 +13,6 @@ NB_MODULE(_hvd, m) {
   hvd::python::registerErrors(m);
   hvd::python::registerCollectives(m);
   hvd::python::registerTorchTensors(m);
+  hvd::python::registerHostBuffers(m);
+  hvd::python::registerInplaceAllreduce(m);
 }

@@ -11,20 +11,53 @@ namespace nb = nanobind;
 namespace hvd::python {
 namespace {
 
+// One of the tensor's fields, read by calling torch.Tensor's own descriptor for it: an
+// attribute lookup per read (the type's method cache, the instance dict, a bound-method
+// path) cost about as much as torch's getter itself. What torch answers is the same,
+// its checks for __torch_function__ included. A name that is not a C getter or method
+// (a later torch may define it in Python) is read as an attribute, as before.
+class Field {
+ public:
+  Field() = default;
+  Field(PyTypeObject* tensorType, const char* name, bool isMethod)
+      : name_(PyUnicode_InternFromString(name)), isMethod_(isMethod) {
+    PyObject* descriptor = PyObject_GetAttr(reinterpret_cast<PyObject*>(tensorType), name_);
+    if (descriptor == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    bool direct = isMethod ? PyObject_TypeCheck(descriptor, &PyMethodDescr_Type)
+                           : PyObject_TypeCheck(descriptor, &PyGetSetDescr_Type);
+    if (direct) {
+      descriptor_ = descriptor;  // kept for the process's life, as torch.Tensor is
+    } else {
+      Py_DECREF(descriptor);
+    }
+  }
+
+  // A new reference, or null with the Python error set. `object` is exactly a torch.Tensor.
+  PyObject* read(PyObject* object) const {
+    if (descriptor_ == nullptr) {
+      if (!isMethod_) return PyObject_GetAttr(object, name_);
+      PyObject* args[2] = {nullptr, object};
+      return PyObject_VectorcallMethod(name_, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    }
+    if (isMethod_) return PyObject_Vectorcall(descriptor_, &object, 1, nullptr);
+    return Py_TYPE(descriptor_)->tp_descr_get(descriptor_, object, reinterpret_cast<PyObject*>(Py_TYPE(object)));
+  }
+
+ private:
+  PyObject* name_ = nullptr;
+  PyObject* descriptor_ = nullptr;
+  bool isMethod_ = false;
+};
+
 // Set by use_torch; read with the GIL held, so no lock.
 PyTypeObject* gTensorType = nullptr;
 std::vector<std::pair<PyObject*, DataType>> gDtypes;  // torch dtype objects live as long as torch
-
-PyObject* interned(const char* name) { return PyUnicode_InternFromString(name); }
-
-// Each returns a new reference, or null with the Python error set.
-PyObject* attribute(PyObject* object, PyObject* name) { return PyObject_GetAttr(object, name); }
-PyObject* method(PyObject* object, PyObject* name) {
-  // The spare slot before self lets the call skip building a bound method (the offset flag
-  // allows the callee to borrow args[-1]).
-  PyObject* args[2] = {nullptr, object};
-  return PyObject_VectorcallMethod(name, args + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-}
+struct Fields {
+  Field isCpu, requiresGrad, dtype, isContiguous, numel, dataPtr;
+} gFields;
 
 // true when the read gave exactly `expected` (Py_True or Py_False).
 bool is(PyObject* got, PyObject* expected) {
@@ -47,27 +80,22 @@ std::optional<DataType> typeOf(PyObject* dtype) {
 std::optional<TorchView> denseCpuTensor(nb::handle handle) {
   PyObject* t = handle.ptr();
   if (gTensorType == nullptr || Py_TYPE(t) != gTensorType) return std::nullopt;
-  static PyObject* const kIsCpu = interned("is_cpu");
-  static PyObject* const kRequiresGrad = interned("requires_grad");
-  static PyObject* const kDtype = interned("dtype");
-  static PyObject* const kIsContiguous = interned("is_contiguous");
-  static PyObject* const kNumel = interned("numel");
-  static PyObject* const kDataPtr = interned("data_ptr");
+  const Fields& f = gFields;
   std::optional<DataType> type;
-  if (is(attribute(t, kIsCpu), Py_True) && is(attribute(t, kRequiresGrad), Py_False) &&
-      is(method(t, kIsContiguous), Py_True) && (type = typeOf(attribute(t, kDtype)))) {
-    PyObject* numel = method(t, kNumel);
-    PyObject* address = numel ? method(t, kDataPtr) : nullptr;
-    std::optional<TorchView> view;
-    if (address) {
-      size_t count = PyLong_AsSize_t(numel);
-      void* data = PyLong_AsVoidPtr(address);
-      if (!PyErr_Occurred()) view = TorchView{data, count, *type};
-    }
-    Py_XDECREF(numel);
-    Py_XDECREF(address);
-    if (view) return view;
+  if (!is(f.isCpu.read(t), Py_True) || !is(f.requiresGrad.read(t), Py_False) || !(type = typeOf(f.dtype.read(t)))) {
+    PyErr_Clear();
+    return std::nullopt;
   }
+  PyObject* numel = f.numel.read(t);
+  size_t count = numel ? PyLong_AsSize_t(numel) : 0;
+  Py_XDECREF(numel);
+  // One element (a loss, a metric) lies at data_ptr whatever its strides say: contiguity
+  // is asked only of bigger tensors (is_contiguous is the dearest read, an argument parser).
+  bool dense = numel != nullptr && !PyErr_Occurred() && (count <= 1 || is(f.isContiguous.read(t), Py_True));
+  PyObject* address = dense ? f.dataPtr.read(t) : nullptr;
+  void* data = address ? PyLong_AsVoidPtr(address) : nullptr;
+  Py_XDECREF(address);
+  if (address != nullptr && !PyErr_Occurred()) return TorchView{data, count, *type};
   PyErr_Clear();
   return std::nullopt;
 }
@@ -79,7 +107,11 @@ void registerTorchTensors(nb::module_& m) {
       if (code < 0 || code >= kDataTypeCount) throw nb::value_error("hvd: unknown dtype code");
       gDtypes.emplace_back(dtype.release().ptr(), static_cast<DataType>(code));  // kept for the process's life
     }
-    gTensorType = reinterpret_cast<PyTypeObject*>(tensorType.release().ptr());
+    auto* type = reinterpret_cast<PyTypeObject*>(tensorType.release().ptr());
+    gFields = Fields{Field(type, "is_cpu", false),       Field(type, "requires_grad", false),
+                     Field(type, "dtype", false),        Field(type, "is_contiguous", true),
+                     Field(type, "numel", true),         Field(type, "data_ptr", true)};
+    gTensorType = type;
   }, nb::arg("tensor_type"), nb::arg("dtypes"),
         "Called by hvd.torch: torch.Tensor and (torch dtype, dtype code) pairs, for the *_torch calls.");
 }

@@ -66,6 +66,6 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none, op=
 
 
 _ops.use_torch(_torch)
-# Compiled, with the fast path for dense CPU tensors in front of hvd.allreduce_: a Python
-# function's frame here costs a tenth of a small allreduce.
-allreduce_ = _ops._hvd.torch_allreduce_
+# hvd.allreduce_ itself, compiled, whose fast path takes dense CPU tensors once use_torch
+# (above) has run: a Python function's frame here would cost a tenth of a small allreduce.
+allreduce_ = _ops.allreduce_

@@ -44,6 +44,36 @@ def check(got, want, what, tolerance):
     assert np.allclose(got, want, rtol=tolerance, atol=0), f"{what}: got {got.ravel()[:8]}, want {want.ravel()[:8]}"
 
 
+def through_fast_path(tensor, *args, **kwargs):
+    """hvd.allreduce_(tensor, *args, **kwargs), and whether the compiled entry's fast path took it:
+    its general path (the package's _allreduce_general_), swapped for one that counts its
+    calls, was not called."""
+    calls = []
+
+    def general(*args, **kw):
+        calls.append(args)
+        return hvd._ops._allreduce_general_(*args, **kw)
+
+    hvd._hvd.set_general_allreduce_(general)
+    try:
+        result = hvd.allreduce_(tensor, *args, **kwargs)
+    finally:
+        hvd._hvd.set_general_allreduce_(hvd._ops._allreduce_general_)
+    return result, not calls
+
+
+def declined(tensor, *args, **kwargs):
+    """True when the fast path left hvd.allreduce_(tensor, *args, **kwargs) to the general path
+    (here one that does nothing, so no rank reduces anything)."""
+    calls = []
+    hvd._hvd.set_general_allreduce_(lambda *args, **kw: calls.append(args))
+    try:
+        hvd.allreduce_(tensor, *args, **kwargs)
+    finally:
+        hvd._hvd.set_general_allreduce_(hvd._ops._allreduce_general_)
+    return len(calls) == 1
+
+
 def tolerance(dtype):
     return {np.float16: 1e-3, np.float32: 1e-6, torch.float16: 1e-3, torch.bfloat16: 1e-2}.get(dtype, 1e-12)
 
@@ -62,10 +92,34 @@ for dtype in NUMPY_DTYPES:
             want = expected(op, shape, integer)
             check(out, want, what, tolerance(dtype))
             inplace = x.copy()
-            assert hvd.allreduce_(inplace, op=op) is inplace
+            got, fast = through_fast_path(inplace, op=op)
+            assert got is inplace and fast, f"{what}: in place, not taken by the fast path"
             check(inplace, want, what + " in place", tolerance(dtype))
             named = hvd.synchronize(hvd.allreduce_async(x, op=op, name=what))
             check(named, want, what + " async", tolerance(dtype))
+
+# NumPy arrays the in-place fast path leaves to the general one, which reduces or refuses
+# them as before: a strided view, a read-only array, another byte order, a dtype hvd lacks,
+# a name or average=, an op given as something else than hvd.ReduceOp.
+ones = np.ones((3, 4), dtype=np.float32)
+assert declined(ones[:, 1], op=hvd.Sum) and declined(np.ones(3, dtype=">f4"), op=hvd.Sum)
+frozen = np.ones(3, dtype=np.float32)
+frozen.flags.writeable = False
+assert declined(frozen, op=hvd.Sum) and declined(np.ones(3, dtype=np.int16), op=hvd.Sum)
+assert declined(np.ones(3), op=hvd.Sum, name="named") and declined(np.ones(3), average=False)
+assert declined(np.ones(3), op="Sum") and declined(np.ones(3), hvd.Sum) and declined(np.ones(3), tensr=1)
+x = np.full(3, float(rank))
+got, fast = through_fast_path(x)
+assert got is x and fast, "numpy, default op: not taken by the fast path"
+check(x, np.full(3, (size - 1) / 2), "numpy by address, default op (Average, as Horovod's)", 1e-12)
+x = np.full(3, float(rank))
+assert through_fast_path(x, None, None, hvd.Max)[1] and through_fast_path(x, op=hvd.Min, name=None)[1]
+check(x, np.full(3, size - 1.0), "numpy by address, positional arguments", 0)
+try:
+    hvd.allreduce_(ones[:, 1], op=hvd.Sum)
+    raise AssertionError("a strided view was reduced in place")
+except ValueError as error:
+    assert "not contiguous" in str(error), error
 
 # PyTorch tensors, bfloat16 included; results are tensors of the same dtype.
 for dtype in TORCH_DTYPES:
@@ -96,7 +150,8 @@ for dtype in TORCH_DTYPES:
         for shape in SHAPES:
             what = f"torch {dtype} {op.name} {shape} by address"
             t = torch.from_numpy(values(rank, shape)).to(dtype)
-            assert hvd._hvd.allreduce_inplace_torch(t, op) is True, f"{what}: not taken by the fast path"
+            got, fast = through_fast_path(t, op=op)
+            assert got is t and fast, f"{what}: not taken by the fast path"
             check(t, expected(op, shape, integer), what, tolerance(dtype))
             t = torch.from_numpy(values(rank, shape)).to(dtype)
             assert hvd.torch.allreduce_(t, op=op) is t
@@ -110,18 +165,27 @@ for dtype in TORCH_DTYPES:
             assert hvd.synchronize(hvd.allreduce_async_(t, op=op, name=what + " via hvd")) is t
             check(t, expected(op, shape, integer), what + " async through hvd", tolerance(dtype))
 t = torch.full((2, 3), float(rank))
-assert hvd._hvd.allreduce_inplace_torch(t, None) is True  # no op: Average, as Horovod's default
+assert through_fast_path(t)[1]  # no op: Average, as Horovod's default
 check(t, np.full((2, 3), (size - 1) / 2), "torch by address, default op", 1e-6)
 p = torch.nn.Parameter(torch.ones(2, 3), requires_grad=False)
-assert hvd._hvd.allreduce_inplace_torch(p, hvd.Sum) is False
+assert declined(p, op=hvd.Sum)
 assert hvd._hvd.allreduce_async_inplace_torch("a Parameter", p, hvd.Sum) is None
 check(hvd.allreduce_(p, op=hvd.Sum), np.full((2, 3), size), "a Parameter in place", 0)
 check(hvd.torch.allreduce_(p, op=hvd.Sum), np.full((2, 3), size * size), "a Parameter through hvd.torch", 0)
 column = torch.ones(3, 4)[:, 1]
-assert hvd._hvd.allreduce_inplace_torch(column, hvd.Sum) is False
+assert declined(column, op=hvd.Sum)
 check(hvd.allreduce(column, op=hvd.Sum), np.full((3,), size), "a strided view", 0)
-assert hvd._hvd.allreduce_inplace_torch(torch.ones(3, requires_grad=True), hvd.Sum) is False
-assert hvd._hvd.allreduce_inplace_torch(torch.ones(3), "Sum") is False
+cells = torch.zeros(3, 4)
+cell = cells[1:2, 2]  # one element inside a bigger tensor: the fast path skips is_contiguous for it
+cell.fill_(rank + 1.0)
+got, fast = through_fast_path(cell, op=hvd.Sum)
+assert got is cell and fast, "a one-element view: not taken by the fast path"
+want = np.zeros((3, 4))
+want[1, 2] = size * (size + 1) / 2
+check(cells, want, "a one-element view, its neighbours untouched", 0)
+assert declined(torch.ones(3, requires_grad=True), op=hvd.Sum) and declined(torch.ones(3), op="Sum")
+assert declined(torch.ones(3), op=hvd.Sum, name="named") and declined(torch.ones(3, dtype=torch.int16), op=hvd.Sum)
+assert hvd.torch.allreduce_ is hvd.allreduce_
 with_average = torch.ones(3)
 assert hvd.torch.allreduce_(with_average, average=False) is with_average  # Horovod's old spelling: Sum
 check(with_average, np.full((3,), size), "average=False through hvd.torch", 0)

@@ -1,0 +1,50 @@
+// python/src/host_buffers.h: NumPy arrays read through the buffer protocol, for the
+// in-place calls a training loop makes by the hundred. nanobind's ndarray import asks an
+// object for DLPack first and builds a descriptor of its shape and strides; for a 4-byte
+// allreduce that cost as much as the collective. The buffer protocol hands over address,
+// length and format in one C call (about 40 ns for a NumPy array).
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <cstddef>
+#include <optional>
+
+#include "hvd/types.h"
+
+namespace hvd::python {
+
+// An exported buffer: the exporter keeps it as it is (NumPy refuses resize()) until this
+// is gone. Destroy it with the GIL held.
+class HostBuffer {
+ public:
+  HostBuffer(const Py_buffer& view, size_t count, DataType type) : view_(view), count_(count), type_(type) {}
+  HostBuffer(HostBuffer&& other) noexcept : view_(other.view_), count_(other.count_), type_(other.type_) {
+    other.view_.obj = nullptr;
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  HostBuffer& operator=(HostBuffer&&) = delete;
+  ~HostBuffer() {
+    if (view_.obj != nullptr) PyBuffer_Release(&view_);
+  }
+
+  void* data() const { return view_.buf; }
+  size_t count() const { return count_; }
+  DataType type() const { return type_; }
+
+ private:
+  Py_buffer view_;
+  size_t count_;
+  DataType type_;
+};
+
+// use_numpy(ndarray_type): called once by the hvd package with numpy.ndarray.
+void registerHostBuffers(nanobind::module_& module);
+
+// The array's memory when it is a NumPy array (or subclass), writable, C-contiguous, in
+// native byte order and of a dtype the runtime has; nullopt for anything else (with any
+// error the exporter raised cleared: the general path then reads the array and reports).
+// Needs the GIL.
+std::optional<HostBuffer> writableDenseBuffer(nanobind::handle object);
+
+}  // namespace hvd::python

@@ -39,9 +39,11 @@ def passed(x):
 
 
 def as_input(x):
-    """x for an out-of-place call: a contiguous NumPy array or torch tensor (copied when
-    it was not contiguous, or not an array of either kind)."""
+    """x for an out-of-place call: a contiguous NumPy array in this machine's byte order or
+    a contiguous torch tensor (copied when it was not, or not an array of either kind)."""
     if isinstance(x, np.ndarray):
+        if not x.dtype.isnative:
+            x = x.astype(x.dtype.newbyteorder("="))
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
     if is_torch(x):
         return x if x.is_contiguous() else x.contiguous()

@@ -54,7 +54,16 @@ def _op(op, average):
 
 def _inplace(tensor):
     """tensor for an in-place call: a NumPy array or torch tensor, never copied."""
-    if isinstance(tensor, np.ndarray) or _arrays.is_torch(tensor):
+    if isinstance(tensor, np.ndarray):
+        if not tensor.flags.writeable:
+            raise ValueError(f"hvd: an in-place call needs a writable array; this {tensor.dtype} array is read-only "
+                             "(pass a copy, or use the out-of-place call)")
+        if not tensor.dtype.isnative:
+            raise TypeError(f"hvd: the array's byte order is not this machine's (dtype '{tensor.dtype.str}'); in place "
+                            "hvd takes native order: pass x.astype(x.dtype.newbyteorder('=')), or use the "
+                            "out-of-place call, which converts")
+        return tensor
+    if _arrays.is_torch(tensor):
         return tensor
     raise TypeError(f"hvd: an in-place call needs a NumPy array or a torch tensor, not {type(tensor).__name__}")
 
@@ -69,9 +78,10 @@ def allreduce(tensor, average=None, name=None, op=None):
     return out
 
 
-def _allreduce_general_(tensor, average=None, name=None, op=None):
-    """allreduce_ for what the compiled entry's fast path does not take: named calls,
-    average=, other array types and anything it cannot read; it also raises the errors."""
+def allreduce_(tensor, average=None, name=None, op=None):
+    """allreduce_'s general path: what the compiled entry's fast path does not take (named
+    calls, average=, other array types, anything it cannot read), which also raises the
+    errors. Named allreduce_ so that Python's own argument errors name the call made."""
     if name is not None:
         return synchronize(allreduce_async_(tensor, average=average, name=name, op=op))
     _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor)), _op(op, average))
@@ -81,7 +91,8 @@ def _allreduce_general_(tensor, average=None, name=None, op=None):
 # allreduce_(tensor, average=None, name=None, op=None): reduces tensor across ranks in
 # place and returns it. Compiled (python/src/inplace_allreduce.h): a NumPy array or a dense
 # CPU torch tensor goes to the runtime by address, without a Python frame; the rest goes
-# to _allreduce_general_.
+# to the general path above.
+_allreduce_general_ = allreduce_
 _hvd.use_numpy(np.ndarray)
 _hvd.set_general_allreduce_(_allreduce_general_)
 allreduce_ = _hvd.allreduce_

@@ -66,6 +66,34 @@ def test_an_in_place_call_on_a_strided_view_raises_value_error_saying_so():
         hvd.broadcast_(torch.zeros(4, 4).t(), 0)
 
 
+def test_an_in_place_call_on_a_read_only_array_raises_value_error_saying_so():
+    hvd.init()
+    frozen = np.zeros(3, dtype=np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        hvd.allreduce_(frozen)
+    with pytest.raises(ValueError, match="read-only"):
+        hvd.broadcast_(frozen, 0)
+    assert hvd.allreduce(frozen).flags.writeable  # out of place it is only read
+
+
+def test_arrays_in_the_other_byte_order_are_refused_in_place_and_read_out_of_place():
+    hvd.init()
+    swapped = np.arange(3, dtype=">f4")
+    with pytest.raises(TypeError, match="byte order"):
+        hvd.allreduce_(swapped)
+    got = hvd.allreduce(swapped, op=hvd.Sum)
+    assert got.dtype == np.float32 and got.tolist() == [0.0, 1.0, 2.0]
+    assert hvd.allgather(np.arange(2, dtype=">i8")).tolist() == [0, 1]
+
+
+def test_the_compiled_allreduce_names_itself_in_argument_errors():
+    with pytest.raises(TypeError, match=r"^allreduce_\(\) got an unexpected keyword argument 'bogus'"):
+        hvd.allreduce_(np.zeros(3), bogus=1)
+    with pytest.raises(TypeError, match=r"^allreduce_\(\) missing 1 required positional argument: 'tensor'"):
+        hvd.allreduce_()
+
+
 def test_a_bad_root_raises_an_invalid_argument_error_that_is_also_a_value_error():
     hvd.init()
     with pytest.raises(hvd.HvdInvalidArgumentError, match="root 5 is not a rank") as caught:

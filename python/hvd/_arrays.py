@@ -38,16 +38,29 @@ def passed(x):
     return _to_dlpack(x)
 
 
+# NumPy dtypes neither DLPack nor the buffer protocol can hand over as numbers: refused
+# here, naming the dtype, as the extension names the numeric ones it lacks.
+_NOT_NUMBERS = "OUSVMm"  # object, str, bytes, structured, datetime, timedelta
+
+
+def check_numbers(x):
+    """x, a NumPy array, when its elements are numbers; TypeError naming its dtype if not."""
+    if x.dtype.kind in _NOT_NUMBERS:
+        raise TypeError(f"hvd: the tensor has dtype {x.dtype}, which hvd cannot reduce or move; supported: "
+                        "float16, bfloat16, float32, float64, int8, uint8, int32, int64")
+    return x
+
+
 def as_input(x):
     """x for an out-of-place call: a contiguous NumPy array in this machine's byte order or
     a contiguous torch tensor (copied when it was not, or not an array of either kind)."""
     if isinstance(x, np.ndarray):
-        if not x.dtype.isnative:
+        if not check_numbers(x).dtype.isnative:
             x = x.astype(x.dtype.newbyteorder("="))
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
     if is_torch(x):
         return x if x.is_contiguous() else x.contiguous()
-    return np.ascontiguousarray(np.asarray(x))
+    return check_numbers(np.ascontiguousarray(np.asarray(x)))
 
 
 def empty_like(x):

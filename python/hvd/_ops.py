@@ -52,9 +52,25 @@ def _op(op, average):
     return op if type(op) is ReduceOp else ReduceOp(op)
 
 
+def _name(name):
+    """name as the extension takes it ("" for none)."""
+    if name is None:
+        return ""
+    if not isinstance(name, str):
+        raise TypeError(f"hvd: name must be a str, not {type(name).__name__}")
+    return name
+
+
+def _root(root_rank):
+    if isinstance(root_rank, bool) or not isinstance(root_rank, (int, np.integer)):
+        raise TypeError(f"hvd: root_rank must be an int, not {type(root_rank).__name__}")
+    return int(root_rank)
+
+
 def _inplace(tensor):
     """tensor for an in-place call: a NumPy array or torch tensor, never copied."""
     if isinstance(tensor, np.ndarray):
+        _arrays.check_numbers(tensor)
         if not tensor.flags.writeable:
             raise ValueError(f"hvd: an in-place call needs a writable array; this {tensor.dtype} array is read-only "
                              "(pass a copy, or use the out-of-place call)")
@@ -102,16 +118,16 @@ def allreduce_async(tensor, average=None, name=None, op=None):
     """Starts an allreduce into a new array; synchronize(handle) returns it."""
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
-    handle = _hvd.allreduce_async(name or "", _arrays.passed(x), _arrays.passed(out), _op(op, average))
+    handle = _hvd.allreduce_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, average))
     return _remember(handle, "plain", lambda: out, (x, out))
 
 
 def allreduce_async_(tensor, average=None, name=None, op=None):
     """Starts an in-place allreduce; synchronize(handle) returns the tensor."""
-    handle = None if average is not None else _hvd.allreduce_async_inplace_torch(name or "", tensor, op)
+    handle = None if average is not None else _hvd.allreduce_async_inplace_torch(_name(name), tensor, op)
     if handle is not None:
         return _remember(handle, "plain", lambda: tensor, (tensor,))
-    handle = _hvd.allreduce_async_inplace(name or "", _arrays.passed(_inplace(tensor)), _op(op, average))
+    handle = _hvd.allreduce_async_inplace(_name(name), _arrays.passed(_inplace(tensor)), _op(op, average))
     return _remember(handle, "plain", lambda: tensor, (tensor,))
 
 
@@ -127,7 +143,7 @@ def broadcast_(tensor, root_rank, name=None):
     """Overwrites tensor with root_rank's on every rank and returns it."""
     if name is not None:
         return synchronize(broadcast_async_(tensor, root_rank, name=name))
-    _hvd.broadcast(_arrays.passed(_inplace(tensor)), root_rank)
+    _hvd.broadcast(_arrays.passed(_inplace(tensor)), _root(root_rank))
     return tensor
 
 
@@ -139,7 +155,7 @@ def broadcast_async(tensor, root_rank, name=None):
 
 
 def broadcast_async_(tensor, root_rank, name=None):
-    handle = _hvd.broadcast_async(name or "", _arrays.passed(_inplace(tensor)), root_rank)
+    handle = _hvd.broadcast_async(_name(name), _arrays.passed(_inplace(tensor)), _root(root_rank))
     return _remember(handle, "plain", lambda: tensor, (tensor,))
 
 
@@ -155,7 +171,7 @@ def allgather(tensor, name=None):
 
 def allgather_async(tensor, name=None):
     x = _arrays.as_input(tensor)
-    handle = _hvd.allgather_async(name or "", _arrays.passed(x))
+    handle = _hvd.allgather_async(_name(name), _arrays.passed(x))
     return _remember(handle, "gather", x, (x,))
 
 

@@ -87,6 +87,18 @@ def test_arrays_in_the_other_byte_order_are_refused_in_place_and_read_out_of_pla
     assert hvd.allgather(np.arange(2, dtype=">i8")).tolist() == [0, 1]
 
 
+def test_arrays_of_objects_or_strings_and_a_wrong_name_or_root_type_raise_type_error_saying_which():
+    hvd.init()
+    with pytest.raises(TypeError, match="dtype object"):
+        hvd.allreduce(object())
+    with pytest.raises(TypeError, match="dtype <U1"):
+        hvd.allgather(np.array(["a", "b"]))
+    with pytest.raises(TypeError, match="name must be a str, not int"):
+        hvd.allreduce(np.ones(3), name=5)
+    with pytest.raises(TypeError, match="root_rank must be an int, not str"):
+        hvd.broadcast(np.ones(3), "0")
+
+
 def test_the_compiled_allreduce_names_itself_in_argument_errors():
     with pytest.raises(TypeError, match=r"^allreduce_\(\) got an unexpected keyword argument 'bogus'"):
         hvd.allreduce_(np.zeros(3), bogus=1)

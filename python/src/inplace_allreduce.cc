@@ -119,7 +119,9 @@ void registerInplaceAllreduce(nb::module_& m) {
                                                       {"Min", ReduceOp::kMin},
                                                       {"Max", ReduceOp::kMax},
                                                       {"Product", ReduceOp::kProduct}};
-  for (size_t i = 0; i < gOps.size(); ++i) gOps[i] = {nb::object(ops.attr(members[i].first)).release().ptr(), members[i].second};
+  for (size_t i = 0; i < gOps.size(); ++i) {
+    gOps[i] = {nb::object(ops.attr(members[i].first)).release().ptr(), members[i].second};
+  }
   gNames = {PyUnicode_InternFromString("tensor"), PyUnicode_InternFromString("average"),
             PyUnicode_InternFromString("name"), PyUnicode_InternFromString("op")};
   // Bound to the module, as nanobind's functions are ("$module" in the signature is then

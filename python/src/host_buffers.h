@@ -1,8 +1,8 @@
 // python/src/host_buffers.h: NumPy arrays read through the buffer protocol, for the
-// in-place calls a training loop makes by the hundred. nanobind's ndarray import asks an
-// object for DLPack first and builds a descriptor of its shape and strides; for a 4-byte
-// allreduce that cost as much as the collective. The buffer protocol hands over address,
-// length and format in one C call (about 40 ns for a NumPy array).
+// in-place calls a training loop makes by the hundred. Through a Python function and
+// nanobind's ndarray argument a 4-byte allreduce took 1.5-1.7 us at np=2 against 1.1 this
+// way (C++: 0.95). The buffer protocol hands over address, length and format in one C call
+// (about 40 ns for a NumPy array).
 #pragma once
 #include <nanobind/nanobind.h>
 

@@ -4,6 +4,7 @@ if(BUILD_TESTING)
   include(Catch)
   add_library(hvd_catch_main OBJECT ${PROJECT_SOURCE_DIR}/tests/support/catch_main.cc)
   target_link_libraries(hvd_catch_main PUBLIC Catch2::Catch2)
+  target_include_directories(hvd_catch_main PRIVATE ${PROJECT_SOURCE_DIR})
 endif()
 
 function(hvd_add_test name)

@@ -140,12 +140,6 @@ std::vector<int> readPidFiles(const std::string& dir) {
   return pids;
 }
 
-void skipTest(const std::string& reason) {
-  std::printf("SKIPPED: %s\n", reason.c_str());
-  std::fflush(stdout);
-  std::_Exit(kSkipExitCode);
-}
-
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd) {
   std::vector<std::string> argv{HVD_HVDRUN_PATH};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/os/subprocess.h"
+#include "tests/support/skip.h"
 
 namespace hvd::test {
 
@@ -59,11 +60,5 @@ std::vector<int> readPidFiles(const std::string& dir);
 
 // The number (from 1) of the last line of the file at path that contains text; 0 if none.
 int lineContaining(const std::string& path, const std::string& text);
-
-// Prints "SKIPPED: <reason>" and ends the test process with kSkipExitCode, CTest's
-// SKIP_RETURN_CODE for every test here (cmake/HvdTesting.cmake, tests/CMakeLists.txt).
-// Failures exit 1 (tests/support/catch_main.cc), so the two never meet.
-inline constexpr int kSkipExitCode = 77;
-[[noreturn]] void skipTest(const std::string& reason);
 
 }  // namespace hvd::test

@@ -17,6 +17,7 @@
 #include "runtime/common/log.h"
 #include "runtime/common/sha256.h"
 #include "runtime/common/shm_names.h"
+#include "runtime/common/thread_slice.h"
 
 namespace hvd::backends::tcp {
 namespace {
@@ -351,6 +352,9 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
     if (idle++ == 0 && !slept) {
       lastProgress = lastLook = Clock::now();
       spin = policy_.spinFor(lastProgress, spinCap_ ? &*spinCap_ : nullptr);
+      // Once per thread (thread_slice.h). A refusal, or a kernel before 6.12, leaves the
+      // kernel's slice: a woken rank then waits longer for a core beside other work.
+      if (auto slice = policy_.threadSlice()) (void)requestThreadSlice(*slice);
     }
     if (!slept && spin.budget.count() > 0) {
       const bool yielding = spin.yield || idle > spin.tries;

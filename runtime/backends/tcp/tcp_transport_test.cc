@@ -25,8 +25,10 @@
 #include "collectives/halving_doubling.h"
 #include "collectives/halving_schedule.h"
 #include "collectives/ring_collectives.h"
+#include "runtime/common/thread_slice.h"
 #include "tests/support/memory_store.h"
 #include "tests/support/serial_reduce.h"
+#include "tests/support/skip.h"
 
 using namespace std::chrono_literals;
 using hvd::collectives::DataType;
@@ -450,6 +452,39 @@ TEST_CASE("ranks that share their cores with busy loops find their spins contend
     for (auto& t : busy) t.join();
     INFO((shared ? "shared memory" : "TCP"));
     for (const auto& e : errors) CHECK(e == "");
+  }
+  useSharedMemory = true;
+  ringWaiting = hvd::backends::tcp::TcpTransportOptions{}.waiting;
+}
+
+TEST_CASE("ranks that outnumber their cores wait with a short time slice and ranks with a core each keep the default", "[mp][collectives]") {
+  if (!hvd::threadSlice()) {
+    hvd::test::skipTest("this kernel keeps no time slice per thread (custom slices came with Linux 6.12)");
+  }
+  const auto kernels = *hvd::threadSlice();
+  for (int cores : {1, 2}) {
+    ringWaiting = hvd::backends::tcp::WaitPolicy(cores, 2, nullptr);
+    auto expected = cores == 1 ? hvd::backends::tcp::WaitPolicy::kSharedCoreSlice : kernels;
+    for (bool shared : {true, false}) {
+      useSharedMemory = shared;
+      auto errors = onRing(2, [&](int rank, hc::Transport& ring) -> std::string {
+        // Rank 1 comes late, so rank 0 waits (and each waits in the barrier-like sums after).
+        if (rank == 1) std::this_thread::sleep_for(5ms);
+        for (int i = 0; i < 100; ++i) {
+          int32_t v = rank;
+          if (auto s = hc::allreduce(ring, &v, 1, DataType::kInt32, ReduceOp::kSum); !s.isOk()) return s.message();
+          if (v != 1) return "wrong sum at step " + std::to_string(i);
+        }
+        auto slice = hvd::threadSlice();
+        if (rank == 0 && slice != expected) {
+          return "rank 0's slice is " + (slice ? std::to_string(slice->count()) + " us" : "unknown") + ", not " +
+                 std::to_string(expected.count());
+        }
+        return "";
+      });
+      INFO((shared ? "shared memory" : "TCP") << ", " << cores << " core(s) for 2 ranks");
+      for (const auto& e : errors) CHECK(e == "");
+    }
   }
   useSharedMemory = true;
   ringWaiting = hvd::backends::tcp::TcpTransportOptions{}.waiting;

@@ -18,6 +18,7 @@ WaitPolicy::WaitPolicy(int cores, int localRanks, RunnableCount runnable)
   base_.tries = ownCore ? 2000 : 200;
   base_.yield = !ownCore;
   base_.budget = std::chrono::microseconds(ownCore ? 2000 : 200);
+  if (!ownCore) threadSlice_ = kSharedCoreSlice;
 }
 
 WaitPolicy::Spin WaitPolicy::spinFor(Clock::time_point now, const Spin* cap) const {

@@ -11,6 +11,10 @@
 // spin during which the thread was off its core for a whole time slice (kOffCore without
 // running) shows the core is contended, and waits sleep at once for a while (the quiet
 // period, doubling while it keeps happening, back to the first length after a calm spell).
+//
+// Where ranks outnumber cores, the job's waiting threads also ask for a short time slice
+// (kSharedCoreSlice, thread_slice.h): a rank woken by its peer's bytes is then put back on
+// a core ahead of work with the kernel's longer slice, instead of after it.
 #pragma once
 
 #include <chrono>
@@ -38,6 +42,10 @@ class WaitPolicy {
   static constexpr std::chrono::milliseconds kLongestQuiet{640};
   static constexpr std::chrono::seconds kCalm{2};
 
+  // The slice a thread that waits in a collective asks for where ranks outnumber cores.
+  // Measured at np=4 on 2 cores beside 2 busy loops (docs/benchmarks.md, 2026-11-24).
+  static constexpr std::chrono::microseconds kSharedCoreSlice{100};
+
   // Tasks runnable on the host now (runnableTasks() in cpu_budget.h; tests give their own).
   using RunnableCount = std::function<std::optional<int>()>;
 
@@ -57,6 +65,9 @@ class WaitPolicy {
   // on the host than this job's ranks (and one more: an engine thread, hvdrun). Returns
   // whether it counted.
   bool offCore(Clock::time_point now);
+  // The slice (thread_slice.h) a thread asks for before it waits: kSharedCoreSlice where
+  // ranks outnumber cores, nullopt (the kernel's default) where each has one.
+  std::optional<std::chrono::microseconds> threadSlice() const { return threadSlice_; }
 
   bool quietAt(Clock::time_point now) const { return now < quietUntil_; }
   const Spin& base() const { return base_; }
@@ -65,6 +76,7 @@ class WaitPolicy {
 
  private:
   Spin base_;
+  std::optional<std::chrono::microseconds> threadSlice_;
   int localRanks_ = 0;
   RunnableCount runnable_;
   Clock::time_point quietUntil_{}, lastOffCore_{};

@@ -86,3 +86,12 @@ TEST_CASE("where ranks outnumber the cores a lost slice counts only when more is
   CHECK(own.offCore(t));
   CHECK(own.spinFor(t).budget == 0us);
 }
+
+TEST_CASE("where ranks outnumber the cores waiting threads ask for short slices and where each has a core they do not", "[wait_policy]") {
+  WaitPolicy shared(2, 4, nullptr);
+  CHECK(shared.threadSlice() == WaitPolicy::kSharedCoreSlice);
+  // Ranks that each have a core keep the kernel's slice: a short one cost them (np=2 beside
+  // busy loops, 256 KiB over TCP 50 -> 100 us).
+  CHECK_FALSE(WaitPolicy(8, 4, nullptr).threadSlice().has_value());
+  CHECK_FALSE(WaitPolicy(WaitPolicy::Spin{0, false, 2000us}).threadSlice().has_value());
+}

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <new>
 
+#include "runtime/backends/tcp/fd_handle.h"
 #include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/stream_copy.h"
 
@@ -89,12 +90,11 @@ Result<ShmLink> ShmLink::createUnnamed(size_t capacity, int* keepOpen, std::stri
   int fd = ::memfd_create("hvd-ring", MFD_CLOEXEC);
   if (fd < 0) return Status(Errc::kNotFound, std::string("memfd_create: ") + std::strerror(errno));
   int kept = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
-  struct stat info {};
-  if (kept < 0 || ::fstat(fd, &info) != 0) {
-    int error = errno;
+  auto offered = kept >= 0 ? fdHandle(kept) : Result<std::string>(systemError("memfd for a ring buffer", errno));
+  if (!offered) {
     ::close(fd);
     if (kept >= 0) ::close(kept);
-    return systemError("memfd for a ring buffer", error);
+    return offered.status();
   }
   auto link = sizeAndMap(fd, "memfd ring", capacity);
   if (!link) {
@@ -102,33 +102,14 @@ Result<ShmLink> ShmLink::createUnnamed(size_t capacity, int* keepOpen, std::stri
     return link.status();
   }
   *keepOpen = kept;
-  *handle = "fd:" + std::to_string(::getpid()) + ":" + std::to_string(kept) + ":" +
-            std::to_string(static_cast<unsigned long long>(info.st_dev)) + ":" +
-            std::to_string(static_cast<unsigned long long>(info.st_ino));
+  *handle = std::move(*offered);
   return link;
 }
 
 Result<ShmLink> ShmLink::openHandle(const std::string& handle) {
-  unsigned long long pid = 0, fd = 0, dev = 0, ino = 0;
-  char tail = 0;
-  if (std::sscanf(handle.c_str(), "fd:%llu:%llu:%llu:%llu%c", &pid, &fd, &dev, &ino, &tail) != 4) {
-    return invalidArgument("malformed shared-memory handle '" + handle + "'");
-  }
-  // Another process's descriptor, reopened: allowed between processes of one user that may
-  // read each other's /proc entries (ptrace read access; Yama restricts only attaching).
-  std::string path = "/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
-  int opened = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (opened < 0) {
-    return Status(Errc::kNotFound, "cannot open the peer's ring buffer " + path + ": " + std::strerror(errno));
-  }
-  // The same pid in another pid namespace is another process: the file must be the one offered.
-  struct stat info {};
-  if (::fstat(opened, &info) != 0 || static_cast<unsigned long long>(info.st_dev) != dev ||
-      static_cast<unsigned long long>(info.st_ino) != ino) {
-    ::close(opened);
-    return Status(Errc::kNotFound, path + " is not the ring buffer the peer offered");
-  }
-  return map(opened, path);
+  auto opened = openFdHandle(handle, "the peer's ring buffer");
+  if (!opened) return opened.status();
+  return map(*opened, handle);
 }
 
 Result<ShmLink> ShmLink::open(const std::string& name) {

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "runtime/backends/tcp/fd_handle.h"
 #include "runtime/common/status.h"
 
 namespace hvd::backends::tcp {
@@ -38,7 +39,7 @@ class ShmLink {
   // caller closes once the writer has answered) is open. kNotFound where the kernel has no
   // memfd_create; kUnavailable, as for create(), when memory has no room.
   static Result<ShmLink> createUnnamed(size_t capacity, int* keepOpen, std::string* handle);
-  static bool isHandle(const std::string& offer) { return offer.rfind("fd:", 0) == 0; }
+  static bool isHandle(const std::string& offer) { return isFdHandle(offer); }
   // Maps an unnamed inbox by its handle. kNotFound when that process's descriptor cannot be
   // opened or is another file (another host, another pid namespace, a non-dumpable process).
   static Result<ShmLink> openHandle(const std::string& handle);

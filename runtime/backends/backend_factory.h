@@ -18,7 +18,7 @@ namespace hvd::backends {
 // What a backend needs to connect: who this rank is, where peers publish their addresses,
 // and the job's settings. Valid only during openBackends.
 struct BackendSetup {
-  int rank = 0, size = 1, localSize = 1, crossSize = 1;
+  int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
   Store* store = nullptr;                    // nullptr for a world of one
   std::string advertiseHost = "127.0.0.1";  // how other ranks reach this one
   std::string secret;                        // proven on every connection

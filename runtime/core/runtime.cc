@@ -60,7 +60,9 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   backends::BackendSetup setup;
   setup.rank = job->identity.rank;
   setup.size = job->identity.size;
+  setup.localRank = job->identity.localRank;
   setup.localSize = job->identity.localSize;
+  setup.crossRank = job->identity.crossRank;
   setup.crossSize = job->identity.crossSize;
   setup.store = job->store.get();
   setup.advertiseHost = job->advertiseHost;

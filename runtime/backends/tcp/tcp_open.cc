@@ -2,9 +2,11 @@
 // tcp_transport.h, chosen unless HOROVOD_CPU_OPERATIONS asks for another CPU backend.
 #include "collectives/allreduce.h"
 #include "runtime/backends/backend_factory.h"
+#include "runtime/backends/tcp/host_board.h"
 #include "runtime/backends/tcp/tcp_collectives.h"
 #include "runtime/backends/tcp/tcp_transport.h"
 #include "runtime/common/cpu_budget.h"
+#include "runtime/common/log.h"
 
 namespace hvd::backends::tcp {
 namespace {
@@ -36,8 +38,17 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   NoStore none;
   Store& store = setup.store != nullptr ? *setup.store : none;
   if (setup.size == 1) options.timeout = std::min(options.timeout, std::chrono::milliseconds(1000));
+  // The host board is offered before the ring's addresses and read after: see host_board.h.
+  const BoardPlace place{setup.rank, setup.localRank, setup.localSize, setup.crossRank};
+  auto board = offerHostBoard(store, place);
+  if (!board) return board.status().withContext("offering the host board");
   auto ring = TcpTransport::connect(setup.rank, setup.size, store, options);
   if (!ring) return ring.status().withContext("connecting rank " + std::to_string(setup.rank) + " to its neighbours");
+  if (!*board) {
+    board = joinHostBoard(store, place, options.timeout);
+    if (!board) logMessage(LogLevel::kDebug, "no host board: " + board.status().message());
+  }
+  if (board && *board) (*ring)->shareBoard(*board);
   return ringCollectives(std::move(*ring), *algorithm);
 }
 

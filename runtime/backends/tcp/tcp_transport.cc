@@ -405,7 +405,11 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, Deadline deadline, con
     bool ready = false;
     if (shmRecv) ready |= (words[n] = in->shmIn->readerMaySleep()) == nullptr, n += words[n] != nullptr;
     if (shmSend && !ready) ready |= (words[n] = out->shmOut->writerMaySleep()) == nullptr, n += words[n] != nullptr;
-    if (!ready) sleepWhileAllSet({words, n}, kDeathCheck);
+    if (!ready) {
+      policy_.asleep();
+      sleepWhileAllSet({words, n}, kDeathCheck);
+      policy_.awake();
+    }
     if (shmRecv) in->shmIn->readerAwake();
     if (shmSend) out->shmOut->writerAwake();
   } else {
@@ -417,7 +421,9 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, Deadline deadline, con
   int n = 0, inIndex = -1, outIndex = -1;
   if (in) inIndex = n, fds[n++] = {in->socket.fd(), POLLIN, 0};
   if (out) outIndex = n, fds[n++] = {out->socket.fd(), static_cast<short>(shmSend ? POLLIN : POLLOUT), 0};
+  if (pollMs != 0) policy_.asleep();
   int rc = ::poll(fds, static_cast<nfds_t>(n), pollMs);
+  if (pollMs != 0) policy_.awake();
   if (rc < 0 && errno != EINTR) return fail(systemError("poll"));
   if (rc <= 0) return Status::ok();
   if (shmRecv && (fds[inIndex].revents & (POLLIN | POLLHUP | POLLERR)) && drainShm() == 0) {

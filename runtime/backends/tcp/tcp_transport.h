@@ -60,6 +60,8 @@ class TcpTransport : public collectives::Transport {
   // spins less: within `cap`'s tries and budget until capSpin(std::nullopt).
   void capSpin(std::optional<WaitPolicy::Spin> cap) { spinCap_ = cap; }
   const WaitPolicy& waitPolicy() const { return policy_; }
+  // The host's board (host_board.h), for the wait policy: once the local ranks have met.
+  void shareBoard(std::shared_ptr<HostBoard> board) { policy_.shareBoard(std::move(board)); }
 
   // Closes every connection at once, as a crash would (for failure tests).
   void abortForTest();

@@ -25,6 +25,7 @@
 #include "collectives/halving_doubling.h"
 #include "collectives/halving_schedule.h"
 #include "collectives/ring_collectives.h"
+#include "runtime/backends/tcp/host_board.h"
 #include "runtime/common/thread_slice.h"
 #include "tests/support/memory_store.h"
 #include "tests/support/serial_reduce.h"
@@ -485,6 +486,32 @@ TEST_CASE("ranks that outnumber their cores wait with a short time slice and ran
       INFO((shared ? "shared memory" : "TCP") << ", " << cores << " core(s) for 2 ranks");
       for (const auto& e : errors) CHECK(e == "");
     }
+  }
+  useSharedMemory = true;
+  ringWaiting = hvd::backends::tcp::TcpTransportOptions{}.waiting;
+}
+
+TEST_CASE("a rank asleep in a wait is counted on the host board until its peer's bytes wake it", "[mp][collectives]") {
+  // Waits that sleep at once, all the ranks' policies sharing one board.
+  ringWaiting = hvd::backends::tcp::WaitPolicy(hvd::backends::tcp::WaitPolicy::Spin{0, false, 0us});
+  auto board = hvd::backends::tcp::HostBoard::inProcess();
+  ringWaiting.shareBoard(board);
+  for (bool shared : {true, false}) {
+    useSharedMemory = shared;
+    auto errors = onRing(2, [&](int rank, hc::Transport& ring) -> std::string {
+      int32_t v = rank;
+      if (rank == 0) {
+        // Rank 1 is in its allreduce by now, asleep until these bytes come.
+        const auto giveUp = std::chrono::steady_clock::now() + 5s;
+        while (board->sleeping() == 0 && std::chrono::steady_clock::now() < giveUp) std::this_thread::sleep_for(1ms);
+        if (board->sleeping() != 1) return "rank 1 waiting: " + std::to_string(board->sleeping()) + " asleep, not 1";
+      }
+      if (auto s = hc::allreduce(ring, &v, 1, DataType::kInt32, ReduceOp::kSum); !s.isOk()) return s.message();
+      return v == 1 ? "" : "wrong sum";
+    });
+    INFO((shared ? "shared memory" : "TCP"));
+    for (const auto& e : errors) CHECK(e == "");
+    CHECK(board->sleeping() == 0);
   }
   useSharedMemory = true;
   ringWaiting = hvd::backends::tcp::TcpTransportOptions{}.waiting;

@@ -19,7 +19,10 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
+
+#include "runtime/backends/tcp/host_board.h"
 
 namespace hvd::backends::tcp {
 
@@ -62,9 +65,19 @@ class WaitPolicy {
   // the quiet period ends. One that comes within kCalm of the last doubles the period.
   // Where ranks outnumber cores, a yielding spin gives its core to a peer rank, which may
   // keep it as long (reducing a large piece): that counts only when more tasks are runnable
-  // on the host than this job's ranks (and one more: an engine thread, hvdrun). Returns
-  // whether it counted.
+  // on the host than this job's ranks that are awake (all of them, less the board's
+  // sleepers when there is a board), and one more (a rank just woken, an engine thread,
+  // hvdrun). Returns whether it counted.
   bool offCore(Clock::time_point now);
+  // The host's board (host_board.h), which this policy's copies share: waits count their
+  // sleeps on it (asleep(), awake()), and offCore takes its sleepers off the awake ranks.
+  void shareBoard(std::shared_ptr<HostBoard> board) { board_ = std::move(board); }
+  void asleep() const {
+    if (board_) board_->asleep();
+  }
+  void awake() const {
+    if (board_) board_->awake();
+  }
   // The slice (thread_slice.h) a thread asks for before it waits: kSharedCoreSlice where
   // ranks outnumber cores, nullopt (the kernel's default) where each has one.
   std::optional<std::chrono::microseconds> threadSlice() const { return threadSlice_; }
@@ -79,6 +92,7 @@ class WaitPolicy {
   std::optional<std::chrono::microseconds> threadSlice_;
   int localRanks_ = 0;
   RunnableCount runnable_;
+  std::shared_ptr<HostBoard> board_;
   Clock::time_point quietUntil_{}, lastOffCore_{};
   std::chrono::milliseconds quiet_{kFirstQuiet};
   long contendedSpins_ = 0;

@@ -95,3 +95,30 @@ TEST_CASE("where ranks outnumber the cores waiting threads ask for short slices 
   CHECK_FALSE(WaitPolicy(8, 4, nullptr).threadSlice().has_value());
   CHECK_FALSE(WaitPolicy(WaitPolicy::Spin{0, false, 2000us}).threadSlice().has_value());
 }
+
+TEST_CASE("ranks asleep on the host board are not counted awake so busy loops beside them count as contention", "[wait_policy]") {
+  int runnable = 5;
+  WaitPolicy shared(2, 4, [&] { return std::optional<int>(runnable); });
+  auto board = hvd::backends::tcp::HostBoard::inProcess();
+  shared.shareBoard(board);
+  auto t = WaitPolicy::Clock::now();
+  // Nobody asleep: five runnable tasks are the four ranks and one more, as without a board.
+  CHECK_FALSE(shared.offCore(t));
+  // Two ranks asleep: of the five, three are not the job's (two busy loops, say).
+  shared.asleep();
+  shared.asleep();
+  CHECK(board->sleeping() == 2);
+  CHECK(shared.offCore(t));
+  CHECK(shared.spinFor(t).budget == 0us);
+  // The same two asleep with nothing else running: the two awake ranks and one more.
+  WaitPolicy idle(2, 4, [&] { return std::optional<int>(runnable); });
+  idle.shareBoard(board);
+  runnable = 3;
+  CHECK_FALSE(idle.offCore(t));
+  // A count past the ranks (a rank killed asleep) leaves this thread counted awake.
+  for (int i = 0; i < 10; ++i) idle.asleep();
+  runnable = 2;
+  CHECK_FALSE(idle.offCore(t));
+  for (int i = 0; i < 12; ++i) idle.awake();
+  CHECK(board->sleeping() == 0);
+}

@@ -1,0 +1,116 @@
+// runtime/backends/tcp/host_board.cc: one shared page per host; the count is its first word.
+#include "runtime/backends/tcp/host_board.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "runtime/backends/tcp/fd_handle.h"
+#include "runtime/common/log.h"
+
+namespace hvd::backends::tcp {
+namespace {
+
+constexpr size_t kPage = 4096;
+
+std::string boardKey(int rank) { return "hvd.board/" + std::to_string(rank); }
+
+// Maps `fd`'s page and closes `fd` (the mapping keeps the memfd).
+Result<void*> mapPage(int fd) {
+  void* base = ::mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  int error = errno;
+  ::close(fd);
+  if (base == MAP_FAILED) return systemError("mmap of the host board", error);
+  return base;
+}
+
+}  // namespace
+
+std::shared_ptr<HostBoard> HostBoard::inProcess() {
+  std::shared_ptr<HostBoard> board(new HostBoard());
+  board->sleeping_ = &board->own_;
+  return board;
+}
+
+Result<std::shared_ptr<HostBoard>> HostBoard::create(std::string* handle) {
+  int fd = ::memfd_create("hvd-board", MFD_CLOEXEC);
+  if (fd < 0) return systemError("memfd_create for the host board", errno);
+  // Reserved now, as for ring buffers (shm_link.cc): a full memory cgroup fails here, not
+  // with a SIGBUS at the first count.
+  if (::ftruncate(fd, kPage) != 0 || ::posix_fallocate(fd, 0, kPage) != 0) {
+    ::close(fd);
+    return Status(Errc::kUnavailable, "no room for the host board's page");
+  }
+  void* base = ::mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  auto offered = base == MAP_FAILED ? Result<std::string>(systemError("mmap of the host board", errno)) : fdHandle(fd);
+  if (!offered) {
+    if (base != MAP_FAILED) ::munmap(base, kPage);
+    ::close(fd);
+    return offered.status();
+  }
+  std::shared_ptr<HostBoard> board(new HostBoard());
+  board->mapping_ = base;
+  board->sleeping_ = new (base) std::atomic<int>(0);
+  board->offered_ = fd;  // open while the board lives: the handle names it
+  *handle = std::move(*offered);
+  return board;
+}
+
+Result<std::shared_ptr<HostBoard>> HostBoard::open(const std::string& handle) {
+  auto fd = openFdHandle(handle, "the host board");
+  if (!fd) return fd.status();
+  auto page = mapPage(*fd);
+  if (!page) return page.status();
+  std::shared_ptr<HostBoard> board(new HostBoard());
+  board->mapping_ = *page;
+  // The maker constructed the counter; a fresh memfd page is zero, which is its value too.
+  board->sleeping_ = static_cast<std::atomic<int>*>(*page);
+  return board;
+}
+
+HostBoard::~HostBoard() {
+  if (mapping_ != nullptr) ::munmap(mapping_, kPage);
+  if (offered_ >= 0) ::close(offered_);
+}
+
+Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place) {
+  if (place.localSize < 2) return std::shared_ptr<HostBoard>();
+  const std::string where = std::to_string(place.crossRank) + " " + std::to_string(place.localRank) + " ";
+  if (place.localRank != 0) {
+    // Every rank publishes: under placement other than block, the rank another one takes
+    // for its local rank 0 answers at once that it is not.
+    HVD_RETURN_IF_ERROR(store.set(boardKey(place.rank), where + "-"));
+    return std::shared_ptr<HostBoard>();
+  }
+  std::string handle;
+  auto board = HostBoard::create(&handle);
+  if (!board) logMessage(LogLevel::kDebug, "no host board: " + board.status().message());
+  HVD_RETURN_IF_ERROR(store.set(boardKey(place.rank), where + (board ? handle : "-")));
+  return board ? *board : std::shared_ptr<HostBoard>();
+}
+
+Result<std::shared_ptr<HostBoard>> joinHostBoard(Store& store, const BoardPlace& place,
+                                                 std::chrono::milliseconds timeout) {
+  if (place.localRank == 0 || place.localSize < 2) return std::shared_ptr<HostBoard>();
+  const int first = place.rank - place.localRank;
+  if (first < 0) {
+    return Status(Errc::kNotFound,
+                  "local rank " + std::to_string(place.localRank) + " is above rank " + std::to_string(place.rank));
+  }
+  auto offer = store.get(boardKey(first), timeout);
+  if (!offer) return offer.status().withContext("reading local rank 0's host board");
+  const std::string where = std::to_string(place.crossRank) + " 0 ";
+  if (offer->rfind(where, 0) != 0) {
+    return Status(Errc::kNotFound, "rank " + std::to_string(first) + " is not local rank 0 of host " +
+                                       std::to_string(place.crossRank) + " (placement other than block)");
+  }
+  std::string handle = offer->substr(where.size());
+  if (handle == "-") return Status(Errc::kUnavailable, "local rank 0 could not make the host board");
+  return HostBoard::open(handle);
+}
+
+}  // namespace hvd::backends::tcp

@@ -1,0 +1,70 @@
+// runtime/backends/tcp/host_board.h: a counter the job's ranks on one host share: how many of
+// them sleep in a wait right now. The wait policy (wait_policy.h) needs it to tell a core
+// taken by the job from one taken by other work. A rank that lost its core for a time slice
+// while more tasks are runnable on the host than the job's ranks that are awake lost it to
+// something else (busy loops, data loaders, another job). Comparing with all of the job's
+// ranks instead missed most of it: ranks sleep in their waits, so beside two busy loops the
+// host's runnable count seldom passed the job's ranks (measured at np=4 on 2 cores: 12 of 29
+// lost slices counted, against 29 of 29 with the sleepers taken off; 2 of 20 either way
+// with nothing else running).
+//
+// Local rank 0 makes it (a memfd, offered by handle, fd_handle.h) and publishes the handle in
+// the store under its own rank, before the ring's addresses (so that a PMIx store's one fence
+// carries it); the other local ranks read it, once connected, from the rank that local rank 0
+// has under block placement (hvdrun's, and mpirun's and srun's defaults) and check the host
+// index it carries. Ranks placed otherwise, or that cannot open it, go without: the policy
+// then counts every rank awake, as before.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "runtime/common/status.h"
+#include "runtime/common/store.h"
+
+namespace hvd::backends::tcp {
+
+class HostBoard {
+ public:
+  // A board in this process's memory alone (tests).
+  static std::shared_ptr<HostBoard> inProcess();
+  // A new board in a memfd, offered by *handle while this board lives.
+  static Result<std::shared_ptr<HostBoard>> create(std::string* handle);
+  // Another process's board by its handle (fd_handle.h's errors).
+  static Result<std::shared_ptr<HostBoard>> open(const std::string& handle);
+  ~HostBoard();
+  HostBoard(const HostBoard&) = delete;
+  HostBoard& operator=(const HostBoard&) = delete;
+
+  // Around a wait's sleep: relaxed, since the count is a hint read at one moment.
+  void asleep() { sleeping_->fetch_add(1, std::memory_order_relaxed); }
+  void awake() { sleeping_->fetch_sub(1, std::memory_order_relaxed); }
+  int sleeping() const { return sleeping_->load(std::memory_order_relaxed); }
+
+ private:
+  HostBoard() = default;
+  std::atomic<int>* sleeping_ = nullptr;
+  void* mapping_ = nullptr;  // the shared page, or null for inProcess()'s
+  int offered_ = -1;         // create()'s descriptor, which the handle names
+  std::atomic<int> own_{0};  // inProcess()'s count
+};
+
+// Where a rank sits on its host, for the board's exchange.
+struct BoardPlace {
+  int rank = 0, localRank = 0, localSize = 1, crossRank = 0;
+};
+
+// Every rank of a host with more than one rank, before the ring's addresses: publishes
+// "hvd.board/<rank>": "<crossRank> <localRank> <handle>", the handle "-" but on local rank 0,
+// which makes the board (logged at debug level where it cannot: "-" then too). Local rank 0
+// gets its board, where made; the others nullptr. An error only when the store fails.
+Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place);
+// The other local ranks, once connected: local rank 0's board, waiting up to `timeout` for
+// its entry; an error where it is not to be had (placement other than block, no board made,
+// a handle this rank cannot open). nullptr for local rank 0 and hosts of one rank.
+Result<std::shared_ptr<HostBoard>> joinHostBoard(Store& store, const BoardPlace& place,
+                                                 std::chrono::milliseconds timeout);
+
+}  // namespace hvd::backends::tcp

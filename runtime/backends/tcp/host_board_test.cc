@@ -1,0 +1,79 @@
+// runtime/backends/tcp/host_board_test.cc: the shared count, through a real memfd reopened by
+// its handle, and the exchange that finds local rank 0's board, ranks as calls on one store.
+#include "runtime/backends/tcp/host_board.h"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "tests/support/memory_store.h"
+
+using namespace std::chrono_literals;
+using hvd::backends::tcp::BoardPlace;
+using hvd::backends::tcp::HostBoard;
+
+TEST_CASE("a board opened by its handle shares one count with the board that made it", "[unit]") {
+  std::string handle;
+  auto maker = HostBoard::create(&handle);
+  REQUIRE(maker.isOk());
+  auto other = HostBoard::open(handle);
+  REQUIRE(other.isOk());
+  (*other)->asleep();
+  (*other)->asleep();
+  CHECK((*maker)->sleeping() == 2);
+  (*maker)->awake();
+  CHECK((*other)->sleeping() == 1);
+  // The handle names a descriptor the maker holds: gone with it.
+  maker->reset();
+  auto late = HostBoard::open(handle);
+  REQUIRE_FALSE(late.isOk());
+  CHECK(late.status().code() == hvd::Errc::kNotFound);
+}
+
+TEST_CASE("the ranks of a host meet on local rank 0s board and a host of one rank has none", "[unit]") {
+  hvd::test::MemoryStore store;
+  // Two hosts of two ranks each, block placement: ranks 0 and 1 on host 0, 2 and 3 on host 1.
+  std::vector<BoardPlace> places = {{0, 0, 2, 0}, {1, 1, 2, 0}, {2, 0, 2, 1}, {3, 1, 2, 1}};
+  std::vector<std::shared_ptr<HostBoard>> boards;
+  for (const auto& place : places) {
+    auto offered = offerHostBoard(store, place);
+    REQUIRE(offered.isOk());
+    CHECK((*offered != nullptr) == (place.localRank == 0));
+    boards.push_back(*offered);
+  }
+  for (size_t r : {1u, 3u}) {
+    auto joined = joinHostBoard(store, places[r], 1s);
+    REQUIRE(joined.isOk());
+    REQUIRE(*joined != nullptr);
+    boards[r] = *joined;
+  }
+  boards[1]->asleep();
+  boards[3]->asleep();
+  boards[3]->asleep();
+  CHECK(boards[0]->sleeping() == 1);
+  CHECK(boards[2]->sleeping() == 2);
+  // A host of one rank neither publishes nor reads.
+  hvd::test::MemoryStore empty;
+  BoardPlace alone{5, 0, 1, 3};
+  auto none = offerHostBoard(empty, alone);
+  REQUIRE(none.isOk());
+  CHECK(*none == nullptr);
+  CHECK_FALSE(empty.get("hvd.board/5", 0ms).isOk());
+}
+
+TEST_CASE("ranks placed round robin go without a board and learn it at once", "[unit]") {
+  hvd::test::MemoryStore store;
+  // Ranks 0 and 2 on host 0, 1 and 3 on host 1: rank 2 takes rank 1 for its local rank 0
+  // (host 1's), rank 3 takes rank 2 (host 0's second).
+  std::vector<BoardPlace> places = {{0, 0, 2, 0}, {1, 0, 2, 1}, {2, 1, 2, 0}, {3, 1, 2, 1}};
+  for (const auto& place : places) REQUIRE(offerHostBoard(store, place).isOk());
+  for (size_t r : {2u, 3u}) {
+    auto start = std::chrono::steady_clock::now();
+    auto joined = joinHostBoard(store, places[r], 5s);
+    INFO("rank " << r);
+    REQUIRE_FALSE(joined.isOk());
+    CHECK(joined.status().code() == hvd::Errc::kNotFound);
+    CHECK(joined.status().message().find("placement other than block") != std::string::npos);
+    CHECK(std::chrono::steady_clock::now() - start < 1s);
+  }
+}

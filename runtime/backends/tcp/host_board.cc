@@ -19,12 +19,10 @@ constexpr size_t kPage = 4096;
 
 std::string boardKey(int rank) { return "hvd.board/" + std::to_string(rank); }
 
-// Maps `fd`'s page and closes `fd` (the mapping keeps the memfd).
+// Maps `fd`'s page; the descriptor stays the caller's.
 Result<void*> mapPage(int fd) {
   void* base = ::mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int error = errno;
-  ::close(fd);
-  if (base == MAP_FAILED) return systemError("mmap of the host board", error);
+  if (base == MAP_FAILED) return systemError("mmap of the host board", errno);
   return base;
 }
 
@@ -45,16 +43,16 @@ Result<std::shared_ptr<HostBoard>> HostBoard::create(std::string* handle) {
     ::close(fd);
     return Status(Errc::kUnavailable, "no room for the host board's page");
   }
-  void* base = ::mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  auto offered = base == MAP_FAILED ? Result<std::string>(systemError("mmap of the host board", errno)) : fdHandle(fd);
+  auto page = mapPage(fd);
+  auto offered = page ? fdHandle(fd) : Result<std::string>(page.status());
   if (!offered) {
-    if (base != MAP_FAILED) ::munmap(base, kPage);
+    if (page) ::munmap(*page, kPage);
     ::close(fd);
     return offered.status();
   }
   std::shared_ptr<HostBoard> board(new HostBoard());
-  board->mapping_ = base;
-  board->sleeping_ = new (base) std::atomic<int>(0);
+  board->mapping_ = *page;
+  board->sleeping_ = new (*page) std::atomic<int>(0);
   board->offered_ = fd;  // open while the board lives: the handle names it
   *handle = std::move(*offered);
   return board;
@@ -64,6 +62,7 @@ Result<std::shared_ptr<HostBoard>> HostBoard::open(const std::string& handle) {
   auto fd = openFdHandle(handle, "the host board");
   if (!fd) return fd.status();
   auto page = mapPage(*fd);
+  ::close(*fd);  // the mapping keeps the memfd
   if (!page) return page.status();
   std::shared_ptr<HostBoard> board(new HostBoard());
   board->mapping_ = *page;

@@ -118,16 +118,31 @@ std::optional<int> runnableTasks() {
   return parseRunnableTasks(*text);
 }
 
+std::vector<int> affinityCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
 int usableCores() {
   int cores = 0;
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
   if (cores <= 0) cores = static_cast<int>(std::clamp<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1, INT_MAX));
-  if (auto quota = cgroupCpuQuota(); quota && *quota > 0) {
-    cores = std::min(cores, static_cast<int>(std::ceil(*quota - 1e-9)));
-  }
+  if (auto quota = cgroupQuotaCores()) cores = std::min(cores, *quota);
   return std::max(cores, 1);
+}
+
+std::optional<int> cgroupQuotaCores() {
+  auto quota = cgroupCpuQuota();
+  if (!quota || *quota <= 0) return std::nullopt;
+  return static_cast<int>(std::clamp(std::ceil(*quota - 1e-9), 1.0, static_cast<double>(INT_MAX)));
 }
 
 }  // namespace hvd

@@ -16,10 +16,17 @@ namespace hvd {
 // CPU quota from its own cgroup up to the root (rounded up); at least 1.
 int usableCores();
 
+// The CPUs this process's affinity allows, ascending; empty when it cannot be read. Ranks
+// bound to a core each (hvdrun --bind-to core, srun --cpu-bind=cores) see one here, and
+// only the host's ranks together say whether they share it (host_board.h).
+std::vector<int> affinityCpus();
+
 // The tightest quota in cores (quota / period) over the cgroups of this process, read under
 // `root` (a file-system root; "" for the real one), v2 (cpu.max) or v1 (cpu.cfs_quota_us and
 // cpu.cfs_period_us); nullopt when none is set or none can be read.
 std::optional<double> cgroupCpuQuota(const std::string& root = "");
+// That quota in whole cores, rounded up (1.5 -> 2), as usableCores() caps by it.
+std::optional<int> cgroupQuotaCores();
 
 // cgroup v2's cpu.max ("150000 100000": 1.5 cores; "max 100000": no limit, nullopt).
 std::optional<double> parseCpuMax(std::string_view text);

@@ -77,7 +77,7 @@ TEST_CASE("without a readable cgroup there is no quota", "[cpu_budget]") {
   CHECK_FALSE(hvd::cgroupCpuQuota(fs.root()).has_value());
 }
 
-TEST_CASE("the usable cores are at most the CPUs this process's affinity allows", "[cpu_budget]") {
+TEST_CASE("the usable cores are at most the CPUs this process's affinity allows and the affinity lists them", "[cpu_budget]") {
   cpu_set_t set;
   CPU_ZERO(&set);
   REQUIRE(::sched_getaffinity(0, sizeof set, &set) == 0);
@@ -93,8 +93,12 @@ TEST_CASE("the usable cores are at most the CPUs this process's affinity allows"
       break;
     }
   }
+  CHECK(hvd::affinityCpus().size() == static_cast<size_t>(CPU_COUNT(&set)));
   REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
   CHECK(hvd::usableCores() == 1);
+  auto pinned = hvd::affinityCpus();
+  REQUIRE(pinned.size() == 1);
+  CHECK(CPU_ISSET(pinned[0], &one));
   REQUIRE(::sched_setaffinity(0, sizeof set, &set) == 0);
 }
 

@@ -44,3 +44,21 @@ TEST_CASE("a slice outside the kernel's range is clamped to it", "[thread_slice]
   }).join();
   CHECK(tiny == 100us);
 }
+
+TEST_CASE("a thread that asks for a slice of 0 after a short one gets the kernel's default back", "[thread_slice]") {
+  if (!hvd::threadSlice()) {
+    hvd::test::skipTest("this kernel keeps no time slice per thread (custom slices came with Linux 6.12)");
+  }
+  const auto kernels = *hvd::threadSlice();
+  std::optional<std::chrono::microseconds> shortened, restored;
+  std::string error;
+  std::thread([&] {
+    (void)hvd::requestThreadSlice(100us);
+    shortened = hvd::threadSlice();
+    if (auto s = hvd::requestThreadSlice(0us); !s.isOk()) error = s.message();
+    restored = hvd::threadSlice();
+  }).join();
+  CHECK(error == "");
+  CHECK(shortened == 100us);
+  CHECK(restored == kernels);
+}

@@ -23,12 +23,18 @@
 //                                    rank too ("notice reached rank R") and exits 0
 //   collective_rank wait <seconds>   rank 0 sleeps that long before a barrier; every rank
 //                                    then prints "cpu R <seconds of CPU it used>"
+//   collective_rank slices           200 one-int allreduces, then prints "slices R <shortest>
+//                                    <longest>", the time slices (us) of this rank's threads
+//                                    from /proc/self/task/*/sched ("slices R unknown" without)
 //   collective_rank rings            prints "rings R memfd=<n> named=<m>", the ring buffers
 //                                    this rank has mapped (from /proc/self/maps), then checks
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -229,6 +235,34 @@ void printRings() {
   std::fflush(stdout);
 }
 
+// The time slices of this rank's threads, as the scheduler's debug file shows them (se.slice, in
+// ns; kernels from 6.6 with CONFIG_SCHED_DEBUG).
+int printSlices() {
+  for (int i = 0; i < 200; ++i) {
+    int32_t v = 1;
+    if (auto s = hvd::allreduce(&v, 1, DataType::kInt32, ReduceOp::kSum); !s.isOk() || v != hvd::size()) return 1;
+  }
+  long shortest = -1, longest = -1;
+  if (DIR* tasks = ::opendir("/proc/self/task")) {
+    while (dirent* entry = ::readdir(tasks)) {
+      if (entry->d_name[0] == '.') continue;
+      std::FILE* sched = std::fopen(("/proc/self/task/" + std::string(entry->d_name) + "/sched").c_str(), "r");
+      char line[256];
+      while (sched != nullptr && std::fgets(line, sizeof line, sched) != nullptr) {
+        long ns = 0;
+        if (std::sscanf(line, "se.slice : %ld", &ns) != 1) continue;
+        shortest = shortest < 0 ? ns / 1000 : std::min(shortest, ns / 1000);
+        longest = std::max(longest, ns / 1000);
+      }
+      if (sched != nullptr) std::fclose(sched);
+    }
+    ::closedir(tasks);
+  }
+  if (shortest < 0) std::printf("slices %d unknown\n", hvd::rank());
+  else std::printf("slices %d %ld %ld\n", hvd::rank(), shortest, longest);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -251,6 +285,7 @@ int main(int argc, char** argv) {
                ? leaveEarly(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 0, argc > 4 && std::string(argv[4]) == "die")
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
+           : mode == "slices"           ? printSlices()
                                         : check();
   hvd::shutdown();
   return rc;

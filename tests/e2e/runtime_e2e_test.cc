@@ -3,10 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <map>
 #include <regex>
 #include <sstream>
 
+#include <sched.h>
+
+#include "runtime/common/cpu_budget.h"
 #include "runtime/common/socket.h"
+#include "runtime/common/thread_slice.h"
 #include "tests/support/hvdrun_runner.h"
 
 using hvd::test::environmentWith;
@@ -182,6 +187,74 @@ TEST_CASE("ranks waiting 3 s for a slow peer sleep instead of spinning, over sha
       ++waiters;
     }
     CHECK(waiters == 2);
+  }
+}
+
+namespace {
+
+// Each rank's "slices R <shortest> <longest>" line (collective_rank slices), by rank.
+std::map<int, std::pair<long, long>> slicesByRank(const std::string& out) {
+  std::map<int, std::pair<long, long>> slices;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    int rank = -1;
+    long shortest = -1, longest = -1;
+    size_t at = line.find("slices ");
+    if (at != std::string::npos && std::sscanf(line.c_str() + at, "slices %d %ld %ld", &rank, &shortest, &longest) == 3) {
+      slices[rank] = {shortest, longest};
+    }
+  }
+  return slices;
+}
+
+}  // namespace
+
+TEST_CASE("ranks bound to a core each keep the kernels time slice and ranks sharing one CPU wait with a short one", "[e2e][mp][collectives]") {
+  if (!hvd::threadSlice()) {
+    hvd::test::skipTest("this kernel keeps no time slice per thread (custom slices came with Linux 6.12)");
+  }
+  const long kernels = hvd::threadSlice()->count();
+  // Each rank sees one CPU; together they have one each. Before the host's ranks pooled
+  // their CPUs on the board, each took itself for two ranks on one core and waited with
+  // yields, a 200 us spin and a 100 us slice.
+  if (hvd::usableCores() >= 2) {
+    auto bound = runHvdrun({"-np", "2", "--bind-to", "core", kCollective, "slices"}, options());
+    INFO(bound.out << bound.err);
+    REQUIRE(bound.exitCode == 0);
+    if (bound.out.find("unknown") != std::string::npos) {
+      hvd::test::skipTest("this kernel shows no se.slice in /proc/<pid>/task/<tid>/sched (CONFIG_SCHED_DEBUG)");
+    }
+    auto slices = slicesByRank(bound.out);
+    REQUIRE(slices.size() == 2);
+    for (const auto& [rank, range] : slices) {
+      INFO("rank " << rank);
+      CHECK(range.first == kernels);
+    }
+  }
+  // Both ranks on one CPU (the affinity hvdrun inherits): the short slice, which also shows
+  // that the probe above would see one (wait_policy.h: kSharedCoreSlice, 100 us).
+  cpu_set_t all, one;
+  REQUIRE(::sched_getaffinity(0, sizeof all, &all) == 0);
+  CPU_ZERO(&one);
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &all)) {
+      CPU_SET(c, &one);
+      break;
+    }
+  }
+  REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
+  auto stacked = runHvdrun({"-np", "2", kCollective, "slices"}, options());
+  REQUIRE(::sched_setaffinity(0, sizeof all, &all) == 0);
+  INFO(stacked.out << stacked.err);
+  REQUIRE(stacked.exitCode == 0);
+  if (stacked.out.find("unknown") != std::string::npos) {
+    hvd::test::skipTest("this kernel shows no se.slice in /proc/<pid>/task/<tid>/sched (CONFIG_SCHED_DEBUG)");
+  }
+  auto slices = slicesByRank(stacked.out);
+  REQUIRE(slices.size() == 2);
+  for (const auto& [rank, range] : slices) {
+    INFO("rank " << rank);
+    CHECK(range.first == 100);
   }
 }
 

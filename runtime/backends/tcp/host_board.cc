@@ -1,10 +1,12 @@
-// runtime/backends/tcp/host_board.cc: one shared page per host; the count is its first word.
+// runtime/backends/tcp/host_board.cc: one shared page per host (HostBoard::Page).
 #include "runtime/backends/tcp/host_board.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -30,11 +32,13 @@ Result<void*> mapPage(int fd) {
 
 std::shared_ptr<HostBoard> HostBoard::inProcess() {
   std::shared_ptr<HostBoard> board(new HostBoard());
-  board->sleeping_ = &board->own_;
+  board->own_ = std::make_unique<Page>();
+  board->page_ = board->own_.get();
   return board;
 }
 
 Result<std::shared_ptr<HostBoard>> HostBoard::create(std::string* handle) {
+  static_assert(sizeof(Page) <= kPage);
   int fd = ::memfd_create("hvd-board", MFD_CLOEXEC);
   if (fd < 0) return systemError("memfd_create for the host board", errno);
   // Reserved now, as for ring buffers (shm_link.cc): a full memory cgroup fails here, not
@@ -52,7 +56,7 @@ Result<std::shared_ptr<HostBoard>> HostBoard::create(std::string* handle) {
   }
   std::shared_ptr<HostBoard> board(new HostBoard());
   board->mapping_ = *page;
-  board->sleeping_ = new (*page) std::atomic<int>(0);
+  board->page_ = new (*page) Page();
   board->offered_ = fd;  // open while the board lives: the handle names it
   *handle = std::move(*offered);
   return board;
@@ -66,14 +70,43 @@ Result<std::shared_ptr<HostBoard>> HostBoard::open(const std::string& handle) {
   if (!page) return page.status();
   std::shared_ptr<HostBoard> board(new HostBoard());
   board->mapping_ = *page;
-  // The maker constructed the counter; a fresh memfd page is zero, which is its value too.
-  board->sleeping_ = static_cast<std::atomic<int>*>(*page);
+  // The maker constructed the page before it offered the handle.
+  board->page_ = static_cast<Page*>(*page);
   return board;
 }
 
 HostBoard::~HostBoard() {
   if (mapping_ != nullptr) ::munmap(mapping_, kPage);
   if (offered_ >= 0) ::close(offered_);
+}
+
+void HostBoard::join(const std::vector<int>& cpus, std::optional<int> quotaCores) {
+  bool known = !cpus.empty();
+  for (int cpu : cpus) {
+    if (cpu < 0 || cpu >= kCpus) {
+      known = false;
+      continue;
+    }
+    page_->cpus[cpu / 64].fetch_or(uint64_t{1} << (cpu % 64), std::memory_order_relaxed);
+  }
+  if (!known) page_->unknown.fetch_add(1, std::memory_order_relaxed);
+  if (quotaCores && *quotaCores > 0) {
+    int seen = page_->quotaCores.load(std::memory_order_relaxed);
+    while ((seen == 0 || *quotaCores < seen) &&
+           !page_->quotaCores.compare_exchange_weak(seen, *quotaCores, std::memory_order_relaxed)) {
+    }
+  }
+  // Last, and releasing: a rank that counts every one joined sees all they wrote.
+  page_->joined.fetch_add(1, std::memory_order_release);
+}
+
+std::optional<int> HostBoard::ranksCores(int localSize) const {
+  if (page_->joined.load(std::memory_order_acquire) < localSize) return std::nullopt;
+  if (page_->unknown.load(std::memory_order_relaxed) > 0) return std::nullopt;
+  int cores = 0;
+  for (const auto& word : page_->cpus) cores += std::popcount(word.load(std::memory_order_relaxed));
+  if (int quota = page_->quotaCores.load(std::memory_order_relaxed); quota > 0) cores = std::min(cores, quota);
+  return cores;
 }
 
 Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place) {

@@ -8,6 +8,11 @@
 // lost slices counted, against 29 of 29 with the sleepers taken off; 2 of 20 either way
 // with nothing else running).
 //
+// The board also pools the local ranks' CPUs. A rank bound to a core (hvdrun --bind-to core,
+// srun --cpu-bind=cores, mpirun -bind-to core) sees one CPU and would take itself for one of
+// several ranks sharing it, waiting with yields and a short slice; only the ranks' CPUs
+// together say that each has its own.
+//
 // Local rank 0 makes it (a memfd, offered by handle, fd_handle.h) and publishes the handle in
 // the store under its own rank, before the ring's addresses (so that a PMIx store's one fence
 // carries it); the other local ranks read it, once connected, from the rank that local rank 0
@@ -18,8 +23,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/common/status.h"
 #include "runtime/common/store.h"
@@ -39,16 +47,36 @@ class HostBoard {
   HostBoard& operator=(const HostBoard&) = delete;
 
   // Around a wait's sleep: relaxed, since the count is a hint read at one moment.
-  void asleep() { sleeping_->fetch_add(1, std::memory_order_relaxed); }
-  void awake() { sleeping_->fetch_sub(1, std::memory_order_relaxed); }
-  int sleeping() const { return sleeping_->load(std::memory_order_relaxed); }
+  void asleep() { page_->sleeping.fetch_add(1, std::memory_order_relaxed); }
+  void awake() { page_->sleeping.fetch_sub(1, std::memory_order_relaxed); }
+  int sleeping() const { return page_->sleeping.load(std::memory_order_relaxed); }
+
+  // Once per local rank: the CPUs its affinity allows (affinityCpus(); empty when unknown)
+  // and the cores its cgroup quota allows (nullopt: none).
+  void join(const std::vector<int>& cpus, std::optional<int> quotaCores);
+  // The cores the host's `localSize` ranks have together: their CPUs counted once, capped by
+  // the smallest quota; nullopt until all of them have joined, or where one could not say
+  // (an affinity unread, or a CPU past the page's kCpus).
+  std::optional<int> ranksCores(int localSize) const;
+
+  static constexpr int kCpus = 1024;  // CPU_SETSIZE, all sched_getaffinity with cpu_set_t shows
 
  private:
+  // The shared page's layout: a fresh memfd page is zeros, which is every field's start but
+  // the quota's; the maker constructs it before offering the handle.
+  struct Page {
+    std::atomic<int> sleeping{0};
+    std::atomic<int> joined{0};
+    std::atomic<int> unknown{0};       // ranks that joined without their CPUs
+    std::atomic<int> quotaCores{0};    // the smallest quota, or 0 for none
+    std::atomic<uint64_t> cpus[kCpus / 64] = {};
+  };
+
   HostBoard() = default;
-  std::atomic<int>* sleeping_ = nullptr;
-  void* mapping_ = nullptr;  // the shared page, or null for inProcess()'s
-  int offered_ = -1;         // create()'s descriptor, which the handle names
-  std::atomic<int> own_{0};  // inProcess()'s count
+  Page* page_ = nullptr;
+  void* mapping_ = nullptr;     // the shared page, or null for inProcess()'s
+  int offered_ = -1;            // create()'s descriptor, which the handle names
+  std::unique_ptr<Page> own_;   // inProcess()'s page
 };
 
 // Where a rank sits on its host, for the board's exchange.

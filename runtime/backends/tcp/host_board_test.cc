@@ -77,3 +77,34 @@ TEST_CASE("ranks placed round robin go without a board and learn it at once", "[
     CHECK(std::chrono::steady_clock::now() - start < 1s);
   }
 }
+
+TEST_CASE("the host's ranks count their cores together once all have joined and a quota caps them", "[unit]") {
+  std::string handle;
+  auto maker = HostBoard::create(&handle);
+  REQUIRE(maker.isOk());
+  auto other = HostBoard::open(handle);
+  REQUIRE(other.isOk());
+  // Three ranks bound to a core each (the third on a CPU past the first word).
+  (*maker)->join({0}, std::nullopt);
+  CHECK_FALSE((*other)->ranksCores(3).has_value());
+  (*other)->join({1}, std::nullopt);
+  CHECK_FALSE((*maker)->ranksCores(3).has_value());
+  (*other)->join({70}, std::nullopt);
+  CHECK((*maker)->ranksCores(3) == 3);
+  CHECK((*other)->ranksCores(3) == 3);
+  // Ranks that share their CPUs count them once; the smallest quota caps the count.
+  auto shared = HostBoard::inProcess();
+  shared->join({0, 1}, std::nullopt);
+  shared->join({0, 1}, 4);
+  shared->join({1, 0}, std::nullopt);
+  CHECK(shared->ranksCores(3) == 2);
+  auto capped = HostBoard::inProcess();
+  capped->join({0, 1, 2, 3}, 3);
+  capped->join({4, 5, 6, 7}, 2);
+  CHECK(capped->ranksCores(2) == 2);
+  // A rank that could not read its affinity leaves the count unknown.
+  auto unknown = HostBoard::inProcess();
+  unknown->join({0}, std::nullopt);
+  unknown->join({}, std::nullopt);
+  CHECK_FALSE(unknown->ranksCores(2).has_value());
+}

@@ -48,7 +48,10 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
     board = joinHostBoard(store, place, options.timeout);
     if (!board) logMessage(LogLevel::kDebug, "no host board: " + board.status().message());
   }
-  if (board && *board) (*ring)->shareBoard(*board);
+  if (board && *board) {
+    (*board)->join(affinityCpus(), cgroupQuotaCores());
+    (*ring)->shareBoard(*board);
+  }
   return ringCollectives(std::move(*ring), *algorithm);
 }
 

@@ -352,9 +352,11 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
     if (idle++ == 0 && !slept) {
       lastProgress = lastLook = Clock::now();
       spin = policy_.spinFor(lastProgress, spinCap_ ? &*spinCap_ : nullptr);
-      // Once per thread (thread_slice.h). A refusal, or a kernel before 6.12, leaves the
-      // kernel's slice: a woken rank then waits longer for a core beside other work.
-      if (auto slice = policy_.threadSlice()) (void)requestThreadSlice(*slice);
+      // A system call only when the answer changes (thread_slice.h): once, or twice where the
+      // board shows the ranks a core each after a first wait took them for sharing (0: the
+      // kernel's slice back). A refusal, or a kernel before 6.12, leaves the kernel's slice:
+      // a woken rank then waits longer for a core beside other work.
+      (void)requestThreadSlice(policy_.threadSlice().value_or(std::chrono::microseconds(0)));
     }
     if (!slept && spin.budget.count() > 0) {
       const bool yielding = spin.yield || idle > spin.tries;

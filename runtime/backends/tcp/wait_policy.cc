@@ -8,20 +8,30 @@ namespace hvd::backends::tcp {
 
 WaitPolicy::WaitPolicy(int cores, int localRanks, RunnableCount runnable)
     : localRanks_(localRanks), runnable_(std::move(runnable)) {
+  decide(cores);
+}
+
+void WaitPolicy::decide(int cores) {
   // Each rank has its own core: spin flat out for 2000 tries, then yielding, for up to 2 ms
   // since the last byte moved (a neighbour copying a few MiB takes about one). Ranks
   // outnumber cores: yield between tries, for 200 us, so the peer being waited for gets the
   // core. Measured at np=4 on 2 cores: 200 yielding tries cut 1 KiB allreduce from 117 to
   // 69 us; over shared memory 50 / 200 / 2000 us of budget gave 1 MiB busbw 2.5 / 4.6 / 2.1
   // GB/s (one run each).
-  bool ownCore = localRanks <= cores;
+  bool ownCore = localRanks_ <= cores;
   base_.tries = ownCore ? 2000 : 200;
   base_.yield = !ownCore;
   base_.budget = std::chrono::microseconds(ownCore ? 2000 : 200);
+  threadSlice_.reset();
   if (!ownCore) threadSlice_ = kSharedCoreSlice;
 }
 
-WaitPolicy::Spin WaitPolicy::spinFor(Clock::time_point now, const Spin* cap) const {
+WaitPolicy::Spin WaitPolicy::spinFor(Clock::time_point now, const Spin* cap) {
+  // Ranks join the board as they connect, some after this rank's first waits: until all
+  // have, the start stands (one relaxed load per wait meanwhile).
+  if (!settled_ && board_) {
+    if (auto cores = board_->ranksCores(localRanks_)) decide(*cores), settled_ = true;
+  }
   if (quietAt(now)) return {0, false, std::chrono::microseconds(0)};
   Spin spin = base_;
   if (cap) spin.tries = std::min(spin.tries, cap->tries), spin.budget = std::min(spin.budget, cap->budget);

@@ -7,7 +7,9 @@
 // at once; 4 MiB 11.3 ms and 6.8 ms.
 //
 // So the start (spin or not) comes from the cores the process can have (affinity and cgroup
-// quota, cpu_budget.h) against the ranks on this host, and then from what the spins see: a
+// quota, cpu_budget.h) against the ranks on this host, and, once the host's ranks have all
+// put their CPUs on the host board, from the cores they have together (ranks bound to a
+// core each see one apiece); and then from what the spins see: a
 // spin during which the thread was off its core for a whole time slice (kOffCore without
 // running) shows the core is contended, and waits sleep at once for a while (the quiet
 // period, doubling while it keeps happening, back to the first length after a calm spell).
@@ -59,8 +61,9 @@ class WaitPolicy {
   explicit WaitPolicy(Spin fixed) : base_(fixed) {}
 
   // The spin for a wait that begins at `now`, within `cap`'s tries and budget when there is
-  // one: none in a quiet period.
-  Spin spinFor(Clock::time_point now, const Spin* cap = nullptr) const;
+  // one: none in a quiet period. The first wait that finds every local rank on the board
+  // decides the base spin and slice again from the cores they have together.
+  Spin spinFor(Clock::time_point now, const Spin* cap = nullptr);
   // The spinning thread found itself off its core for a slice at `now`: sleep at once until
   // the quiet period ends. One that comes within kCalm of the last doubles the period.
   // Where ranks outnumber cores, a yielding spin gives its core to a peer rank, which may
@@ -70,8 +73,12 @@ class WaitPolicy {
   // hvdrun). Returns whether it counted.
   bool offCore(Clock::time_point now);
   // The host's board (host_board.h), which this policy's copies share: waits count their
-  // sleeps on it (asleep(), awake()), and offCore takes its sleepers off the awake ranks.
-  void shareBoard(std::shared_ptr<HostBoard> board) { board_ = std::move(board); }
+  // sleeps on it (asleep(), awake()), offCore takes its sleepers off the awake ranks, and
+  // spinFor its ranks' cores.
+  void shareBoard(std::shared_ptr<HostBoard> board) {
+    board_ = std::move(board);
+    settled_ = localRanks_ == 0;  // a fixed spin stays as given
+  }
   void asleep() const {
     if (board_) board_->asleep();
   }
@@ -79,7 +86,8 @@ class WaitPolicy {
     if (board_) board_->awake();
   }
   // The slice (thread_slice.h) a thread asks for before it waits: kSharedCoreSlice where
-  // ranks outnumber cores, nullopt (the kernel's default) where each has one.
+  // ranks outnumber cores, nullopt (the kernel's default) where each has one. It may change
+  // once (spinFor), so waits ask for the default back rather than nothing.
   std::optional<std::chrono::microseconds> threadSlice() const { return threadSlice_; }
 
   bool quietAt(Clock::time_point now) const { return now < quietUntil_; }
@@ -88,7 +96,11 @@ class WaitPolicy {
   long contendedSpins() const { return contendedSpins_; }
 
  private:
+  // The base spin and slice for `cores` shared by localRanks_.
+  void decide(int cores);
+
   Spin base_;
+  bool settled_ = true;  // false while a board may still tell the ranks' cores
   std::optional<std::chrono::microseconds> threadSlice_;
   int localRanks_ = 0;
   RunnableCount runnable_;

@@ -122,3 +122,28 @@ TEST_CASE("ranks asleep on the host board are not counted awake so busy loops be
   for (int i = 0; i < 12; ++i) idle.awake();
   CHECK(board->sleeping() == 0);
 }
+
+TEST_CASE("ranks bound to a core each wait as ranks with their own cores once the board has every ranks CPUs", "[wait_policy]") {
+  // Two ranks, each seeing one CPU (hvdrun --bind-to core, srun --cpu-bind=cores).
+  WaitPolicy policy(1, 2, nullptr);
+  auto board = hvd::backends::tcp::HostBoard::inProcess();
+  policy.shareBoard(board);
+  auto t = WaitPolicy::Clock::now();
+  board->join({0}, std::nullopt);
+  // Until the other rank has joined, this rank knows only its own CPU.
+  CHECK(policy.spinFor(t).yield);
+  CHECK(policy.threadSlice() == WaitPolicy::kSharedCoreSlice);
+  board->join({1}, std::nullopt);
+  auto spin = policy.spinFor(t);
+  CHECK_FALSE(spin.yield);
+  CHECK(spin.budget == 2000us);
+  CHECK_FALSE(policy.threadSlice().has_value());
+  // Two ranks bound to the same CPU share it.
+  WaitPolicy stacked(1, 2, nullptr);
+  auto one = hvd::backends::tcp::HostBoard::inProcess();
+  stacked.shareBoard(one);
+  one->join({0}, std::nullopt);
+  one->join({0}, std::nullopt);
+  CHECK(stacked.spinFor(t).yield);
+  CHECK(stacked.threadSlice() == WaitPolicy::kSharedCoreSlice);
+}

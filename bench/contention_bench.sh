@@ -12,7 +12,8 @@
 # hvdb-shm and hvdb-tcp are ours with --bind-to core (each rank on cores of its own, as
 # Open MPI binds at np <= 2 by default); they run only where np <= the usable CPUs.
 # HVD_BUILD_DIR picks the build (default build); HVD_BASE_BUILD_DIR adds that build's two
-# configurations as base-shm and base-tcp (an A/B test of a change).
+# configurations as base-shm and base-tcp (an A/B test of a change), and baseb-shm and
+# baseb-tcp, its bound ones, when named in --configs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 op=allreduce nps="2 4" repeat=3 min=4 max=67108864 factor=16 busy=$(nproc) configs=""
@@ -50,12 +51,12 @@ start_busy() {
 run_one() {  # np config -> collective_perf's output
   local np=$1 config=$2 dir=$build
   local perf=(--op "$op" --min "$min" --max "$max" --factor "$factor" --samples 1)
-  [[ $config == base-* ]] && dir=$base
+  [[ $config == base* ]] && dir=$base
   case $config in
     hvd-shm | base-shm) "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     hvd-tcp | base-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
-    hvdb-shm) "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
-    hvdb-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
+    hvdb-shm | baseb-shm) "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
+    hvdb-tcp | baseb-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     mpi-shm) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl vader,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     mpi-tcp) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     *) echo "contention_bench.sh: unknown configuration '$config'" >&2; exit 2 ;;
@@ -67,7 +68,7 @@ for round in $(seq 1 "$repeat"); do
     [[ $phase == busy ]] && start_busy
     for np in $nps; do
       for config in $configs; do
-        [[ $config == hvdb-* ]] && ((np > $(nproc))) && continue
+        [[ $config == hvdb-* || $config == baseb-* ]] && ((np > $(nproc))) && continue
         echo "round $round/$repeat: $op np=$np $config $phase" >&2
         run_one "$np" "$config" | awk -v np="$np" -v c="$config" -v p="$phase" '
           $1 !~ /^#/ && $9 != 0 { print "WRONG", np, c, p, $1 }

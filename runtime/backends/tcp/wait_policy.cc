@@ -32,7 +32,19 @@ WaitPolicy::Spin WaitPolicy::spinFor(Clock::time_point now, const Spin* cap) {
   if (!settled_ && board_) {
     if (auto cores = board_->ranksCores(localRanks_)) decide(*cores), settled_ = true;
   }
-  if (quietAt(now)) return {0, false, std::chrono::microseconds(0)};
+  constexpr Spin kSleep{0, false, std::chrono::microseconds(0)};
+  if (quietAt(now)) return kSleep;
+  // A quiet period has ended where ranks share cores: before probing with a spin, which
+  // loses a slice if the busy work is still there, look at the host's runnable count. Still
+  // more than the ranks awake: another period, longer, without the probe.
+  if (!quietLooked_) {
+    quietLooked_ = true;
+    if (base_.yield && othersRunnable().value_or(false)) {
+      ++contendedSpins_;
+      startQuiet(now);
+      return kSleep;
+    }
+  }
   Spin spin = base_;
   if (cap) spin.tries = std::min(spin.tries, cap->tries), spin.budget = std::min(spin.budget, cap->budget);
   return spin;
@@ -42,13 +54,22 @@ bool WaitPolicy::offCore(Clock::time_point now) {
   // Measured at np=4 on 2 cores with nothing else running: taking every lost slice for
   // contention put the job to sleeping waits, and 256 KiB allreduces went from 0.22 to
   // 0.47 ms.
-  if (base_.yield && runnable_) {
-    // This thread is awake, whatever the board says: it has just looked at the clock.
-    const int sleeping = board_ ? std::clamp(board_->sleeping(), 0, std::max(localRanks_ - 1, 0)) : 0;
-    auto runnable = runnable_();
-    if (runnable && *runnable <= localRanks_ - sleeping + 1) return false;
-  }
+  if (base_.yield && othersRunnable() == false) return false;
   ++contendedSpins_;
+  startQuiet(now);
+  return true;
+}
+
+std::optional<bool> WaitPolicy::othersRunnable() const {
+  if (!runnable_) return std::nullopt;
+  auto runnable = runnable_();
+  if (!runnable) return std::nullopt;
+  // This thread is awake, whatever the board says: it has just looked at the clock.
+  const int sleeping = board_ ? std::clamp(board_->sleeping(), 0, std::max(localRanks_ - 1, 0)) : 0;
+  return *runnable > localRanks_ - sleeping + 1;
+}
+
+void WaitPolicy::startQuiet(Clock::time_point now) {
   // Contention found again within kCalm of the last time: it has not gone away, so probe
   // less often (each probe that finds it costs the slice it loses; with the first period
   // after every probe, np=4 beside busy loops kept 5-13x tails over its medians). Found
@@ -57,7 +78,7 @@ bool WaitPolicy::offCore(Clock::time_point now) {
   else quiet_ = kFirstQuiet;
   lastOffCore_ = now;
   quietUntil_ = now + quiet_;
-  return true;
+  quietLooked_ = false;
 }
 
 }  // namespace hvd::backends::tcp

@@ -61,8 +61,11 @@ class WaitPolicy {
   explicit WaitPolicy(Spin fixed) : base_(fixed) {}
 
   // The spin for a wait that begins at `now`, within `cap`'s tries and budget when there is
-  // one: none in a quiet period. The first wait that finds every local rank on the board
-  // decides the base spin and slice again from the cores they have together.
+  // one: none in a quiet period. Where ranks share cores, the first wait after a quiet
+  // period looks at the host's runnable count (offCore's rule) and, while others still run,
+  // starts another period instead of probing with a spin that would lose a slice. The first
+  // wait that finds every local rank on the board decides the base spin and slice again
+  // from the cores they have together.
   Spin spinFor(Clock::time_point now, const Spin* cap = nullptr);
   // The spinning thread found itself off its core for a slice at `now`: sleep at once until
   // the quiet period ends. One that comes within kCalm of the last doubles the period.
@@ -98,6 +101,11 @@ class WaitPolicy {
  private:
   // The base spin and slice for `cores` shared by localRanks_.
   void decide(int cores);
+  // More tasks runnable on the host than the job's ranks awake, and one more (offCore);
+  // nullopt without a count.
+  std::optional<bool> othersRunnable() const;
+  // A quiet period from `now`: kFirstQuiet, or twice the last within kCalm of it.
+  void startQuiet(Clock::time_point now);
 
   Spin base_;
   bool settled_ = true;  // false while a board may still tell the ranks' cores
@@ -107,6 +115,7 @@ class WaitPolicy {
   std::shared_ptr<HostBoard> board_;
   Clock::time_point quietUntil_{}, lastOffCore_{};
   std::chrono::milliseconds quiet_{kFirstQuiet};
+  bool quietLooked_ = true;  // the end of the last quiet period has been looked at
   long contendedSpins_ = 0;
 };
 

@@ -147,3 +147,22 @@ TEST_CASE("ranks bound to a core each wait as ranks with their own cores once th
   CHECK(stacked.spinFor(t).yield);
   CHECK(stacked.threadSlice() == WaitPolicy::kSharedCoreSlice);
 }
+
+TEST_CASE("where ranks share cores a quiet period that ends with others still runnable is renewed without a spin", "[wait_policy]") {
+  int runnable = 6;  // four ranks awake and two busy loops
+  WaitPolicy shared(2, 4, [&] { return std::optional<int>(runnable); });
+  auto t = WaitPolicy::Clock::now();
+  REQUIRE(shared.offCore(t));
+  // The period ends; the busy loops are still there: no probe (which would lose a slice),
+  // another period, twice as long.
+  t += WaitPolicy::kFirstQuiet;
+  CHECK(shared.spinFor(t).budget == 0us);
+  CHECK(shared.quietAt(t + 2 * WaitPolicy::kFirstQuiet - 1us));
+  CHECK(shared.contendedSpins() == 2);
+  // They have stopped by the end of that one: the spin comes back.
+  runnable = 4;
+  t += 2 * WaitPolicy::kFirstQuiet;
+  CHECK(shared.spinFor(t).budget == 200us);
+  CHECK(shared.spinFor(t + 1ms).budget == 200us);
+  CHECK(shared.contendedSpins() == 2);
+}

@@ -200,7 +200,8 @@ std::map<int, std::pair<long, long>> slicesByRank(const std::string& out) {
     int rank = -1;
     long shortest = -1, longest = -1;
     size_t at = line.find("slices ");
-    if (at != std::string::npos && std::sscanf(line.c_str() + at, "slices %d %ld %ld", &rank, &shortest, &longest) == 3) {
+    if (at == std::string::npos) continue;
+    if (std::sscanf(line.c_str() + at, "slices %d %ld %ld", &rank, &shortest, &longest) == 3) {
       slices[rank] = {shortest, longest};
     }
   }

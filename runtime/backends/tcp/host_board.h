@@ -62,21 +62,21 @@ class HostBoard {
   static constexpr int kCpus = 1024;  // CPU_SETSIZE, all sched_getaffinity with cpu_set_t shows
 
  private:
-  // The shared page's layout: a fresh memfd page is zeros, which is every field's start but
-  // the quota's; the maker constructs it before offering the handle.
+  // The shared page's layout. Every field starts at zero (a quota of 0 is none), which a
+  // fresh memfd page is too; the maker constructs it before offering the handle.
   struct Page {
     std::atomic<int> sleeping{0};
     std::atomic<int> joined{0};
-    std::atomic<int> unknown{0};       // ranks that joined without their CPUs
-    std::atomic<int> quotaCores{0};    // the smallest quota, or 0 for none
+    std::atomic<int> unknown{0};     // ranks that joined without their CPUs
+    std::atomic<int> quotaCores{0};  // the smallest quota, or 0 for none
     std::atomic<uint64_t> cpus[kCpus / 64] = {};
   };
 
   HostBoard() = default;
   Page* page_ = nullptr;
-  void* mapping_ = nullptr;     // the shared page, or null for inProcess()'s
-  int offered_ = -1;            // create()'s descriptor, which the handle names
-  std::unique_ptr<Page> own_;   // inProcess()'s page
+  void* mapping_ = nullptr;    // the shared page, or null for inProcess()'s
+  int offered_ = -1;           // create()'s descriptor, which the handle names
+  std::unique_ptr<Page> own_;  // inProcess()'s page
 };
 
 // Where a rank sits on its host, for the board's exchange.

@@ -95,7 +95,8 @@ class WaitPolicy {
 
   bool quietAt(Clock::time_point now) const { return now < quietUntil_; }
   const Spin& base() const { return base_; }
-  // How many times spinning was found contended (for tests and reports).
+  // How many times contention was found: a spin off its core, or a quiet period renewed
+  // (for tests and reports).
   long contendedSpins() const { return contendedSpins_; }
 
  private:

@@ -192,20 +192,28 @@ TEST_CASE("ranks waiting 3 s for a slow peer sleep instead of spinning, over sha
 
 namespace {
 
-// Each rank's "slices R <shortest> <longest>" line (collective_rank slices), by rank.
-std::map<int, std::pair<long, long>> slicesByRank(const std::string& out) {
-  std::map<int, std::pair<long, long>> slices;
-  std::istringstream in(out);
+// A run of `collective_rank slices` on `ranks` ranks: every rank's shortest thread slice
+// ("slices R <shortest> <longest>") is `expected` us. SKIPs where the kernel shows none.
+void checkShortestSlices(const hvd::cli::CapturedRun& run, int ranks, long expected) {
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  if (run.out.find("unknown") != std::string::npos) {
+    hvd::test::skipTest("this kernel shows no se.slice in /proc/<pid>/task/<tid>/sched (CONFIG_SCHED_DEBUG)");
+  }
+  std::map<int, long> shortest;
+  std::istringstream in(run.out);
   for (std::string line; std::getline(in, line);) {
     int rank = -1;
-    long shortest = -1, longest = -1;
+    long fewest = -1, most = -1;
     size_t at = line.find("slices ");
     if (at == std::string::npos) continue;
-    if (std::sscanf(line.c_str() + at, "slices %d %ld %ld", &rank, &shortest, &longest) == 3) {
-      slices[rank] = {shortest, longest};
-    }
+    if (std::sscanf(line.c_str() + at, "slices %d %ld %ld", &rank, &fewest, &most) == 3) shortest[rank] = fewest;
   }
-  return slices;
+  REQUIRE(shortest.size() == static_cast<size_t>(ranks));
+  for (const auto& [rank, slice] : shortest) {
+    INFO("rank " << rank);
+    CHECK(slice == expected);
+  }
 }
 
 }  // namespace
@@ -219,18 +227,7 @@ TEST_CASE("ranks bound to a core each keep the kernels time slice and ranks shar
   // their CPUs on the board, each took itself for two ranks on one core and waited with
   // yields, a 200 us spin and a 100 us slice.
   if (hvd::usableCores() >= 2) {
-    auto bound = runHvdrun({"-np", "2", "--bind-to", "core", kCollective, "slices"}, options());
-    INFO(bound.out << bound.err);
-    REQUIRE(bound.exitCode == 0);
-    if (bound.out.find("unknown") != std::string::npos) {
-      hvd::test::skipTest("this kernel shows no se.slice in /proc/<pid>/task/<tid>/sched (CONFIG_SCHED_DEBUG)");
-    }
-    auto slices = slicesByRank(bound.out);
-    REQUIRE(slices.size() == 2);
-    for (const auto& [rank, range] : slices) {
-      INFO("rank " << rank);
-      CHECK(range.first == kernels);
-    }
+    checkShortestSlices(runHvdrun({"-np", "2", "--bind-to", "core", kCollective, "slices"}, options()), 2, kernels);
   }
   // Both ranks on one CPU (the affinity hvdrun inherits): the short slice, which also shows
   // that the probe above would see one (wait_policy.h: kSharedCoreSlice, 100 us).
@@ -246,17 +243,7 @@ TEST_CASE("ranks bound to a core each keep the kernels time slice and ranks shar
   REQUIRE(::sched_setaffinity(0, sizeof one, &one) == 0);
   auto stacked = runHvdrun({"-np", "2", kCollective, "slices"}, options());
   REQUIRE(::sched_setaffinity(0, sizeof all, &all) == 0);
-  INFO(stacked.out << stacked.err);
-  REQUIRE(stacked.exitCode == 0);
-  if (stacked.out.find("unknown") != std::string::npos) {
-    hvd::test::skipTest("this kernel shows no se.slice in /proc/<pid>/task/<tid>/sched (CONFIG_SCHED_DEBUG)");
-  }
-  auto slices = slicesByRank(stacked.out);
-  REQUIRE(slices.size() == 2);
-  for (const auto& [rank, range] : slices) {
-    INFO("rank " << rank);
-    CHECK(range.first == 100);
-  }
+  checkShortestSlices(stacked, 2, 100);
 }
 
 TEST_CASE("a rank written in C against hvd_c.h gets correct results from every C call", "[e2e][mp][collectives]") {

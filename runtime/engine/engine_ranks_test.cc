@@ -56,7 +56,7 @@ std::vector<std::string> onRanks(int size, hvd::engine::EngineOptions options,
     threads.emplace_back([&, r] {
       auto env = environment(sharedMemory);
       hvd::backends::BackendSetup setup;
-      setup.rank = r, setup.size = size, setup.localSize = size;
+      setup.rank = r, setup.size = size, setup.localRank = r, setup.localSize = size;
       setup.store = &store;
       setup.secret = "engine-test";
       setup.timeout = timeout;

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,41 +22,54 @@ constexpr size_t kPage = 4096;
 
 std::string boardKey(int rank) { return "hvd.board/" + std::to_string(rank); }
 
-// Maps `fd`'s page; the descriptor stays the caller's.
-Result<void*> mapPage(int fd) {
-  void* base = ::mmap(nullptr, kPage, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+size_t wholePages(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
+
+// Maps `bytes` of `fd`; the descriptor stays the caller's.
+Result<void*> mapBoard(int fd, size_t bytes) {
+  void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return systemError("mmap of the host board", errno);
   return base;
 }
 
 }  // namespace
 
-std::shared_ptr<HostBoard> HostBoard::inProcess() {
+void HostBoard::FreeAligned::operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(kPage)); }
+
+std::shared_ptr<HostBoard> HostBoard::inProcess(size_t arenaBytes) {
   std::shared_ptr<HostBoard> board(new HostBoard());
   board->own_ = std::make_unique<Page>();
   board->page_ = board->own_.get();
+  if (arenaBytes > 0) {
+    arenaBytes = wholePages(arenaBytes);
+    board->ownArena_.reset(new (std::align_val_t(kPage)) std::byte[arenaBytes]());
+    board->arena_ = {board->ownArena_.get(), arenaBytes};
+  }
   return board;
 }
 
-Result<std::shared_ptr<HostBoard>> HostBoard::create(std::string* handle) {
+Result<std::shared_ptr<HostBoard>> HostBoard::create(std::string* handle, size_t arenaBytes) {
   static_assert(sizeof(Page) <= kPage);
+  const size_t bytes = kPage + wholePages(arenaBytes);
   int fd = ::memfd_create("hvd-board", MFD_CLOEXEC);
   if (fd < 0) return systemError("memfd_create for the host board", errno);
   // Reserved now, as for ring buffers (shm_link.cc): a full memory cgroup fails here, not
   // with a SIGBUS at the first count.
-  if (::ftruncate(fd, kPage) != 0 || ::posix_fallocate(fd, 0, kPage) != 0) {
+  const off_t size = static_cast<off_t>(bytes);
+  if (::ftruncate(fd, size) != 0 || ::posix_fallocate(fd, 0, size) != 0) {
     ::close(fd);
-    return Status(Errc::kUnavailable, "no room for the host board's page");
+    return Status(Errc::kUnavailable, "no room for the host board's " + std::to_string(bytes >> 10) + " KiB");
   }
-  auto page = mapPage(fd);
+  auto page = mapBoard(fd, bytes);
   auto offered = page ? fdHandle(fd) : Result<std::string>(page.status());
   if (!offered) {
-    if (page) ::munmap(*page, kPage);
+    if (page) ::munmap(*page, bytes);
     ::close(fd);
     return offered.status();
   }
   std::shared_ptr<HostBoard> board(new HostBoard());
   board->mapping_ = *page;
+  board->mapped_ = bytes;
+  board->arena_ = {static_cast<std::byte*>(*page) + kPage, bytes - kPage};
   board->page_ = new (*page) Page();
   board->offered_ = fd;  // open while the board lives: the handle names it
   *handle = std::move(*offered);
@@ -65,18 +79,26 @@ Result<std::shared_ptr<HostBoard>> HostBoard::create(std::string* handle) {
 Result<std::shared_ptr<HostBoard>> HostBoard::open(const std::string& handle) {
   auto fd = openFdHandle(handle, "the host board");
   if (!fd) return fd.status();
-  auto page = mapPage(*fd);
+  struct stat st {};
+  if (::fstat(*fd, &st) != 0 || st.st_size < static_cast<off_t>(kPage)) {
+    ::close(*fd);
+    return Status(Errc::kNotFound, "the host board's handle names a file smaller than its page");
+  }
+  const size_t bytes = static_cast<size_t>(st.st_size);
+  auto page = mapBoard(*fd, bytes);
   ::close(*fd);  // the mapping keeps the memfd
   if (!page) return page.status();
   std::shared_ptr<HostBoard> board(new HostBoard());
   board->mapping_ = *page;
+  board->mapped_ = bytes;
+  board->arena_ = {static_cast<std::byte*>(*page) + kPage, bytes - kPage};
   // The maker constructed the page before it offered the handle.
   board->page_ = static_cast<Page*>(*page);
   return board;
 }
 
 HostBoard::~HostBoard() {
-  if (mapping_ != nullptr) ::munmap(mapping_, kPage);
+  if (mapping_ != nullptr) ::munmap(mapping_, mapped_);
   if (offered_ >= 0) ::close(offered_);
 }
 
@@ -109,7 +131,7 @@ std::optional<int> HostBoard::ranksCores(int localSize) const {
   return cores;
 }
 
-Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place) {
+Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place, size_t arenaBytes) {
   if (place.localSize < 2) return std::shared_ptr<HostBoard>();
   const std::string where = std::to_string(place.crossRank) + " " + std::to_string(place.localRank) + " ";
   if (place.localRank != 0) {
@@ -119,7 +141,7 @@ Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace
     return std::shared_ptr<HostBoard>();
   }
   std::string handle;
-  auto board = HostBoard::create(&handle);
+  auto board = HostBoard::create(&handle, arenaBytes);
   if (!board) logMessage(LogLevel::kDebug, "no host board: " + board.status().message());
   HVD_RETURN_IF_ERROR(store.set(boardKey(place.rank), where + (board ? handle : "-")));
   return board ? *board : std::shared_ptr<HostBoard>();

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,10 +38,11 @@ namespace hvd::backends::tcp {
 class HostBoard {
  public:
   // A board in this process's memory alone (tests).
-  static std::shared_ptr<HostBoard> inProcess();
-  // A new board in a memfd, offered by *handle while this board lives.
-  static Result<std::shared_ptr<HostBoard>> create(std::string* handle);
-  // Another process's board by its handle (fd_handle.h's errors).
+  static std::shared_ptr<HostBoard> inProcess(size_t arenaBytes = 0);
+  // A new board in a memfd, offered by *handle while this board lives, with `arenaBytes`
+  // of zeroed shared memory after its page for the host's arena (host_arena.h).
+  static Result<std::shared_ptr<HostBoard>> create(std::string* handle, size_t arenaBytes = 0);
+  // Another process's board by its handle (fd_handle.h's errors), its arena with it.
   static Result<std::shared_ptr<HostBoard>> open(const std::string& handle);
   ~HostBoard();
   HostBoard(const HostBoard&) = delete;
@@ -61,6 +63,10 @@ class HostBoard {
 
   static constexpr int kCpus = 1024;  // CPU_SETSIZE, all sched_getaffinity with cpu_set_t shows
 
+  // The shared bytes after the page, page-aligned: as many as the maker asked for, rounded up
+  // to whole pages (empty when it asked for none).
+  std::span<std::byte> arena() const { return arena_; }
+
  private:
   // The shared page's layout. Every field starts at zero (a quota of 0 is none), which a
   // fresh memfd page is too; the maker constructs it before offering the handle.
@@ -74,9 +80,15 @@ class HostBoard {
 
   HostBoard() = default;
   Page* page_ = nullptr;
-  void* mapping_ = nullptr;    // the shared page, or null for inProcess()'s
+  void* mapping_ = nullptr;    // the shared page and arena, or null for inProcess()'s
+  size_t mapped_ = 0;
+  std::span<std::byte> arena_;
   int offered_ = -1;           // create()'s descriptor, which the handle names
   std::unique_ptr<Page> own_;  // inProcess()'s page
+  struct FreeAligned {
+    void operator()(std::byte* p) const;
+  };
+  std::unique_ptr<std::byte[], FreeAligned> ownArena_;  // inProcess()'s arena
 };
 
 // Where a rank sits on its host, for the board's exchange.
@@ -86,9 +98,10 @@ struct BoardPlace {
 
 // Every rank of a host with more than one rank, before the ring's addresses: publishes
 // "hvd.board/<rank>": "<crossRank> <localRank> <handle>", the handle "-" but on local rank 0,
-// which makes the board (logged at debug level where it cannot: "-" then too). Local rank 0
-// gets its board, where made; the others nullptr. An error only when the store fails.
-Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place);
+// which makes the board, with `arenaBytes` for the arena (logged at debug level where it
+// cannot: "-" then too). Local rank 0 gets its board, where made; the others nullptr. An
+// error only when the store fails.
+Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place, size_t arenaBytes = 0);
 // The other local ranks, once connected: local rank 0's board, waiting up to `timeout` for
 // its entry; an error where it is not to be had (placement other than block, no board made,
 // a handle this rank cannot open). nullptr for local rank 0 and hosts of one rank.

@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "tests/support/memory_store.h"
 
@@ -28,6 +30,26 @@ TEST_CASE("a board opened by its handle shares one count with the board that mad
   auto late = HostBoard::open(handle);
   REQUIRE_FALSE(late.isOk());
   CHECK(late.status().code() == hvd::Errc::kNotFound);
+}
+
+TEST_CASE("a board made with an arena shares those bytes zeroed and page-aligned with a board opened by its handle", "[unit]") {
+  std::string handle;
+  auto maker = HostBoard::create(&handle, 5000);
+  REQUIRE(maker.isOk());
+  auto other = HostBoard::open(handle);
+  REQUIRE(other.isOk());
+  auto mine = (*maker)->arena(), theirs = (*other)->arena();
+  REQUIRE(mine.size() == 8192);  // whole pages
+  REQUIRE(theirs.size() == mine.size());
+  CHECK(reinterpret_cast<uintptr_t>(theirs.data()) % 4096 == 0);
+  CHECK(std::all_of(theirs.begin(), theirs.end(), [](std::byte b) { return b == std::byte{0}; }));
+  mine[4999] = std::byte{42};
+  CHECK(theirs[4999] == std::byte{42});
+  std::string plain;
+  auto without = HostBoard::create(&plain);
+  REQUIRE(without.isOk());
+  CHECK((*without)->arena().empty());
+  CHECK(HostBoard::inProcess(100)->arena().size() == 4096);
 }
 
 TEST_CASE("the ranks of a host meet on local rank 0s board and a host of one rank has none", "[unit]") {

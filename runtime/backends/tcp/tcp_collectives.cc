@@ -4,6 +4,7 @@
 #include "collectives/allreduce.h"
 #include "collectives/combine_allreduce.h"
 #include "collectives/ring_collectives.h"
+#include "runtime/backends/tcp/host_allreduce.h"
 
 #include <algorithm>
 #include <cstring>
@@ -16,12 +17,19 @@ constexpr WaitPolicy::Spin kControlSpin{200, false, std::chrono::microseconds(50
 
 class RingCollectives : public CollectiveBackend {
  public:
-  RingCollectives(std::unique_ptr<TcpTransport> ring, collectives::AllreduceAlgorithm algorithm)
-      : ring_(std::move(ring)), algorithm_(algorithm) {}
+  RingCollectives(std::unique_ptr<TcpTransport> ring, collectives::AllreduceAlgorithm algorithm,
+                  std::unique_ptr<HostArena> arena)
+      : ring_(std::move(ring)), algorithm_(algorithm), arena_(std::move(arena)) {}
   std::string_view name() const override { return "tcp"; }
   bool supports(Device device) const override { return device == Device::kCpu; }
   Status allreduce(const TensorRef& t, ReduceOp op) override {
-    return collectives::allreduce(*ring_, t.data, t.count, t.type, op, algorithm_);
+    if (!inArena(t.bytes())) return collectives::allreduce(*ring_, t.data, t.count, t.type, op, algorithm_);
+    HVD_RETURN_IF_ERROR(hostAllreduce(*arena_, *ring_, {static_cast<std::byte*>(t.data), t.bytes()},
+                                      [&](std::byte* dst, const std::byte* src, collectives::Operands order) {
+                                        collectives::reduceInto(dst, src, t.count, t.type, op, order);
+                                      }));
+    if (op == ReduceOp::kAverage) collectives::divideForAverage(t.data, t.count, t.type, ring_->size());
+    return Status::ok();
   }
   Status broadcast(const TensorRef& t, int root) override {
     return collectives::ringBroadcast(*ring_, t.data, t.bytes(), root);
@@ -29,7 +37,10 @@ class RingCollectives : public CollectiveBackend {
   Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) override {
     return collectives::ringAllgatherv(*ring_, mine.data, bytesPerRank, out);
   }
-  Status barrier() override { return collectives::ringBarrier(*ring_); }
+  Status barrier() override {
+    if (!inArena(0)) return collectives::ringBarrier(*ring_);
+    return hostAllreduce(*arena_, *ring_, {}, [](std::byte*, const std::byte*, collectives::Operands) {});
+  }
   std::optional<int> peerGone() const override { return ring_->peerGone(); }
   // Ranks reach a timed cycle's control allreduce up to a cycle time apart (each on its own
   // timer), so spinning the data path's full budget there burns a core per waiting rank:
@@ -38,7 +49,13 @@ class RingCollectives : public CollectiveBackend {
   // with the short spin, np=2 over TCP ran 4 MiB allreduces in 1.5-1.8 ms, 1.0-1.2 without.
   Status agree(std::span<std::uint8_t> bytes, ControlWait wait) override {
     capFor(wait);
-    Status s = collectives::allreduce(*ring_, bytes.data(), bytes.size(), DataType::kUInt8, ReduceOp::kMin, algorithm_);
+    Status s = inArena(bytes.size())
+                   ? hostAllreduce(*arena_, *ring_, std::as_writable_bytes(bytes),
+                                   [&](std::byte* dst, const std::byte* src, collectives::Operands) {
+                                     collectives::reduceInto(dst, src, bytes.size(), DataType::kUInt8, ReduceOp::kMin);
+                                   })
+                   : collectives::allreduce(*ring_, bytes.data(), bytes.size(), DataType::kUInt8, ReduceOp::kMin,
+                                            algorithm_);
     ring_->capSpin(std::nullopt);
     return s;
   }
@@ -55,7 +72,8 @@ class RingCollectives : public CollectiveBackend {
       collectives::reduceInto(dst + head, src + head, rider.count, rider.type, rider.op, order);
     };
     capFor(wait);
-    Status s = collectives::combineAllreduce(*ring_, combined_, combine);
+    Status s = inArena(combined_.size()) ? hostAllreduce(*arena_, *ring_, combined_, combine)
+                                         : collectives::combineAllreduce(*ring_, combined_, combine);
     ring_->capSpin(std::nullopt);
     if (!s.isOk()) return s;
     std::memcpy(bytes.data(), combined_.data(), bytes.size());
@@ -65,6 +83,13 @@ class RingCollectives : public CollectiveBackend {
   }
 
  private:
+  // Whether a buffer of `bytes` goes through the arena: the latency-bound sizes that fit,
+  // where the algorithm was left to hvd (the arena gives recursive doubling's bits, so a
+  // ring asked for by name runs as a ring).
+  bool inArena(size_t bytes) const {
+    return arena_ && algorithm_ == collectives::AllreduceAlgorithm::kAuto &&
+           bytes <= std::min(arena_->capacity(), collectives::kSmallAllreduceBytes);
+  }
   void capFor(ControlWait wait) {
     if (wait == ControlWait::kBrief) ring_->capSpin(kControlSpin);
   }
@@ -72,13 +97,15 @@ class RingCollectives : public CollectiveBackend {
   std::unique_ptr<TcpTransport> ring_;
   collectives::AllreduceAlgorithm algorithm_;
   std::vector<std::byte> combined_;  // agree's buffer with a rider
+  std::unique_ptr<HostArena> arena_;
 };
 
 }  // namespace
 
 std::unique_ptr<CollectiveBackend> ringCollectives(std::unique_ptr<TcpTransport> ring,
-                                                   collectives::AllreduceAlgorithm algorithm) {
-  return std::make_unique<RingCollectives>(std::move(ring), algorithm);
+                                                   collectives::AllreduceAlgorithm algorithm,
+                                                   std::unique_ptr<HostArena> arena) {
+  return std::make_unique<RingCollectives>(std::move(ring), algorithm, std::move(arena));
 }
 
 }  // namespace hvd::backends::tcp

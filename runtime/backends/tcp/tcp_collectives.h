@@ -6,12 +6,16 @@
 
 #include "collectives/allreduce.h"
 #include "runtime/backends/collective_backend.h"
+#include "runtime/backends/tcp/host_arena.h"
 #include "runtime/backends/tcp/tcp_transport.h"
 
 namespace hvd::backends::tcp {
 
 // `algorithm` picks the allreduce (HVD_ALLREDUCE_ALGORITHM); the rest are ring algorithms.
+// With an arena (every rank of the job on one host, each with its own), small allreduces,
+// the engine's agreements and barriers go through it (host_allreduce.h) instead.
 std::unique_ptr<CollectiveBackend> ringCollectives(std::unique_ptr<TcpTransport> ring,
-                                                   collectives::AllreduceAlgorithm algorithm);
+                                                   collectives::AllreduceAlgorithm algorithm,
+                                                   std::unique_ptr<HostArena> arena = nullptr);
 
 }  // namespace hvd::backends::tcp

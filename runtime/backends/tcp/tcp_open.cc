@@ -2,6 +2,7 @@
 // tcp_transport.h, chosen unless HOROVOD_CPU_OPERATIONS asks for another CPU backend.
 #include "collectives/allreduce.h"
 #include "runtime/backends/backend_factory.h"
+#include "runtime/backends/tcp/host_arena.h"
 #include "runtime/backends/tcp/host_board.h"
 #include "runtime/backends/tcp/tcp_collectives.h"
 #include "runtime/backends/tcp/tcp_transport.h"
@@ -40,7 +41,13 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   if (setup.size == 1) options.timeout = std::min(options.timeout, std::chrono::milliseconds(1000));
   // The host board is offered before the ring's addresses and read after: see host_board.h.
   const BoardPlace place{setup.rank, setup.localRank, setup.localSize, setup.crossRank};
-  auto board = offerHostBoard(store, place);
+  // The arena serves a job whose ranks all share one host and may share memory; the
+  // algorithm left to hvd (tcp_collectives.h). Only what every rank of the job sees alike:
+  // they agree below whether they have it.
+  const bool arenaWanted = setup.size > 1 && setup.size == setup.localSize && options.sharedMemory &&
+                           *algorithm == collectives::AllreduceAlgorithm::kAuto;
+  const size_t arenaBytes = arenaWanted ? HostArena::bytesFor(setup.localSize) : 0;
+  auto board = offerHostBoard(store, place, arenaBytes);
   if (!board) return board.status().withContext("offering the host board");
   auto ring = TcpTransport::connect(setup.rank, setup.size, store, options);
   if (!ring) return ring.status().withContext("connecting rank " + std::to_string(setup.rank) + " to its neighbours");
@@ -52,7 +59,17 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
     (*board)->join(affinityCpus(), cgroupQuotaCores());
     (*ring)->shareBoard(*board);
   }
-  return ringCollectives(std::move(*ring), *algorithm);
+  // Every rank or none: a rank without the board (it could not map it) would wait in a
+  // different collective from the others.
+  std::uint8_t arenaHere =
+      arenaWanted && setup.localRank == setup.rank && board && *board && (*board)->arena().size() >= arenaBytes;
+  std::unique_ptr<HostArena> arena;
+  if (arenaWanted) {
+    Status agreed = collectives::allreduce(**ring, &arenaHere, 1, DataType::kUInt8, ReduceOp::kMin);
+    if (!agreed.isOk()) return agreed.withContext("agreeing on the host arena");
+    if (arenaHere == 1) arena = std::make_unique<HostArena>((*board)->arena(), setup.localSize, setup.localRank);
+  }
+  return ringCollectives(std::move(*ring), *algorithm, std::move(arena));
 }
 
 }  // namespace hvd::backends::tcp

@@ -304,6 +304,17 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, 
   return Status::ok();
 }
 
+SpinLoop TcpTransport::startSpin() {
+  Clock::time_point now = Clock::now();
+  WaitPolicy::Spin spin = policy_.spinFor(now, spinCap_ ? &*spinCap_ : nullptr);
+  // A system call only when the answer changes (thread_slice.h): once, or twice where the
+  // board shows the ranks a core each after a first wait took them for sharing (0: the
+  // kernel's slice back). A refusal, or a kernel before 6.12, leaves the kernel's slice: a
+  // woken rank then waits longer for a core beside other work.
+  (void)requestThreadSlice(policy_.threadSlice().value_or(std::chrono::microseconds(0)));
+  return SpinLoop(policy_, spin, now);
+}
+
 // Moves both directions without blocking, each over TCP or shared memory; when nothing
 // has moved for the spin budget, sleeps until something can (waitForProgress).
 Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, size_t recvBytes,
@@ -312,10 +323,8 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
   size_t sent = 0, received = 0;
   const size_t toSend = out ? send.size() : 0;
   if (!in) recvBytes = 0;
-  int idle = 0;
   bool slept = false;  // since the last progress: then sleep again without spinning first
-  WaitPolicy::Spin spin;
-  Clock::time_point lastProgress, lastLook;
+  std::optional<SpinLoop> spin;  // the spin since the last progress
   while (sent < toSend || received < recvBytes) {
     bool moved = false;
     const size_t sendable = forward ? std::min(toSend, received) : toSend;
@@ -337,7 +346,7 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
       if (k > 0) received += static_cast<size_t>(k), moved = true;
     }
     if (moved) {
-      idle = 0, slept = false;
+      spin.reset(), slept = false;
       continue;
     }
     // A peer busy copying a few MiB takes about a millisecond: keep trying (yielding the
@@ -345,32 +354,11 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
     // progress before sleeping. A fixed number of tries ran out in microseconds and then
     // slept a whole millisecond per buffer-full (measured: 16 MiB allreduce at 1.2 GB/s).
     // A rank waiting long for a slow one spins once, then only sleeps (a 10 ms futex slice
-    // ending with nothing moved does not earn another spin). The clock is looked at every
-    // 64 plain tries and after every yield; a gap of a time slice between two looks means
-    // this thread was off its core meanwhile, so spinning takes a core something else wants
-    // and the policy has waits sleep at once for a while (wait_policy.h).
-    if (idle++ == 0 && !slept) {
-      lastProgress = lastLook = Clock::now();
-      spin = policy_.spinFor(lastProgress, spinCap_ ? &*spinCap_ : nullptr);
-      // A system call only when the answer changes (thread_slice.h): once, or twice where the
-      // board shows the ranks a core each after a first wait took them for sharing (0: the
-      // kernel's slice back). A refusal, or a kernel before 6.12, leaves the kernel's slice:
-      // a woken rank then waits longer for a core beside other work.
-      (void)requestThreadSlice(policy_.threadSlice().value_or(std::chrono::microseconds(0)));
-    }
-    if (!slept && spin.budget.count() > 0) {
-      const bool yielding = spin.yield || idle > spin.tries;
-      if (!yielding && idle % 64 != 0) continue;
-      Clock::time_point now = Clock::now();
-      if (now - lastLook >= WaitPolicy::kOffCore) {
-        policy_.offCore(now);
-        spin.budget = std::chrono::microseconds(0);
-      } else if (idle < spin.tries || now - lastProgress < spin.budget) {
-        lastLook = now;
-        if (yielding) ::sched_yield();
-        continue;
-      }
-    }
+    // ending with nothing moved does not earn another spin). A spin that finds this thread
+    // was off its core for a time slice meanwhile has waits sleep at once for a while
+    // (wait_policy.h): spinning takes a core something else wants.
+    if (!spin) spin.emplace(startSpin());
+    if (!slept && spin->again()) continue;
     if (Clock::now() >= deadline) {
       return fail(Status(Errc::kTimeout, received < recvBytes
                                              ? "no data from " + in->name + " within " + std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"
@@ -435,6 +423,55 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, Deadline deadline, con
     return lost(*out);
   }
   return Status::ok();
+}
+
+Status TcpTransport::waitShared(const SharedWait& wait) {
+  if (!poisoned_.isOk()) return poisoned_;
+  if (wait.done()) return Status::ok();
+  SpinLoop spin = startSpin();
+  while (spin.again()) {
+    if (wait.done()) return Status::ok();
+  }
+  Deadline deadline = deadlineIn(timeout_);
+  for (;;) {
+    if (wait.done()) return Status::ok();
+    if (Clock::now() >= deadline) {
+      std::string who;
+      for (int r : wait.late()) who += (who.empty() ? "" : ", ") + std::to_string(r);
+      who = who.empty() ? "the host's ranks" : (who.find(',') == std::string::npos ? "rank " : "ranks ") + who;
+      return fail(Status(Errc::kTimeout, who + " did not join the collective within " +
+                                             std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"));
+    }
+    if (std::atomic<uint32_t>* word = wait.maySleep()) {
+      policy_.asleep();
+      sleepWhileAllSet({&word, 1}, kDeathCheck);
+      policy_.awake();
+      wait.awake();
+    }
+    if (wait.done()) return Status::ok();
+    HVD_RETURN_IF_ERROR(watchLinks(wait.late()));
+  }
+}
+
+Status TcpTransport::watchLinks(const std::vector<int>& suspects) {
+  std::vector<pollfd> fds;
+  fds.reserve(links_.size());
+  for (const Link& link : links_) fds.push_back({link.socket.fd(), POLLIN, 0});
+  int rc = ::poll(fds.data(), fds.size(), 0);
+  if (rc < 0 && errno != EINTR) return fail(systemError("poll"));
+  const Link* gone = nullptr;
+  for (size_t i = 0; rc > 0 && i < fds.size(); ++i) {
+    if (fds[i].revents == 0) continue;
+    std::byte probe;
+    ssize_t k = ::recv(fds[i].fd, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (k != 0 && (k > 0 || errno == EAGAIN || errno == EINTR)) continue;
+    // A failed rank closes all its links (fail()), so a death spreads: name one that never
+    // reached the wait over one that failed waiting with this rank, wherever both are seen.
+    const bool suspect = std::find(suspects.begin(), suspects.end(), links_[i].peer) != suspects.end();
+    if (gone == nullptr || suspect) gone = &links_[i];
+    if (suspect) break;
+  }
+  return gone ? lost(*gone) : Status::ok();
 }
 
 Status TcpTransport::exchangeWithInto(int to, std::span<const std::byte> send, int from, size_t recvBytes, size_t unit,

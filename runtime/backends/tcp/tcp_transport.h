@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <functional>
@@ -63,6 +64,21 @@ class TcpTransport : public collectives::Transport {
   // The host's board (host_board.h), for the wait policy: once the local ranks have met.
   void shareBoard(std::shared_ptr<HostBoard> board) { policy_.shareBoard(std::move(board)); }
 
+  // A wait on shared memory outside the links (host_arena.h), as the links' waits go: the
+  // policy's spin, then sleeps on the word maySleep() gives (nullptr: no sleep), awake()
+  // after each, looking at every link's socket each kDeathCheck for a peer that went, until
+  // done(), the timeout (naming late(), the ranks waited for) or a peer's failure. Poisons
+  // the transport as an exchange does; fails at once when it is poisoned already.
+  struct SharedWait {
+    std::function<bool()> done;
+    std::function<std::atomic<uint32_t>*()> maySleep;
+    std::function<void()> awake;
+    std::function<std::vector<int>()> late;
+  };
+  Status waitShared(const SharedWait& wait);
+  // The first error, once the transport is poisoned; ok before.
+  const Status& health() const { return poisoned_; }
+
   // Closes every connection at once, as a crash would (for failure tests).
   void abortForTest();
   // The peer whose closed connection poisoned this transport, when that is what did.
@@ -103,6 +119,11 @@ class TcpTransport : public collectives::Transport {
                       const Receiver& receive, bool forward = false);
   // Receives into base + done, from shared memory or the socket.
   static Receiver receiverInto(Link* in, std::byte* base);
+  // A wait's spin, from the policy (and the engine's cap), its thread's slice asked for.
+  SpinLoop startSpin();
+  // Fails with lost() when a peer closed its connection, naming one of `suspects` first
+  // where one of them did; between collectives nothing else arrives on a socket.
+  Status watchLinks(const std::vector<int>& suspects);
   Status waitForProgress(Link* out, Link* in, Deadline deadline, const std::function<size_t()>& drainShm);
 
   int rank_, size_;

@@ -25,6 +25,8 @@
 #include "collectives/halving_doubling.h"
 #include "collectives/halving_schedule.h"
 #include "collectives/ring_collectives.h"
+#include "runtime/backends/tcp/host_allreduce.h"
+#include "runtime/backends/tcp/host_arena.h"
 #include "runtime/backends/tcp/host_board.h"
 #include "runtime/common/thread_slice.h"
 #include "tests/support/memory_store.h"
@@ -545,6 +547,96 @@ TEST_CASE("a combined allreduce reduces each lane with its own operation and giv
       return "";
     });
     CHECK(errors == std::vector<std::string>(static_cast<size_t>(size)));
+  }
+}
+
+namespace {
+
+hvd::Status arenaSum(hvd::backends::tcp::HostArena& arena, hc::Transport& ring, std::vector<float>& v) {
+  return hvd::backends::tcp::hostAllreduce(
+      arena, static_cast<hvd::backends::tcp::TcpTransport&>(ring), std::as_writable_bytes(std::span(v)),
+      [&](std::byte* dst, const std::byte* src, hc::Operands order) {
+        hc::reduceInto(dst, src, v.size(), DataType::kFloat32, ReduceOp::kSum, order);
+      });
+}
+
+}  // namespace
+
+TEST_CASE("an allreduce through the host arena gives every rank the bits recursive doubling gives over the links", "[mp][collectives]") {
+  for (int size = 1; size <= 8; ++size) {
+    INFO("np " << size);
+    auto board = hvd::backends::tcp::HostBoard::inProcess(hvd::backends::tcp::HostArena::bytesFor(size));
+    auto errors = onRing(size, [&](int rank, hc::Transport& ring) -> std::string {
+      hvd::backends::tcp::HostArena arena(board->arena(), size, rank);
+      std::mt19937 rng(static_cast<unsigned>(rank * 17 + 3));
+      std::uniform_real_distribution<float> dist(-1e4f, 1e4f);
+      for (int call = 0; call < 20; ++call) {
+        std::vector<float> linked(1 + static_cast<size_t>(call) * 37);
+        for (float& f : linked) f = dist(rng);
+        std::vector<float> shared = linked;
+        auto s = hc::recursiveDoublingAllreduce(ring, linked.data(), linked.size(), DataType::kFloat32, ReduceOp::kSum);
+        if (!s.isOk()) return s.message();
+        if (auto a = arenaSum(arena, ring, shared); !a.isOk()) return a.message();
+        if (std::memcmp(linked.data(), shared.data(), linked.size() * 4) != 0) return "call " + std::to_string(call) + " differs";
+      }
+      return "";
+    });
+    CHECK(errors == std::vector<std::string>(static_cast<size_t>(size)));
+  }
+}
+
+TEST_CASE("when a rank dies while the others wait in the host arena they fail at once naming it and stay failed", "[mp][collectives]") {
+  const auto timeout = 5000ms;
+  auto board = hvd::backends::tcp::HostBoard::inProcess(hvd::backends::tcp::HostArena::bytesFor(4));
+  std::vector<std::chrono::milliseconds> took(4);
+  std::vector<std::string> second(4);
+  auto errors = onRing(4, [&](int rank, hc::Transport& ring) -> std::string {
+    hvd::backends::tcp::HostArena arena(board->arena(), 4, rank);
+    std::vector<float> v(8, 1.0f);
+    for (int i = 0; i < 1000; ++i) {
+      if (rank == 2 && i == 20) {
+        static_cast<hvd::backends::tcp::TcpTransport&>(ring).abortForTest();  // as if the process had crashed
+        return "aborted";
+      }
+      auto start = std::chrono::steady_clock::now();
+      if (auto s = arenaSum(arena, ring, v); !s.isOk()) {
+        took[static_cast<size_t>(rank)] = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+        second[static_cast<size_t>(rank)] = arenaSum(arena, ring, v).message();
+        return s.message();
+      }
+      v.assign(8, 1.0f);
+    }
+    return "no error";
+  }, timeout);
+  for (int r : {0, 1, 3}) {
+    INFO("rank " << r << ": " << errors[static_cast<size_t>(r)]);
+    CHECK(errors[static_cast<size_t>(r)].rfind("rank 2 ", 0) == 0);
+    CHECK(errors[static_cast<size_t>(r)].find("closed its connection") != std::string::npos);
+    CHECK(took[static_cast<size_t>(r)] < timeout / 5);
+    CHECK(second[static_cast<size_t>(r)] == errors[static_cast<size_t>(r)]);
+  }
+}
+
+TEST_CASE("ranks waiting in the host arena for one that never comes time out naming it", "[mp][collectives]") {
+  const auto timeout = 300ms;
+  auto board = hvd::backends::tcp::HostBoard::inProcess(hvd::backends::tcp::HostArena::bytesFor(3));
+  auto errors = onRing(3, [&](int rank, hc::Transport& ring) -> std::string {
+    hvd::backends::tcp::HostArena arena(board->arena(), 3, rank);
+    std::vector<float> v(4, 1.0f);
+    if (rank == 1) {
+      std::this_thread::sleep_for(4 * timeout);  // keeps its links open meanwhile
+      return "late";
+    }
+    return arenaSum(arena, ring, v).message();
+  }, timeout);
+  // The first to time out closes its links, and the other may see that before its own
+  // deadline (as over the links): one of them names rank 1, the other rank 1 or the first.
+  const std::string late = "rank 1 did not join the collective within 0.30 s";
+  INFO(errors[0] << " / " << errors[2]);
+  CHECK((errors[0] == late || errors[2] == late));
+  for (int r : {0, 2}) {
+    CHECK((errors[static_cast<size_t>(r)] == late ||
+           errors[static_cast<size_t>(r)].rfind("rank " + std::to_string(2 - r) + " (", 0) == 0));
   }
 }
 

@@ -1,6 +1,8 @@
 // runtime/backends/tcp/wait_policy.cc
 #include "runtime/backends/tcp/wait_policy.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -79,6 +81,23 @@ void WaitPolicy::startQuiet(Clock::time_point now) {
   lastOffCore_ = now;
   quietUntil_ = now + quiet_;
   quietLooked_ = false;
+}
+
+bool SpinLoop::again() {
+  ++tries_;
+  if (spin_.budget.count() <= 0) return false;
+  const bool yielding = spin_.yield || tries_ > spin_.tries;
+  if (!yielding && tries_ % 64 != 0) return true;
+  Clock::time_point now = Clock::now();
+  if (now - lastLook_ >= WaitPolicy::kOffCore) {
+    policy_.offCore(now);
+    spin_.budget = std::chrono::microseconds(0);
+    return false;
+  }
+  if (tries_ >= spin_.tries && now - start_ >= spin_.budget) return false;
+  lastLook_ = now;
+  if (yielding) ::sched_yield();
+  return true;
 }
 
 }  // namespace hvd::backends::tcp

@@ -120,4 +120,25 @@ class WaitPolicy {
   long contendedSpins_ = 0;
 };
 
+// One wait's spin as a loop's step, for every loop that waits (the exchange loop, waits on
+// shared words): tries flat out, then yielding (at once where ranks share cores), until the
+// tries and the budget are both spent; a gap of kOffCore between two looks at the clock tells
+// the policy (offCore) and ends the spin. The clock is looked at every 64 plain tries and
+// after every yield.
+class SpinLoop {
+ public:
+  using Clock = WaitPolicy::Clock;
+  SpinLoop(WaitPolicy& policy, WaitPolicy::Spin spin, Clock::time_point start)
+      : policy_(policy), spin_(spin), start_(start), lastLook_(start) {}
+  // After a try that found nothing: true to try again (having yielded where it should),
+  // false to sleep.
+  bool again();
+
+ private:
+  WaitPolicy& policy_;
+  WaitPolicy::Spin spin_;
+  Clock::time_point start_, lastLook_;
+  int tries_ = 0;
+};
+
 }  // namespace hvd::backends::tcp

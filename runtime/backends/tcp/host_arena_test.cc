@@ -113,10 +113,10 @@ TEST_CASE("calls in a row take the two slot sets by turns without mixing one cal
 }
 
 TEST_CASE("the arena takes buffers up to its slots which shrink as ranks are added", "[unit]") {
-  CHECK(HostArena(std::span<std::byte>(), 4, 0).capacity() == 16 * 1024);
-  CHECK(HostArena(std::span<std::byte>(), 64, 0).capacity() == 1024);
+  CHECK(HostArena(std::span<std::byte>(), 4, 0).capacity() == 8 * 1024);
+  CHECK(HostArena(std::span<std::byte>(), 64, 0).capacity() == 512);
   CHECK(HostArena(std::span<std::byte>(), 3, 0).capacity() % HostArena::kLine == 0);
-  CHECK(HostArena::bytesFor(4) >= 2 * 4 * 16 * 1024);
+  CHECK(HostArena::bytesFor(4) >= 2 * 4 * 8 * 1024);
 }
 
 TEST_CASE("ranks that have not counted themselves into a call are named as late, and none once all have", "[unit]") {

@@ -41,10 +41,11 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   if (setup.size == 1) options.timeout = std::min(options.timeout, std::chrono::milliseconds(1000));
   // The host board is offered before the ring's addresses and read after: see host_board.h.
   const BoardPlace place{setup.rank, setup.localRank, setup.localSize, setup.crossRank};
-  // The arena serves a job whose ranks all share one host and may share memory; the
-  // algorithm left to hvd (tcp_collectives.h). Only what every rank of the job sees alike:
-  // they agree below whether they have it.
-  const bool arenaWanted = setup.size > 1 && setup.size == setup.localSize && options.sharedMemory &&
+  // The arena serves a job whose ranks all share one host and may share memory, the
+  // algorithm left to hvd (tcp_collectives.h), from 3 ranks: at 2, recursive doubling is one
+  // exchange already (np=2, 4 B, idle: 1.0-1.1 us over the link, 1.2 through the arena).
+  // Only what every rank of the job sees alike: they agree below whether they have it.
+  const bool arenaWanted = setup.size > 2 && setup.size == setup.localSize && options.sharedMemory &&
                            *algorithm == collectives::AllreduceAlgorithm::kAuto;
   const size_t arenaBytes = arenaWanted ? HostArena::bytesFor(setup.localSize) : 0;
   auto board = offerHostBoard(store, place, arenaBytes);

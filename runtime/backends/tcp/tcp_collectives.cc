@@ -83,12 +83,10 @@ class RingCollectives : public CollectiveBackend {
   }
 
  private:
-  // Whether a buffer of `bytes` goes through the arena: the latency-bound sizes that fit,
-  // where the algorithm was left to hvd (the arena gives recursive doubling's bits, so a
-  // ring asked for by name runs as a ring).
+  // Whether a buffer of `bytes` goes through the arena (there is one only where the
+  // algorithm was left to hvd): the latency-bound sizes that fit.
   bool inArena(size_t bytes) const {
-    return arena_ && algorithm_ == collectives::AllreduceAlgorithm::kAuto &&
-           bytes <= std::min(arena_->capacity(), collectives::kSmallAllreduceBytes);
+    return arena_ && bytes <= std::min(arena_->capacity(), collectives::kSmallAllreduceBytes);
   }
   void capFor(ControlWait wait) {
     if (wait == ControlWait::kBrief) ring_->capSpin(kControlSpin);

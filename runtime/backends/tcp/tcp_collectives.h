@@ -12,7 +12,8 @@
 namespace hvd::backends::tcp {
 
 // `algorithm` picks the allreduce (HVD_ALLREDUCE_ALGORITHM); the rest are ring algorithms.
-// With an arena (every rank of the job on one host, each with its own), small allreduces,
+// With an arena (every rank of the job on one host, each with its own; given only with
+// kAuto, since it runs recursive doubling's tree whatever the rank count), small allreduces,
 // the engine's agreements and barriers go through it (host_allreduce.h) instead.
 std::unique_ptr<CollectiveBackend> ringCollectives(std::unique_ptr<TcpTransport> ring,
                                                    collectives::AllreduceAlgorithm algorithm,

@@ -31,6 +31,11 @@ std::string proofFor(const std::string& secret, int rank) {
 // neighbour that died (a live one wakes it as soon as it moves data).
 constexpr std::chrono::microseconds kDeathCheck{10000};
 
+// "30.0 s", for timeouts' messages.
+std::string secondsText(std::chrono::milliseconds timeout) {
+  return std::to_string(timeout.count() / 1000.0).substr(0, 4) + " s";
+}
+
 int remainingMs(Deadline deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
@@ -361,7 +366,7 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
     if (!slept && spin->again()) continue;
     if (Clock::now() >= deadline) {
       return fail(Status(Errc::kTimeout, received < recvBytes
-                                             ? "no data from " + in->name + " within " + std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"
+                                             ? "no data from " + in->name + " within " + secondsText(timeout_)
                                              : "could not send to " + out->name + " within the timeout"));
     }
     // A forwarding send that has caught up with the receive waits on the receive alone.
@@ -439,8 +444,9 @@ Status TcpTransport::waitShared(const SharedWait& wait) {
       std::string who;
       for (int r : wait.late()) who += (who.empty() ? "" : ", ") + std::to_string(r);
       who = who.empty() ? "the host's ranks" : (who.find(',') == std::string::npos ? "rank " : "ranks ") + who;
-      return fail(Status(Errc::kTimeout, who + " did not join the collective within " +
-                                             std::to_string(timeout_.count() / 1000.0).substr(0, 4) + " s"));
+      return fail(Status(Errc::kTimeout, who + " did not join the collective within " + secondsText(timeout_))
+                      .withHint("every rank must make the same collective calls in the same order; HVD_TIMEOUT "
+                                "(seconds) gives ranks that are slow, not stuck, longer"));
     }
     if (std::atomic<uint32_t>* word = wait.maySleep()) {
       policy_.asleep();

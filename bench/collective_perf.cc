@@ -10,8 +10,11 @@
 // one figure per iteration, the slowest rank's (so the spread of single collectives can be
 // told: bench/contention_bench.sh pools them into median, p10 and p90).
 //   collective_perf --impl hvd|mpi|tcp-wire --op allreduce|broadcast [--min 4] [--max 67108864] [--iters N]
-//                   [--factor 2] [--samples 1]
-// --factor is nccl-tests' -f: the next size is the last one times it.
+//                   [--factor 2] [--samples 1] [--seconds S]
+// --factor is nccl-tests' -f: the next size is the last one times it. --seconds S raises each
+// size's iterations until they take about S seconds (timed on a few after the warm-up, the
+// slowest rank's figure, so every rank runs the same count): a fixed count is a job's first
+// milliseconds at the small sizes beside busy loops, and minutes at the large ones.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -110,6 +113,7 @@ int main(int argc, char** argv) {
   std::string implName = "hvd", op = "allreduce";
   size_t minBytes = 4, maxBytes = 64u << 20;
   int fixedIters = 0;  // 0: by size, as below
+  double minSeconds = 0;
   bool samples = false;
   size_t factor = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -121,6 +125,7 @@ int main(int argc, char** argv) {
     else if (flag == "--iters") fixedIters = std::atoi(argv[i + 1]);
     else if (flag == "--factor") factor = std::max<size_t>(2, std::strtoull(argv[i + 1], nullptr, 10));
     else if (flag == "--samples") samples = std::string(argv[i + 1]) == "1";
+    else if (flag == "--seconds") minSeconds = std::strtod(argv[i + 1], nullptr);
   }
   if (implName != "hvd" && implName != "mpi" && implName != "tcp-wire") {
     Impl::fail("unknown --impl '" + implName + "' (hvd, mpi or tcp-wire)");
@@ -173,6 +178,14 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < count && !impl.wire; ++i) {
       float expect = reduce ? static_cast<float>(n * (n + 1) / 2 * ((i % 7) + 1)) : static_cast<float>((i % 7) + 1);
       wrong += data[i] != expect;
+    }
+    if (minSeconds > 0) {
+      const int probes = std::min(20, iters);  // the same count on every rank
+      auto probeStart = std::chrono::steady_clock::now();
+      for (int it = 0; it < probes; ++it) once();
+      double each = impl.maxOverRanks(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - probeStart).count() / probes);
+      iters = std::max(iters, static_cast<int>(std::min(1e6, minSeconds / std::max(each, 1e-7))));
     }
     impl.barrier();
     std::vector<double> each(samples ? static_cast<size_t>(iters) : 0);

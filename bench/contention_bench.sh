@@ -8,10 +8,12 @@
 # under contention p90/median <= 3 and median <= 2x idle (ours), and ours ahead of Open MPI on
 # the same transport from 64 KiB. Prints; asserts nothing; exit 0 whatever the verdicts.
 #   bash bench/contention_bench.sh [--op allreduce|broadcast] [--np "2 4"] [--repeat 3]
-#        [--min 4] [--max 67108864] [--factor 16] [--busy N] [--iters N]
+#        [--min 4] [--max 67108864] [--factor 16] [--busy N] [--iters N] [--seconds 0.3]
 #        [--configs "hvd-shm hvd-tcp mpi-shm mpi-tcp"]
 # --iters: collective_perf's iterations per size (default 200, fewer above 160 KiB: beside
 # busy loops 200 allreduces of 4 B take 10-40 ms, a job's first moments and not its steady state).
+# --seconds: at least that long per size (default 0.3; 0 keeps collective_perf's counts), so
+# every size is timed past the job's first quiet periods without minutes at 64 MiB.
 # hvdb-shm and hvdb-tcp are ours with --bind-to core (each rank on cores of its own, as
 # Open MPI binds at np <= 2 by default); they run only where np <= the usable CPUs.
 # HVD_BUILD_DIR picks the build (default build); HVD_BASE_BUILD_DIR adds that build's two
@@ -19,7 +21,7 @@
 # baseb-tcp, its bound ones, when named in --configs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-op=allreduce nps="2 4" repeat=3 min=4 max=67108864 factor=16 busy=$(nproc) configs="" iters=""
+op=allreduce nps="2 4" repeat=3 min=4 max=67108864 factor=16 busy=$(nproc) configs="" iters="" seconds=0.3
 while [[ $# -gt 0 ]]; do
   case $1 in
     --op) op=$2; shift 2 ;;
@@ -29,6 +31,7 @@ while [[ $# -gt 0 ]]; do
     --max) max=$2; shift 2 ;;
     --factor) factor=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
     --busy) busy=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
     *) echo "contention_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -56,6 +59,7 @@ run_one() {  # np config -> collective_perf's output
   local np=$1 config=$2 dir=$build
   local perf=(--op "$op" --min "$min" --max "$max" --factor "$factor" --samples 1)
   [[ -n $iters ]] && perf+=(--iters "$iters")
+  perf+=(--seconds "$seconds")
   [[ $config == base* ]] && dir=$base
   case $config in
     hvd-shm | base-shm) "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;

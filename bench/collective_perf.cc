@@ -6,7 +6,7 @@
 //   size count type redop root time(us) algbw busbw #wrong
 // busbw = algbw x 2(n-1)/n for allreduce, x 1 for broadcast. Each size is checked.
 // With --samples 1 each iteration is timed on its own and rank 0 adds, after a size's line,
-//   #samples size us us ...
+//   #samples size us us ...       (as many such lines as 1000 figures a line needs)
 // one figure per iteration, the slowest rank's (so the spread of single collectives can be
 // told: bench/contention_bench.sh pools them into median, p10 and p90).
 //   collective_perf --impl hvd|mpi|tcp-wire --op allreduce|broadcast [--min 4] [--max 67108864] [--iters N]
@@ -203,11 +203,12 @@ int main(int argc, char** argv) {
     if (impl.rank == 0) {
       std::printf("%12zu %12zu %6s %6s %5d %10.2f %8.3f %8.3f %6ld\n", bytes, count, "float", reduce ? "sum" : "none",
                   reduce ? -1 : 0, seconds * 1e6, algbw, busbw, wrong);
-      if (samples) {
-        std::printf("#samples %zu", bytes);
-        for (double t : each) std::printf(" %.1f", t * 1e6);
-        std::printf("\n");
+      // Lines of at most 1000 figures: hvdrun cuts a rank's line at --max-line-kb (1 MiB by default).
+      for (size_t i = 0; i < each.size(); ++i) {
+        if (i % 1000 == 0) std::printf("%s#samples %zu", i == 0 ? "" : "\n", bytes);
+        std::printf(" %.1f", each[i] * 1e6);
       }
+      if (!each.empty()) std::printf("\n");
     }
   }
 #ifdef HVD_BENCH_MPI

@@ -12,9 +12,10 @@
 //   collective_perf --impl hvd|mpi|tcp-wire --op allreduce|broadcast [--min 4] [--max 67108864] [--iters N]
 //                   [--factor 2] [--samples 1] [--seconds S]
 // --factor is nccl-tests' -f: the next size is the last one times it. --seconds S raises each
-// size's iterations until they take about S seconds (timed on a few after the warm-up, the
-// slowest rank's figure, so every rank runs the same count): a fixed count is a job's first
+// size's iterations until they take about S seconds (the median of a few after the warm-up,
+// the slowest rank's, so every rank runs the same count): a fixed count is a job's first
 // milliseconds at the small sizes beside busy loops, and minutes at the large ones.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -180,11 +181,16 @@ int main(int argc, char** argv) {
       wrong += data[i] != expect;
     }
     if (minSeconds > 0) {
-      const int probes = std::min(20, iters);  // the same count on every rank
-      auto probeStart = std::chrono::steady_clock::now();
-      for (int it = 0; it < probes; ++it) once();
-      double each = impl.maxOverRanks(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - probeStart).count() / probes);
+      // The median of a few (the same count on every rank): one start-up stall of
+      // milliseconds in a mean would cut a small size's run to a few hundred iterations.
+      std::vector<double> probes(static_cast<size_t>(std::min(21, iters)));
+      for (double& p : probes) {
+        auto probeStart = std::chrono::steady_clock::now();
+        once();
+        p = std::chrono::duration<double>(std::chrono::steady_clock::now() - probeStart).count();
+      }
+      std::nth_element(probes.begin(), probes.begin() + probes.size() / 2, probes.end());
+      double each = impl.maxOverRanks(probes[probes.size() / 2]);
       iters = std::max(iters, static_cast<int>(std::min(1e6, minSeconds / std::max(each, 1e-7))));
     }
     impl.barrier();

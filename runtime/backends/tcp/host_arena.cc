@@ -11,16 +11,21 @@
 namespace hvd::backends::tcp {
 
 // The counters, each on its own line: ranks counting in do not slow the ones reading.
+// Waiting ranks sleep on `finished` itself, and the last one in wakes them all with one
+// system call. Measured with 4 plain processes counting in beside 2 busy loops on 2 cores:
+// medians of 9.8-10.4 us a call and 13 us of CPU, against 11.4-17.0 us and 20 us of CPU
+// where the last one woke each sleeper on a word of its own (docs/benchmarks.md, 2026-11-24,
+// a seventh session).
 struct HostArena::Header {
   alignas(kLine) std::atomic<uint32_t> finished;  // calls every rank has counted into
   struct alignas(kLine) Counter {
     std::atomic<uint32_t> in;
   };
   Counter arrived[2];  // ranks counted into the call, by the call's set
+  alignas(kLine) std::atomic<uint32_t> sleepers;  // ranks asleep on `finished`, or about to be
 };
 
 struct alignas(HostArena::kLine) HostArena::Seat {
-  std::atomic<uint32_t> wake;     // 1 while the rank sleeps (wake_word.h)
   std::atomic<uint32_t> reached;  // the calls it has counted into
 };
 
@@ -62,27 +67,27 @@ void HostArena::arrive(std::span<const std::byte> mine) {
   if (in.fetch_add(1, std::memory_order_acq_rel) + 1 != static_cast<uint32_t>(ranks_)) return;
   // Set back for call_ + 2, which no rank starts before it has seen this call finished.
   in.store(0, std::memory_order_relaxed);
-  // Sequentially consistent with maySleep's store and load: a rank about to sleep either
-  // sees the call finished or is seen asleep and woken.
+  // Sequentially consistent with maySleep's count and load: a rank about to sleep either
+  // sees the call finished or is counted and woken. Without sleepers (ranks that spin while
+  // they have cores) no system call.
   header().finished.store(call_ + 1, std::memory_order_seq_cst);
-  for (int r = 0; r < ranks_; ++r) {
-    if (r != rank_) wakeIfAsleep(seat(r).wake);
-  }
+  if (header().sleepers.load(std::memory_order_seq_cst) > 0) wakeAll(header().finished);
 }
 
 bool HostArena::complete() const { return header().finished.load(std::memory_order_acquire) == call_ + 1; }
 
-std::atomic<uint32_t>* HostArena::maySleep() {
-  auto& wake = seat(rank_).wake;
-  wake.store(1, std::memory_order_seq_cst);
+std::optional<SleepOn> HostArena::maySleep() {
+  header().sleepers.fetch_add(1, std::memory_order_seq_cst);
   if (header().finished.load(std::memory_order_seq_cst) == call_ + 1) {
-    wake.store(0, std::memory_order_relaxed);
-    return nullptr;
+    awake();
+    return std::nullopt;
   }
-  return &wake;
+  // `finished` holds call_ until the last rank in finishes this call.
+  return SleepOn{&header().finished, call_};
 }
 
-void HostArena::awake() { seat(rank_).wake.store(0, std::memory_order_relaxed); }
+// A count a waker reads late only costs it a wake-up nobody needed.
+void HostArena::awake() { header().sleepers.fetch_sub(1, std::memory_order_relaxed); }
 
 void HostArena::reduce(std::span<std::byte> out, const collectives::Combine& combine) {
   if (bytes_ == 0) return;

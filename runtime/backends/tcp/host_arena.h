@@ -19,10 +19,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "collectives/combine_allreduce.h"
+#include "runtime/backends/tcp/wake_word.h"
 
 namespace hvd::backends::tcp {
 
@@ -51,9 +53,9 @@ class HostArena {
   // Copies `mine` to this rank's slot and counts it in; the last rank in wakes the others.
   void arrive(std::span<const std::byte> mine);
   bool complete() const;
-  // Before sleeping: the word to sleep on while it holds 1 (sleepWhileAllSet in
-  // wake_word.h), or nullptr when the call is already complete; awake() after waking.
-  std::atomic<uint32_t>* maySleep();
+  // Before sleeping: the word to sleep on while it holds a value (sleepWhileEqual in
+  // wake_word.h), or nullopt when the call is already complete; awake() after waking.
+  std::optional<SleepOn> maySleep();
   void awake();
   // The result into `out` (arrive's size), reduced by `combine` (collectives/
   // combine_allreduce.h) in recursive doubling's tree.

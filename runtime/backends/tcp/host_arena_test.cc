@@ -29,8 +29,8 @@ void waitFor(HostArena& arena, bool sleep) {
       std::this_thread::yield();
       continue;
     }
-    if (std::atomic<uint32_t>* word = arena.maySleep()) {
-      hvd::backends::tcp::sleepWhileAllSet({&word, 1}, 5s);
+    if (auto on = arena.maySleep()) {
+      hvd::backends::tcp::sleepWhileEqual(*on->word, on->value, 5s);
       arena.awake();
     }
   }
@@ -132,5 +132,5 @@ TEST_CASE("ranks that have not counted themselves into a call are named as late,
   a3.arrive({&one, 1});
   CHECK(a0.complete());
   CHECK(a0.late().empty());
-  CHECK(a0.maySleep() == nullptr);  // complete: nothing to sleep for
+  CHECK_FALSE(a0.maySleep().has_value());  // complete: nothing to sleep for
 }

@@ -448,9 +448,9 @@ Status TcpTransport::waitShared(const SharedWait& wait) {
                       .withHint("every rank must make the same collective calls in the same order; HVD_TIMEOUT "
                                 "(seconds) gives ranks that are slow, not stuck, longer"));
     }
-    if (std::atomic<uint32_t>* word = wait.maySleep()) {
+    if (std::optional<SleepOn> on = wait.maySleep()) {
       policy_.asleep();
-      sleepWhileAllSet({&word, 1}, kDeathCheck);
+      sleepWhileEqual(*on->word, on->value, kDeathCheck);
       policy_.awake();
       wait.awake();
     }

@@ -19,6 +19,7 @@
 #include "collectives/transport.h"
 #include "runtime/backends/tcp/shm_link.h"
 #include "runtime/backends/tcp/wait_policy.h"
+#include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/socket.h"
 #include "runtime/common/store.h"
 
@@ -65,13 +66,14 @@ class TcpTransport : public collectives::Transport {
   void shareBoard(std::shared_ptr<HostBoard> board) { policy_.shareBoard(std::move(board)); }
 
   // A wait on shared memory outside the links (host_arena.h), as the links' waits go: the
-  // policy's spin, then sleeps on the word maySleep() gives (nullptr: no sleep), awake()
-  // after each, looking at every link's socket each kDeathCheck for a peer that went, until
-  // done(), the timeout (naming late(), the ranks waited for) or a peer's failure. Poisons
-  // the transport as an exchange does; fails at once when it is poisoned already.
+  // policy's spin, then sleeps while the word maySleep() gives holds its value (nullopt: no
+  // sleep), awake() after each, looking at every link's socket each kDeathCheck for a peer
+  // that went, until done(), the timeout (naming late(), the ranks waited for) or a peer's
+  // failure. Poisons the transport as an exchange does; fails at once when it is poisoned
+  // already.
   struct SharedWait {
     std::function<bool()> done;
-    std::function<std::atomic<uint32_t>*()> maySleep;
+    std::function<std::optional<SleepOn>()> maySleep;
     std::function<void()> awake;
     std::function<std::vector<int>()> late;
   };

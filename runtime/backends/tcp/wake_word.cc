@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <limits>
 
 namespace hvd::backends::tcp {
 namespace {
@@ -26,9 +27,9 @@ timespec relative(std::chrono::microseconds timeout) {
 }
 
 // FUTEX_WAIT without FUTEX_PRIVATE_FLAG: the word is shared between processes.
-void waitOne(std::atomic<uint32_t>* word, std::chrono::microseconds timeout) {
+void waitOne(std::atomic<uint32_t>* word, std::chrono::microseconds timeout, uint32_t value = 1) {
   timespec t = relative(timeout);
-  ::syscall(SYS_futex, address(word), FUTEX_WAIT, 1u, &t, nullptr, 0);
+  ::syscall(SYS_futex, address(word), FUTEX_WAIT, value, &t, nullptr, 0);
 }
 
 std::atomic<bool> waitvMissing{false};  // learnt once: ENOSYS on kernels before 5.16
@@ -59,6 +60,14 @@ void sleepWhileAllSet(std::span<std::atomic<uint32_t>* const> words, std::chrono
 void wakeIfAsleep(std::atomic<uint32_t>& word) {
   if (word.load(std::memory_order_seq_cst) == 0) return;  // ordered after the caller's seq_cst store
   if (word.exchange(0) == 1) ::syscall(SYS_futex, address(&word), FUTEX_WAKE, 1, nullptr, nullptr, 0);
+}
+
+void sleepWhileEqual(std::atomic<uint32_t>& word, uint32_t value, std::chrono::microseconds timeout) {
+  waitOne(&word, timeout, value);
+}
+
+void wakeAll(std::atomic<uint32_t>& word) {
+  ::syscall(SYS_futex, address(&word), FUTEX_WAKE, std::numeric_limits<int>::max(), nullptr, nullptr, 0);
 }
 
 }  // namespace hvd::backends::tcp

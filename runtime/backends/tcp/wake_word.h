@@ -20,4 +20,16 @@ void sleepWhileAllSet(std::span<std::atomic<uint32_t>* const> words, std::chrono
 // Wakes the process sleeping on `word` if it said it would sleep (word == 1), clearing it.
 void wakeIfAsleep(std::atomic<uint32_t>& word);
 
+// A word to sleep on while it holds `value` (sleepWhileEqual).
+struct SleepOn {
+  std::atomic<uint32_t>* word;
+  uint32_t value;
+};
+
+// Sleeps while `word` holds `value`, for at most `timeout`; returns early when it is
+// changed and woken (wakeAll), on a signal, or when it holds something else already.
+void sleepWhileEqual(std::atomic<uint32_t>& word, uint32_t value, std::chrono::microseconds timeout);
+// Wakes every process sleeping on `word` (sleepWhileEqual), with one system call.
+void wakeAll(std::atomic<uint32_t>& word);
+
 }  // namespace hvd::backends::tcp

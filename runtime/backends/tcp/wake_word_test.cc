@@ -1,6 +1,7 @@
 // runtime/backends/tcp/wake_word_test.cc: the sleep/wake protocol of a shared link, with
-// both ends mapped in this process and the sleeping side on its own thread. The waits are
-// given 20 s and must end in well under that: only a wake-up ends them early.
+// both ends mapped in this process and the sleeping side on its own thread, and of a word
+// many sleep on. The waits are given 20 s and must end in well under that: only a wake-up
+// ends them early.
 #include "runtime/backends/tcp/wake_word.h"
 
 #include <catch2/catch.hpp>
@@ -118,4 +119,30 @@ TEST_CASE("a side that wakes clears only its own word, never the neighbour's", "
   CHECK(writerWord->load() == 1);
   REQUIRE(link.reader.read(fill.data(), 1) == 1);
   CHECK(writerWord->load() == 0);  // cleared by the read that made room, which woke it
+}
+
+TEST_CASE("every thread asleep on one word wakes from a single wakeAll once the word changes", "[unit]") {
+  // The host arena's sleepers: all wait on the call counter, which the last rank in bumps.
+  std::atomic<uint32_t> word{5};
+  std::vector<double> took(3);
+  std::vector<std::thread> sleepers;
+  for (size_t i = 0; i < took.size(); ++i) {
+    sleepers.emplace_back([&, i] {
+      auto start = Clock::now();
+      while (word.load() == 5) hvd::backends::tcp::sleepWhileEqual(word, 5, kLongSleep);
+      took[i] = std::chrono::duration<double>(Clock::now() - start).count();
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  word.store(6);
+  hvd::backends::tcp::wakeAll(word);
+  for (auto& t : sleepers) t.join();
+  for (double t : took) CHECK(t < 10.0);
+}
+
+TEST_CASE("a sleep on a word that no longer holds the value returns at once", "[unit]") {
+  std::atomic<uint32_t> word{6};
+  auto start = Clock::now();
+  hvd::backends::tcp::sleepWhileEqual(word, 5, kLongSleep);
+  CHECK(std::chrono::duration<double>(Clock::now() - start).count() < 10.0);
 }

@@ -16,6 +16,9 @@
 # every size is timed past the job's first quiet periods without minutes at 64 MiB.
 # hvdb-shm and hvdb-tcp are ours with --bind-to core (each rank on cores of its own, as
 # Open MPI binds at np <= 2 by default); they run only where np <= the usable CPUs.
+# floor (named in --configs) is no runtime at all: np plain processes counting in and
+# sleeping on a futex (bench/count_in_floor.cc), the wake-ups a host-arena call cannot avoid
+# beside the busy loops; its row is size 0.
 # HVD_BUILD_DIR picks the build (default build); HVD_BASE_BUILD_DIR adds that build's two
 # configurations as base-shm and base-tcp (an A/B test of a change), and baseb-shm and
 # baseb-tcp, its bound ones, when named in --configs.
@@ -66,6 +69,7 @@ run_one() {  # np config -> collective_perf's output
     hvd-tcp | base-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     hvdb-shm | baseb-shm) "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     hvdb-tcp | baseb-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
+    floor) "$build/bench/count_in_floor" --np "$np" --seconds "$(awk -v s="$seconds" 'BEGIN { print s > 0 ? s : 0.3 }')" ;;
     mpi-shm) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl vader,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     mpi-tcp) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     *) echo "contention_bench.sh: unknown configuration '$config'" >&2; exit 2 ;;

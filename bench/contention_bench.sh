@@ -69,7 +69,7 @@ run_one() {  # np config -> collective_perf's output
     hvd-tcp | base-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     hvdb-shm | baseb-shm) "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     hvdb-tcp | baseb-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
-    floor) "$build/bench/count_in_floor" --np "$np" --seconds "$(awk -v s="$seconds" 'BEGIN { print s > 0 ? s : 0.3 }')" ;;
+    floor) "$build/bench/count_in_floor" --np "$np" --seconds "$(awk -v s="$seconds" 'BEGIN { print (s > 0 ? s : 0.3) }')" ;;
     mpi-shm) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl vader,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     mpi-tcp) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     *) echo "contention_bench.sh: unknown configuration '$config'" >&2; exit 2 ;;

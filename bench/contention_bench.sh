@@ -18,7 +18,7 @@
 # Open MPI binds at np <= 2 by default); they run only where np <= the usable CPUs.
 # floor (named in --configs) is no runtime at all: np plain processes counting in and
 # sleeping on a futex (bench/count_in_floor.cc), the wake-ups a host-arena call cannot avoid
-# beside the busy loops; its row is size 0.
+# beside the busy loops; its row is size 0 (with --seconds 0 it runs 0.3 s).
 # HVD_BUILD_DIR picks the build (default build); HVD_BASE_BUILD_DIR adds that build's two
 # configurations as base-shm and base-tcp (an A/B test of a change), and baseb-shm and
 # baseb-tcp, its bound ones, when named in --configs.
@@ -40,6 +40,8 @@ while [[ $# -gt 0 ]]; do
     *) echo "contention_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
+# The floor has no count of its own to fall back on: --seconds 0 runs it 0.3 s.
+floor_seconds=$(awk -v s="$seconds" 'BEGIN { print (s > 0 ? s : 0.3) }')
 build=${HVD_BUILD_DIR:-build}
 base=${HVD_BASE_BUILD_DIR:-}
 configs=${configs:-hvd-shm hvd-tcp hvdb-shm hvdb-tcp mpi-shm mpi-tcp${base:+ base-shm base-tcp}}
@@ -69,7 +71,7 @@ run_one() {  # np config -> collective_perf's output
     hvd-tcp | base-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     hvdb-shm | baseb-shm) "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
     hvdb-tcp | baseb-tcp) HVD_SHARED_MEMORY=0 "$dir/cli/hvdrun" --no-prefix --bind-to core -np "$np" "$dir/bench/collective_perf" --impl hvd "${perf[@]}" ;;
-    floor) "$build/bench/count_in_floor" --np "$np" --seconds "$(awk -v s="$seconds" 'BEGIN { print (s > 0 ? s : 0.3) }')" ;;
+    floor) "$build/bench/count_in_floor" --np "$np" --seconds "$floor_seconds" ;;
     mpi-shm) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl vader,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     mpi-tcp) mpirun --oversubscribe -np "$np" --mca pml ob1 --mca btl tcp,self "$build/bench/collective_perf" --impl mpi "${perf[@]}" ;;
     *) echo "contention_bench.sh: unknown configuration '$config'" >&2; exit 2 ;;

@@ -9,6 +9,7 @@
 // for bench/contention_bench.sh's "floor" configuration.
 //   count_in_floor [--np 4] [--seconds 0.3]
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -22,7 +23,6 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
-#include <thread>
 
 namespace {
 
@@ -114,7 +114,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto& s = *static_cast<Shared*>(region);  // zero pages: zeroed counters
-  const bool shortSlice = ranks > static_cast<int>(std::thread::hardware_concurrency());
+  // The cores this process may run on, as our ranks count them (cpu_budget.h, less the quota).
+  cpu_set_t cpus;
+  const int cores = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+  const bool shortSlice = ranks > cores;
   for (int r = 0; r < ranks; ++r) {
     pid_t pid = ::fork();
     if (pid < 0) {

@@ -131,6 +131,16 @@ std::optional<int> HostBoard::ranksCores(int localSize) const {
   return cores;
 }
 
+std::optional<bool> HostBoard::cpuShared(int localRank, int localSize) const {
+  if (localRank < 0 || localRank >= kSeats) return std::nullopt;
+  const int mine = page_->lastCpu[localRank].load(std::memory_order_relaxed);
+  if (mine == 0) return std::nullopt;
+  for (int other = 0; other < std::min(localSize, kSeats); ++other) {
+    if (other != localRank && page_->lastCpu[other].load(std::memory_order_relaxed) == mine) return true;
+  }
+  return false;
+}
+
 Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place, size_t arenaBytes) {
   if (place.localSize < 2) return std::shared_ptr<HostBoard>();
   const std::string where = std::to_string(place.crossRank) + " " + std::to_string(place.localRank) + " ";

@@ -63,6 +63,20 @@ class HostBoard {
 
   static constexpr int kCpus = 1024;  // CPU_SETSIZE, all sched_getaffinity with cpu_set_t shows
 
+  // Where each local rank's waiting thread last ran, noted as its waits start (wait_policy.h):
+  // a rank that lost its core for a time slice asks whether another rank of the host last ran
+  // on its CPU, and so may have had the slice and need the core. Relaxed: a hint read at
+  // one moment, written only when it changes.
+  static constexpr int kSeats = 512;  // local ranks the board tracks
+  void ranOn(int localRank, int cpu) {
+    if (localRank < 0 || localRank >= kSeats || cpu < 0) return;
+    auto& seat = page_->lastCpu[localRank];
+    if (seat.load(std::memory_order_relaxed) != cpu + 1) seat.store(cpu + 1, std::memory_order_relaxed);
+  }
+  // Whether another of the host's `localSize` ranks last ran on the CPU `localRank` last ran
+  // on; nullopt when that rank has noted none or has no seat.
+  std::optional<bool> cpuShared(int localRank, int localSize) const;
+
   // The shared bytes after the page, page-aligned: as many as the maker asked for, rounded up
   // to whole pages (empty when it asked for none).
   std::span<std::byte> arena() const { return arena_; }
@@ -76,6 +90,7 @@ class HostBoard {
     std::atomic<int> unknown{0};     // ranks that joined without their CPUs
     std::atomic<int> quotaCores{0};  // the smallest quota, or 0 for none
     std::atomic<uint64_t> cpus[kCpus / 64] = {};
+    std::atomic<int> lastCpu[kSeats] = {};  // ranOn's CPU + 1, or 0 for none noted
   };
 
   HostBoard() = default;

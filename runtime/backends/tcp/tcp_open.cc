@@ -58,7 +58,7 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   }
   if (board && *board) {
     (*board)->join(affinityCpus(), cgroupQuotaCores());
-    (*ring)->shareBoard(*board);
+    (*ring)->shareBoard(*board, setup.localRank);
   }
   // Every rank or none: a rank without the board (it could not map it) would wait in a
   // different collective from the others.

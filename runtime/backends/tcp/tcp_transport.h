@@ -63,7 +63,9 @@ class TcpTransport : public collectives::Transport {
   void capSpin(std::optional<WaitPolicy::Spin> cap) { spinCap_ = cap; }
   const WaitPolicy& waitPolicy() const { return policy_; }
   // The host's board (host_board.h), for the wait policy: once the local ranks have met.
-  void shareBoard(std::shared_ptr<HostBoard> board) { policy_.shareBoard(std::move(board)); }
+  void shareBoard(std::shared_ptr<HostBoard> board, int localRank) {
+    policy_.shareBoard(std::move(board), localRank);
+  }
 
   // A wait on shared memory outside the links (host_arena.h), as the links' waits go: the
   // policy's spin, then sleeps while the word maySleep() gives holds its value (nullopt: no

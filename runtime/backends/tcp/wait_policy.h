@@ -9,10 +9,11 @@
 // So the start (spin or not) comes from the cores the process can have (affinity and cgroup
 // quota, cpu_budget.h) against the ranks on this host, and, once the host's ranks have all
 // put their CPUs on the host board, from the cores they have together (ranks bound to a
-// core each see one apiece); and then from what the spins see: a
+// core each see one apiece); and then, where ranks share cores, from what the spins see: a
 // spin during which the thread was off its core for a whole time slice (kOffCore without
 // running) shows the core is contended, and waits sleep at once for a while (the quiet
 // period, doubling while it keeps happening, back to the first length after a calm spell).
+// Ranks that each have a core keep spinning through such slices (offCore says why).
 //
 // Where ranks outnumber cores, the job's waiting threads also ask for a short time slice
 // (kSharedCoreSlice, thread_slice.h): a rank woken by its peer's bytes is then put back on
@@ -65,21 +66,28 @@ class WaitPolicy {
   // period looks at the host's runnable count (offCore's rule) and, while others still run,
   // starts another period instead of probing with a spin that would lose a slice. The first
   // wait that finds every local rank on the board decides the base spin and slice again
-  // from the cores they have together.
+  // from the cores they have together. Where each rank has a core, a wait while another
+  // rank of the host last ran on this thread's CPU yields from its first try.
   Spin spinFor(Clock::time_point now, const Spin* cap = nullptr);
-  // The spinning thread found itself off its core for a slice at `now`: sleep at once until
-  // the quiet period ends. One that comes within kCalm of the last doubles the period.
+  // The spinning thread found itself off its core for a slice at `now`. Where ranks share
+  // cores (and for a fixed spin): sleep at once until the quiet period ends; one that comes
+  // within kCalm of the last doubles the period. Where each rank has a core it is only
+  // counted: the peer runs elsewhere, and the spin costs just the other work's share (ranks
+  // stacked on one core yield to each other, spinFor); without a board, which would tell
+  // stacked ranks, as where they share.
   // Where ranks outnumber cores, a yielding spin gives its core to a peer rank, which may
   // keep it as long (reducing a large piece): that counts only when more tasks are runnable
   // on the host than this job's ranks that are awake (all of them, less the board's
   // sleepers when there is a board), and one more (a rank just woken, an engine thread,
   // hvdrun). Returns whether it counted.
   bool offCore(Clock::time_point now);
-  // The host's board (host_board.h), which this policy's copies share: waits count their
-  // sleeps on it (asleep(), awake()), offCore takes its sleepers off the awake ranks, and
-  // spinFor its ranks' cores.
-  void shareBoard(std::shared_ptr<HostBoard> board) {
+  // The host's board (host_board.h), which this policy's copies share, and this rank's seat
+  // on it: waits count their sleeps on it (asleep(), awake()), offCore takes its sleepers off
+  // the awake ranks, and spinFor its ranks' cores; where each rank has a core, spinFor notes
+  // the CPU this thread runs on, and yields from the first try while another rank ran there.
+  void shareBoard(std::shared_ptr<HostBoard> board, int localRank) {
     board_ = std::move(board);
+    localRank_ = localRank;
     settled_ = localRanks_ == 0;  // a fixed spin stays as given
   }
   void asleep() const {
@@ -112,6 +120,7 @@ class WaitPolicy {
   bool settled_ = true;  // false while a board may still tell the ranks' cores
   std::optional<std::chrono::microseconds> threadSlice_;
   int localRanks_ = 0;
+  int localRank_ = 0;
   RunnableCount runnable_;
   std::shared_ptr<HostBoard> board_;
   Clock::time_point quietUntil_{}, lastOffCore_{};

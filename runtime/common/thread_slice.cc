@@ -57,6 +57,12 @@ Status requestThreadSlice(std::chrono::microseconds slice) {
   // asked for.
   attr->size = sizeof(SchedAttr);
   attr->flags &= kResetOnFork;
+  // A short slice stays this thread's: with the reset on fork, the threads and processes it
+  // starts (a data loader's workers, a framework's threads) begin with the kernel's slice,
+  // not one that puts them on a core ahead of the ranks' waits. The reset also gives them
+  // nice 0 where this thread's is negative: there they inherit the slice, as before, rather
+  // than lose a priority someone chose. Never cleared: a thread without CAP_SYS_NICE may not.
+  if (slice.count() > 0 && attr->nice >= 0) attr->flags |= kResetOnFork;
   attr->runtime = static_cast<uint64_t>(std::chrono::nanoseconds(slice).count());
   if (::syscall(SYS_sched_setattr, 0, &*attr, 0) != 0) return systemError("sched_setattr");
   return Status::ok();

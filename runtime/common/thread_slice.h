@@ -20,10 +20,12 @@ namespace hvd {
 // per thread (it reports 0 before 6.12) or the thread is not under the fair scheduler.
 std::optional<std::chrono::microseconds> threadSlice();
 
-// Asks for `slice` for the calling thread (0: the kernel's default back), keeping its policy,
-// nice value and reset-on-fork flag. Threads and processes it starts later inherit the slice. A thread
-// under a real-time policy is left as it is. Asking again for the slice this thread last
-// asked for makes no system call, so waits may ask each time they begin.
+// Asks for `slice` for the calling thread (0: the kernel's default back), keeping its policy
+// and nice value. Threads and processes it starts later begin with the kernel's default
+// slice (a short one sets SCHED_FLAG_RESET_ON_FORK, which stays), except where its nice
+// value is negative: there they inherit the slice, and the nice value. A thread under a
+// real-time policy is left as it is. Asking again for the slice this thread last asked for
+// makes no system call, so waits may ask each time they begin.
 Status requestThreadSlice(std::chrono::microseconds slice);
 
 }  // namespace hvd

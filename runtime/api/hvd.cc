@@ -3,6 +3,7 @@
 // and shutdown() cannot pull it from under a call in progress.
 #include "hvd/hvd.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -15,10 +16,12 @@
 namespace hvd {
 namespace {
 
-std::shared_ptr<Runtime> defaultRuntime;
+// C++20's atomic shared_ptr: the free std::atomic_load/store overloads it replaces are
+// deprecated (and gone in C++26).
+std::atomic<std::shared_ptr<Runtime>> defaultRuntime;
 std::mutex initMutex;  // init() and shutdown() one at a time
 
-std::shared_ptr<Runtime> current() { return std::atomic_load(&defaultRuntime); }
+std::shared_ptr<Runtime> current() { return defaultRuntime.load(); }
 
 Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has not been called (or failed)"); }
 
@@ -59,7 +62,7 @@ Status init() {
   auto runtime = Runtime::fromEnvironment(*env);
   if (!runtime) return runtime.status();
   detail::installPreemptionHandler(*env);
-  std::atomic_store(&defaultRuntime, std::shared_ptr<Runtime>(std::move(*runtime)));
+  defaultRuntime.store(std::shared_ptr<Runtime>(std::move(*runtime)));
   // A program that never calls shutdown() still leaves its launcher properly (mpirun
   // reports a rank that exits without PMIx_Finalize as a failure).
   static bool atExitRegistered = false;
@@ -69,7 +72,7 @@ Status init() {
 
 void shutdown() {
   std::lock_guard<std::mutex> lock(initMutex);
-  auto rt = std::atomic_exchange(&defaultRuntime, std::shared_ptr<Runtime>());
+  auto rt = defaultRuntime.exchange(std::shared_ptr<Runtime>());
   if (rt) rt->shutdown();
 }
 

@@ -64,9 +64,10 @@ class HostBoard {
   static constexpr int kCpus = 1024;  // CPU_SETSIZE, all sched_getaffinity with cpu_set_t shows
 
   // Where each local rank's waiting thread last ran, noted as its waits start (wait_policy.h):
-  // a rank that lost its core for a time slice asks whether another rank of the host last ran
-  // on its CPU, and so may have had the slice and need the core. Relaxed: a hint read at
-  // one moment, written only when it changes.
+  // a rank with a core of its own asks whether another rank of the host last ran on its CPU,
+  // where the scheduler stacked them, and then yields to it instead of spinning flat out.
+  // Relaxed: a hint read at one moment, written only when it changes; the question reads
+  // one int per local rank, from 2 KiB that change only when a rank moves.
   static constexpr int kSeats = 512;  // local ranks the board tracks
   void ranOn(int localRank, int cpu) {
     if (localRank < 0 || localRank >= kSeats || cpu < 0) return;

@@ -638,10 +638,14 @@ TEST_CASE("with stderr closed hvdrun keeps its summary in the output directory a
   TempDir dir;
   const std::string out = dir.path() + "/out";
   // 2>&-: hvdrun starts without an fd 2; the first file it opened used to become its
-  // "stderr" (the rendezvous socket, a rank's output file).
+  // "stderr" (the rendezvous socket, a rank's output file). Rank 1 fails only once rank 0
+  // has written both lines (its mark, up to 10 s): stopped before its second echo, rank 0
+  // would have no stderr to keep.
   auto run = hvd::cli::runAndCapture(
-      {"sh", "-c", "\"$0\" -np 2 --output-filename \"$1\" sh -c 'echo out; echo err >&2; [ $RANK = 1 ] && exit 3; exec sleep 30' 2>&-; "
-       "echo rc=$?",
+      {"sh", "-c",
+       "MARK=\"$1.written\" \"$0\" -np 2 --output-filename \"$1\" sh -c 'echo out; echo err >&2; "
+       "if [ $RANK = 1 ]; then for i in $(seq 1000); do [ -e \"$MARK\" ] && break; sleep 0.01; done; exit 3; fi; "
+       "touch \"$MARK\"; exec sleep 30' 2>&-; echo rc=$?",
        HVD_HVDRUN_PATH, out},
       o);
   REQUIRE(run.isOk());

@@ -522,14 +522,14 @@ class Job {
     if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
   }
 
-  // kOwnEndWindow passed: a rank still ending by itself is stopped like the others.
+  // kOwnEndWindow passed: a rank still ending by itself is stopped like the others, and, as
+  // there, one already dying (slow to end on a loaded machine) keeps its death its own.
   void stopSlowEnders() {
     ownEndDeadline_.reset();
     for (Rank& r : ranks_) {
       if (!r.endingByItself || !r.running) continue;
       r.endingByItself = false;
-      r.stoppedByUs = true;
-      sendSignal(r, SIGTERM);
+      stopRank(r);
     }
   }
 
@@ -574,13 +574,16 @@ class Job {
 
   void stopOthers() {
     for (Rank& r : ranks_) {
-      if (!r.running || r.endingByItself) continue;
-      r.stoppedByUs = true;
-      // Under load, a rank killed a moment ago (its sockets closed, so a peer failed and was
-      // reaped first) may still be ending: the SIGTERM below must not pass for its cause.
-      if (options_.labels == SupervisorOptions::Labels::kNone && r.signalSent == 0) r.endingBeforeStop = processEnding(r.pid);
-      sendSignal(r, SIGTERM);
+      if (r.running && !r.endingByItself) stopRank(r);
     }
+  }
+
+  void stopRank(Rank& r) {
+    r.stoppedByUs = true;
+    // Under load, a rank killed a moment ago (its sockets closed, so a peer failed and was
+    // reaped first) may still be ending: the SIGTERM below must not pass for its cause.
+    if (options_.labels == SupervisorOptions::Labels::kNone && r.signalSent == 0) r.endingBeforeStop = processEnding(r.pid);
+    sendSignal(r, SIGTERM);
   }
 
   void signalAll(int sig, bool includeExited = false) {

@@ -9,11 +9,14 @@
 //                                    rank finishes its step, "saves" for 50 ms, shuts hvd
 //                                    down and dies of the same signal (a training script's
 //                                    checkpoint-on-SIGTERM handler)
-//   collective_rank leave-early <s> [<rank> [die]]  one allreduce; then rank <rank> (0)
+//   collective_rank leave-early <s> [<rank> [die|ending]]  one allreduce; then rank <rank> (0)
 //                                    shuts hvd down and sleeps <s> seconds, while the others
 //                                    try a second one (and exit 1 when it fails); with die it
 //                                    then dies of SIGTERM (a checkpoint-on-SIGTERM handler
-//                                    that left hvd first, then saved), else exits 0
+//                                    that left hvd first, then saved), else exits 0; with
+//                                    ending its main thread ends at once and another sleeps
+//                                    the <s> seconds and then raises SIGTERM: the process is
+//                                    ending (its leader a zombie) all that time
 //   collective_rank identity         prints "rank=R size=N local_rank=L local_size=M
 //                                    cross_rank=C cross_size=K ops=tcp|mpi" as the runtime sees it
 //   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
@@ -28,6 +31,7 @@
 //                                    from /proc/self/task/*/sched ("slices R unknown" without)
 //   collective_rank rings            prints "rings R memfd=<n> named=<m>", the ring buffers
 //                                    this rank has mapped (from /proc/self/maps), then checks
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -40,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "hvd/hvd.h"
@@ -168,11 +173,20 @@ int loopCleaningUpOnTerm() {
   return 0;
 }
 
-int leaveEarly(int seconds, int leaver, bool die) {
+int leaveEarly(int seconds, int leaver, bool die, bool ending) {
   std::vector<float> data(16, 1.0f);
   if (!hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum).isOk()) return 2;
   if (hvd::rank() == leaver) {
     hvd::shutdown();
+    if (ending) {
+      // A process slow to end (a large address space to unmap on a loaded machine), made
+      // long: /proc shows it ending from here on, and it cannot be reaped until it dies.
+      std::thread([seconds] {
+        ::sleep(static_cast<unsigned>(seconds));
+        ::raise(SIGTERM);
+      }).detach();
+      ::pthread_exit(nullptr);
+    }
     ::sleep(static_cast<unsigned>(seconds));
     if (die) ::raise(SIGTERM);
     return 0;
@@ -282,7 +296,8 @@ int main(int argc, char** argv) {
            : mode == "loop-dies-of-term" ? loop(-1, /*ignoreTerm=*/false)
            : mode == "loop-cleans-up-on-term" ? loopCleaningUpOnTerm()
            : mode == "leave-early" && argc > 2
-               ? leaveEarly(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 0, argc > 4 && std::string(argv[4]) == "die")
+               ? leaveEarly(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 0, argc > 4 && std::string(argv[4]) == "die",
+                            argc > 4 && std::string(argv[4]) == "ending")
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
            : mode == "slices"           ? printSlices()

@@ -21,7 +21,8 @@ std::optional<std::chrono::microseconds> childProcessSlice() {
   if (::pipe(fds) != 0) return std::nullopt;
   pid_t pid = ::fork();
   if (pid == 0) {
-    long long us = hvd::threadSlice() ? hvd::threadSlice()->count() : 0;
+    auto slice = hvd::threadSlice();
+    long long us = slice ? slice->count() : 0;
     (void)!::write(fds[1], &us, sizeof us);
     ::_exit(0);
   }

@@ -433,7 +433,7 @@ class Job {
         if (r.endingByItself) {
           r.endingByItself = false;
           bool failedByItself = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
-          if (failedByItself && outcome_.interruptSignal == 0) takeOverCause(failureOf(r, pid, status));
+          if (failedByItself) takeOverCause(failureOf(r, pid, status));
           continue;
         }
         bool crashed = WIFSIGNALED(status) && (WTERMSIG(status) != r.signalSent || r.endingBeforeStop);
@@ -516,8 +516,15 @@ class Job {
     }
   }
 
-  // The rank awaitRankGone found ended with a failure of its own: it is the job's cause.
+  // The rank awaitRankGone found ended with a failure: it is the job's cause, unless it
+  // only exited with an error after a crash took the cause over (a rank dying when hvdrun
+  // stopped the others), or it has since said whose going failed it. Such a rank was
+  // awaited because it had not said so yet; reaped late, a peer of the dying rank can
+  // name it first.
   void takeOverCause(RankFailure f) {
+    if (outcome_.interruptSignal != 0) return;
+    if (outcome_.firstFailure && outcome_.firstFailure->signal != 0 && f.signal == 0) return;
+    if (options_.peerGoneOf && options_.peerGoneOf(f.rank)) return;
     outcome_.firstFailure = std::move(f);
     if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
   }
@@ -842,7 +849,7 @@ class Job {
       if (!labelled && isErr) {
         if (auto failure = parseAgentFailure(line)) {
           // The rank awaitRankGone waits for, failing by itself on its agent: the cause.
-          if (r.endingByItself && awaitedRank_ == failure->rank && outcome_.interruptSignal == 0) {
+          if (r.endingByItself && awaitedRank_ == failure->rank) {
             takeOverCause(std::move(*failure));
             return;
           }

@@ -14,7 +14,14 @@
 //   ignore-int <s>        ignore SIGINT, then sleep
 //   intrude               connect to the rendezvous with a wrong secret; print what happened
 //   lines <count>         write <count> lines of pseudo-random length, checkable
+//   blame-chain           a dying rank's peers failing in a chain, scripted: rank 0 is
+//                         ending from the start (its main thread exits; another raises
+//                         SIGTERM after 30 s); rank r > 0 sleeps (size - r) * 0.4 s, tells
+//                         the rendezvous that rank r - 1's going failed it (as the runtime
+//                         does) and exits 1: the last rank is reaped first, naming a rank
+//                         that has not said yet whose going failed it
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -24,6 +31,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <thread>
 
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
@@ -166,6 +174,20 @@ int main(int argc, char** argv) {
       if (i + 1 < count) (void)!::write(1, "\n", 1);  // the last line has no newline
     }
     return 0;
+  }
+  if (mode == "blame-chain") {
+    if (rank == 0) {
+      std::thread([] {
+        sleepSeconds(30);
+        ::raise(SIGTERM);
+      }).detach();
+      ::pthread_exit(nullptr);
+    }
+    sleepSeconds((envInt("HVD_SIZE") - rank) * 0.4);
+    auto client = hvd::rendezvous::Client::fromEnvironment(std::chrono::seconds(10));
+    if (client) (void)client->set(hvd::rendezvous::peerGoneKey(rank), std::to_string(rank - 1));
+    std::fprintf(stderr, "failed: rank %d closed its connection\n", rank - 1);
+    return 1;
   }
   std::fprintf(stderr, "test_rank: unknown mode '%s'\n", mode.c_str());
   return 64;

@@ -241,8 +241,9 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
       ->group("Hosts and GPUs");
   app.add_option("--bind-to", raw.bindTo,
                  "Pin each rank on a host to CPUs: none (default), core (its own block of cores; at most one rank "
-                 "per core), socket (sockets round robin). srun and mpirun launches pass it to them")
-      ->group("Hosts and GPUs")->type_name("none|core|socket");
+                 "per core), core:overload-allowed (as core, or cores round robin when ranks outnumber them), socket "
+                 "(sockets round robin). srun and mpirun launches pass it to them")
+      ->group("Hosts and GPUs")->type_name("none|core|core:overload-allowed|socket");
   app.add_option("--network-interface", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
       ->group("Hosts and GPUs")->type_name("NAME");
   const char* ssh = "Hosts outside Slurm (ssh)";

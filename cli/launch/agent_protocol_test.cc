@@ -60,6 +60,16 @@ TEST_CASE("a host agent's job without a parameter-server chief says so", "[agent
   CHECK_FALSE(decoded->coordinatorRank.has_value());
 }
 
+TEST_CASE("every CPU binding reaches the host agent as it was given", "[agent]") {
+  for (BindTo bind : {BindTo::kNone, BindTo::kCore, BindTo::kCoreOverloadAllowed, BindTo::kSocket}) {
+    AgentJob job = sampleJob();
+    job.bindTo = bind;
+    auto decoded = decodeAgentJob(payloadOf(encodeAgentJob(job)));
+    REQUIRE(decoded.isOk());
+    CHECK(decoded->bindTo == bind);
+  }
+}
+
 TEST_CASE("a truncated or padded host agent job is refused with a reason", "[agent]") {
   std::string payload = payloadOf(encodeAgentJob(sampleJob()));
   for (size_t cut : {size_t{0}, size_t{3}, payload.size() / 2, payload.size() - 1}) {

@@ -28,7 +28,8 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
   // MPI programs started by srun get their ranks and addresses from Slurm's PMIx server.
   if (o.pmix) c.argv.push_back("--mpi=pmix");
   // Slurm's own binding (its task/affinity plugin): each task to the cores it was given.
-  if (plan.bindTo != BindTo::kNone) c.argv.push_back(plan.bindTo == BindTo::kCore ? "--cpu-bind=cores" : "--cpu-bind=sockets");
+  // srun has no overload qualifier: it places tasks that outnumber their cores itself.
+  if (plan.bindTo != BindTo::kNone) c.argv.push_back(plan.bindTo == BindTo::kSocket ? "--cpu-bind=sockets" : "--cpu-bind=cores");
   c.argv.push_back(hvdrunPath);
   // The shim rebuilds the same plan on its node and stays as the rank's parent (task_shim.h).
   for (auto& a : execRankArguments(o)) c.argv.push_back(std::move(a));

@@ -10,14 +10,17 @@ namespace hvd::cli {
 Result<BindTo> parseBindTo(std::string_view text) {
   if (text == "none") return BindTo::kNone;
   if (text == "core") return BindTo::kCore;
+  if (text == "core:overload-allowed") return BindTo::kCoreOverloadAllowed;
   if (text == "socket") return BindTo::kSocket;
-  return Status(Errc::kInvalidArgument, "--bind-to: '" + std::string(text) + "' is not one of none, core, socket")
-      .withHint("core gives each rank on a host its own cores; socket spreads ranks over sockets");
+  return Status(Errc::kInvalidArgument, "--bind-to: '" + std::string(text) + "' is not one of none, core, core:overload-allowed, socket")
+      .withHint("core gives each rank on a host its own cores (core:overload-allowed lets ranks outnumber them); socket "
+                "spreads ranks over sockets");
 }
 
 std::string_view bindToName(BindTo bind) {
   switch (bind) {
     case BindTo::kCore: return "core";
+    case BindTo::kCoreOverloadAllowed: return "core:overload-allowed";
     case BindTo::kSocket: return "socket";
     case BindTo::kNone: break;
   }
@@ -44,7 +47,7 @@ Result<std::vector<std::vector<int>>> cpuBindings(BindTo bind, int localRanks, c
   std::vector<std::vector<int>> groups;
   std::map<std::pair<int, int>, size_t> index;
   for (const UsableCpu& c : usable) {
-    auto key = bind == BindTo::kCore ? std::make_pair(c.socket, c.core) : std::make_pair(c.socket, 0);
+    auto key = bind != BindTo::kSocket ? std::make_pair(c.socket, c.core) : std::make_pair(c.socket, 0);
     auto [it, fresh] = index.emplace(key, groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(c.cpu);
@@ -55,12 +58,20 @@ Result<std::vector<std::vector<int>>> cpuBindings(BindTo bind, int localRanks, c
     return out;
   }
   const size_t cores = groups.size();
+  if (bind == BindTo::kCoreOverloadAllowed && static_cast<size_t>(localRanks) > cores) {
+    for (size_t r = 0; r < static_cast<size_t>(localRanks); ++r) {
+      out[r] = groups[r % cores];
+      std::sort(out[r].begin(), out[r].end());
+    }
+    return out;
+  }
   if (static_cast<size_t>(localRanks) > cores) {
     std::vector<int> all;
     for (const UsableCpu& c : usable) all.push_back(c.cpu);
     return Status(Errc::kInvalidUsage, "--bind-to core: " + std::to_string(localRanks) + " ranks on this host, but hvdrun may use only " +
                                            std::to_string(cores) + " core(s) here (CPUs " + cpuListText(all) + ")")
-        .withHint("give at most " + std::to_string(cores) + " rank(s) per host, or --bind-to none to let ranks share cores");
+        .withHint("give at most " + std::to_string(cores) + " rank(s) per host, --bind-to core:overload-allowed to pin them " +
+                  "round robin, or --bind-to none to let the scheduler place them");
   }
   const size_t each = cores / static_cast<size_t>(localRanks);
   for (size_t r = 0; r < static_cast<size_t>(localRanks); ++r) {

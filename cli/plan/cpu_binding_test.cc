@@ -35,6 +35,24 @@ TEST_CASE("binding to core with more local ranks than usable cores is refused na
   CHECK(r.status().code() == hvd::Errc::kInvalidUsage);
   CHECK(r.status().message() == "--bind-to core: 5 ranks on this host, but hvdrun may use only 4 core(s) here (CPUs 0-7)");
   CHECK(r.status().hint().find("--bind-to none") != std::string::npos);
+  CHECK(r.status().hint().find("--bind-to core:overload-allowed") != std::string::npos);
+}
+
+TEST_CASE("binding to core with overload allowed deals local ranks round robin over the cores when they outnumber them",
+          "[unit][plan]") {
+  // As mpirun -bind-to core:overload-allowed -map-by slot: ranks r and r + cores share a core,
+  // neighbours in rank order do not.
+  CHECK(*cpuBindings(BindTo::kCoreOverloadAllowed, 6, twoSocketsSmt()) ==
+        Lists{{0, 2}, {1, 3}, {4, 6}, {5, 7}, {0, 2}, {1, 3}});
+  std::vector<UsableCpu> twoCores{{0, 0, 0}, {1, 1, 0}};
+  CHECK(*cpuBindings(BindTo::kCoreOverloadAllowed, 4, twoCores) == Lists{{0}, {1}, {0}, {1}});
+}
+
+TEST_CASE("binding to core with overload allowed is plain core binding while the cores suffice", "[unit][plan]") {
+  for (int ranks = 1; ranks <= 4; ++ranks) {
+    CAPTURE(ranks);
+    CHECK(*cpuBindings(BindTo::kCoreOverloadAllowed, ranks, twoSocketsSmt()) == *cpuBindings(BindTo::kCore, ranks, twoSocketsSmt()));
+  }
 }
 
 TEST_CASE("binding to socket spreads local ranks over the sockets round robin", "[unit][plan]") {
@@ -51,8 +69,11 @@ TEST_CASE("binding to none binds nobody and only the CPUs the process may use ar
 TEST_CASE("binding values other than none core and socket are refused naming the value", "[unit][plan]") {
   auto r = hvd::cli::parseBindTo("cores");
   REQUIRE(!r.isOk());
-  CHECK(r.status().message() == "--bind-to: 'cores' is not one of none, core, socket");
+  CHECK(r.status().message() == "--bind-to: 'cores' is not one of none, core, core:overload-allowed, socket");
   CHECK(*hvd::cli::parseBindTo("socket") == BindTo::kSocket);
+  CHECK(*hvd::cli::parseBindTo("core:overload-allowed") == BindTo::kCoreOverloadAllowed);
+  CHECK(hvd::cli::bindToName(BindTo::kCoreOverloadAllowed) == "core:overload-allowed");
+  CHECK(!hvd::cli::parseBindTo("core:overload").isOk());
 }
 
 TEST_CASE("CPU lists are written as ranges the way taskset writes them", "[unit][plan]") {

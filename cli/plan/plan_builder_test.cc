@@ -251,6 +251,9 @@ TEST_CASE("binding to cores or sockets reaches the mpirun line as Open MPI's own
   r.bindTo = hvd::cli::BindTo::kSocket;
   line = *renderPlan(planOf(r), PlanFormat::kMpi, std::nullopt, {"prog"});
   CHECK(line.rfind("mpirun -np 2 -H a:2 -bind-to socket -map-by slot ", 0) == 0);
+  r.bindTo = hvd::cli::BindTo::kCoreOverloadAllowed;
+  line = *renderPlan(planOf(r), PlanFormat::kMpi, std::nullopt, {"prog"});
+  CHECK(line.rfind("mpirun -np 2 -H a:2 -bind-to core:overload-allowed -map-by slot ", 0) == 0);
 }
 
 TEST_CASE("binding to cores or sockets reaches srun as its --cpu-bind and nothing is passed without it", "[unit][plan]") {
@@ -266,6 +269,8 @@ TEST_CASE("binding to cores or sockets reaches srun as its --cpu-bind and nothin
   };
   CHECK(argsOf(hvd::cli::BindTo::kCore).find(" --cpu-bind=cores ") != std::string::npos);
   CHECK(argsOf(hvd::cli::BindTo::kSocket).find(" --cpu-bind=sockets ") != std::string::npos);
+  // srun places tasks that outnumber their cores itself; there is no overload qualifier.
+  CHECK(argsOf(hvd::cli::BindTo::kCoreOverloadAllowed).find(" --cpu-bind=cores ") != std::string::npos);
   CHECK(argsOf(hvd::cli::BindTo::kNone).find("--cpu-bind") == std::string::npos);
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -741,6 +742,40 @@ TEST_CASE("hvdrun --bind-to core with more ranks than usable cores is refused be
   CHECK(run.out.find("started") == std::string::npos);
   CHECK(std::regex_search(run.err, std::regex("hvdrun: error: --bind-to core: " + std::to_string(cores + 1) +
                                               R"( ranks on this host, but hvdrun may use only \d+ core\(s\) here)")));
+}
+
+TEST_CASE("hvdrun --bind-to core:overload-allowed with more ranks than cores deals them round robin over the cores",
+          "[e2e][mp]") {
+  // One rank more than the usable CPUs, so more than the cores whatever the SMT: each rank is
+  // on one whole core, ranks sharing a core have the same CPUs and the first `cores` ranks
+  // have a core each, as mpirun -bind-to core:overload-allowed -map-by slot places them.
+  const auto usable = usableCpus();
+  const int np = static_cast<int>(usable.size()) + 1;
+  auto run = runHvdrun({"-np", std::to_string(np), "--bind-to", "core:overload-allowed", "sh", "-c",
+                        "sh -c 'grep Cpus_allowed_list /proc/self/status'"},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::regex line(R"(\[(\d+)\]<stdout>:Cpus_allowed_list:\s*(\S+))");
+  std::map<int, std::set<int>> cpus;
+  for (std::sregex_iterator it(run.out.begin(), run.out.end(), line), end; it != end; ++it) {
+    cpus[std::stoi((*it)[1])] = hvd::test::cpusOfList((*it)[2]);
+  }
+  REQUIRE(static_cast<int>(cpus.size()) == np);
+  std::set<std::set<int>> cores;
+  for (const auto& [rank, set] : cpus) {
+    CHECK(!set.empty());
+    for (int c : set) CHECK(std::find(usable.begin(), usable.end(), c) != usable.end());
+    for (const auto& [other, otherSet] : cpus) {
+      std::vector<int> common;
+      std::set_intersection(set.begin(), set.end(), otherSet.begin(), otherSet.end(), std::back_inserter(common));
+      CHECK((set == otherSet || common.empty()));
+    }
+    cores.insert(set);
+  }
+  const int coreCount = static_cast<int>(cores.size());
+  CHECK(coreCount < np);
+  for (int r = 0; r < np; ++r) CHECK(cpus[r] == cpus[r % coreCount]);
 }
 
 TEST_CASE("a rank that shut hvd down early and lingers is stopped soon after its peers fail and they stay the cause", "[e2e][mp]") {

@@ -117,6 +117,27 @@ int waitExit(int pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+// The cores (socket, core id) this process may use; the bed's hosts share this machine's CPUs.
+int usableCores() {
+  auto usable = hvd::cli::usableCpuTopology();
+  REQUIRE(usable.isOk());
+  std::set<std::pair<int, int>> coreIds;
+  for (const auto& cpu : *usable) coreIds.insert({cpu.socket, cpu.core});
+  return static_cast<int>(coreIds.size());
+}
+
+// Each rank's CPUs from its "[rank]<stdout>:Cpus_allowed_list: ..." line.
+std::map<int, std::set<int>> cpusByRank(const std::string& out) {
+  std::map<int, std::set<int>> cpus;
+  std::stringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    size_t at = line.find("]<stdout>:Cpus_allowed_list:");
+    if (line.rfind('[', 0) != 0 || at == std::string::npos) continue;
+    cpus[std::stoi(line.substr(1, at - 1))] = hvd::test::cpusOfList(line.substr(line.find_first_not_of(" \t", at + 28)));
+  }
+  return cpus;
+}
+
 }  // namespace
 
 TEST_CASE("over ssh each rank runs on its planned host with its planned identity", "[ssh]") {
@@ -239,22 +260,12 @@ TEST_CASE("over ssh the line cap of --max-line-kb cuts a rank's long line where 
 TEST_CASE("over ssh --bind-to core gives each host's ranks cores of their own there and a host with too few fails before its ranks start",
           "[ssh]") {
   // The bed's hosts share this machine's CPUs, so each host's ranks split the same cores.
-  auto usable = hvd::cli::usableCpuTopology();
-  REQUIRE(usable.isOk());
-  std::set<std::pair<int, int>> coreIds;
-  for (const auto& cpu : *usable) coreIds.insert({cpu.socket, cpu.core});
-  const int cores = static_cast<int>(coreIds.size());
+  const int cores = usableCores();
   if (cores < 2) hvd::test::skipTest("needs 2 cores; this process may use " + std::to_string(cores));
   auto run = runSshJob(2, {"--bind-to", "core", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
-  std::map<int, std::set<int>> cpus;
-  std::stringstream lines(run.out);
-  for (std::string line; std::getline(lines, line);) {
-    size_t at = line.find("]<stdout>:Cpus_allowed_list:");
-    if (line.rfind('[', 0) != 0 || at == std::string::npos) continue;
-    cpus[std::stoi(line.substr(1, at - 1))] = hvd::test::cpusOfList(line.substr(line.find_first_not_of(" \t", at + 28)));
-  }
+  auto cpus = cpusByRank(run.out);
   REQUIRE(cpus.size() == 6);
   for (int host = 0; host < 3; ++host) {
     const auto& first = cpus[2 * host];
@@ -272,6 +283,25 @@ TEST_CASE("over ssh --bind-to core gives each host's ranks cores of their own th
   CHECK(tooMany.err.find(": --bind-to core: " + std::to_string(cores + 1) + " ranks on this host, but hvdrun may use only " +
                          std::to_string(cores) + " core(s) here") != std::string::npos);
   CHECK(tooMany.err.find("on " + bed().hosts[1] + ": --bind-to core") != std::string::npos);
+}
+
+TEST_CASE("over ssh --bind-to core:overload-allowed deals each host's ranks round robin over that host's cores",
+          "[ssh]") {
+  // One rank more than cores on every host: the host's last rank shares its first one's core.
+  const int cores = usableCores();
+  if (cores < 2) hvd::test::skipTest("needs 2 cores; this process may use " + std::to_string(cores));
+  auto run = runSshJob(cores + 1,
+                       {"--bind-to", "core:overload-allowed", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  auto cpus = cpusByRank(run.out);
+  REQUIRE(static_cast<int>(cpus.size()) == 3 * (cores + 1));
+  for (int host = 0; host < 3; ++host) {
+    const int first = host * (cores + 1);
+    CHECK(!cpus[first].empty());
+    CHECK(cpus[first + cores] == cpus[first]);
+    for (int c : cpus[first]) CHECK(cpus[first + 1].count(c) == 0);
+  }
 }
 
 TEST_CASE("a rank failing on another host ends the ssh job with its code and summary and no rank survives", "[ssh]") {

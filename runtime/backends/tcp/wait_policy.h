@@ -81,6 +81,14 @@ class WaitPolicy {
   // sleepers when there is a board), and one more (a rank just woken, an engine thread,
   // hvdrun). Returns whether it counted.
   bool offCore(Clock::time_point now);
+  // A yielding spin ran its whole budget with nothing arriving, at `now`. Where ranks
+  // outnumber cores and more is runnable than the job's ranks awake (offCore's count), its
+  // yields went to that other work, or straight back to this thread, instead of to the peer
+  // it waits for, which then runs only once this rank sleeps: a quiet period, as offCore's.
+  // Without the others (a peer's long copy on an idle host) the next wait spins again, and
+  // where each rank has a core the spin is the other work's time, as in offCore. Returns
+  // whether it counted.
+  bool spunOut(Clock::time_point now);
   // The host's board (host_board.h), which this policy's copies share, and this rank's seat
   // on it: waits count their sleeps on it (asleep(), awake()), offCore takes its sleepers off
   // the awake ranks, and spinFor its ranks' cores; where each rank has a core, spinFor notes

@@ -164,6 +164,38 @@ TEST_CASE("where ranks outnumber the cores a lost slice counts only when more is
   CHECK(own.spinFor(t).budget == 2000us);
 }
 
+TEST_CASE("where ranks outnumber the cores a spin that runs out its budget while others run makes waits sleep at once",
+          "[wait_policy]") {
+  int runnable = 4;
+  WaitPolicy shared(2, 4, [&] { return std::optional<int>(runnable); });
+  auto t = WaitPolicy::Clock::now();
+  // Only the job runnable: the peer is slow, not starved; the next wait spins again.
+  CHECK_FALSE(shared.spunOut(t));
+  CHECK(shared.spinFor(t + 1ms).budget == 200us);
+  runnable = 6;
+  CHECK(shared.spunOut(t));
+  CHECK(shared.contendedSpins() == 1);
+  CHECK(shared.spinFor(t + 1ms).budget == 0us);
+  runnable = 4;  // the other work has gone by the period's end
+  CHECK(shared.spinFor(t + WaitPolicy::kFirstQuiet).budget == 200us);
+  // Ranks that each have a core spin for a peer on another core: running out is its copy's
+  // time, whatever else runs.
+  WaitPolicy own(8, 2, [&] { return std::optional<int>(runnable); });
+  CHECK_FALSE(own.spunOut(t));
+  CHECK(own.spinFor(t + 1ms).budget == 2000us);
+}
+
+TEST_CASE("a waiting loop whose spin runs out tells the policy", "[wait_policy]") {
+  WaitPolicy shared(2, 4, [] { return std::optional<int>(6); });
+  auto start = WaitPolicy::Clock::now();
+  hvd::backends::tcp::SpinLoop loop(shared, WaitPolicy::Spin{2, true, 1us}, start);
+  int tries = 0;
+  while (loop.again()) ++tries;
+  CHECK(tries >= 1);
+  CHECK(shared.contendedSpins() == 1);
+  CHECK(shared.quietAt(WaitPolicy::Clock::now()));
+}
+
 TEST_CASE("where ranks outnumber the cores waiting threads ask for short slices and where each has a core they do not", "[wait_policy]") {
   WaitPolicy shared(2, 4, nullptr);
   CHECK(shared.threadSlice() == WaitPolicy::kSharedCoreSlice);

@@ -719,11 +719,7 @@ TEST_CASE("with --bind-to core each local rank runs on CPUs of its own and its c
                        withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
-  std::regex line(R"(\[(\d)\]<stdout>:Cpus_allowed_list:\s*(\S+))");
-  std::map<int, std::set<int>> cpus;
-  for (std::sregex_iterator it(run.out.begin(), run.out.end(), line), end; it != end; ++it) {
-    cpus[std::stoi((*it)[1])] = hvd::test::cpusOfList((*it)[2]);
-  }
+  auto cpus = hvd::test::cpusByRank(run.out);
   REQUIRE(cpus.size() == 2);
   CHECK(!cpus[0].empty());
   CHECK(!cpus[1].empty());
@@ -756,11 +752,7 @@ TEST_CASE("hvdrun --bind-to core:overload-allowed with more ranks than cores dea
                        withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
-  std::regex line(R"(\[(\d+)\]<stdout>:Cpus_allowed_list:\s*(\S+))");
-  std::map<int, std::set<int>> cpus;
-  for (std::sregex_iterator it(run.out.begin(), run.out.end(), line), end; it != end; ++it) {
-    cpus[std::stoi((*it)[1])] = hvd::test::cpusOfList((*it)[2]);
-  }
+  auto cpus = hvd::test::cpusByRank(run.out);
   REQUIRE(static_cast<int>(cpus.size()) == np);
   std::set<std::set<int>> cores;
   for (const auto& [rank, set] : cpus) {

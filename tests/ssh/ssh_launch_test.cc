@@ -126,18 +126,6 @@ int usableCores() {
   return static_cast<int>(coreIds.size());
 }
 
-// Each rank's CPUs from its "[rank]<stdout>:Cpus_allowed_list: ..." line.
-std::map<int, std::set<int>> cpusByRank(const std::string& out) {
-  std::map<int, std::set<int>> cpus;
-  std::stringstream lines(out);
-  for (std::string line; std::getline(lines, line);) {
-    size_t at = line.find("]<stdout>:Cpus_allowed_list:");
-    if (line.rfind('[', 0) != 0 || at == std::string::npos) continue;
-    cpus[std::stoi(line.substr(1, at - 1))] = hvd::test::cpusOfList(line.substr(line.find_first_not_of(" \t", at + 28)));
-  }
-  return cpus;
-}
-
 }  // namespace
 
 TEST_CASE("over ssh each rank runs on its planned host with its planned identity", "[ssh]") {
@@ -265,7 +253,7 @@ TEST_CASE("over ssh --bind-to core gives each host's ranks cores of their own th
   auto run = runSshJob(2, {"--bind-to", "core", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
-  auto cpus = cpusByRank(run.out);
+  auto cpus = hvd::test::cpusByRank(run.out);
   REQUIRE(cpus.size() == 6);
   for (int host = 0; host < 3; ++host) {
     const auto& first = cpus[2 * host];
@@ -294,7 +282,7 @@ TEST_CASE("over ssh --bind-to core:overload-allowed deals each host's ranks roun
                        {"--bind-to", "core:overload-allowed", "sh", "-c", "grep Cpus_allowed_list /proc/self/status"});
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
-  auto cpus = cpusByRank(run.out);
+  auto cpus = hvd::test::cpusByRank(run.out);
   REQUIRE(static_cast<int>(cpus.size()) == 3 * (cores + 1));
   for (int host = 0; host < 3; ++host) {
     const int first = host * (cores + 1);

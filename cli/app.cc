@@ -36,6 +36,7 @@
 #include "cli/options.h"
 #include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
+#include "runtime/common/cpu_budget.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
 #include "cli/plan_request.h"
@@ -507,10 +508,16 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
     printTo(stderr, "hvdrun: {} ranks share {} CPU(s): OMP_NUM_THREADS={} for each (set OMP_NUM_THREADS to choose)\n",
                plan.ranks.size(), usable, threads);
   }
+  const int ownCpus = static_cast<int>(affinityCpus().size());  // an unpinned rank's, inherited
   std::vector<RankProcess> ranks;
   for (const RankPlan& r : plan.ranks) {
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
+    const auto& pinned = bindings[static_cast<size_t>(r.where.localRank)];
+    if (auto var = interOpThreadsVariable(pinned.empty() ? ownCpus : static_cast<int>(pinned.size()),
+                                          [](const std::string& name) { return std::getenv(name.c_str()) != nullptr; })) {
+      rankEnv.push_back(*var);
+    }
     if (errorFiles != nullptr) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + errorFiles->path(r.where.rank));
     appendRankJobWide(jobWide, rankEnv);
     ranks.push_back({.rank = r.where.rank,
@@ -518,7 +525,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
                      .executable = executable,
                      .argv = o.program,
                      .env = inheritedEnvironment(rankEnv),
-                     .cpus = bindings[static_cast<size_t>(r.where.localRank)]});
+                     .cpus = pinned});
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };

@@ -11,6 +11,7 @@
 #include "cli/launch/task_shim.h"
 #include "cli/options.h"
 #include "cli/os/machine.h"
+#include "runtime/common/cpu_budget.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
 #include "cli/plan/plan_output.h"
@@ -139,10 +140,12 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   if (auto c = env.find("SLURM_CPUS_PER_TASK"); c != env.end()) cpusPerTask = std::atoi(c->second.c_str());
   const int usable = usableCpuCount();
   const int sharing = usable >= onlineCpuCount() ? me.where.localSize : 1;
-  for (auto& kv : threadVariables(defaultThreadsPerRank(usable, sharing, cpusPerTask),
-                                  [&](const std::string& name) { return env.count(name) > 0; })) {
+  auto userSet = [&](const std::string& name) { return env.count(name) > 0; };
+  for (auto& kv : threadVariables(defaultThreadsPerRank(usable, sharing, cpusPerTask), userSet)) {
     overrides.push_back(std::move(kv));
   }
+  // This task's CPUs as srun or mpirun bound them, which the rank keeps.
+  if (auto var = interOpThreadsVariable(static_cast<int>(affinityCpus().size()), userSet)) overrides.push_back(*var);
   std::vector<std::string> finalEnv;
   for (const auto& [name, value] : env) {
     if (name == "HVD_PLAN_HOSTS" || name == "HVD_PLAN_GPUS") continue;

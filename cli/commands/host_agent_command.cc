@@ -22,6 +22,7 @@
 #include "cli/os/console.h"
 #include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
+#include "runtime/common/cpu_budget.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/cpu_binding.h"
 #include "cli/plan/thread_defaults.h"
@@ -143,6 +144,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
 
   // Every program is found before any rank starts: nothing half-started to clean up.
   const int threads = defaultThreadsPerRank(usableCpuCount(), static_cast<int>(job.ranks.size()), std::nullopt);
+  const int ownCpus = static_cast<int>(affinityCpus().size());  // an unpinned rank's, inherited
   std::vector<RankProcess> ranks;
   for (AgentRank& r : job.ranks) {
     auto exe = findExecutable(r.argv.front(), valueInEnvironment(r.env, "PATH"));
@@ -150,14 +152,17 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
       fail(job.host, "cannot run the program for rank " + std::to_string(r.rank) + ": " + exe.status().message(),
            "nothing was started; the program must exist at the same path (or in PATH) on every host");
     }
-    for (auto& kv : threadVariables(threads, [&](const std::string& name) { return !valueInEnvironment(r.env, name).empty(); })) {
-      r.env.push_back(std::move(kv));
+    auto userSet = [&](const std::string& name) { return !valueInEnvironment(r.env, name).empty(); };
+    for (auto& kv : threadVariables(threads, userSet)) r.env.push_back(std::move(kv));
+    const auto& pinned = cpus[ranks.size()];
+    if (auto var = interOpThreadsVariable(pinned.empty() ? ownCpus : static_cast<int>(pinned.size()), userSet)) {
+      r.env.push_back(std::move(*var));
     }
     if (std::string file = errorFiles.path(r.rank); !file.empty() && valueInEnvironment(r.env, "TORCHELASTIC_ERROR_FILE").empty()) {
       errorFileOf[r.rank] = file;
       r.env.push_back("TORCHELASTIC_ERROR_FILE=" + file);
     }
-    ranks.push_back({.rank = r.rank, .host = job.host, .executable = *exe, .argv = r.argv, .env = r.env, .cpus = cpus[ranks.size()]});
+    ranks.push_back({.rank = r.rank, .host = job.host, .executable = *exe, .argv = r.argv, .env = r.env, .cpus = pinned});
   }
 
   // Forked before the orders thread: the guardian must be a clean single-threaded copy.

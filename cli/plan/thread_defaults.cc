@@ -18,4 +18,9 @@ std::vector<std::string> threadVariables(int threads, const std::function<bool(c
   return vars;
 }
 
+std::optional<std::string> interOpThreadsVariable(int rankCpus, const std::function<bool(const std::string&)>& userSet) {
+  if (rankCpus != 1 || userSet("TF_NUM_INTEROP_THREADS")) return std::nullopt;
+  return "TF_NUM_INTEROP_THREADS=2";
+}
+
 }  // namespace hvd::cli

@@ -21,4 +21,11 @@ int defaultThreadsPerRank(int usableCpus, int ranksSharingThem, std::optional<in
 // which the others then follow in every library that reads it.
 std::vector<std::string> threadVariables(int threads, const std::function<bool(const std::string&)>& userSet);
 
+// "TF_NUM_INTEROP_THREADS=2" for a rank that may use one CPU, unless the user set it.
+// TensorFlow sizes its inter-op pool from the CPUs a process may use, and a
+// ParameterServerStrategy worker with a pool of one never runs the chief's first step (np=4
+// pinned two to a core on 2 cores, or confined to one CPU, hung; checked 2026-11-25). Two
+// threads are what TensorFlow itself takes on one core with SMT.
+std::optional<std::string> interOpThreadsVariable(int rankCpus, const std::function<bool(const std::string&)>& userSet);
+
 }  // namespace hvd::cli

@@ -4,6 +4,7 @@
 #include <set>
 
 using hvd::cli::defaultThreadsPerRank;
+using hvd::cli::interOpThreadsVariable;
 using hvd::cli::threadVariables;
 
 TEST_CASE("each rank gets its share of the usable cores, at least one", "[threads]") {
@@ -27,4 +28,12 @@ TEST_CASE("thread variables are set only where the user has not set them", "[thr
   CHECK(threadVariables(2, some) == std::vector<std::string>{"OMP_NUM_THREADS=2", "OPENBLAS_NUM_THREADS=2"});
   user = {"OMP_NUM_THREADS"};
   CHECK(threadVariables(2, some).empty());
+}
+
+TEST_CASE("a rank that may use one CPU gets two TensorFlow inter-op threads unless the user chose", "[threads]") {
+  auto none = [](const std::string&) { return false; };
+  CHECK(interOpThreadsVariable(1, none) == std::optional<std::string>("TF_NUM_INTEROP_THREADS=2"));
+  CHECK(!interOpThreadsVariable(2, none));
+  CHECK(!interOpThreadsVariable(64, none));
+  CHECK(!interOpThreadsVariable(1, [](const std::string& n) { return n == "TF_NUM_INTEROP_THREADS"; }));
 }

@@ -2,10 +2,12 @@
 it, and TFConfigClusterResolver finds the roles hvdrun planned."""
 
 import json
+import os
 import re
 import subprocess
+import sys
 
-from conftest import clean_env, hvdrun_path, launch
+from conftest import RANKS, Launch, clean_env, hvdrun_path, launch
 
 
 def test_multi_worker_mirrored_strategy_trains_on_every_rank_with_the_variables_in_agreement():
@@ -56,3 +58,16 @@ def test_a_parameter_server_job_ends_with_exit_0_when_its_chief_is_done():
     assert any(line.startswith("chief trained 20 steps, loss ") for line in result.lines(0)), result
     assert ("hvdrun: the chief finished (exit 0), so the job is done: stopped its 3 parameter server, worker and "
             "evaluator rank(s)\n") in result.stderr, result
+
+
+def test_a_parameter_server_job_on_one_cpu_trains_where_tensorflow_alone_would_hang():
+    # TensorFlow sizes its inter-op pool from the CPUs a process may use; a worker with a
+    # pool of one never ran the chief's first step (hvdrun --bind-to with a rank a CPU, or a
+    # job confined to one CPU as here). hvdrun gives such ranks two inter-op threads.
+    one_cpu = min(os.sched_getaffinity(0))
+    command = [hvdrun_path(), "-np", "4", "--tf-config", "--tf-ps", "1", "--tf-chief", sys.executable,
+               str(RANKS / "tf_ps_train.py")]
+    result = Launch(subprocess.run(command, capture_output=True, text=True, timeout=150, env=clean_env(),
+                                   preexec_fn=lambda: os.sched_setaffinity(0, {one_cpu})))
+    assert result.returncode == 0, result
+    assert any(line.startswith("chief trained 20 steps, loss ") for line in result.lines(0)), result

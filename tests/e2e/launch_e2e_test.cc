@@ -770,6 +770,44 @@ TEST_CASE("hvdrun --bind-to core:overload-allowed with more ranks than cores dea
   for (int r = 0; r < np; ++r) CHECK(cpus[r] == cpus[r % coreCount]);
 }
 
+TEST_CASE("without --bind-to even ranks that outnumber the cores keep every usable CPU", "[e2e][mp]") {
+  // Binding is opt-in whatever the count: frameworks size their thread pools from the CPUs a
+  // process may use, and TensorFlow's parameter-server job hung with one CPU a rank (np=4
+  // on 2 cores, 2026-11-25; docs/benchmarks.md).
+  const auto usable = usableCpus();
+  std::set<int> all(usable.begin(), usable.end());
+  auto run = runHvdrun({"-np", std::to_string(usable.size() + 1), "sh", "-c", "grep Cpus_allowed_list /proc/self/status"},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  auto cpus = hvd::test::cpusByRank(run.out);
+  REQUIRE(cpus.size() == usable.size() + 1);
+  for (const auto& [rank, set] : cpus) CHECK(set == all);
+}
+
+TEST_CASE("a rank that may use one CPU is given two TensorFlow inter-op threads unless the user chose", "[e2e][mp]") {
+  // TensorFlow's parameter-server workers hang with an inter-op pool of one (thread_defaults.h).
+  const auto usable = usableCpus();
+  const int np = static_cast<int>(usable.size()) + 1;
+  const std::string probe = "grep Cpus_allowed_list /proc/self/status; echo \"interop ${TF_NUM_INTEROP_THREADS:-unset}\"";
+  auto run = runHvdrun({"-np", std::to_string(np), "--bind-to", "core:overload-allowed", "sh", "-c", probe},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "TF_NUM_INTEROP_THREADS"})));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  auto cpus = hvd::test::cpusByRank(run.out);
+  REQUIRE(static_cast<int>(cpus.size()) == np);
+  for (const auto& [rank, set] : cpus) {
+    const std::string want = set.size() == 1 ? "2" : "unset";
+    CHECK(run.out.find("[" + std::to_string(rank) + "]<stdout>:interop " + want + "\n") != std::string::npos);
+  }
+  auto chosen = runHvdrun({"-np", std::to_string(np), "--bind-to", "core:overload-allowed", "sh", "-c", probe},
+                          withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "TF_NUM_INTEROP_THREADS=5"})));
+  REQUIRE(chosen.exitCode == 0);
+  for (int rank = 0; rank < np; ++rank) {
+    CHECK(chosen.out.find("[" + std::to_string(rank) + "]<stdout>:interop 5\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("a rank that shut hvd down early and lingers is stopped soon after its peers fail and they stay the cause", "[e2e][mp]") {
   // Rank 0's peers fail when it shuts down and name it (rendezvous peerGoneKey), so hvdrun
   // gives rank 0 a moment to end by itself; it does not (it sleeps 30 s), so it is stopped

@@ -22,11 +22,11 @@
 #include "cli/os/console.h"
 #include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
-#include "runtime/common/cpu_budget.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/cpu_binding.h"
 #include "cli/plan/thread_defaults.h"
 #include "cli/user_error.h"
+#include "runtime/common/cpu_budget.h"
 #include "runtime/common/shm_names.h"
 
 namespace hvd::cli {

@@ -802,6 +802,7 @@ TEST_CASE("a rank that may use one CPU is given two TensorFlow inter-op threads 
   }
   auto chosen = runHvdrun({"-np", std::to_string(np), "--bind-to", "core:overload-allowed", "sh", "-c", probe},
                           withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "TF_NUM_INTEROP_THREADS=5"})));
+  INFO(chosen.out << chosen.err);
   REQUIRE(chosen.exitCode == 0);
   for (int rank = 0; rank < np; ++rank) {
     CHECK(chosen.out.find("[" + std::to_string(rank) + "]<stdout>:interop 5\n") != std::string::npos);

@@ -134,8 +134,13 @@ int usableCores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
+  return usableCores(cores, cgroupQuotaCores());
+}
+
+int usableCores(size_t affinityCount, std::optional<int> quotaCores) {
+  int cores = static_cast<int>(std::min<size_t>(affinityCount, INT_MAX));
   if (cores <= 0) cores = static_cast<int>(std::clamp<long>(::sysconf(_SC_NPROCESSORS_ONLN), 1, INT_MAX));
-  if (auto quota = cgroupQuotaCores()) cores = std::min(cores, *quota);
+  if (quotaCores) cores = std::min(cores, *quotaCores);
   return std::max(cores, 1);
 }
 

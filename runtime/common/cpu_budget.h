@@ -5,6 +5,7 @@
 // sees 64.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,9 @@ namespace hvd {
 // The cores this process can have: its affinity's CPU count, capped by the tightest cgroup
 // CPU quota from its own cgroup up to the root (rounded up); at least 1.
 int usableCores();
+// The same from what a caller has read already: its affinity's CPU count (0: unknown, the
+// online CPUs count instead) and cgroupQuotaCores().
+int usableCores(size_t affinityCount, std::optional<int> quotaCores);
 
 // The CPUs this process's affinity allows, ascending; empty when it cannot be read. Ranks
 // bound to a core each (hvdrun --bind-to core, srun --cpu-bind=cores) see one here, and

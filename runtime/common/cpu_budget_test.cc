@@ -111,3 +111,13 @@ TEST_CASE("the runnable count is the running half of loadavg's fourth field", "[
   REQUIRE(live.has_value());
   CHECK(*live >= 1);  // this thread, reading it
 }
+
+TEST_CASE("the cores from an affinity count already read are capped by the quota and are at least one", "[cpu_budget]") {
+  CHECK(hvd::usableCores(8, std::nullopt) == 8);
+  CHECK(hvd::usableCores(8, 2) == 2);
+  CHECK(hvd::usableCores(2, 6) == 2);
+  CHECK(hvd::usableCores(1, std::nullopt) == 1);
+  // An affinity that could not be read counts the online CPUs, still under the quota.
+  CHECK(hvd::usableCores(0, 1) == 1);
+  CHECK(hvd::usableCores(0, std::nullopt) >= 1);
+}

@@ -29,9 +29,12 @@
 //   collective_rank slices           200 one-int allreduces, then prints "slices R <shortest>
 //                                    <longest>", the time slices (us) of this rank's threads
 //                                    from /proc/self/task/*/sched ("slices R unknown" without)
+//   collective_rank pinned <seconds>  256 KiB allreduces until every rank's thread is held on
+//                                    one CPU or <seconds> pass; prints "pinned R <cpu>|none"
 //   collective_rank rings            prints "rings R memfd=<n> named=<m>", the ring buffers
 //                                    this rank has mapped (from /proc/self/maps), then checks
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -277,6 +280,36 @@ int printSlices() {
   return 0;
 }
 
+// The one CPU the calling thread may use, or -1 while it may use more.
+int heldOn() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) return -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) return cpu;
+  }
+  return -1;
+}
+
+int printPinned(int seconds) {
+  std::vector<float> data(64 * 1024, 1.0f);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    for (int i = 0; i < 20; ++i) {
+      if (!hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kMin).isOk()) return 1;
+    }
+    // Every rank stops in the same round: when all are held, or when any rank's time is up.
+    int32_t flags[2] = {heldOn() >= 0 ? 1 : 0,
+                        std::chrono::steady_clock::now() - start < std::chrono::seconds(seconds) ? 1 : 0};
+    if (!hvd::allreduce(flags, 2, DataType::kInt32, ReduceOp::kMin).isOk()) return 1;
+    if (flags[0] == 1 || flags[1] == 0) break;
+  }
+  const int cpu = heldOn();
+  if (cpu < 0) std::printf("pinned %d none\n", hvd::rank());
+  else std::printf("pinned %d %d\n", hvd::rank(), cpu);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -301,6 +334,7 @@ int main(int argc, char** argv) {
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
            : mode == "slices"           ? printSlices()
+           : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
                                         : check();
   hvd::shutdown();
   return rc;

@@ -8,6 +8,9 @@
 #include <sstream>
 
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "runtime/common/cpu_budget.h"
 #include "runtime/common/socket.h"
@@ -244,6 +247,79 @@ TEST_CASE("ranks bound to a core each keep the kernels time slice and ranks shar
   auto stacked = runHvdrun({"-np", "2", kCollective, "slices"}, options());
   REQUIRE(::sched_setaffinity(0, sizeof all, &all) == 0);
   checkShortestSlices(stacked, 2, 100);
+}
+
+namespace {
+
+// A busy loop on each of `cpus`, killed when this goes: the other work of a shared node.
+class BusyLoops {
+ public:
+  explicit BusyLoops(const std::vector<int>& cpus) {
+    for (int cpu : cpus) {
+      pid_t pid = ::fork();
+      if (pid == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        ::sched_setaffinity(0, sizeof one, &one);
+        for (volatile unsigned long spin = 0;; spin = spin + 1) {
+        }
+      }
+      if (pid > 0) pids_.push_back(pid);
+    }
+  }
+  ~BusyLoops() {
+    for (pid_t pid : pids_) ::kill(pid, SIGKILL);
+    for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
+  }
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
+// "pinned R <cpu>|none" from each rank of a `collective_rank pinned` run: -1 for none.
+std::map<int, int> pinnedCpus(const std::string& out) {
+  std::map<int, int> cpus;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    size_t at = line.find("pinned ");
+    int rank = -1, cpu = -1;
+    if (at == std::string::npos || std::sscanf(line.c_str() + at, "pinned %d %d", &rank, &cpu) < 1) continue;
+    cpus[rank] = cpu;
+  }
+  return cpus;
+}
+
+}  // namespace
+
+TEST_CASE("four ranks on two busy CPUs hold their collective threads two to a CPU unless HVD_CONTENTION_PIN is 0",
+          "[e2e][mp][collectives]") {
+  const auto usable = hvd::affinityCpus();
+  if (usable.size() < 2) hvd::test::skipTest("needs 2 usable CPUs; this process may use " + std::to_string(usable.size()));
+  const std::vector<int> two{usable[0], usable[1]};
+  cpu_set_t all, pair;
+  REQUIRE(::sched_getaffinity(0, sizeof all, &all) == 0);
+  CPU_ZERO(&pair);
+  for (int cpu : two) CPU_SET(cpu, &pair);
+  // hvdrun and its ranks inherit the two CPUs: four ranks outnumber them on any machine.
+  REQUIRE(::sched_setaffinity(0, sizeof pair, &pair) == 0);
+  hvd::cli::CapturedRun held, off;
+  {
+    BusyLoops loops(two);
+    held = runHvdrun({"-np", "4", kCollective, "pinned", "20"}, options());
+    off = runHvdrun({"-np", "4", kCollective, "pinned", "3"}, options({"HVD_CONTENTION_PIN=0"}));
+  }
+  REQUIRE(::sched_setaffinity(0, sizeof all, &all) == 0);
+  INFO(held.out << held.err << off.out << off.err);
+  REQUIRE(held.exitCode == 0);
+  REQUIRE(off.exitCode == 0);
+  auto cpus = pinnedCpus(held.out);
+  REQUIRE(cpus.size() == 4);
+  // Local rank mod the CPUs: ring neighbours on different CPUs, two ranks on each.
+  for (const auto& [rank, cpu] : cpus) CHECK(cpu == two[rank % 2]);
+  auto none = pinnedCpus(off.out);
+  REQUIRE(none.size() == 4);
+  for (const auto& [rank, cpu] : none) CHECK(cpu == -1);
 }
 
 TEST_CASE("a rank written in C against hvd_c.h gets correct results from every C call", "[e2e][mp][collectives]") {

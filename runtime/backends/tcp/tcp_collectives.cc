@@ -18,11 +18,12 @@ constexpr WaitPolicy::Spin kControlSpin{200, false, std::chrono::microseconds(50
 class RingCollectives : public CollectiveBackend {
  public:
   RingCollectives(std::unique_ptr<TcpTransport> ring, collectives::AllreduceAlgorithm algorithm,
-                  std::unique_ptr<HostArena> arena)
-      : ring_(std::move(ring)), algorithm_(algorithm), arena_(std::move(arena)) {}
+                  std::unique_ptr<HostArena> arena, std::unique_ptr<ContentionPin> pin)
+      : ring_(std::move(ring)), algorithm_(algorithm), arena_(std::move(arena)), pin_(std::move(pin)) {}
   std::string_view name() const override { return "tcp"; }
   bool supports(Device device) const override { return device == Device::kCpu; }
   Status allreduce(const TensorRef& t, ReduceOp op) override {
+    placeCaller();
     if (!inArena(t.bytes())) return collectives::allreduce(*ring_, t.data, t.count, t.type, op, algorithm_);
     HVD_RETURN_IF_ERROR(hostAllreduce(*arena_, *ring_, {static_cast<std::byte*>(t.data), t.bytes()},
                                       [&](std::byte* dst, const std::byte* src, collectives::Operands order) {
@@ -32,9 +33,11 @@ class RingCollectives : public CollectiveBackend {
     return Status::ok();
   }
   Status broadcast(const TensorRef& t, int root) override {
+    placeCaller();
     return collectives::ringBroadcast(*ring_, t.data, t.bytes(), root);
   }
   Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) override {
+    placeCaller();
     return collectives::ringAllgatherv(*ring_, mine.data, bytesPerRank, out);
   }
   Status barrier() override {
@@ -88,6 +91,11 @@ class RingCollectives : public CollectiveBackend {
   bool inArena(size_t bytes) const {
     return arena_ && bytes <= std::min(arena_->capacity(), collectives::kSmallAllreduceBytes);
   }
+  // Data collectives only: the engine's agreements come from whichever thread drives a
+  // cycle, and are small enough that where their thread runs hardly matters.
+  void placeCaller() {
+    if (pin_) pin_->beforeCall(ring_->waitPolicy(), WaitPolicy::Clock::now());
+  }
   void capFor(ControlWait wait) {
     if (wait == ControlWait::kBrief) ring_->capSpin(kControlSpin);
   }
@@ -96,14 +104,17 @@ class RingCollectives : public CollectiveBackend {
   collectives::AllreduceAlgorithm algorithm_;
   std::vector<std::byte> combined_;  // agree's buffer with a rider
   std::unique_ptr<HostArena> arena_;
+  // Declared last, so it lets its thread go before the links close.
+  std::unique_ptr<ContentionPin> pin_;
 };
 
 }  // namespace
 
 std::unique_ptr<CollectiveBackend> ringCollectives(std::unique_ptr<TcpTransport> ring,
                                                    collectives::AllreduceAlgorithm algorithm,
-                                                   std::unique_ptr<HostArena> arena) {
-  return std::make_unique<RingCollectives>(std::move(ring), algorithm, std::move(arena));
+                                                   std::unique_ptr<HostArena> arena,
+                                                   std::unique_ptr<ContentionPin> pin) {
+  return std::make_unique<RingCollectives>(std::move(ring), algorithm, std::move(arena), std::move(pin));
 }
 
 }  // namespace hvd::backends::tcp

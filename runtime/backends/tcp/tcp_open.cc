@@ -35,7 +35,10 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   options.secret = setup.secret;
   options.timeout = setup.timeout;
   options.sharedMemory = setup.env->integer("HVD_SHARED_MEMORY") == 1;
-  options.waiting = WaitPolicy(usableCores(), setup.localSize, runnableTasks);
+  // Read once: the wait policy, the host board and the contention pin each need them.
+  const std::vector<int> cpus = affinityCpus();
+  const std::optional<int> quotaCores = cgroupQuotaCores();
+  options.waiting = WaitPolicy(usableCores(cpus.size(), quotaCores), setup.localSize, runnableTasks);
   NoStore none;
   Store& store = setup.store != nullptr ? *setup.store : none;
   if (setup.size == 1) options.timeout = std::min(options.timeout, std::chrono::milliseconds(1000));
@@ -57,7 +60,7 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
     if (!board) logMessage(LogLevel::kDebug, "no host board: " + board.status().message());
   }
   if (board && *board) {
-    (*board)->join(affinityCpus(), cgroupQuotaCores());
+    (*board)->join(cpus, quotaCores);
     (*ring)->shareBoard(*board, setup.localRank);
   }
   // Every rank or none: a rank without the board (it could not map it) would wait in a
@@ -70,7 +73,9 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
     if (!agreed.isOk()) return agreed.withContext("agreeing on the host arena");
     if (arenaHere == 1) arena = std::make_unique<HostArena>((*board)->arena(), setup.localSize, setup.localRank);
   }
-  return ringCollectives(std::move(*ring), *algorithm, std::move(arena));
+  const bool pinning = setup.env->integer("HVD_CONTENTION_PIN") == 1;
+  auto pin = std::make_unique<ContentionPin>(cpus, setup.localRank, pinning);
+  return ringCollectives(std::move(*ring), *algorithm, std::move(arena), std::move(pin));
 }
 
 }  // namespace hvd::backends::tcp

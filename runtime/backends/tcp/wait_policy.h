@@ -110,6 +110,14 @@ class WaitPolicy {
   std::optional<std::chrono::microseconds> threadSlice() const { return threadSlice_; }
 
   bool quietAt(Clock::time_point now) const { return now < quietUntil_; }
+  // Contention found at least kPinAfter times running (each within kCalm of the last, so the
+  // quiet period has doubled that often), the last within kCalm of `now`: not a start-up's
+  // burst (an idle np=4 job on 2 cores finds it up to 3 times as its ranks start) but work
+  // that stays. Only where ranks outnumber the cores (only there do the periods run).
+  bool contentionPersists(Clock::time_point now) const {
+    return base_.yield && now - lastOffCore_ < kCalm && quiet_ >= kFirstQuiet * (1 << (kPinAfter - 1));
+  }
+  static constexpr int kPinAfter = 5;
   const Spin& base() const { return base_; }
   // How many times contention was found: a spin off its core, or a quiet period renewed
   // (for tests and reports).

@@ -275,3 +275,25 @@ TEST_CASE("where ranks share cores a quiet period that ends with others still ru
   CHECK(shared.spinFor(t + 1ms).budget == 200us);
   CHECK(shared.contendedSpins() == 2);
 }
+
+TEST_CASE("contention persists once it has been found five times running where ranks outnumber the cores", "[wait_policy]") {
+  WaitPolicy shared(2, 4, nullptr);
+  auto t = WaitPolicy::Clock::now();
+  auto quiet = WaitPolicy::kFirstQuiet;
+  for (int found = 1; found <= 5; ++found) {
+    CHECK_FALSE(shared.contentionPersists(t));
+    shared.offCore(t);
+    t += quiet;
+    quiet *= 2;
+  }
+  CHECK(shared.contentionPersists(t));
+  // A calm spell ends it; the next burst starts the count over.
+  t += WaitPolicy::kCalm;
+  CHECK_FALSE(shared.contentionPersists(t));
+  shared.offCore(t);
+  CHECK_FALSE(shared.contentionPersists(t));
+  // Ranks that each have a core keep spinning through lost slices: nothing persists for them.
+  WaitPolicy own(8, 4, nullptr);
+  for (int i = 0; i < 10; ++i) own.offCore(t + i * 1ms);
+  CHECK_FALSE(own.contentionPersists(t + 10ms));
+}

@@ -94,10 +94,15 @@ void ThreadPin::release() {
     tid_ = 0;
     return;
   }
-  // ESRCH: the thread has exited, and its mask with it. A thread id the kernel has given to a
-  // new thread meanwhile would get the old one's CPUs; ids are recycled only after the whole
-  // range (pid_max) has been used.
-  (void)::sched_setaffinity(tid_, sizeof saved_, &saved_);
+  // Only a thread still on the one CPU this pin gave it: a program that moved the thread
+  // itself meanwhile keeps its choice. ESRCH: the thread has exited, and its mask with it. A
+  // thread id the kernel has given to a new thread meanwhile would get the old one's CPUs;
+  // ids are recycled only after the whole range (pid_max) has been used.
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  if (::sched_getaffinity(tid_, sizeof now, &now) == 0 && CPU_COUNT(&now) == 1 && CPU_ISSET(cpu_, &now)) {
+    (void)::sched_setaffinity(tid_, sizeof saved_, &saved_);
+  }
   forget(tid_);
   tid_ = 0;
   cpu_ = -1;

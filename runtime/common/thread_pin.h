@@ -26,7 +26,8 @@ class ThreadPin {
   // A thread this pin held before gets its mask back first. Nothing is called when the
   // calling thread is held on `cpu` already.
   Status pinCaller(int cpu);
-  // Gives the held thread its mask back (a thread that has exited meanwhile is let go).
+  // Gives the held thread its mask back, unless its CPUs were changed meanwhile by someone
+  // else (a thread that has exited meanwhile is let go).
   void release();
   // The CPU the pin holds a thread on, if it holds one.
   std::optional<int> cpu() const;

@@ -111,3 +111,20 @@ TEST_CASE("a pin to a CPU outside the threads mask is refused and names the CPU"
   CHECK_THAT(refused.message(), Catch::Contains("CPU " + std::to_string(CPU_SETSIZE + 3)));
   CHECK(after == all);
 }
+
+TEST_CASE("a held thread whose CPUs someone else changed meanwhile keeps that change when released", "[thread_pin]") {
+  const auto all = twoOrMoreCpus();
+  std::vector<int> after;
+  std::thread([&] {
+    hvd::ThreadPin pin;
+    CHECK(pin.pinCaller(all.front()).isOk());
+    // The program itself moves this thread (os.sched_setaffinity(0, ...) in Python).
+    cpu_set_t other;
+    CPU_ZERO(&other);
+    CPU_SET(all.back(), &other);
+    ::sched_setaffinity(0, sizeof other, &other);
+    pin.release();
+    after = cpusOf(0);
+  }).join();
+  CHECK(after == std::vector<int>{all.back()});
+}

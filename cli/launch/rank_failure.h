@@ -1,10 +1,17 @@
 // cli/launch/rank_failure.h: what is known about the rank that ended a job.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <string>
 
 namespace hvd::cli {
+
+// How long a rank whose going failed its peers' collectives (its runtime's peer-gone report)
+// is left to end by itself before it is stopped with the others, so that its end is its own:
+// a SIGTERM handler's last steps after hvd.shutdown(), an exception after hvd's atexit
+// shutdown (Python's exit with torch loaded takes ~0.5 s here). At most --kill-grace.
+inline constexpr std::chrono::milliseconds kOwnEndWindow{2000};
 
 struct RankFailure {
   int rank = 0;

@@ -1034,9 +1034,6 @@ class Job {
   bool agentsGreeted_ = false;                        // kAgents: every job went out
   bool helloFailed_ = false;                          // kAgents: none will
   static constexpr std::chrono::milliseconds kCauseWindow{250};
-  // How long a rank that went first may take to end by itself: a SIGTERM handler's last
-  // steps after hvd.shutdown() (Python's exit with torch loaded takes ~0.5 s here).
-  static constexpr std::chrono::milliseconds kOwnEndWindow{2000};
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "cli/launch/rank_failure.h"
 #include "cli/launch/torch_error_file.h"
 #include "cli/os/subprocess.h"
 #include "runtime/common/shm_names.h"
@@ -79,6 +80,38 @@ void stopWhenCoordinatorDone(std::vector<std::string> env, std::chrono::millisec
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   if (gChild.load() != 0) ::kill(child, SIGKILL);
+}
+
+// A rank that exited with an error because rank `went` left first (shut hvd down or died:
+// its runtime's peer-gone report) waits here, before its report and its task's end, for
+// `went` to end by itself: until `went`'s own report is in, `window` has passed, or the
+// launcher tells this task to stop. srun (--kill-on-bad-exit) and mpirun stop the whole step
+// as the first task ends badly, which took `went` down with their SIGTERM before it could end
+// as it would have (an exception raised after hvd's atexit shutdown, a slow teardown), and
+// left this peer named. hvdrun's own supervisor leaves such a rank the same 2 s.
+void awaitEndOf(const std::vector<std::string>& env, int went, std::chrono::milliseconds window) {
+  const auto deadline = std::chrono::steady_clock::now() + window;
+  auto client = connectToHvdrun(env, window);
+  if (!client) return;
+  sigset_t stops;
+  sigemptyset(&stops);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&stops, sig);
+  long long seen = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    sigset_t pending;
+    ::sigpending(&pending);
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+      if (sigismember(&pending, sig) == 1) return;
+    }
+    auto count = client->add(kEndReportCountKey, 0);
+    if (!count) return;  // hvdrun is gone
+    for (; seen < *count; ++seen) {
+      auto text = client->get(endReportKey(seen + 1), std::chrono::milliseconds(200));
+      auto report = text ? decodeTaskEndReport(*text) : std::nullopt;
+      if (report && report->rank == went) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace
@@ -235,7 +268,16 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   end.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   end.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
   const bool clean = end.signal == 0 && end.exitCode == 0;
-  if (!clean && !gStoppedForCoordinator.load()) reportTaskEnd(env, TaskEndReport{job.rank, end, toldToStop(end)});
+  if (!clean && !gStoppedForCoordinator.load()) {
+    // Told or not as the rank ended, before any wait below lets the launcher's stop arrive.
+    TaskEndReport report{job.rank, end, toldToStop(end)};
+    if (end.signal == 0 && !report.toldToStop) {
+      if (auto went = peerGoneOf(env, job.rank); went && *went != job.rank) {
+        awaitEndOf(env, *went, std::min<std::chrono::milliseconds>(kOwnEndWindow, job.killGrace));
+      }
+    }
+    reportTaskEnd(env, report);
+  }
   if (gStoppedForCoordinator.load()) {
     end = TaskEnd{};  // the job is done: the chief said so
   } else if (isCoordinator && clean) {

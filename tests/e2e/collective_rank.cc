@@ -9,14 +9,15 @@
 //                                    rank finishes its step, "saves" for 50 ms, shuts hvd
 //                                    down and dies of the same signal (a training script's
 //                                    checkpoint-on-SIGTERM handler)
-//   collective_rank leave-early <s> [<rank> [die|ending]]  one allreduce; then rank <rank> (0)
+//   collective_rank leave-early <s> [<rank> [die|ending|fail]]  one allreduce; then rank <rank> (0)
 //                                    shuts hvd down and sleeps <s> seconds, while the others
 //                                    try a second one (and exit 1 when it fails); with die it
 //                                    then dies of SIGTERM (a checkpoint-on-SIGTERM handler
 //                                    that left hvd first, then saved), else exits 0; with
 //                                    ending its main thread ends at once and another sleeps
 //                                    the <s> seconds and then raises SIGTERM: the process is
-//                                    ending (its leader a zombie) all that time
+//                                    ending (its leader a zombie) all that time; with fail it
+//                                    exits 3 (an exception raised after hvd was shut down)
 //   collective_rank identity         prints "rank=R size=N local_rank=L local_size=M
 //                                    cross_rank=C cross_size=K ops=tcp|mpi" as the runtime sees it
 //   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
@@ -176,7 +177,7 @@ int loopCleaningUpOnTerm() {
   return 0;
 }
 
-int leaveEarly(int seconds, int leaver, bool die, bool ending) {
+int leaveEarly(int seconds, int leaver, bool die, bool ending, bool fail) {
   std::vector<float> data(16, 1.0f);
   if (!hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum).isOk()) return 2;
   if (hvd::rank() == leaver) {
@@ -192,7 +193,7 @@ int leaveEarly(int seconds, int leaver, bool die, bool ending) {
     }
     ::sleep(static_cast<unsigned>(seconds));
     if (die) ::raise(SIGTERM);
-    return 0;
+    return fail ? 3 : 0;
   }
   if (auto s = hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum); !s.isOk()) {
     std::fprintf(stderr, "allreduce failed: %s\n", s.message().c_str());
@@ -330,7 +331,7 @@ int main(int argc, char** argv) {
            : mode == "loop-cleans-up-on-term" ? loopCleaningUpOnTerm()
            : mode == "leave-early" && argc > 2
                ? leaveEarly(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 0, argc > 4 && std::string(argv[4]) == "die",
-                            argc > 4 && std::string(argv[4]) == "ending")
+                            argc > 4 && std::string(argv[4]) == "ending", argc > 4 && std::string(argv[4]) == "fail")
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
            : mode == "slices"           ? printSlices()

@@ -314,6 +314,48 @@ TEST_CASE("through mpirun a failing rank ends the job with its code and a summar
   CHECK(run.err.find("    | final words of rank 2\n") != std::string::npos);
 }
 
+TEST_CASE("through srun and mpirun a rank that shut hvd down and then failed is named and not the peers that failed for want of it",
+          "[cluster][launch][mpi]") {
+  requireTestbed();
+  // Rank 2 (on node02) shuts hvd down, and exits 3 a second later: a Python rank whose
+  // exception unwinds through hvd's atexit shutdown and then a slow interpreter teardown.
+  // Its peers fail at once ("rank 2 shut hvd down") and exit 1; srun and mpirun would stop
+  // the step as the first of them ended, killing rank 2 before it could say why.
+  // Or dies of the SIGTERM its checkpoint handler re-raises, sent by nobody else.
+  const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
+  for (bool mpi : {false, true}) {
+    for (std::string how : {"fail", "die"}) {
+      std::vector<std::string> command{kHvdrun};
+      if (mpi) command.push_back("--mpi");
+      command.insert(command.end(), {kCollective, "leave-early", "1", "2", how});
+      auto run = inAllocation({"-N3", "-n4"}, command);
+      INFO((mpi ? "mpirun " : "srun ") << how << "\n" << run.err);
+      if (how == "fail") {
+        CHECK(run.exitCode == 3);
+        CHECK(run.err.find("hvdrun: error: rank 2 exited with code 3 (host node02, at ") != std::string::npos);
+      } else {
+        CHECK(run.exitCode == 143);
+        CHECK(run.err.find("hvdrun: error: rank 2 was killed by SIGTERM (host node02, at ") != std::string::npos);
+      }
+    }
+  }
+}
+
+TEST_CASE("through srun a rank that shut hvd down and lingers is stopped 2 s after its peers fail and they stay the cause",
+          "[cluster][launch]") {
+  requireTestbed();
+  // Rank 2 would sleep 30 s and exit 0: its going was its own business (an early finish), and
+  // the peers' failures are the job's, named once the 2 s it is left have passed.
+  const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
+  auto start = std::chrono::steady_clock::now();
+  auto run = inAllocation({"-N3", "-n4"}, {kHvdrun, kCollective, "leave-early", "30", "2"});
+  auto took = std::chrono::steady_clock::now() - start;
+  INFO(run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(std::regex_search(run.err, std::regex(R"(hvdrun: error: rank [013] exited with code 1 \(host node0)")));
+  CHECK(took < std::chrono::seconds(15));
+}
+
 TEST_CASE("through srun one SIGINT to hvdrun stops every rank and hvdrun exits 130", "[cluster][launch]") {
   requireTestbed();
   hvd::test::TempDir dir;

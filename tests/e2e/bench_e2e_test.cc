@@ -3,6 +3,7 @@
 // sweep, because a benchmark that times wrong answers would mislead every table built on it.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <sstream>
 
 #include "tests/support/hvdrun_runner.h"
@@ -70,4 +71,29 @@ TEST_CASE("the collective benchmark refuses an implementation it does not know",
   auto run = runHvdrun({"-np", "1", HVD_COLLECTIVE_PERF_PATH, "--impl", "gloo"}, o);
   CHECK(run.exitCode != 0);
   CHECK((run.out + run.err).find("unknown --impl 'gloo'") != std::string::npos);
+}
+
+TEST_CASE("with --seconds the collective benchmark times each size for about that long", "[e2e][bench][mp]") {
+  hvd::cli::RunOptions o;
+  o.env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"});
+  o.timeout = std::chrono::seconds(60);
+  auto run = runHvdrun({"--no-prefix", "-np", "2", HVD_COLLECTIVE_PERF_PATH, "--impl", "hvd", "--op", "allreduce", "--min",
+                        "65536", "--max", "262144", "--factor", "4", "--seconds", "0.5", "--samples", "1"}, o);
+  REQUIRE(run.exitCode == 0);
+  // "#samples <bytes> <us> <us> ...": every call timed, up to 1000 a line.
+  std::map<size_t, double> timed;
+  std::istringstream in(run.out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string tag;
+    size_t bytes = 0;
+    if (!(fields >> tag >> bytes) || tag != "#samples") continue;
+    for (double us = 0; fields >> us;) timed[bytes] += us / 1e6;
+  }
+  REQUIRE(timed.size() == 2);
+  for (const auto& [bytes, seconds] : timed) {
+    INFO("size " << bytes << ": " << seconds << " s of calls");
+    CHECK(seconds >= 0.4);
+    CHECK(seconds < 5);
+  }
 }

@@ -93,9 +93,6 @@ void awaitEndOf(const std::vector<std::string>& env, int went, std::chrono::mill
   const auto deadline = std::chrono::steady_clock::now() + window;
   auto client = connectToHvdrun(env, window);
   if (!client) return;
-  sigset_t stops;
-  sigemptyset(&stops);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&stops, sig);
   long long seen = 0;
   while (std::chrono::steady_clock::now() < deadline) {
     sigset_t pending;

@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <mutex>
 #include <string>
 #include <vector>

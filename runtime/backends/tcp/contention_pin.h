@@ -5,7 +5,7 @@
 //
 // Why: left to itself the scheduler sometimes stacks three or four of the ranks on one core
 // beside a busy loop, and keeps them there for a whole run: np=4 on 2 cores at 256 KiB over
-// shared memory, 3-4 runs of 8 had p90 1.0-3.0 ms against a 105-125 us median, and ranks bound
+// shared memory, 3 runs of 8 had p90 0.6-2.3 ms against 120-250 us medians, and ranks bound
 // from the start (--bind-to core:overload-allowed) had none. Binding whole ranks by default
 // hung TensorFlow's parameter-server worker (its inter-op pool sized from one CPU), and pinning
 // the calling thread for each call alone cost 27% idle at 256 KiB (a move to that CPU per

@@ -1,8 +1,11 @@
 // cli/launch/open_mpi_tags.h: whole lines per rank out of mpirun --tag-output. Open MPI
 // tags each chunk a rank writes, not each line: a rank that writes "ok" and then "\n" (an
-// unbuffered Python, a progress bar) comes out as "[1,0]<stdout>:ok[1,0]<stdout>:", and
-// other ranks' chunks can come between the two halves. This reader splits mpirun's lines
-// at every tag and joins each rank's pieces until that rank's newline.
+// unbuffered Python, a progress bar) comes out as "[1,0]<stdout>:ok[1,0]<stdout>:\n", and
+// other ranks' chunks can come between the two halves. This reader takes mpirun's output as
+// it is read, finds the tags in it, and cuts each rank's bytes into lines as a rank hvdrun
+// forks is cut (LineSplitter: at '\n', at a progress bar's '\r', at the --max-line-kb limit).
+// Read in lines first, a progress bar redrawn for an epoch made one raw line of megabytes,
+// and past a cap its rest lost its tags and was printed as mpirun's own words.
 #pragma once
 
 #include <functional>
@@ -19,17 +22,28 @@ class OpenMpiTagReader {
   // A rank's unfinished line is cut at maxLine bytes, like LineSplitter's (--max-line-kb).
   explicit OpenMpiTagReader(size_t maxLine = LineSplitter::kDefaultMaxLine) : maxLine_(maxLine) {}
 
-  // rank: the tagged rank, or -1 for a line of mpirun's own (no tag at its start).
-  using OnLine = std::function<void(int rank, std::string_view line)>;
+  // rank: the tagged rank, or -1 for a line of mpirun's own (no tag at its start); end: '\n',
+  // or '\r' for a progress bar's redrawn piece.
+  using OnLine = std::function<void(int rank, std::string_view line, char end)>;
 
-  // One line of mpirun's output (without its '\n'); calls onLine for each rank's line it completes.
-  void feed(std::string_view line, const OnLine& onLine);
-  // At end of stream: each rank's unfinished line is still a line.
+  // Bytes of mpirun's output as read, in any pieces; calls onLine for each line completed.
+  void feed(std::string_view bytes, const OnLine& onLine);
+  // At end of stream: what is left of each line is still a line.
   void finish(const OnLine& onLine);
+  // A rank's progress bar redraw has begun and is held (LineSplitter::holdsRedraw); the
+  // caller flushes it once the stream has been quiet a moment.
+  bool holdsRedraw() const;
+  void flushRedraw(const OnLine& onLine);
 
  private:
+  // Feeds `text` to the current line's owner.
+  void give(std::string_view text, const OnLine& onLine);
+
   size_t maxLine_;
-  std::map<int, std::string> pending_;  // rank -> the start of its unfinished line
+  std::string carry_;       // the end of the last read, which may be the start of a tag
+  bool atLineStart_ = true;  // the next byte begins one of mpirun's lines
+  int current_ = -1;         // whose bytes these are: a rank, or -1 for mpirun's own line
+  std::map<int, LineSplitter> lines_;  // each rank's (and mpirun's, -1) lines being cut
 };
 
 // Where the next Open MPI tag "[job,rank]<stdout>:" ("<stderr>:", "<stddiag>:") starts in
@@ -40,5 +54,8 @@ struct OpenMpiTag {
   int rank = -1;
 };
 OpenMpiTag findOpenMpiTag(std::string_view text, size_t from = 0);
+// Where a tag that `text` ends in the middle of begins ("...[1,0]<std"); npos when its end
+// cannot be the start of one.
+size_t partialOpenMpiTagAt(std::string_view text);
 
 }  // namespace hvd::cli

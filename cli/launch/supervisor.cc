@@ -140,22 +140,12 @@ class Job {
       size_t room = options_.maxLineBytes + (options_.labels == SupervisorOptions::Labels::kAgents ? 64 : 0);
       for (Rank& r : ranks_) r.out.splitter = r.err.splitter = LineSplitter(room, /*splitAtCarriageReturn=*/true);
     }
-    // mpirun's lines hold tagged pieces of every rank's lines until one ends: they are cut
-    // per rank once the tags are read (OpenMpiTagReader), so the raw stream gets room for
-    // every rank's longest line and its tags, within 64 MiB.
+    // mpirun's output holds tagged pieces of every rank's lines: it is read as it comes, not
+    // in lines, and cut per rank once the tags are read (OpenMpiTagReader). Read in lines,
+    // a progress bar redrawn for an epoch made one of megabytes, and past a cap its rest
+    // lost its tags and printed as mpirun's.
     if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
-      // The raw cap stays at least 1 MiB per rank whatever --max-line-kb says: a cut raw
-      // line's rest has no tag and would read as mpirun's own words. Twice that, for the
-      // tags: a rank's 1 MiB line written in 200 pieces carries 200 of 14 bytes, and with
-      // room for the payload alone it tore (once in a full test run on a loaded machine,
-      // and every time with 200 pieces of 5 KiB).
-      size_t perRank = 2 * std::max(options_.maxLineBytes, size_t{1} << 20);
-      size_t room = perRank * static_cast<size_t>(std::max(options_.rankCount, 1));
-      room = std::max(std::min(room, size_t{64} << 20), options_.maxLineBytes);
-      for (Rank& r : ranks_) {
-        r.out.splitter = r.err.splitter = LineSplitter(room);
-        r.out.tags = r.err.tags = OpenMpiTagReader(options_.maxLineBytes);
-      }
+      for (Rank& r : ranks_) r.out.tags = r.err.tags = OpenMpiTagReader(options_.maxLineBytes);
     }
   }
 
@@ -784,8 +774,13 @@ class Job {
     for (Rank& r : ranks_) {
       for (bool isErr : {false, true}) {
         Stream& s = isErr ? r.err : r.out;
-        if (s.fd < 0 || !s.splitter.holdsRedraw() || now < s.lastData + kRedrawQuiet) continue;
-        s.splitter.flushRedraw([&](std::string_view line, char end) { route(s, r, isErr, line, end); });
+        if (s.fd < 0 || now < s.lastData + kRedrawQuiet) continue;
+        if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
+          if (s.tags.holdsRedraw()) s.tags.flushRedraw(emitter(r, isErr));
+          continue;
+        }
+        if (!s.splitter.holdsRedraw()) continue;
+        s.splitter.flushRedraw([&](std::string_view line, char end) { route(r, isErr, line, end); });
       }
     }
     flushBatch();
@@ -797,8 +792,12 @@ class Job {
     ssize_t n = ::read(stream.fd, readBuffer_.data(), readBuffer_.size());
     if (n > 0) {
       stream.lastData = Clock::now();
-      stream.splitter.feed(std::string_view(readBuffer_.data(), static_cast<size_t>(n)),
-                           [&](std::string_view line, char end) { route(stream, r, isErr, line, end); });
+      std::string_view bytes(readBuffer_.data(), static_cast<size_t>(n));
+      if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
+        stream.tags.feed(bytes, emitter(r, isErr));
+      } else {
+        stream.splitter.feed(bytes, [&](std::string_view line, char end) { route(r, isErr, line, end); });
+      }
       flushBatch();
       return true;
     }
@@ -808,9 +807,11 @@ class Job {
   }
 
   void finishStream(Stream& stream, Rank& r, bool isErr) {
-    stream.splitter.finish([&](std::string_view line, char end) { route(stream, r, isErr, line, end); });
-    if (options_.labels == SupervisorOptions::Labels::kOpenMpi)
-      stream.tags.finish([&](int rank, std::string_view line) { emit(r, isErr, line, rank); });
+    if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
+      stream.tags.finish(emitter(r, isErr));
+    } else {
+      stream.splitter.finish([&](std::string_view line, char end) { route(r, isErr, line, end); });
+    }
     flushBatch();
     closeStream(stream);
   }
@@ -827,14 +828,14 @@ class Job {
     if (stream.fd >= 0) finishStream(stream, r, isErr);
   }
 
-  // A line read from a process: a rank's own, srun's (labelled per line) or mpirun's
-  // (tagged per chunk, so its lines are first put back together per rank).
+  // mpirun's lines, put back together per rank from its tagged pieces (OpenMpiTagReader).
+  OpenMpiTagReader::OnLine emitter(Rank& r, bool isErr) {
+    return [this, &r, isErr](int rank, std::string_view line, char end) { emit(r, isErr, line, rank, end); };
+  }
+
+  // A line read from a process: a rank's own, srun's (labelled per line) or a host agent's.
   // end: '\n', or '\r' for a progress bar's redrawn piece (kNone and kAgents).
-  void route(Stream& stream, Rank& r, bool isErr, std::string_view line, char end) {
-    if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
-      stream.tags.feed(line, [&](int rank, std::string_view whole) { emit(r, isErr, whole, rank); });
-      return;
-    }
+  void route(Rank& r, bool isErr, std::string_view line, char end) {
     int rank = r.spec->rank;
     if (options_.labels == SupervisorOptions::Labels::kAgents) {
       bool labelled = stripRankPrefix(line, rank);

@@ -192,6 +192,40 @@ TEST_CASE("under --mpi, a rank's line of nearly 1 MiB written in 200 pieces come
   CHECK(run.out.find('\n') == 200 * 5240);
 }
 
+TEST_CASE("under --mpi a progress bar redrawn for megabytes without a newline comes out prefixed and never as mpirun's",
+          "[e2e][mp][mpi]") {
+  // 40,000 redraws of 90 bytes per rank, each its own chunk that Open MPI tags: mpirun's
+  // output has no newline for 7 MB. Read in lines, it was cut at a raw cap and the rest
+  // printed without prefixes, as mpirun's own words.
+  auto run = runHvdrun({"--mpi", "-np", "2", "sh", "-c",
+                        "i=0; while [ $i -lt 40000 ]; do printf '\\r%06d %s' $i "
+                        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx; "
+                        "i=$((i+1)); done; printf '\\ndone\\n'"},
+                       withTimeout(std::chrono::seconds(120)));
+  REQUIRE(run.exitCode == 0);
+  std::map<int, int> redraws;
+  size_t untagged = 0;
+  std::string first;
+  for (size_t at = 0; at < run.out.size();) {
+    size_t end = run.out.find_first_of("\r\n", at);
+    if (end == std::string::npos) end = run.out.size();
+    std::string_view piece(run.out.data() + at, end - at);
+    at = end + 1;
+    if (piece.empty()) continue;
+    if (piece.size() > 12 && piece[0] == '[' && piece.substr(2, 10) == "]<stdout>:" && (piece[1] == '0' || piece[1] == '1')) {
+      redraws[piece[1] - '0'] += piece.size() > 13 && piece[12] != 'd';
+    } else if (++untagged == 1) {
+      first = std::string(piece.substr(0, 80));
+    }
+  }
+  INFO("first untagged: " << first);
+  CHECK(untagged == 0);
+  CHECK(redraws[0] == 40000);
+  CHECK(redraws[1] == 40000);
+  CHECK(run.out.find("[0]<stdout>:done\n") != std::string::npos);
+  CHECK(run.out.find("[1]<stdout>:done\n") != std::string::npos);
+}
+
 TEST_CASE("the line cap of --max-line-kb cuts a rank's long line into lines of that size, locally and under --mpi", "[e2e][mp][mpi]") {
   // 10,000 bytes without a newline, then one: at 4 KiB, lines of 4096, 4096 and 1808.
   const std::vector<std::string> program{"sh", "-c", "head -c 10000 /dev/zero | tr '\\0' x; echo"};

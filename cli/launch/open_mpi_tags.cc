@@ -48,6 +48,16 @@ bool tagCutShort(std::string_view text) {
   return false;
 }
 
+// Where a tag that `text` ends in the middle of begins ("...[1,0]<std"); npos when its end
+// cannot be the start of one.
+size_t partialTagAt(std::string_view text) {
+  const size_t from = text.size() > kLongestTag ? text.size() - kLongestTag : 0;
+  for (size_t open = text.find('[', from); open != std::string_view::npos; open = text.find('[', open + 1)) {
+    if (tagCutShort(text.substr(open))) return open;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 OpenMpiTag findOpenMpiTag(std::string_view text, size_t from) {
@@ -55,14 +65,6 @@ OpenMpiTag findOpenMpiTag(std::string_view text, size_t from) {
     if (OpenMpiTag tag = tagAt(text, open); tag.at != std::string_view::npos) return tag;
   }
   return {};
-}
-
-size_t partialOpenMpiTagAt(std::string_view text) {
-  const size_t from = text.size() > kLongestTag ? text.size() - kLongestTag : 0;
-  for (size_t open = text.find('[', from); open != std::string_view::npos; open = text.find('[', open + 1)) {
-    if (tagCutShort(text.substr(open))) return open;
-  }
-  return std::string_view::npos;
 }
 
 void OpenMpiTagReader::give(std::string_view text, const OnLine& onLine) {
@@ -123,7 +125,7 @@ void OpenMpiTagReader::feed(std::string_view bytes, const OnLine& onLine) {
       continue;
     }
     // The read ends inside the piece, maybe in the middle of the next tag.
-    const size_t cut = partialOpenMpiTagAt(data.substr(p));
+    const size_t cut = partialTagAt(data.substr(p));
     give(data.substr(p, cut == std::string_view::npos ? std::string_view::npos : cut), onLine);
     if (cut != std::string_view::npos) carry_ = data.substr(p + cut);
     return;

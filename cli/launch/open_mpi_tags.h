@@ -54,8 +54,5 @@ struct OpenMpiTag {
   int rank = -1;
 };
 OpenMpiTag findOpenMpiTag(std::string_view text, size_t from = 0);
-// Where a tag that `text` ends in the middle of begins ("...[1,0]<std"); npos when its end
-// cannot be the start of one.
-size_t partialOpenMpiTagAt(std::string_view text);
 
 }  // namespace hvd::cli

@@ -17,12 +17,6 @@ using hvd::backends::tcp::WaitPolicy;
 
 namespace {
 
-int cpuCount() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-}
-
 // Contention found five times running (each probe after a quiet period finds it again), the
 // last at the returned time.
 WaitPolicy::Clock::time_point findContention(WaitPolicy& policy, WaitPolicy::Clock::time_point t) {
@@ -50,10 +44,10 @@ TEST_CASE("a collective thread is held on the CPU its local rank picks while con
     t = findContention(policy, t + 1s);
     pin.beforeCall(policy, t);
     during = pin.pinnedCpu();
-    cpusDuring = cpuCount();
+    cpusDuring = static_cast<int>(hvd::affinityCpus().size());
     pin.beforeCall(policy, t + WaitPolicy::kCalm);
     after = pin.pinnedCpu();
-    cpusAfter = cpuCount();
+    cpusAfter = static_cast<int>(hvd::affinityCpus().size());
   }).join();
   CHECK_FALSE(early);
   CHECK(during == cpus[3 % cpus.size()]);
@@ -104,7 +98,7 @@ TEST_CASE("a collective thread whose own CPUs leave out its rank's CPU is not pi
     ContentionPin pin(cpus, 1, true);
     pin.beforeCall(policy, t);
     pinned = pin.pinnedCpu();
-    cpusAfter = cpuCount();
+    cpusAfter = static_cast<int>(hvd::affinityCpus().size());
     pin.beforeCall(policy, t + 1ms);
     later = pin.pinnedCpu();
   }).join();

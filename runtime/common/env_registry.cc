@@ -32,7 +32,7 @@ const EnvVar kVariables[] = {
     {"HVD_SHARED_MEMORY", "1", "1: peers on the same host exchange through shared memory; 0: always TCP", EnvKind::kInteger, 0, 1},
     {"HVD_CONTENTION_PIN", "1", "1: where a host's ranks outnumber its cores and other work keeps them busy, the thread running a rank's collectives is held on one CPU (local rank mod the rank's CPUs) until the contention has gone; 0: never", EnvKind::kInteger, 0, 1},
     {"HVD_ALLREDUCE_ALGORITHM", "auto", "auto (halving-doubling on a power-of-two rank count, else the ring; folded recursive doubling for small buffers from 5 ranks), ring or halving-doubling", EnvKind::kText},
-    {"HVD_TIMEOUT", "30", "seconds for joining the job and for every later call", EnvKind::kInteger, 1, 86400},
+    {"HVD_TIMEOUT", "30", "seconds for joining the job, and for every later wait in a collective during which nothing arrives (time the process was stopped does not count)", EnvKind::kInteger, 1, 86400},
     {"HOROVOD_FUSION_THRESHOLD", "134217728", "bytes: ready allreduces of one type and op are packed into one collective up to this size; 0: no fusion", EnvKind::kInteger, 0, 1ll << 40},
     {"HOROVOD_CYCLE_TIME", "1", "milliseconds between the engine's negotiation cycles (a decimal, e.g. 0.5)", EnvKind::kText},
     {"HOROVOD_CACHE_CAPACITY", "1024", "named requests remembered so that repeating them costs one byte each to negotiate; 0: no cache", EnvKind::kInteger, 0, 1 << 16},

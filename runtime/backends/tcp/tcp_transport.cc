@@ -36,11 +36,6 @@ std::string secondsText(std::chrono::milliseconds timeout) {
   return std::to_string(timeout.count() / 1000.0).substr(0, 4) + " s";
 }
 
-int remainingMs(Deadline deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
-}
-
 // Each shared-memory buffer's size: the default (1 MiB) up to 16 peers (65536 ranks of
 // halving-doubling), less beyond, so a rank's inboxes stay within 16 MiB.
 size_t shmCapacityFor(size_t peers) {
@@ -324,7 +319,9 @@ SpinLoop TcpTransport::startSpin() {
 // has moved for the spin budget, sleeps until something can (waitForProgress).
 Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Link* in, size_t recvBytes,
                                   const Receiver& receive, bool forward) {
-  Deadline deadline = deadlineIn(timeout_);
+  // Started with each spin, which begins when nothing moved (wait_deadline.h): the timeout is
+  // how long nothing moves, not how long the exchange takes. No clock read before that.
+  WaitDeadline deadline(timeout_, Clock::time_point{});
   size_t sent = 0, received = 0;
   const size_t toSend = out ? send.size() : 0;
   if (!in) recvBytes = 0;
@@ -362,9 +359,12 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
     // ending with nothing moved does not earn another spin). A spin that finds this thread
     // was off its core for a time slice meanwhile has waits sleep at once for a while
     // (wait_policy.h): spinning takes a core something else wants.
-    if (!spin) spin.emplace(startSpin());
+    if (!spin) {
+      spin.emplace(startSpin());
+      deadline.restart(spin->start());
+    }
     if (!slept && spin->again()) continue;
-    if (Clock::now() >= deadline) {
+    if (deadline.passed(Clock::now())) {
       return fail(Status(Errc::kTimeout, received < recvBytes
                                              ? "no data from " + in->name + " within " + secondsText(timeout_)
                                              : "could not send to " + out->name + " within the timeout"));
@@ -390,7 +390,8 @@ Status TcpTransport::exchangeLoop(Link* out, std::span<const std::byte> send, Li
 // too, it wakes every millisecond to look). On a shared-memory link the socket carries
 // nothing, so readable means closed; what the peer wrote before it left is still in the
 // buffer, so that is read first (drainShm).
-Status TcpTransport::waitForProgress(Link* out, Link* in, Deadline deadline, const std::function<size_t()>& drainShm) {
+Status TcpTransport::waitForProgress(Link* out, Link* in, WaitDeadline& deadline,
+                                     const std::function<size_t()>& drainShm) {
   bool shmSend = out && out->shmOut, shmRecv = in && in->shmIn;
   bool allShared = (!out || shmSend) && (!in || shmRecv);
   int pollMs = 0;
@@ -402,13 +403,15 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, Deadline deadline, con
     if (shmSend && !ready) ready |= (words[n] = out->shmOut->writerMaySleep()) == nullptr, n += words[n] != nullptr;
     if (!ready) {
       policy_.asleep();
+      deadline.sleeping(kDeathCheck);
       sleepWhileAllSet({words, n}, kDeathCheck);
       policy_.awake();
     }
     if (shmRecv) in->shmIn->readerAwake();
     if (shmSend) out->shmOut->writerAwake();
   } else {
-    pollMs = (shmSend || shmRecv) ? 1 : remainingMs(deadline);
+    pollMs = (shmSend || shmRecv) ? 1 : static_cast<int>(deadline.sleepFor(Clock::now()).count());
+    if (shmSend || shmRecv) deadline.sleeping(std::chrono::milliseconds(pollMs));
   }
   // Watch only the directions still pending: a peer that finished and left may close its
   // socket while this rank still talks to another one.
@@ -437,10 +440,10 @@ Status TcpTransport::waitShared(const SharedWait& wait) {
   while (spin.again()) {
     if (wait.done()) return Status::ok();
   }
-  Deadline deadline = deadlineIn(timeout_);
+  WaitDeadline deadline(timeout_, Clock::now());
   for (;;) {
     if (wait.done()) return Status::ok();
-    if (Clock::now() >= deadline) {
+    if (deadline.passed(Clock::now())) {
       std::string who;
       for (int r : wait.late()) who += (who.empty() ? "" : ", ") + std::to_string(r);
       who = who.empty() ? "the host's ranks" : (who.find(',') == std::string::npos ? "rank " : "ranks ") + who;
@@ -450,6 +453,7 @@ Status TcpTransport::waitShared(const SharedWait& wait) {
     }
     if (std::optional<SleepOn> on = wait.maySleep()) {
       policy_.asleep();
+      deadline.sleeping(kDeathCheck);
       sleepWhileEqual(*on->word, on->value, kDeathCheck);
       policy_.awake();
       wait.awake();

@@ -21,6 +21,7 @@
 #include "runtime/backends/tcp/wait_policy.h"
 #include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/socket.h"
+#include "runtime/common/wait_deadline.h"
 #include "runtime/common/store.h"
 
 namespace hvd::backends::tcp {
@@ -128,7 +129,7 @@ class TcpTransport : public collectives::Transport {
   // Fails with lost() when a peer closed its connection, naming one of `suspects` first
   // where one of them did; between collectives nothing else arrives on a socket.
   Status watchLinks(const std::vector<int>& suspects);
-  Status waitForProgress(Link* out, Link* in, Deadline deadline, const std::function<size_t()>& drainShm);
+  Status waitForProgress(Link* out, Link* in, WaitDeadline& deadline, const std::function<size_t()>& drainShm);
 
   int rank_, size_;
   std::chrono::milliseconds timeout_;

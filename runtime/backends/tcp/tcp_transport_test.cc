@@ -682,3 +682,27 @@ TEST_CASE("a silent connection to a ring listener during set-up neither stalls i
   CHECK(errors == std::vector<std::string>(2));
   CHECK(seconds < 5);  // the old loop waited out the whole 10 s for the intruder's hello
 }
+
+TEST_CASE("a receive whose bytes keep coming is not timed out however long it takes in all", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
+  // Rank 1 sends 8 pieces 150 ms apart, 1.2 s in all, into one receive of rank 0's with a
+  // 400 ms timeout: a huge tensor over a slow link, whose bytes never stop for that long.
+  const auto timeout = 400ms;
+  constexpr size_t kPiece = 16 * 1024, kPieces = 8;
+  auto errors = onRing(2, [&](int rank, hc::Transport& ring) -> std::string {
+    if (rank == 1) {
+      std::vector<std::byte> piece(kPiece, std::byte{7});
+      for (size_t i = 0; i < kPieces; ++i) {
+        std::this_thread::sleep_for(150ms);
+        if (auto s = ring.exchangeWith(0, piece, 0, {}); !s.isOk()) return s.message();
+      }
+      return "";
+    }
+    std::vector<std::byte> all(kPiece * kPieces);
+    if (auto s = ring.exchangeWith(1, {}, 1, all); !s.isOk()) return s.message();
+    return std::all_of(all.begin(), all.end(), [](std::byte b) { return b == std::byte{7}; }) ? "" : "wrong bytes";
+  }, timeout);
+  CHECK(errors[0] == "");
+  CHECK(errors[1] == "");
+}

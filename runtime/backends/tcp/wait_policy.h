@@ -158,6 +158,7 @@ class SpinLoop {
   // After a try that found nothing: true to try again (having yielded where it should),
   // false to sleep.
   bool again();
+  Clock::time_point start() const { return start_; }
 
  private:
   WaitPolicy& policy_;

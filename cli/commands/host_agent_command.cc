@@ -198,6 +198,9 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   supervision.killGrace = job.killGrace;
   supervision.maxLineBytes = static_cast<size_t>(job.maxLineBytes);
   supervision.onRankStarted = [&guardian](int pid) { guardian.watch(pid); };
+  // hvdrun's Ctrl-Z arrives as "signal SIGTSTP", its fg as "signal SIGCONT": the agent holds
+  // its ranks meanwhile and goes on reading the connection.
+  supervision.onStop = SupervisorOptions::OnStop::kRanks;
   // A rank here that failed because another went (a SIGTERM handler that shut hvd down):
   // one here is left to end by itself, as hvdrun leaves its own ranks (supervisor.h).
   supervision.peerGoneOf = [&rankEnv](int rank) { return peerGoneOf(rankEnv, rank); };

@@ -51,7 +51,7 @@ constexpr size_t kReadSize = 1 << 20;
 // (LineSplitter::holdsRedraw): the console then shows the bar's state, not the one before.
 constexpr std::chrono::milliseconds kRedrawQuiet{150};
 
-const int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+const int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT};
 
 struct Stream {
   int fd = -1;
@@ -360,6 +360,12 @@ class Job {
         if (pfds[i].revents != 0) writeInput(*writers[i - outputFds]);
       }
       if (pfds[0].revents & POLLIN) handleSignals(killDeadline_);
+      if (pausedFor_ > Clock::duration::zero()) {
+        for (auto* deadline : {&drainDeadline, &startDeadline, &killDeadline_, &helloDeadline_, &ownEndDeadline_}) {
+          if (*deadline) **deadline += pausedFor_;
+        }
+        pausedFor_ = Clock::duration::zero();
+      }
     }
     reapAll();
   }
@@ -371,6 +377,14 @@ class Job {
       if (sig == SIGCHLD) {
         reapExited(killDeadline);
         continue;
+      }
+      if (sig == SIGTSTP) {
+        holdJob();
+        continue;
+      }
+      if (sig == SIGCONT) {
+        if (options_.onStop == SupervisorOptions::OnStop::kRanks) holdRanks(false);
+        continue;  // hvdrun's own (kSelf): holdJob has continued the ranks already
       }
       if (sig == SIGINT && outcome_.interruptSignal == SIGINT) {
         signalAll(SIGKILL);  // the second Ctrl-C: the user means it
@@ -387,6 +401,49 @@ class Job {
       for (Rank& r : ranks_) r.stoppedByUs |= r.running;
       // A scheduler follows SIGTERM with SIGKILL after its own grace: stop ranks before.
       if (sig != SIGINT && !killDeadline) killDeadline = Clock::now() + options_.killGrace;
+    }
+  }
+
+  // Ctrl-Z. Ranks run in sessions of their own, out of reach of the terminal's SIGTSTP, and
+  // would go on while the shell says the job is stopped: writing into pipes nobody drains,
+  // holding GPUs, and timing out in their collectives at `fg`. So hvdrun holds them first and
+  // then stops itself with the same signal (SIGTSTP's own action, which the kernel drops
+  // where no shell could continue hvdrun: an orphaned process group; then the ranks go on at
+  // once). Time stopped does not count against hvdrun's deadlines, but for the preemption
+  // grace, which is the scheduler's clock.
+  void holdJob() {
+    if (options_.onStop == SupervisorOptions::OnStop::kRanks) {
+      holdRanks(true);
+      return;
+    }
+    holdRanks(true);
+    const auto stoppedAt = Clock::now();
+    sigset_t tstp;
+    sigemptyset(&tstp);
+    sigaddset(&tstp, SIGTSTP);
+    ::pthread_sigmask(SIG_UNBLOCK, &tstp, nullptr);
+    ::raise(SIGTSTP);
+    ::pthread_sigmask(SIG_BLOCK, &tstp, nullptr);
+    pausedFor_ += Clock::now() - stoppedAt;
+    holdRanks(false);
+  }
+
+  // Stops (hold) or continues every running rank; only ranks this supervisor held are
+  // continued, so a rank a user or debugger stopped on purpose stays stopped. Forked ranks
+  // get SIGSTOP: SIGTSTP's default action is dropped for their orphaned process groups.
+  void holdRanks(bool hold) {
+    if (!hold && !ranksHeld_) return;
+    ranksHeld_ = hold;
+    const bool forked = options_.labels == SupervisorOptions::Labels::kNone;
+    const int sig = hold ? (forked ? SIGSTOP : SIGTSTP) : SIGCONT;
+    for (Rank& r : ranks_) {
+      if (!r.running || r.pid <= 0) continue;
+      if (r.inFd < 0) {
+        ::kill(-r.pid, sig);
+      } else if (!holdingInput() && !helloFailed_) {  // a host agent with its job: it holds its ranks
+        r.pendingInput += agentSignalLine(sig);
+        writeInput(r);
+      }
     }
   }
 
@@ -1021,6 +1078,8 @@ class Job {
   int batchFd_ = STDOUT_FILENO;
   std::vector<Rank> ranks_;
   int signalFd_ = -1;
+  bool ranksHeld_ = false;        // holdRanks(true) and not yet continued
+  Clock::duration pausedFor_{};   // hvdrun stopped by Ctrl-Z, not yet taken off the deadlines
   sigset_t oldMask_{};
   JobOutcome outcome_;
   std::map<int, std::deque<std::string>> labelledStderr_;  // labelled modes: per rank; -1: the launcher itself

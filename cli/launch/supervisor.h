@@ -88,6 +88,13 @@ struct SupervisorOptions {
   // agent is killed (so nothing starts anywhere) and JobOutcome::agentStartProblems says why.
   std::string agentVersion;
   std::chrono::milliseconds agentHelloTimeout{30000};
+  // Ctrl-Z (SIGTSTP) stops the job as a whole, as it stops a foreground program's every
+  // process: kSelf (hvdrun) holds the ranks (SIGSTOP to each one's group; host agents,
+  // srun and mpirun are passed SIGTSTP), stops itself as the shell expects, and once
+  // continued (fg, bg) continues them. kRanks (a host agent, which must go on reading its
+  // connection) holds its ranks only, until it gets SIGCONT.
+  enum class OnStop { kSelf, kRanks };
+  OnStop onStop = OnStop::kSelf;
 };
 
 // An agent that did not say hello with the right version (kAgents); what it did instead.

@@ -27,6 +27,10 @@
 //                                    rank too ("notice reached rank R") and exits 0
 //   collective_rank wait <seconds>   rank 0 sleeps that long before a barrier; every rank
 //                                    then prints "cpu R <seconds of CPU it used>"
+//   collective_rank compute-first <ms>  prints "computing R"; rank 0 then uses <ms> of CPU time
+//                                    (its own: a stopped job's time does not count) before
+//                                    one allreduce of a float and one of 1 MiB, which the other
+//                                    ranks wait in; every rank then prints "done R <sum>"
 //   collective_rank slices           200 one-int allreduces, then prints "slices R <shortest>
 //                                    <longest>", the time slices (us) of this rank's threads
 //                                    from /proc/self/task/*/sched ("slices R unknown" without)
@@ -38,6 +42,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -239,6 +244,27 @@ int waitForSlowRank(int seconds) {
   return 0;
 }
 
+int computeFirst(int ms) {
+  std::printf("computing %d\n", hvd::rank());
+  std::fflush(stdout);
+  if (hvd::rank() == 0) {
+    auto cpuMs = [] {
+      timespec t{};
+      ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+      return static_cast<long long>(t.tv_sec) * 1000 + t.tv_nsec / 1000000;
+    };
+    const long long until = cpuMs() + ms;
+    volatile unsigned spin = 0;
+    while (cpuMs() < until) spin = spin + 1;
+  }
+  float one = static_cast<float>(hvd::rank() + 1);
+  if (!hvd::allreduce(&one, 1, DataType::kFloat32, ReduceOp::kSum).isOk()) return 1;
+  std::vector<float> big(256 * 1024, 1.0f);
+  if (!hvd::allreduce(big.data(), big.size(), DataType::kFloat32, ReduceOp::kSum).isOk()) return 1;
+  std::printf("done %d %g %g\n", hvd::rank(), one, big[0]);
+  return 0;
+}
+
 // The shared-memory ring buffers this rank maps: unnamed (memfd) ones, and /dev/shm names.
 void printRings() {
   std::FILE* maps = std::fopen("/proc/self/maps", "r");
@@ -333,6 +359,7 @@ int main(int argc, char** argv) {
                ? leaveEarly(std::atoi(argv[2]), argc > 3 ? std::atoi(argv[3]) : 0, argc > 4 && std::string(argv[4]) == "die",
                             argc > 4 && std::string(argv[4]) == "ending", argc > 4 && std::string(argv[4]) == "fail")
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
+           : mode == "compute-first" && argc > 2 ? computeFirst(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
            : mode == "slices"           ? printSlices()
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))

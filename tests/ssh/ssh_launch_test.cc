@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -339,6 +340,33 @@ TEST_CASE("SIGTERM to hvdrun stops every rank on every host and exits 143", "[ss
   REQUIRE(::kill(hvdrun, SIGTERM) == 0);
   CHECK(waitExit(hvdrun) == 143);
   CHECK(hvd::test::survivorsAfter(ranks, std::chrono::seconds(1)).empty());
+}
+
+TEST_CASE("Ctrl-Z on hvdrun holds every rank on every host until hvdrun is continued", "[ssh]") {
+  hvd::test::TempDir pids;
+  int hvdrun = startInBackground(sshJob(1, {kRank, "sleep", "4"}), pids.path(), 3);
+  auto ranks = hvd::test::readPidFiles(pids.path());
+  auto stateOf = [](int pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    auto close = stat.rfind(')');
+    return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
+  };
+  auto allIn = [&](auto pred) {
+    auto until = Clock::now() + std::chrono::seconds(5);
+    while (Clock::now() < until) {
+      if (std::all_of(ranks.begin(), ranks.end(), pred)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  };
+  REQUIRE(::kill(hvdrun, SIGTSTP) == 0);
+  CHECK(allIn([&](int pid) { return stateOf(pid) == 'T'; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(std::all_of(ranks.begin(), ranks.end(), [&](int pid) { return stateOf(pid) == 'T'; }));
+  REQUIRE(::kill(hvdrun, SIGCONT) == 0);
+  CHECK(allIn([&](int pid) { return stateOf(pid) != 'T'; }));
+  CHECK(waitExit(hvdrun) == 0);
 }
 
 TEST_CASE("arguments reach ranks on other hosts byte for byte and the secret is on no command line", "[ssh]") {

@@ -4,10 +4,14 @@
 // last one in wakes them all with one system call. No data moves and nothing spins, so
 // beside busy loops it is the wake-ups alone. Where the processes outnumber the cores they
 // ask for the 100 us slice our ranks ask for there (runtime/common/thread_slice.h).
+// --wait yield: the processes not last spin on the counter with sched_yield instead of
+// sleeping (nothing to wake). Beside busy loops its median is an idle call's, but the busy
+// loops then take their share in whole scheduler ticks, during which every call waits
+// (docs/benchmarks.md, 2026-11-25, a thirteenth session: the mean 2.5x the sleeping floor's).
 // Prints, as collective_perf --samples 1 does, each call's slowest process's time (us):
 //   #samples 0 us us ...       (1000 figures a line; "size" 0: no data)
 // for bench/contention_bench.sh's "floor" configuration.
-//   count_in_floor [--np 4] [--seconds 0.3]
+//   count_in_floor [--np 4] [--seconds 0.3] [--wait sleep|yield]
 #include <linux/futex.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -59,7 +63,7 @@ void futexWakeAll(std::atomic<uint32_t>& w) {
             nullptr, 0);
 }
 
-void runRank(Shared& s, int rank, int ranks, double seconds, bool shortSlice) {
+void runRank(Shared& s, int rank, int ranks, double seconds, bool shortSlice, bool yield) {
   if (shortSlice) {
     SchedAttr a{};
     a.size = sizeof a;
@@ -73,6 +77,8 @@ void runRank(Shared& s, int rank, int ranks, double seconds, bool shortSlice) {
       s.arrived.v.store(0);
       s.finished.v.store(call + 1);
       if (s.sleepers.v.load() > 0) futexWakeAll(s.finished.v);
+    } else if (yield) {
+      while (s.finished.v.load() == call) ::sched_yield();
     } else {
       s.sleepers.v.fetch_add(1);
       while (s.finished.v.load() == call) futexWait(s.finished.v, call);
@@ -94,12 +100,20 @@ void runRank(Shared& s, int rank, int ranks, double seconds, bool shortSlice) {
 int main(int argc, char** argv) {
   int ranks = 4;
   double seconds = 0.3;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool yield = false;
+  for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
-    if (flag == "--np") ranks = std::atoi(argv[i + 1]);
-    else if (flag == "--seconds") seconds = std::strtod(argv[i + 1], nullptr);
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "count_in_floor: %s needs a value\n", argv[i]);
+      return 2;
+    }
+    std::string value = argv[i + 1];
+    if (flag == "--np") ranks = std::atoi(value.c_str());
+    else if (flag == "--seconds") seconds = std::strtod(value.c_str(), nullptr);
+    else if (flag == "--wait" && (value == "sleep" || value == "yield")) yield = value == "yield";
     else {
-      std::fprintf(stderr, "count_in_floor: unknown argument '%s' (--np, --seconds)\n", argv[i]);
+      std::fprintf(stderr, "count_in_floor: unknown argument '%s %s' (--np N, --seconds S, --wait sleep|yield)\n",
+                   argv[i], argv[i + 1]);
       return 2;
     }
   }
@@ -125,7 +139,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (pid == 0) {
-      runRank(s, r, ranks, seconds, shortSlice);
+      runRank(s, r, ranks, seconds, shortSlice, yield);
       ::_exit(0);
     }
   }

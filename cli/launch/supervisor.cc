@@ -412,11 +412,8 @@ class Job {
   // once). Time stopped does not count against hvdrun's deadlines, but for the preemption
   // grace, which is the scheduler's clock.
   void holdJob() {
-    if (options_.onStop == SupervisorOptions::OnStop::kRanks) {
-      holdRanks(true);
-      return;
-    }
     holdRanks(true);
+    if (options_.onStop == SupervisorOptions::OnStop::kRanks) return;
     const auto stoppedAt = Clock::now();
     sigset_t tstp;
     sigemptyset(&tstp);
@@ -428,8 +425,8 @@ class Job {
     holdRanks(false);
   }
 
-  // Stops (hold) or continues every running rank; only ranks this supervisor held are
-  // continued, so a rank a user or debugger stopped on purpose stays stopped. Forked ranks
+  // Stops (hold) or continues every running rank. Only a hold is undone: a SIGCONT after a
+  // `kill -STOP` of hvdrun itself (which hvdrun cannot see) continues no rank. Forked ranks
   // get SIGSTOP: SIGTSTP's default action is dropped for their orphaned process groups.
   void holdRanks(bool hold) {
     if (!hold && !ranksHeld_) return;

@@ -121,7 +121,7 @@ TEST_CASE("Ctrl-Z on hvdrun stops every rank with it and continuing hvdrun conti
   REQUIRE(::pipe(out) == 0);
   pid_t hvdrun = spawnHvdrun({"-np", "2", kTestRank, "sleep", "3"},
                              environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "HVD_TEST_PIDDIR=" + pids.path()}),
-                             out[1]);
+                             out[1], /*asShellJob=*/true);
   ::close(out[1]);
   REQUIRE(waitFor([&] { return hvd::test::readPidFiles(pids.path()).size() == 2; }, 10s));
   auto ranks = hvd::test::readPidFiles(pids.path());
@@ -156,7 +156,7 @@ TEST_CASE("a job held by Ctrl-Z for longer than HVD_TIMEOUT finishes its collect
   pid_t hvdrun = spawnHvdrun({"-np", np, kCollectiveRank, "compute-first", "600"},
                              environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "HVD_TIMEOUT=2",
                                               std::string("HVD_SHARED_MEMORY=") + (tcp ? "0" : "1")}),
-                             out[1]);
+                             out[1], /*asShellJob=*/true);
   ::close(out[1]);
   std::string text;
   REQUIRE(readUntil(out[0], &text, "computing ", std::stoi(np), 20s));

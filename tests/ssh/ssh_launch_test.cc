@@ -102,8 +102,9 @@ std::vector<int> processesMentioning(const std::string& needle) {
 
 // hvdrun in the background with HVD_TEST_PIDDIR=pids; returns its pid once `count` ranks
 // have written their pid files.
-int startInBackground(const std::vector<std::string>& args, const std::string& pids, size_t count) {
-  int pid = hvd::test::spawnHvdrun(args, hvd::test::environmentWith({"HVD_TEST_PIDDIR=" + pids}));
+int startInBackground(const std::vector<std::string>& args, const std::string& pids, size_t count,
+                      bool asShellJob = false) {
+  int pid = hvd::test::spawnHvdrun(args, hvd::test::environmentWith({"HVD_TEST_PIDDIR=" + pids}), -1, asShellJob);
   auto deadline = Clock::now() + std::chrono::seconds(20);
   while (hvd::test::readPidFiles(pids).size() < count && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -344,7 +345,7 @@ TEST_CASE("SIGTERM to hvdrun stops every rank on every host and exits 143", "[ss
 
 TEST_CASE("Ctrl-Z on hvdrun holds every rank on every host until hvdrun is continued", "[ssh]") {
   hvd::test::TempDir pids;
-  int hvdrun = startInBackground(sshJob(1, {kRank, "sleep", "4"}), pids.path(), 3);
+  int hvdrun = startInBackground(sshJob(1, {kRank, "sleep", "4"}), pids.path(), 3, /*asShellJob=*/true);
   auto ranks = hvd::test::readPidFiles(pids.path());
   auto stateOf = [](int pid) {
     std::ifstream f("/proc/" + std::to_string(pid) + "/stat");

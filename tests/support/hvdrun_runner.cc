@@ -140,12 +140,15 @@ std::vector<int> readPidFiles(const std::string& dir) {
   return pids;
 }
 
-int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd) {
+int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd,
+                bool asShellJob) {
   std::vector<std::string> argv{HVD_HVDRUN_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
+  if (pid > 0 && asShellJob) ::setpgid(pid, pid);  // both sides, as shells do: whichever runs first
   if (pid == 0) {
+    if (asShellJob) ::setpgid(0, 0);
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(stdoutFd >= 0 ? stdoutFd : devnull, 1);
     ::dup2(devnull, 2);

@@ -198,3 +198,31 @@ TEST_CASE("the notice sent to the batch shell is forwarded by hvdrun, and ranks 
   run({"scancel", id});
   waitForEnd(id);
 }
+
+TEST_CASE("a job suspended by scontrol suspend for longer than HVD_TIMEOUT finishes its collectives once resumed",
+          "[cluster][sbatch]") {
+  // Gang scheduling and `scontrol suspend` stop every process of a job with SIGSTOP and
+  // continue it later: rank 0 is computing (0.6 s of its own CPU time) when the job is
+  // suspended for 4 s, and rank 1, waiting for it in an allreduce, has a 2 s timeout.
+  requireTestbed();
+  hvd::test::TempDir dir;
+  auto r = run({"sh", "-c",
+                "cd " + hvd::cli::shellQuote(dir.path()) + " && HVD_TIMEOUT=2 exec " +
+                    hvd::cli::shellJoin({kHvdrun, "sbatch", "--submit", "--nodes", "2", "--ntasks-per-node", "1",
+                                         "--job-name", "held", "--", kCollectiveRank, "compute-first", "600"})});
+  INFO(r.err);
+  REQUIRE(r.exitCode == 0);
+  const std::string id = r.out.substr(0, r.out.find('\n'));
+  const std::string out = dir.path() + "/held-" + id + ".out";
+  waitFor("both ranks to start computing", [&] { return countOf(readFile(out), "computing ") == 2; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto suspend = run({"scontrol", "suspend", id});
+  INFO(suspend.out << suspend.err);
+  REQUIRE(suspend.exitCode == 0);
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  REQUIRE(run({"scontrol", "resume", id}).exitCode == 0);
+  waitForEnd(id);
+  INFO(readFile(out) << readFile(dir.path() + "/held-" + id + ".err"));
+  CHECK(jobField(id, "JobState") == "COMPLETED");
+  CHECK(countOf(readFile(out), "]<stdout>:done ") == 2);
+}

@@ -15,15 +15,16 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/common/pause_clock.h"
+
 namespace hvd {
 
 class WaitDeadline {
  public:
   using Clock = std::chrono::steady_clock;
-  // A look that comes this much later than the sleep before it asked for was a pause. A
-  // process runnable but not run for a second beside other work is as good as stopped too:
-  // its peers are not late for that.
-  static constexpr std::chrono::milliseconds kPauseSlack{1000};
+  // A look this much later than the sleep before it asked for (pause_clock.h): the peers
+  // are not late for the time this process did not run.
+  static constexpr std::chrono::milliseconds kPauseSlack = hvd::kPauseSlack;
   static constexpr std::chrono::milliseconds kLongestSleep{1000};
 
   WaitDeadline(Clock::duration timeout, Clock::time_point now) : timeout_(timeout) { restart(now); }
@@ -38,7 +39,10 @@ class WaitDeadline {
   // the time this process ran.
   bool passed(Clock::time_point now) {
     const Clock::duration over = now - last_ - asked_;
-    if (over > kPauseSlack) at_ += over;
+    if (over > kPauseSlack) {
+      at_ += over;
+      notePause(now - over, now);
+    }
     last_ = now;
     asked_ = Clock::duration::zero();
     return now >= at_;

@@ -17,6 +17,7 @@
 #include "runtime/backends/gather_bytes.h"
 #include "runtime/common/log.h"
 #include "runtime/engine/fusion_plan.h"
+#include "runtime/common/pause_clock.h"
 #include "runtime/engine/stall_inspector.h"
 #include "runtime/engine/wire.h"
 
@@ -33,6 +34,7 @@ struct Engine::Operation {
   void* out = nullptr;
   std::uint64_t outBytes = 0;
   Clock::time_point submitted;
+  Clock::duration pausedBefore{};  // pausedSoFar() at submission: a stall's age leaves pauses out
   Status status;  // written before done
   Gathered gathered;
   std::atomic<bool> done{false};
@@ -199,6 +201,7 @@ Result<HandleId> Engine::submit(Submission s) {
   op->out = s.out;
   op->outBytes = s.outBytes;
   op->submitted = Clock::now();
+  op->pausedBefore = pausedSoFar();
   std::unique_lock<std::mutex> lock(queueMutex_);
   if (!stopped_.isOk()) {
     Status why = stopped_;
@@ -264,7 +267,9 @@ void Engine::waitFor(const std::shared_ptr<Operation>& op) {
   }
   std::unique_lock<std::mutex> lock(doneMutex_);
   while (!op->done.load(std::memory_order_acquire)) {
+    const auto asleepAt = Clock::now();
     done_.wait_for(lock, std::chrono::milliseconds(100), [&] { return op->done.load(std::memory_order_acquire); });
+    noteLateWake(asleepAt, std::chrono::milliseconds(100));  // a stopped job (pause_clock.h)
   }
 }
 
@@ -310,7 +315,9 @@ void Engine::threadMain() {
     bool pendingHere = false, kicked = false;
     {
       std::unique_lock<std::mutex> lock(queueMutex_);
+      const auto asleepAt = Clock::now();
       wake_.wait_until(lock, next, [&] { return !running_.load() || kick_; });
+      noteLateWake(asleepAt, std::max(next - asleepAt, Clock::duration::zero()));  // a stopped job (pause_clock.h)
       kicked = kick_;
       kick_ = false;
       pendingHere = !incoming_.empty();
@@ -602,12 +609,17 @@ Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& an
 
 Status Engine::runStallCheck() {
   auto now = Clock::now();
+  const Clock::duration paused = pausedSoFar();
+  // How long a request has waited while this process ran: a job held as a whole (Ctrl-Z,
+  // scontrol suspend) past the stall times has not stalled.
+  auto waited = [&](const Operation& op) {
+    return std::chrono::duration<double>(now - op.submitted - (paused - op.pausedBefore)).count();
+  };
   WireWriter w;
   std::vector<std::pair<std::string, double>> items;
-  for (const auto& [name, op] : named_) items.emplace_back(name, std::chrono::duration<double>(now - op->submitted).count());
+  for (const auto& [name, op] : named_) items.emplace_back(name, waited(*op));
   for (size_t i = 0; i < unnamed_.size(); ++i) {
-    items.emplace_back("unnamed collective #" + std::to_string(unnamedRun_ + i + 1),
-                       std::chrono::duration<double>(now - unnamed_[i]->submitted).count());
+    items.emplace_back("unnamed collective #" + std::to_string(unnamedRun_ + i + 1), waited(*unnamed_[i]));
   }
   w.u64(items.size());
   for (const auto& [name, waited] : items) {

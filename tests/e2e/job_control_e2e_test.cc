@@ -176,3 +176,32 @@ TEST_CASE("a job held by Ctrl-Z for longer than HVD_TIMEOUT finishes its collect
           std::string::npos);
   }
 }
+
+TEST_CASE("a job held by Ctrl-Z past the stall shutdown time neither warns of a stall nor shuts down once continued",
+          "[e2e][mp]") {
+  // Rank 1 waits for computing rank 0 in an allreduce, as above; the stall inspector warns
+  // after 2 s of that and ends the job (exit 119) after 3, and the job is held for 4 s.
+  hvd::test::TempDir logs;
+  int out[2];
+  REQUIRE(::pipe(out) == 0);
+  pid_t hvdrun = spawnHvdrun({"-np", "2", "--output-filename", logs.path(), kCollectiveRank, "compute-first", "600"},
+                             environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "HOROVOD_STALL_CHECK_TIME_SECONDS=2",
+                                              "HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=3"}),
+                             out[1], /*asShellJob=*/true);
+  ::close(out[1]);
+  std::string text;
+  REQUIRE(readUntil(out[0], &text, "computing ", 2, 20s));
+  std::this_thread::sleep_for(100ms);
+  ::kill(hvdrun, SIGTSTP);
+  for (pid_t rank : ranksOf(hvdrun)) CHECK(waitFor([&] { return stateOf(rank) == 'T'; }, 3s));
+  std::this_thread::sleep_for(4s);
+  ::kill(hvdrun, SIGCONT);
+  int status = finish(hvdrun, out[0], &text, 30s);
+  std::ifstream err(logs.path() + "/rank.0/stderr");
+  std::string stderr0((std::istreambuf_iterator<char>(err)), {});
+  INFO(text << stderr0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(stderr0.find("stall") == std::string::npos);
+  CHECK(text.find("[1]<stdout>:done 1 3 2\n") != std::string::npos);
+}

@@ -15,6 +15,7 @@
 #include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/hex.h"
 #include "runtime/common/log.h"
+#include "runtime/common/pause_clock.h"
 #include "runtime/common/sha256.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/common/thread_slice.h"
@@ -404,7 +405,9 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, WaitDeadline& deadline
     if (!ready) {
       policy_.asleep();
       deadline.sleeping(kDeathCheck);
+      const auto asleepAt = Clock::now();
       sleepWhileAllSet({words, n}, kDeathCheck);
+      noteLateWake(asleepAt, kDeathCheck);
       policy_.awake();
     }
     if (shmRecv) in->shmIn->readerAwake();
@@ -420,7 +423,9 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, WaitDeadline& deadline
   if (in) inIndex = n, fds[n++] = {in->socket.fd(), POLLIN, 0};
   if (out) outIndex = n, fds[n++] = {out->socket.fd(), static_cast<short>(shmSend ? POLLIN : POLLOUT), 0};
   if (pollMs != 0) policy_.asleep();
+  const auto pollAt = pollMs != 0 ? Clock::now() : Clock::time_point{};
   int rc = ::poll(fds, static_cast<nfds_t>(n), pollMs);
+  if (pollMs != 0) noteLateWake(pollAt, std::chrono::milliseconds(pollMs));
   if (pollMs != 0) policy_.awake();
   if (rc < 0 && errno != EINTR) return fail(systemError("poll"));
   if (rc <= 0) return Status::ok();
@@ -454,7 +459,9 @@ Status TcpTransport::waitShared(const SharedWait& wait) {
     if (std::optional<SleepOn> on = wait.maySleep()) {
       policy_.asleep();
       deadline.sleeping(kDeathCheck);
+      const auto asleepAt = Clock::now();
       sleepWhileEqual(*on->word, on->value, kDeathCheck);
+      noteLateWake(asleepAt, kDeathCheck);
       policy_.awake();
       wait.awake();
     }

@@ -16,8 +16,8 @@
 
 #include "runtime/backends/gather_bytes.h"
 #include "runtime/common/log.h"
-#include "runtime/engine/fusion_plan.h"
 #include "runtime/common/pause_clock.h"
+#include "runtime/engine/fusion_plan.h"
 #include "runtime/engine/stall_inspector.h"
 #include "runtime/engine/wire.h"
 

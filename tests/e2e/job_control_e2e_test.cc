@@ -38,11 +38,6 @@ std::string statTail(pid_t pid) {
   return close == std::string::npos ? "" : all.substr(close + 2);
 }
 
-char stateOf(pid_t pid) {
-  std::string tail = statTail(pid);
-  return tail.empty() ? '?' : tail[0];
-}
-
 std::string commOf(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
   std::string comm;
@@ -127,16 +122,16 @@ TEST_CASE("Ctrl-Z on hvdrun stops every rank with it and continuing hvdrun conti
   auto ranks = hvd::test::readPidFiles(pids.path());
 
   ::kill(hvdrun, SIGTSTP);
-  CHECK(waitFor([&] { return stateOf(hvdrun) == 'T'; }, 3s));
+  CHECK(waitFor([&] { return hvd::test::processState(hvdrun) == 'T'; }, 3s));
   for (pid_t rank : ranks) {
-    INFO("rank process " << rank << " state " << stateOf(rank));
-    CHECK(waitFor([&] { return stateOf(rank) == 'T'; }, 3s));
+    INFO("rank process " << rank << " state " << hvd::test::processState(rank));
+    CHECK(waitFor([&] { return hvd::test::processState(rank) == 'T'; }, 3s));
   }
   std::this_thread::sleep_for(1s);
-  for (pid_t rank : ranks) CHECK(stateOf(rank) == 'T');
+  for (pid_t rank : ranks) CHECK(hvd::test::processState(rank) == 'T');
 
   ::kill(hvdrun, SIGCONT);
-  CHECK(waitFor([&] { return stateOf(ranks[0]) != 'T' && stateOf(ranks[1]) != 'T'; }, 3s));
+  CHECK(waitFor([&] { return hvd::test::processState(ranks[0]) != 'T' && hvd::test::processState(ranks[1]) != 'T'; }, 3s));
   std::string text;
   int status = finish(hvdrun, out[0], &text, 20s);
   INFO(text);
@@ -163,7 +158,7 @@ TEST_CASE("a job held by Ctrl-Z for longer than HVD_TIMEOUT finishes its collect
   std::this_thread::sleep_for(100ms);  // the others into their wait
   ::kill(hvdrun, SIGTSTP);
   auto ranks = ranksOf(hvdrun);
-  for (pid_t rank : ranks) CHECK(waitFor([&] { return stateOf(rank) == 'T'; }, 3s));
+  for (pid_t rank : ranks) CHECK(waitFor([&] { return hvd::test::processState(rank) == 'T'; }, 3s));
   std::this_thread::sleep_for(3s);
   ::kill(hvdrun, SIGCONT);
   int status = finish(hvdrun, out[0], &text, 30s);
@@ -193,7 +188,7 @@ TEST_CASE("a job held by Ctrl-Z past the stall shutdown time neither warns of a 
   REQUIRE(readUntil(out[0], &text, "computing ", 2, 20s));
   std::this_thread::sleep_for(100ms);
   ::kill(hvdrun, SIGTSTP);
-  for (pid_t rank : ranksOf(hvdrun)) CHECK(waitFor([&] { return stateOf(rank) == 'T'; }, 3s));
+  for (pid_t rank : ranksOf(hvdrun)) CHECK(waitFor([&] { return hvd::test::processState(rank) == 'T'; }, 3s));
   std::this_thread::sleep_for(4s);
   ::kill(hvdrun, SIGCONT);
   int status = finish(hvdrun, out[0], &text, 30s);

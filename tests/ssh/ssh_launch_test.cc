@@ -347,12 +347,6 @@ TEST_CASE("Ctrl-Z on hvdrun holds every rank on every host until hvdrun is conti
   hvd::test::TempDir pids;
   int hvdrun = startInBackground(sshJob(1, {kRank, "sleep", "4"}), pids.path(), 3, /*asShellJob=*/true);
   auto ranks = hvd::test::readPidFiles(pids.path());
-  auto stateOf = [](int pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    auto close = stat.rfind(')');
-    return close == std::string::npos || close + 2 >= stat.size() ? '?' : stat[close + 2];
-  };
   auto allIn = [&](auto pred) {
     auto until = Clock::now() + std::chrono::seconds(5);
     while (Clock::now() < until) {
@@ -362,11 +356,11 @@ TEST_CASE("Ctrl-Z on hvdrun holds every rank on every host until hvdrun is conti
     return false;
   };
   REQUIRE(::kill(hvdrun, SIGTSTP) == 0);
-  CHECK(allIn([&](int pid) { return stateOf(pid) == 'T'; }));
+  CHECK(allIn([&](int pid) { return hvd::test::processState(pid) == 'T'; }));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  CHECK(std::all_of(ranks.begin(), ranks.end(), [&](int pid) { return stateOf(pid) == 'T'; }));
+  CHECK(std::all_of(ranks.begin(), ranks.end(), [&](int pid) { return hvd::test::processState(pid) == 'T'; }));
   REQUIRE(::kill(hvdrun, SIGCONT) == 0);
-  CHECK(allIn([&](int pid) { return stateOf(pid) != 'T'; }));
+  CHECK(allIn([&](int pid) { return hvd::test::processState(pid) != 'T'; }));
   CHECK(waitExit(hvdrun) == 0);
 }
 

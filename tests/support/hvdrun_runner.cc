@@ -96,15 +96,18 @@ std::string withoutThreadNote(const std::string& err) {
 
 std::string hostName() { return cli::hostName(); }
 
-bool processGone(int pid) {
+char processState(int pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return true;
+  if (!stat) return '?';
   std::string content((std::istreambuf_iterator<char>(stat)), {});
   // The state follows the last ')' (the command name may itself contain parentheses).
   auto close = content.rfind(')');
-  if (close == std::string::npos || close + 2 >= content.size()) return true;
-  char state = content[close + 2];
-  return state == 'Z' || state == 'X';
+  return close == std::string::npos || close + 2 >= content.size() ? '?' : content[close + 2];
+}
+
+bool processGone(int pid) {
+  char state = processState(pid);
+  return state == '?' || state == 'Z' || state == 'X';
 }
 
 TempDir::TempDir() {

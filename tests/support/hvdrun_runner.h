@@ -40,6 +40,9 @@ std::vector<size_t> stdoutLineLengths(const std::string& out, int rank);
 // This machine's hostname, as hvdrun sees it.
 std::string hostName();
 
+// /proc/PID/stat's state letter (R, S, D, T stopped, Z, ...), '?' when there is no such process.
+char processState(int pid);
+
 // True when no live process has this pid (zombies count as gone: init may reap late).
 bool processGone(int pid);
 

@@ -1,8 +1,9 @@
-// runtime/common/pause_clock.cc: the merged stretches. A mutex: pauses are noted seldom, and
-// pausedSoFar() is read once per submission and stall check, never per byte.
+// runtime/common/pause_clock.cc: the merged stretches. Noting takes a mutex (pauses are
+// seldom); reading the total, once per engine submission, is one atomic load.
 #include "runtime/common/pause_clock.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 namespace hvd {
@@ -10,7 +11,7 @@ namespace {
 
 std::mutex mutex;
 PauseClockTime lastEnd{};
-std::chrono::steady_clock::duration total{};
+std::atomic<std::chrono::steady_clock::rep> total{0};
 
 }  // namespace
 
@@ -20,7 +21,7 @@ void notePause(PauseClockTime from, PauseClockTime to) {
   // stretch overlapping it counts from there on.
   from = std::max(from, lastEnd);
   if (to <= from) return;
-  total += to - from;
+  total.fetch_add((to - from).count(), std::memory_order_relaxed);
   lastEnd = to;
 }
 
@@ -30,8 +31,7 @@ void noteLateWake(PauseClockTime start, std::chrono::steady_clock::duration aske
 }
 
 std::chrono::steady_clock::duration pausedSoFar() {
-  std::lock_guard<std::mutex> lock(mutex);
-  return total;
+  return std::chrono::steady_clock::duration(total.load(std::memory_order_relaxed));
 }
 
 }  // namespace hvd

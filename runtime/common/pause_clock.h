@@ -11,6 +11,8 @@
 #pragma once
 
 #include <chrono>
+#include <type_traits>
+#include <utility>
 
 namespace hvd {
 
@@ -27,6 +29,19 @@ void notePause(PauseClockTime from, PauseClockTime to);
 // (a collective's waits, the engine's cycle waits): after the wake-up the bytes may already
 // be there, and nothing else would look at the clock.
 void noteLateWake(PauseClockTime start, std::chrono::steady_clock::duration asked);
+// sleep(), which asks to sleep at most `asked`, with noteLateWake around it; its result.
+template <typename Sleep>
+auto sleepNoticingPause(std::chrono::steady_clock::duration asked, Sleep&& sleep) {
+  const PauseClockTime start = std::chrono::steady_clock::now();
+  if constexpr (std::is_void_v<std::invoke_result_t<Sleep>>) {
+    std::forward<Sleep>(sleep)();
+    noteLateWake(start, asked);
+  } else {
+    auto result = std::forward<Sleep>(sleep)();
+    noteLateWake(start, asked);
+    return result;
+  }
+}
 // The pauses noted so far, together.
 std::chrono::steady_clock::duration pausedSoFar();
 

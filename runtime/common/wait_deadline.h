@@ -22,9 +22,6 @@ namespace hvd {
 class WaitDeadline {
  public:
   using Clock = std::chrono::steady_clock;
-  // A look this much later than the sleep before it asked for (pause_clock.h): the peers
-  // are not late for the time this process did not run.
-  static constexpr std::chrono::milliseconds kPauseSlack = hvd::kPauseSlack;
   static constexpr std::chrono::milliseconds kLongestSleep{1000};
 
   WaitDeadline(Clock::duration timeout, Clock::time_point now) : timeout_(timeout) { restart(now); }
@@ -39,7 +36,7 @@ class WaitDeadline {
   // the time this process ran.
   bool passed(Clock::time_point now) {
     const Clock::duration over = now - last_ - asked_;
-    if (over > kPauseSlack) {
+    if (over > kPauseSlack) {  // pause_clock.h: the peers are not late for it
       at_ += over;
       notePause(now - over, now);
     }

@@ -267,9 +267,10 @@ void Engine::waitFor(const std::shared_ptr<Operation>& op) {
   }
   std::unique_lock<std::mutex> lock(doneMutex_);
   while (!op->done.load(std::memory_order_acquire)) {
-    const auto asleepAt = Clock::now();
-    done_.wait_for(lock, std::chrono::milliseconds(100), [&] { return op->done.load(std::memory_order_acquire); });
-    noteLateWake(asleepAt, std::chrono::milliseconds(100));  // a stopped job (pause_clock.h)
+    auto done = [&] { return op->done.load(std::memory_order_acquire); };
+    sleepNoticingPause(std::chrono::milliseconds(100), [&] {  // a stopped job (pause_clock.h)
+      return done_.wait_for(lock, std::chrono::milliseconds(100), done);
+    });
   }
 }
 
@@ -315,9 +316,9 @@ void Engine::threadMain() {
     bool pendingHere = false, kicked = false;
     {
       std::unique_lock<std::mutex> lock(queueMutex_);
-      const auto asleepAt = Clock::now();
-      wake_.wait_until(lock, next, [&] { return !running_.load() || kick_; });
-      noteLateWake(asleepAt, std::max(next - asleepAt, Clock::duration::zero()));  // a stopped job (pause_clock.h)
+      sleepNoticingPause(std::max(next - Clock::now(), Clock::duration::zero()), [&] {  // a stopped job (pause_clock.h)
+        return wake_.wait_until(lock, next, [&] { return !running_.load() || kick_; });
+      });
       kicked = kick_;
       kick_ = false;
       pendingHere = !incoming_.empty();

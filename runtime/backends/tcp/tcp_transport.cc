@@ -405,9 +405,7 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, WaitDeadline& deadline
     if (!ready) {
       policy_.asleep();
       deadline.sleeping(kDeathCheck);
-      const auto asleepAt = Clock::now();
-      sleepWhileAllSet({words, n}, kDeathCheck);
-      noteLateWake(asleepAt, kDeathCheck);
+      sleepNoticingPause(kDeathCheck, [&] { return sleepWhileAllSet({words, n}, kDeathCheck); });
       policy_.awake();
     }
     if (shmRecv) in->shmIn->readerAwake();
@@ -423,9 +421,8 @@ Status TcpTransport::waitForProgress(Link* out, Link* in, WaitDeadline& deadline
   if (in) inIndex = n, fds[n++] = {in->socket.fd(), POLLIN, 0};
   if (out) outIndex = n, fds[n++] = {out->socket.fd(), static_cast<short>(shmSend ? POLLIN : POLLOUT), 0};
   if (pollMs != 0) policy_.asleep();
-  const auto pollAt = pollMs != 0 ? Clock::now() : Clock::time_point{};
-  int rc = ::poll(fds, static_cast<nfds_t>(n), pollMs);
-  if (pollMs != 0) noteLateWake(pollAt, std::chrono::milliseconds(pollMs));
+  int rc = sleepNoticingPause(std::chrono::milliseconds(pollMs),
+                              [&] { return ::poll(fds, static_cast<nfds_t>(n), pollMs); });
   if (pollMs != 0) policy_.awake();
   if (rc < 0 && errno != EINTR) return fail(systemError("poll"));
   if (rc <= 0) return Status::ok();
@@ -459,9 +456,7 @@ Status TcpTransport::waitShared(const SharedWait& wait) {
     if (std::optional<SleepOn> on = wait.maySleep()) {
       policy_.asleep();
       deadline.sleeping(kDeathCheck);
-      const auto asleepAt = Clock::now();
-      sleepWhileEqual(*on->word, on->value, kDeathCheck);
-      noteLateWake(asleepAt, kDeathCheck);
+      sleepNoticingPause(kDeathCheck, [&] { return sleepWhileEqual(*on->word, on->value, kDeathCheck); });
       policy_.awake();
       wait.awake();
     }

@@ -21,8 +21,8 @@
 #include "runtime/backends/tcp/wait_policy.h"
 #include "runtime/backends/tcp/wake_word.h"
 #include "runtime/common/socket.h"
-#include "runtime/common/wait_deadline.h"
 #include "runtime/common/store.h"
+#include "runtime/common/wait_deadline.h"
 
 namespace hvd::backends::tcp {
 

@@ -525,6 +525,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
                      .executable = executable,
                      .argv = o.program,
                      .env = inheritedEnvironment(rankEnv),
+                     .emptyStdin = o.stdinRank != r.where.rank,
                      .cpus = pinned});
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
@@ -700,6 +701,25 @@ void mergeTimeline(const std::string& path, int ranks) {
   for (size_t i = 1; i < traces.size(); ++i) std::remove(traces[i].c_str());
 }
 
+// --stdin names a rank of this job. Over ssh every rank reads /dev/null (the connection
+// carries the agent's orders, and nothing forwards hvdrun's stdin): a rank named
+// explicitly would read none of what the user meant it to.
+void checkStdinRank(const Options& o, const Plan& plan, bool overSsh) {
+  const int ranks = static_cast<int>(plan.ranks.size());
+  if (o.stdinRank && *o.stdinRank >= ranks) {
+    throw UserError(ExitCode::kUsage,
+                    fmt::format("--stdin {}: the job has {} ranks (0-{})", *o.stdinRank, ranks, ranks - 1),
+                    "name one of the job's ranks, or none");
+  }
+  if (o.stdinRank && o.stdinGiven && overSsh) {
+    throw UserError(ExitCode::kUsage,
+                    fmt::format("--stdin {}: ranks started over ssh read an empty stdin; hvdrun does not forward "
+                                "its own to other hosts",
+                                *o.stdinRank),
+                    "give the program a file to open instead (on a file system every host sees)");
+  }
+}
+
 int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const char* path = std::getenv("PATH");
   auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
@@ -715,6 +735,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   // mpirun's ranks have Slurm and Open MPI. Forked before the rendezvous server's threads.
   const bool overSsh = !o.useMpi && plan.source != HostSource::kSlurm && ranksElsewhere(plan);
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
+  checkStdinRank(o, plan, overSsh);
   std::optional<SshLaunch> ssh;
   if (overSsh) ssh = sshLaunchFor(o);
   std::optional<Guardian> guardian;

@@ -67,6 +67,24 @@ std::set<int> parseRankList(const std::string& option, const std::string& text) 
   return ranks;
 }
 
+// --stdin RANK or none. No "all": a pipe or terminal can be read once, and copying it to
+// every rank would hold what the slowest reader has not taken yet.
+void parseStdinTarget(const std::string& text, Options& o) {
+  o.stdinGiven = true;
+  if (text == "none") {
+    o.stdinRank.reset();
+    return;
+  }
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
+    throw UserError(ExitCode::kUsage, "--stdin expects a rank or 'none', got '" + text + "'",
+                    "one rank reads hvdrun's stdin (0 unless --stdin names another), the others read an empty one; "
+                    "for input every rank reads, give the program a file to open");
+  }
+  o.stdinRank = value;
+}
+
 std::chrono::milliseconds parseSeconds(const std::string& option, const std::string& text) {
   double seconds = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
@@ -146,7 +164,7 @@ struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
-  std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo;
+  std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
   bool noPrefix = false, noStallCheck = false, timelineMarkCycles = false;
 };
 
@@ -279,6 +297,8 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--max-line-kb", raw.maxLineKb,
                  "Cut a rank's output line longer than this many KiB into lines of that size (default 1024)")
       ->group("Output")->type_name("KB");
+  app.add_option("--stdin", raw.stdinTarget, "The rank that reads hvdrun's stdin, or none (default 0; the others read an empty one)")
+      ->group("Output")->type_name("RANK");
   app.add_option("--start-timeout", raw.startTimeout,
                  "Seconds for every rank to reach the runtime's rendezvous once one has (default 30; 0: off)")
       ->group("Supervision")->type_name("SECONDS");
@@ -557,6 +577,7 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     o.bindTo = *bind;
   }
   if (!raw.maxLineKb.empty()) o.maxLineBytes = size_t{1024} * parseIntIn("--max-line-kb", raw.maxLineKb, 1, 1 << 20);
+  if (!raw.stdinTarget.empty()) parseStdinTarget(raw.stdinTarget, o);
   if (!raw.startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", raw.startTimeout);
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
   if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);

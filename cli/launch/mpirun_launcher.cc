@@ -17,7 +17,7 @@ MpirunCommand mpirunLaunchCommand(const Plan& plan, const Options& o, const std:
   // The plan's own mpirun line (-np, -H, -bind-to none -map-by slot, interfaces, -x for
   // shared variables), running the shim instead of the program.
   c.argv = mpirunCommand(plan, shim);
-  std::vector<std::string> extra{"--tag-output"};
+  std::vector<std::string> extra{"--tag-output", "--stdin", o.stdinRank ? std::to_string(*o.stdinRank) : "none"};
   if (asRoot) extra.push_back("--allow-run-as-root");
   c.env = {"HVD_PLAN_HOSTS=" + planHostsSpec(plan)};
   if (std::string gpus = planGpusSpec(plan); !gpus.empty()) c.env.push_back("HVD_PLAN_GPUS=" + gpus);

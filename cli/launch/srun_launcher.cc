@@ -25,6 +25,8 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
             "--quit-on-interrupt"};
   // A second step inside a running one (srun inside srun) would wait for free CPUs forever.
   if (insideStep) c.argv.push_back("--overlap");
+  // srun copies its stdin to every task unless told otherwise; hvdrun gives it to one.
+  c.argv.push_back("--input=" + (o.stdinRank ? std::to_string(*o.stdinRank) : std::string("none")));
   // MPI programs started by srun get their ranks and addresses from Slurm's PMIx server.
   if (o.pmix) c.argv.push_back("--mpi=pmix");
   // Slurm's own binding (its task/affinity plugin): each task to the cores it was given.

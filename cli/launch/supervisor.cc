@@ -110,6 +110,15 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   } while (got < 0 && errno == EINTR);
   if (got != 1) _exit(127);  // hvdrun died first
   if (inFd >= 0) ::dup2(inFd, STDIN_FILENO);
+  if (spec.emptyStdin) {
+    int none = ::open("/dev/null", O_RDONLY);
+    if (none < 0 || ::dup2(none, STDIN_FILENO) < 0) {
+      int error = errno;
+      (void)!::write(errorFd, &error, sizeof error);  // reported as the exec's failure
+      _exit(127);
+    }
+    if (none != STDIN_FILENO) ::close(none);
+  }
   // Planned from CPUs hvdrun may use, so this fails only if they went offline meanwhile:
   // then the rank runs unpinned, as with --bind-to none.
   if (cpus != nullptr) (void)::sched_setaffinity(0, sizeof *cpus, cpus);

@@ -29,6 +29,8 @@ struct RankProcess {
   // carries this job first and then the signals hvdrun passes on (all but SIGKILL, which
   // ends the process itself, and with it the connection). Empty: stdin is hvdrun's own.
   std::optional<std::string> agentInput{};
+  // stdin from /dev/null instead of hvdrun's own (--stdin chose another rank, or none).
+  bool emptyStdin = false;
   // The CPUs the process is pinned to before exec (--bind-to); empty: left as hvdrun's.
   std::vector<int> cpus{};
   // A host agent: the ranks it runs (where the supervisor looks for a rank's process).

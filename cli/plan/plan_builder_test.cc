@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cli/plan/plan.h"
+#include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/srun_launcher.h"
 #include "cli/options.h"
 #include "cli/plan/plan_output.h"
@@ -272,6 +273,27 @@ TEST_CASE("binding to cores or sockets reaches srun as its --cpu-bind and nothin
   // srun places tasks that outnumber their cores itself; there is no overload qualifier.
   CHECK(argsOf(hvd::cli::BindTo::kCoreOverloadAllowed).find(" --cpu-bind=cores ") != std::string::npos);
   CHECK(argsOf(hvd::cli::BindTo::kNone).find("--cpu-bind") == std::string::npos);
+}
+
+TEST_CASE("the rank --stdin names reaches srun as --input and mpirun as --stdin and none as none", "[unit][plan]") {
+  PlanRequest r;
+  r.hostList = "a:2";
+  Options o;
+  auto joined = [](const std::vector<std::string>& argv) {
+    std::string all;
+    for (const auto& a : argv) all += a + " ";
+    return all;
+  };
+  auto srunArgs = [&] { return joined(srunCommand(planOf(r), o, "/bin/hvdrun", "/tmp/hosts", {}, false).argv); };
+  auto mpirunArgs = [&] { return joined(mpirunLaunchCommand(planOf(r), o, "/bin/hvdrun", {}, false).argv); };
+  CHECK(srunArgs().find(" --input=0 ") != std::string::npos);
+  CHECK(mpirunArgs().find(" --stdin 0 ") != std::string::npos);
+  o.stdinRank = 1;
+  CHECK(srunArgs().find(" --input=1 ") != std::string::npos);
+  CHECK(mpirunArgs().find(" --stdin 1 ") != std::string::npos);
+  o.stdinRank.reset();
+  CHECK(srunArgs().find(" --input=none ") != std::string::npos);
+  CHECK(mpirunArgs().find(" --stdin none ") != std::string::npos);
 }
 
 TEST_CASE("the formats render the same plan", "[unit][plan]") {

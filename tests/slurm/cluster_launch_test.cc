@@ -179,6 +179,29 @@ TEST_CASE("arguments reach ranks on other nodes verbatim through srun", "[cluste
   }
 }
 
+TEST_CASE("through srun and mpirun only the rank --stdin names reads hvdrun's stdin and it may be on another node",
+          "[cluster][launch][mpi]") {
+  requireTestbed();
+  for (bool mpi : {false, true}) {
+    INFO((mpi ? "mpirun" : "srun"));
+    std::vector<std::string> command{kHvdrun, "--stdin", "2"};
+    if (mpi) command.push_back("--mpi");
+    command.insert(command.end(), {"sh", "-c", "echo \"read $HOROVOD_RANK $(hostname):$(tr '\\n' ' ')\""});
+    std::vector<std::string> argv{"salloc", "-N3", "-n3"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    hvd::cli::RunOptions options;
+    options.timeout = std::chrono::seconds(60);
+    options.stdinText = "p\nq\n";
+    auto run = hvd::cli::runAndCapture(argv, options);
+    REQUIRE(run.isOk());
+    INFO(run->out << run->err);
+    REQUIRE(run->exitCode == 0);
+    CHECK(run->out.find("[2]<stdout>:read 2 node03:p q \n") != std::string::npos);
+    CHECK(run->out.find("[0]<stdout>:read 0 node01:\n") != std::string::npos);
+    CHECK(run->out.find("[1]<stdout>:read 1 node02:\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("when hvdrun is SIGKILLed inside a live allocation, no rank survives on any node", "[cluster][launch]") {
   requireTestbed();
   hvd::test::TempDir dir;

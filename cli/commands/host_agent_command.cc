@@ -194,6 +194,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
 
   SupervisorOptions supervision;
   supervision.prefixOutput = true;  // hvdrun reads the rank from the prefix
+  supervision.showOpenLines = false;  // a prompt left open would run into a failure record
   supervision.rankCount = static_cast<int>(ranks.size());
   supervision.killGrace = job.killGrace;
   supervision.maxLineBytes = static_cast<size_t>(job.maxLineBytes);

@@ -24,7 +24,8 @@ class LineSplitter {
 
   // Appends bytes and calls onLine(line, end) (or onLine(line)) for each line completed,
   // without its end: '\n', or '\r' for a redrawn piece (splitAtCarriageReturn); a line cut
-  // at the limit ends in '\n'.
+  // at the limit ends in '\n'. After flushPiece gave a line's beginning (kOpenEnd), the
+  // next piece is the rest of that line.
   template <typename OnLine>
   void feed(std::string_view bytes, OnLine&& onLine) {
     size_t start = 0;
@@ -97,6 +98,24 @@ class LineSplitter {
   void flushRedraw(OnLine&& onLine) {
     if (!holdsRedraw()) return;
     deliver(onLine, std::string_view(pending_), '\r');
+    pending_.clear();
+  }
+
+  // The end of a piece flushPiece gives out of a line not ended yet: the rest of that line
+  // comes as the next piece.
+  static constexpr char kOpenEnd = '\0';
+
+  // Bytes held for an end that has not come: a redraw begun (holdsRedraw), or a line begun
+  // without its newline, a prompt above all ("name? ", pdb's "(Pdb) "), which a rank then
+  // waits at and which would show only after the user had answered it. A '\r' last byte
+  // is still waiting for its next to tell a redraw from a CRLF.
+  bool holdsPiece() const { return !pending_.empty() && pending_.back() != '\r'; }
+
+  // Gives what holdsPiece holds: a redraw with '\r', a line's beginning with kOpenEnd.
+  template <typename OnLine>
+  void flushPiece(OnLine&& onLine) {
+    if (!holdsPiece()) return;
+    deliver(onLine, std::string_view(pending_), afterRedraw_ ? '\r' : kOpenEnd);
     pending_.clear();
   }
 

@@ -91,3 +91,23 @@ TEST_CASE("a redraw that has begun can be flushed before the next one, and a new
   splitter.feed("\r 20%|\n", collect);
   CHECK(got == std::vector<std::pair<std::string, char>>{{"epoch 1 starts", '\n'}, {"", '\r'}, {" 10%", '\r'}, {"", '\r'}, {" 20%|", '\n'}});
 }
+
+TEST_CASE("a line begun without its end can be given out open and its rest comes as the next piece", "[unit]") {
+  std::vector<std::pair<std::string, char>> got;
+  auto collect = [&](std::string_view line, char end) { got.emplace_back(std::string(line), end); };
+  LineSplitter splitter(1024, true);
+  CHECK_FALSE(splitter.holdsPiece());
+  splitter.feed("(Pdb) ", collect);
+  CHECK(splitter.holdsPiece());
+  splitter.flushPiece(collect);
+  CHECK_FALSE(splitter.holdsPiece());
+  splitter.flushPiece(collect);  // nothing held: nothing given
+  splitter.feed("42\nname? ", collect);
+  splitter.feed("\r", collect);
+  CHECK_FALSE(splitter.holdsPiece());  // a '\r' last: a redraw or a CRLF, not known yet
+  splitter.feed(" 10%", collect);
+  CHECK(splitter.holdsPiece());
+  splitter.flushPiece(collect);  // after a redraw, a redraw
+  CHECK(got == std::vector<std::pair<std::string, char>>{
+                   {"(Pdb) ", LineSplitter::kOpenEnd}, {"42", '\n'}, {"name? ", '\r'}, {" 10%", '\r'}});
+}

@@ -162,4 +162,17 @@ void OpenMpiTagReader::flushRedraw(const OnLine& onLine) {
   }
 }
 
+bool OpenMpiTagReader::holdsPiece() const {
+  for (const auto& [rank, splitter] : lines_) {
+    if (splitter.holdsPiece()) return true;
+  }
+  return false;
+}
+
+void OpenMpiTagReader::flushPiece(const OnLine& onLine) {
+  for (auto& [rank, splitter] : lines_) {
+    splitter.flushPiece([&, owner = rank](std::string_view line, char end) { onLine(owner, line, end); });
+  }
+}
+
 }  // namespace hvd::cli

@@ -23,7 +23,7 @@ class OpenMpiTagReader {
   explicit OpenMpiTagReader(size_t maxLine = LineSplitter::kDefaultMaxLine) : maxLine_(maxLine) {}
 
   // rank: the tagged rank, or -1 for a line of mpirun's own (no tag at its start); end: '\n',
-  // or '\r' for a progress bar's redrawn piece.
+  // '\r' for a progress bar's redrawn piece, or LineSplitter::kOpenEnd (flushPiece).
   using OnLine = std::function<void(int rank, std::string_view line, char end)>;
 
   // Bytes of mpirun's output as read, in any pieces; calls onLine for each line completed.
@@ -34,6 +34,9 @@ class OpenMpiTagReader {
   // caller flushes it once the stream has been quiet a moment.
   bool holdsRedraw() const;
   void flushRedraw(const OnLine& onLine);
+  // The same for any rank's line begun and not ended (LineSplitter::holdsPiece): a prompt.
+  bool holdsPiece() const;
+  void flushPiece(const OnLine& onLine);
 
  private:
   // Feeds `text` to the current line's owner.

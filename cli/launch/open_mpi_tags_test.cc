@@ -142,3 +142,17 @@ TEST_CASE("mpirun's own lines stay its own whatever tags they hold and whatever 
   reader.finish(onLine);
   CHECK(got == Lines{{4, "x"}, {-1, "[1,"}});
 }
+
+TEST_CASE("a rank's prompt in mpirun's output can be given out open and the rest of its line follows", "[unit]") {
+  OpenMpiTagReader reader;
+  std::vector<std::tuple<int, std::string, char>> got;
+  auto onLine = [&](int rank, std::string_view line, char end) { got.emplace_back(rank, std::string(line), end); };
+  reader.feed("[1,1]<stdout>:(Pdb) ", onLine);
+  CHECK(reader.holdsPiece());
+  CHECK_FALSE(reader.holdsRedraw());
+  reader.flushPiece(onLine);
+  CHECK_FALSE(reader.holdsPiece());
+  reader.feed("[1,1]<stdout>:42\n", onLine);
+  CHECK(got == std::vector<std::tuple<int, std::string, char>>{{1, "(Pdb) ", hvd::cli::LineSplitter::kOpenEnd},
+                                                                {1, "42", '\n'}});
+}

@@ -349,10 +349,10 @@ class Job {
         stopOthers();
         if (!killDeadline_) killDeadline_ = Clock::now() + options_.killGrace;
       }
-      flushQuietRedraws();
+      flushQuietPieces();
       int timeout = -1;
       for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, ownEndDeadline_,
-                            redrawDeadline()}) {
+                            pieceDeadline()}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -819,12 +819,27 @@ class Job {
     ::close(devnull);
   }
 
-  // The earliest moment a held redraw is due (kRedrawQuiet after its stream's last bytes).
-  std::optional<Clock::time_point> redrawDeadline() const {
+  // Pieces a quiet stream gives out (kRedrawQuiet after its last bytes): a progress bar's
+  // redraw begun, and where showOpenLines allows, a line begun (a prompt). Only in modes
+  // where hvdrun knows whose the rest of the line is: its own ranks and mpirun's tags.
+  bool givesOpenLines() const {
+    return options_.showOpenLines && (options_.labels == SupervisorOptions::Labels::kNone ||
+                                      options_.labels == SupervisorOptions::Labels::kOpenMpi);
+  }
+
+  bool holdsPiece(const Stream& s) const {
+    if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
+      return givesOpenLines() ? s.tags.holdsPiece() : s.tags.holdsRedraw();
+    }
+    return givesOpenLines() ? s.splitter.holdsPiece() : s.splitter.holdsRedraw();
+  }
+
+  // The earliest moment a held piece is due.
+  std::optional<Clock::time_point> pieceDeadline() const {
     std::optional<Clock::time_point> due;
     for (const Rank& r : ranks_) {
       for (const Stream* s : {&r.out, &r.err}) {
-        if (s->fd < 0 || !s->splitter.holdsRedraw()) continue;
+        if (s->fd < 0 || !holdsPiece(*s)) continue;
         Clock::time_point at = s->lastData + kRedrawQuiet;
         if (!due || at < *due) due = at;
       }
@@ -832,18 +847,26 @@ class Job {
     return due;
   }
 
-  void flushQuietRedraws() {
+  void flushQuietPieces() {
     Clock::time_point now = Clock::now();
     for (Rank& r : ranks_) {
       for (bool isErr : {false, true}) {
         Stream& s = isErr ? r.err : r.out;
-        if (s.fd < 0 || now < s.lastData + kRedrawQuiet) continue;
+        if (s.fd < 0 || now < s.lastData + kRedrawQuiet || !holdsPiece(s)) continue;
         if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
-          if (s.tags.holdsRedraw()) s.tags.flushRedraw(emitter(r, isErr));
+          if (givesOpenLines()) {
+            s.tags.flushPiece(emitter(r, isErr));
+          } else {
+            s.tags.flushRedraw(emitter(r, isErr));
+          }
           continue;
         }
-        if (!s.splitter.holdsRedraw()) continue;
-        s.splitter.flushRedraw([&](std::string_view line, char end) { route(r, isErr, line, end); });
+        auto give = [&](std::string_view line, char end) { route(r, isErr, line, end); };
+        if (givesOpenLines()) {
+          s.splitter.flushPiece(give);
+        } else {
+          s.splitter.flushRedraw(give);
+        }
       }
     }
     flushBatch();
@@ -874,6 +897,11 @@ class Job {
       stream.tags.finish(emitter(r, isErr));
     } else {
       stream.splitter.finish([&](std::string_view line, char end) { route(r, isErr, line, end); });
+    }
+    // A prompt the stream ended on: the console's next words start a line of their own.
+    if (openLine_ && openLine_->process == &r && openLine_->isErr == isErr) {
+      batchFor(openLine_->fd) += '\n';
+      openLine_.reset();
     }
     flushBatch();
     closeStream(stream);
@@ -942,7 +970,7 @@ class Job {
   void emit(Rank& r, bool isErr, std::string_view line, int rank, char end = '\n') {
     bool labelled = rank >= 0;
     if (end == '\r' && line.empty()) return;  // the '\r' before a bar's first drawing
-    if (isErr && end != '\r') {
+    if (isErr && end != '\r' && end != LineSplitter::kOpenEnd) {
       bool launcher = options_.labels != SupervisorOptions::Labels::kNone;
       // A host agent's own words stay its own: they explain that agent's end.
       bool agentOwn = options_.labels == SupervisorOptions::Labels::kAgents && !labelled;
@@ -956,12 +984,22 @@ class Job {
     }
     if (!options_.outputDir.empty() && labelled) writeToFile(rank, isErr, line, end);
     if (labelled && !options_.consoleRanks.empty() && !options_.consoleRanks.count(rank)) return;
-    // Whole lines through one queue: lines of different ranks never interleave.
-    std::string& out = batchFor(isErr ? STDERR_FILENO : STDOUT_FILENO);
-    if (options_.timestamps) out += timestampNow() + ' ';
-    if (options_.prefixOutput && labelled) out += prefixOf(rank, isErr);
+    // Whole lines through one queue: lines of different ranks never interleave. A line
+    // given out open (a prompt) is continued by the rest of it, or ended before anything
+    // else is written.
+    const int fd = isErr ? STDERR_FILENO : STDOUT_FILENO;
+    const bool continues = openLine_ && openLine_->process == &r && openLine_->rank == rank && openLine_->isErr == isErr;
+    if (openLine_ && !continues) batchFor(openLine_->fd) += '\n';
+    openLine_.reset();
+    std::string& out = batchFor(fd);
+    if (!continues && options_.timestamps) out += timestampNow() + ' ';
+    if (!continues && options_.prefixOutput && labelled) out += prefixOf(rank, isErr);
     out += line;
-    out += end;
+    if (end == LineSplitter::kOpenEnd) {
+      openLine_ = OpenLine{&r, rank, isErr, fd};
+    } else {
+      out += end;
+    }
   }
 
   // "[3]<stdout>:", made once per rank and stream: building it per line cost a fifth of
@@ -997,7 +1035,7 @@ class Job {
     int fd = fileFor(rank, isErr);
     if (fd < 0) return;
     std::string text(line);
-    text += end;
+    if (end != LineSplitter::kOpenEnd) text += end;
     for (std::string_view data = text; !data.empty();) {
       ssize_t n = ::write(fd, data.data(), data.size());
       if (n < 0 && errno == EINTR) continue;
@@ -1078,6 +1116,14 @@ class Job {
   SupervisorOptions options_;
   ConsoleWriter console_;  // hvdrun's stdout and stderr, written by a thread of their own
   std::string batch_;      // lines for batchFd_ not yet handed to console_
+  // The console line a piece left open (LineSplitter::kOpenEnd, a prompt), and whose it is.
+  struct OpenLine {
+    const Rank* process;
+    int rank;  // the line's label (a launcher's own words: -1)
+    bool isErr;
+    int fd;
+  };
+  std::optional<OpenLine> openLine_;
   std::vector<std::string> outPrefixes_, errPrefixes_;  // by rank: "[N]<stdout>:", "[N]<stderr>:"
   std::string uncachedPrefix_;
   std::vector<char> readBuffer_;  // one read's bytes (kReadSize)

@@ -54,6 +54,12 @@ struct SupervisorOptions {
   // Show only these ranks on the console (srun's own messages always show); empty: all.
   std::set<int> consoleRanks;
   bool timestamps = false;  // start console lines with the local time, to the millisecond
+  // A line a rank began and has not ended (a prompt: "name? ", "(Pdb) ") goes to the
+  // console once its stream has been quiet 150 ms, without an end; the rest of it follows
+  // unprefixed, unless other words came between (then the open line is ended first and
+  // the rest comes prefixed). Ranks hvdrun forks and mpirun's only. A host agent turns it
+  // off: its stdout and stderr carry whole lines and failure records to hvdrun.
+  bool showOpenLines = true;
   // A rank's line longer than this is cut into lines of this size (--max-line-kb): hvdrun
   // holds at most this much of a stream that never writes a newline.
   size_t maxLineBytes = LineSplitter::kDefaultMaxLine;

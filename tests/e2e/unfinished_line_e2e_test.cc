@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -91,4 +92,21 @@ TEST_CASE("a rank that ends on a prompt leaves the console at the start of a lin
   // and the failure summary on stderr starts on a line of its own.
   CHECK(run.out.find("[0]<stdout>:bye? \n") != std::string::npos);
   CHECK(run.out.find("[1]<stdout>:bye? \n") != std::string::npos);
+}
+
+TEST_CASE("under --mpi a prompt and a quiet progress bar reach the console while the rank waits", "[e2e][mpi]") {
+  const char* path = std::getenv("PATH");
+  if (!hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk()) hvd::test::skipTest("mpirun is not installed");
+  int console[2];
+  REQUIRE(::pipe(console) == 0);
+  auto env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "OMPI_ALLOW_RUN_AS_ROOT=1",
+                              "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"});
+  int pid = spawnHvdrun({"--mpi", "-np", "1", "sh", "-c", "printf 'name? '; sleep 2; printf 'x\\n\\r 50%%'; sleep 2; echo"},
+                        env, console[1]);
+  ::close(console[1]);
+  std::string text = readUntil(console[0], "name? ", std::chrono::seconds(4));
+  CHECK(text == "[0]<stdout>:name? ");
+  text += readUntil(console[0], "50%", std::chrono::milliseconds(3500));  // the bar comes 2 s on
+  CHECK(text == "[0]<stdout>:name? x\n[0]<stdout>: 50%\r");
+  REQUIRE(finish(pid, console[0], text) == 0);
 }

@@ -770,6 +770,13 @@ class Job {
     return batch_;
   }
 
+  // Ends the console line a piece left open, if any: other words must not run into it.
+  void endOpenLine() {
+    if (!openLine_) return;
+    batchFor(openLine_->fd) += '\n';
+    openLine_.reset();
+  }
+
   void flushBatch() {
     if (!batch_.empty()) console_.write(batchFd_, batch_);
     batch_.clear();
@@ -899,10 +906,7 @@ class Job {
       stream.splitter.finish([&](std::string_view line, char end) { route(r, isErr, line, end); });
     }
     // A prompt the stream ended on: the console's next words start a line of their own.
-    if (openLine_ && openLine_->process == &r && openLine_->isErr == isErr) {
-      batchFor(openLine_->fd) += '\n';
-      openLine_.reset();
-    }
+    if (openLine_ && openLine_->process == &r && openLine_->isErr == isErr) endOpenLine();
     flushBatch();
     closeStream(stream);
   }
@@ -989,7 +993,7 @@ class Job {
     // else is written.
     const int fd = isErr ? STDERR_FILENO : STDOUT_FILENO;
     const bool continues = openLine_ && openLine_->process == &r && openLine_->rank == rank && openLine_->isErr == isErr;
-    if (openLine_ && !continues) batchFor(openLine_->fd) += '\n';
+    if (!continues) endOpenLine();
     openLine_.reset();
     std::string& out = batchFor(fd);
     if (!continues && options_.timestamps) out += timestampNow() + ' ';
@@ -1054,6 +1058,7 @@ class Job {
 
   void fileProblem(const std::string& path, const char* doing, int error) {
     std::string what = std::string(doing) + " " + path + ": " + std::strerror(error);
+    endOpenLine();
     batchFor(STDERR_FILENO) += "hvdrun: warning: " + what + "; that rank's output file is incomplete\n";
     if (outcome_.outputProblem.empty()) outcome_.outputProblem = what;
     ++outcome_.incompleteOutputFiles;

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -720,6 +721,33 @@ void checkStdinRank(const Options& o, const Plan& plan, bool overSsh) {
   }
 }
 
+// --timeline-filename: the ranks write their traces beside it and hvdrun merges them into
+// it, replacing it. Checked before anything starts: a directory that is not there failed
+// every rank at init, and a device (/dev/null) was replaced by a regular file.
+void checkTimelinePath(const Options& o) {
+  if (o.timelineFile.empty()) return;
+  const std::string& path = o.timelineFile;
+  auto refuse = [&](const std::string& why, const std::string& hint) {
+    throw UserError(ExitCode::kUsage, "--timeline-filename " + path + ": " + why, hint);
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) refuse("is a directory", "name the file the merged trace goes to");
+    if (!S_ISREG(st.st_mode)) {
+      refuse("not a regular file (a device, pipe or socket); hvdrun merges the ranks' traces into a file it replaces",
+             "name a file; leave the option out for no timeline");
+    }
+  }
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    refuse("there is no directory " + dir, "create it first, or name a file in a directory that exists");
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    refuse("cannot write in " + dir + ": " + std::strerror(errno), "name a file in a directory you may write");
+  }
+}
+
 int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const char* path = std::getenv("PATH");
   auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
@@ -736,6 +764,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const bool overSsh = !o.useMpi && plan.source != HostSource::kSlurm && ranksElsewhere(plan);
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
   checkStdinRank(o, plan, overSsh);
+  checkTimelinePath(o);
   std::optional<SshLaunch> ssh;
   if (overSsh) ssh = sshLaunchFor(o);
   std::optional<Guardian> guardian;

@@ -4,6 +4,7 @@
 #include "runtime/timeline/timeline_writer.h"
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -151,6 +152,7 @@ TEST_CASE("rank r's trace sits beside rank 0's, and merging gives one array with
   CHECK(hvd::timeline::rankTracePath("/x/trace.json", 3) == "/x/trace.rank3.json");
   CHECK(hvd::timeline::rankTracePath("/x.d/trace", 2) == "/x.d/trace.rank2");
   CHECK(hvd::timeline::rankTracePath(".trace", 1) == ".trace.rank1");
+  CHECK(hvd::timeline::rankTracePath("/dev/null", 3) == "/dev/null");  // a device: every rank's
   TempDir dir;
   std::string path = dir.path() + "/t.json";
   for (int r = 0; r < 3; ++r) {
@@ -169,6 +171,24 @@ TEST_CASE("rank r's trace sits beside rank 0's, and merging gives one array with
   std::ofstream(dir.path() + "/bad.json") << "{\"not\": \"an array\"}";
   auto bad = hvd::timeline::mergeTraces({dir.path() + "/bad.json"}, dir.path() + "/out.json");
   CHECK(bad.code() == hvd::Errc::kInvalidArgument);
+}
+
+TEST_CASE("a merge into a path that is not a regular file refuses and leaves that file as it was", "[unit][timeline]") {
+  // A device such as /dev/null named as the trace: the merge's rename would have put a
+  // regular file in its place (as root, /dev/null itself).
+  TempDir dir;
+  std::string input = dir.path() + "/in.json";
+  std::ofstream(input) << "[]";
+  std::string fifo = dir.path() + "/sink";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto s = hvd::timeline::mergeTraces({input}, fifo);
+  CHECK(s.code() == hvd::Errc::kInvalidArgument);
+  CHECK(s.message().find("not a regular file") != std::string::npos);
+  CHECK(std::filesystem::is_fifo(fifo));
+  CHECK_FALSE(std::filesystem::exists(fifo + ".merging"));
+  auto intoDir = hvd::timeline::mergeTraces({input}, dir.path());
+  CHECK(intoDir.code() == hvd::Errc::kInvalidArgument);
+  CHECK(std::filesystem::is_directory(dir.path()));
 }
 
 TEST_CASE("a cycle's events handed over at once keep their order and what does not fit is dropped and counted",

@@ -13,6 +13,10 @@ namespace hvd::timeline {
 
 std::string rankTracePath(const std::string& path, int rank) {
   if (rank == 0) return path;
+  // HOROVOD_TIMELINE=/dev/null: beside it, rank r made /dev/null.rank<r> (as root a stray
+  // file in /dev; else a rank that failed at init).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return path;
   size_t slash = path.rfind('/');
   size_t dot = path.rfind('.');
   std::string tag = ".rank" + std::to_string(rank);
@@ -143,6 +147,12 @@ Status appendEvents(const std::vector<std::string>& inputs, int out) {
 }  // namespace
 
 Status mergeTraces(const std::vector<std::string>& inputs, const std::string& output) {
+  // The rename below replaces whatever `output` is: a device named as the trace
+  // (/dev/null; as root, the node itself), a pipe or a directory must stay what it is.
+  struct stat st {};
+  if (::stat(output.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return invalidArgument("cannot merge the trace into '" + output + "': not a regular file");
+  }
   std::string temporary = output + ".merging";
   Status merged;
   {

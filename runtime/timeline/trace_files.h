@@ -11,6 +11,7 @@
 
 namespace hvd::timeline {
 
+// A path naming an existing device or pipe (/dev/null) is every rank's own.
 std::string rankTracePath(const std::string& path, int rank);
 
 // The per-rank files of `path` that exist, rank 0's first, in rank order (gaps allowed).
@@ -19,7 +20,8 @@ std::vector<std::string> existingRankTraces(const std::string& path, int maxRank
 // Writes one trace holding every event of `inputs` (each a trace this writer made, or any
 // Chrome trace in the JSON array format) to `output`, through a temporary file renamed in
 // place, so `output` may be one of the inputs. kInvalidArgument naming a file that is not
-// a JSON array; kSystem for I/O.
+// a JSON array, or an `output` that exists and is not a regular file (a device, a pipe, a
+// directory: left as it is); kSystem for I/O.
 Status mergeTraces(const std::vector<std::string>& inputs, const std::string& output);
 
 }  // namespace hvd::timeline

@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <thread>
@@ -186,4 +188,33 @@ TEST_CASE("started by plain mpirun HOROVOD_TIMELINE alone makes every rank write
     CHECK(ev.count("ALLREDUCE") == 1);
     CHECK(ev.count("0") + ev.count("1") + ev.count("2") == 3);
   }
+}
+
+TEST_CASE("a --timeline-filename that is not a regular file or sits in no writable directory is refused before any rank starts",
+          "[e2e][timeline]") {
+  hvd::test::TempDir dir;
+  std::string fifo = dir.path() + "/sink";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  std::string marker = dir.path() + "/started";
+  for (const std::string& path : {fifo, dir.path(), dir.path() + "/missing/t.json"}) {
+    INFO(path);
+    auto run = runHvdrun({"-np", "2", "--timeline-filename", path, "touch", marker}, options());
+    CHECK(run.exitCode == 2);
+    CHECK(run.err.find("--timeline-filename " + path + ":") != std::string::npos);
+    CHECK(run.err.find("hint:") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(marker));
+  }
+  CHECK(std::filesystem::is_fifo(fifo));
+}
+
+TEST_CASE("HOROVOD_TIMELINE=/dev/null is every rank's sink and no file appears beside it", "[e2e][timeline]") {
+  hvd::cli::RunOptions o = options();
+  o.env->push_back("HOROVOD_TIMELINE=/dev/null");
+  auto run = runHvdrun({"-np", "2", HVD_COLLECTIVE_RANK_PATH}, o);
+  // Rank 1 wrote /dev/null.rank1: a stray file in /dev as root, an init failure otherwise.
+  bool stray = std::filesystem::exists("/dev/null.rank1");
+  if (stray) std::filesystem::remove("/dev/null.rank1");
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK_FALSE(stray);
 }

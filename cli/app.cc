@@ -182,8 +182,22 @@ std::string failureSummaryText(const JobOutcome& outcome, int total, const std::
 
 // --output-filename's directory keeps what hvdrun said of the job's end in "summary"
 // beside the ranks' files: it is all there is when stderr was closed or went nowhere.
-// Removed before the job starts, so one found there is this job's.
+// An earlier job's is removed before the job starts, so one found there is this job's.
 std::string summaryPath(const std::string& outputDir) { return outputDir + "/summary"; }
+
+// Whether the summary path holds nothing, or a summary hvdrun wrote (a regular file that
+// starts as every summary does): a directory given as --output-filename may hold a file of
+// the user's by that name, or a link to one, which hvdrun must neither remove nor overwrite.
+bool summaryIsOurs(const std::string& outputDir) {
+  const std::string path = summaryPath(outputDir);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT;
+  if (!S_ISREG(st.st_mode)) return false;
+  char head[8] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head, sizeof head);
+  return in.gcount() == sizeof head && std::string_view(head, sizeof head) == "hvdrun: ";
+}
 
 // --output-filename, --ranks-filter, --timestamp-output. The directory is made before any
 // rank starts, so a bad path fails the launch instead of losing output.
@@ -200,7 +214,7 @@ void applyOutputOptions(const Options& o, SupervisorOptions& supervision) {
                     "give a directory hvdrun may create and write");
   }
   supervision.outputDir = o.outputDir;
-  std::filesystem::remove(summaryPath(o.outputDir), ec);  // an earlier job's
+  if (summaryIsOurs(o.outputDir)) std::filesystem::remove(summaryPath(o.outputDir), ec);  // an earlier job's
 }
 
 // The exception torch's @record wrote for the rank that failed first: in the error files of
@@ -244,6 +258,11 @@ std::string reportText(const JobOutcome& outcome, int ranks, const std::optional
 
 void keepSummary(const std::string& outputDir, const std::string& text) {
   if (outputDir.empty() || text.empty()) return;
+  if (!summaryIsOurs(outputDir)) {
+    printTo(stderr, "hvdrun: warning: {} is not hvdrun's: left as it is, and this summary is on stderr only\n",
+            summaryPath(outputDir));
+    return;
+  }
   std::ofstream out(summaryPath(outputDir), std::ios::trunc);
   out << text;
 }

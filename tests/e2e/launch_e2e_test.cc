@@ -712,6 +712,22 @@ TEST_CASE("a job that ends well leaves no summary from an earlier run in the out
   CHECK(::access((dir.path() + "/summary").c_str(), F_OK) != 0);
 }
 
+TEST_CASE("a file named summary in the output directory that hvdrun did not write is left as it was", "[e2e]") {
+  hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  TempDir dir;
+  const std::string mine = dir.path() + "/summary";
+  std::ofstream(mine) << "my notes on the last run\n";
+  for (const char* code : {"0", "4"}) {
+    auto run = runHvdrun({"-np", "1", "--output-filename", dir.path(), "sh", "-c", std::string("exit ") + code}, o);
+    CHECK(run.exitCode == std::stoi(code));
+    std::ifstream in(mine);
+    std::stringstream text;
+    text << in.rdbuf();
+    CHECK(text.str() == "my notes on the last run\n");
+    if (std::string(code) == "4") CHECK(run.err.find(mine + " is not hvdrun's") != std::string::npos);
+  }
+}
+
 TEST_CASE("a rank frozen by SIGSTOP is named when a peer fails waiting for it and is stopped without waiting for SIGKILL", "[e2e][mp]") {
   hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "HVD_TIMEOUT=3"}));
   o.timeout = std::chrono::seconds(60);

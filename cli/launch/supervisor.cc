@@ -408,8 +408,10 @@ class Job {
       if (sig == SIGUSR1 || sig == SIGUSR2) continue;  // notices (preemption), not stops
       if (outcome_.interruptSignal == 0) outcome_.interruptSignal = sig;
       for (Rank& r : ranks_) r.stoppedByUs |= r.running;
-      // A scheduler follows SIGTERM with SIGKILL after its own grace: stop ranks before.
-      if (sig != SIGINT && !killDeadline) killDeadline = Clock::now() + options_.killGrace;
+      // A scheduler follows SIGTERM with SIGKILL after its own grace: stop ranks before. And
+      // one Ctrl-C must end the job too: a Python rank blocked in a collective raises its
+      // KeyboardInterrupt only once the call returns, which its waiting peers never let it.
+      if (!killDeadline) killDeadline = Clock::now() + options_.killGrace;
     }
   }
 

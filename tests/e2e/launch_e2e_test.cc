@@ -418,6 +418,32 @@ TEST_CASE("a second SIGINT kills ranks that ignore the first, and hvdrun exits 1
   sigintEndsEverything(hvdrun, pids.path());
 }
 
+TEST_CASE("ranks that outlast one SIGINT by --kill-grace are killed and hvdrun exits 130", "[e2e][mp]") {
+  // A Python rank blocked in a collective cannot raise KeyboardInterrupt until the call
+  // returns, and its peers wait for it: one Ctrl-C left such a job running for good.
+  TempDir pids;
+  pid_t hvdrun = spawnHvdrun({"-np", "2", "--kill-grace", "1", kRank, "ignore-int", "60"},
+                             environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
+  waitForPidFiles(pids.path(), 2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto start = Clock::now();
+  ::kill(hvdrun, SIGINT);
+  int status = 0;
+  auto deadline = start + std::chrono::seconds(10);
+  while (::waitpid(hvdrun, &status, WNOHANG) == 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (Clock::now() >= deadline) {
+    ::kill(hvdrun, SIGKILL);
+    ::waitpid(hvdrun, &status, 0);
+  }
+  CHECK(Clock::now() - start >= std::chrono::milliseconds(900));  // the grace first
+  CHECK(Clock::now() - start < std::chrono::seconds(4));
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
+}
+
 TEST_CASE("ranks sharing the CPUs get OMP_NUM_THREADS, MKL's and OpenBLAS's at their share, unless the user set it",
           "[e2e][mp]") {
   const int cpus = static_cast<int>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));

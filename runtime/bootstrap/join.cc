@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <vector>
 
 #include "runtime/backends/launcher_job.h"
@@ -30,6 +32,32 @@ class ClientStore : public Store {
   rendezvous::Client client_;
 };
 
+// The keys of one join: hvd::init() again after hvd::shutdown() (Horovod allows it) joins
+// the job anew, and must not read what the earlier join left there (the addresses of
+// listeners closed since: rank 0 was refused by rank 1). Every rank joins as often, so the
+// nth joins of all ranks meet under the same prefix. (PMIx's store needs none: each
+// PMIx_Init starts afresh.)
+class JoinStore : public Store {
+ public:
+  JoinStore(std::unique_ptr<Store> inner, std::string prefix) : inner_(std::move(inner)), prefix_(std::move(prefix)) {}
+  Status set(const std::string& key, const std::string& value) override { return inner_->set(prefix_ + key, value); }
+  Result<std::string> get(const std::string& key, std::chrono::milliseconds timeout) override {
+    return inner_->get(prefix_ + key, timeout);
+  }
+  Result<long long> add(const std::string& key, long long delta) override { return inner_->add(prefix_ + key, delta); }
+
+ private:
+  std::unique_ptr<Store> inner_;
+  std::string prefix_;
+};
+
+// This process's joins so far: the first one's keys are unprefixed.
+std::string nextJoinPrefix() {
+  static std::atomic<int> joins{0};
+  int n = joins.fetch_add(1);
+  return n == 0 ? std::string() : "join" + std::to_string(n) + "/";
+}
+
 // A world of one started as one of several srun tasks: every copy thinks it is rank 0 of
 // 1 and trains alone (a plain srun without --mpi=pmix). Worth a loud warning, not an error:
 // srun -n 4 of a single-process program is legitimate.
@@ -49,7 +77,7 @@ Status joinHvdrunJob(const EnvSnapshot& env, JoinedJob& job) {
   if (!client) return client.status().withContext("joining the job");
   job.secret = env.text("HVD_SECRET_KEY");
   HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(job.identity.rank), job.advertiseHost));
-  job.store = std::make_unique<ClientStore>(std::move(*client));
+  job.store = std::make_unique<JoinStore>(std::make_unique<ClientStore>(std::move(*client)), nextJoinPrefix());
   return Status::ok();
 }
 

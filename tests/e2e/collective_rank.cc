@@ -31,6 +31,8 @@
 //                                    (its own: a stopped job's time does not count) before
 //                                    one allreduce of a float and one of 1 MiB, which the other
 //                                    ranks wait in; every rank then prints "done R <sum>"
+//   collective_rank rejoin <n>       shuts hvd down and inits it again n times, an allreduce
+//                                    each time; prints "rejoined n times on rank R"
 //   collective_rank slices           200 one-int allreduces, then prints "slices R <shortest>
 //                                    <longest>", the time slices (us) of this rank's threads
 //                                    from /proc/self/task/*/sched ("slices R unknown" without)
@@ -337,6 +339,24 @@ int printPinned(int seconds) {
   return 0;
 }
 
+// Leaves the job and joins it again, `times` times, each time with a collective (Horovod
+// allows hvd.init() after hvd.shutdown()).
+int rejoin(int times) {
+  for (int round = 1; round <= times; ++round) {
+    hvd::shutdown();
+    if (auto s = hvd::init(); !s.isOk()) {
+      std::fprintf(stderr, "init %d failed: %s\n", round + 1, s.message().c_str());
+      return 1;
+    }
+    int value = hvd::rank() + round;
+    if (!hvd::allreduce(&value, 1, DataType::kInt32, ReduceOp::kSum).isOk()) return 1;
+    const int size = hvd::size();
+    if (value != size * (size - 1) / 2 + size * round) return 1;
+  }
+  std::printf("rejoined %d times on rank %d\n", times, hvd::rank());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -361,6 +381,7 @@ int main(int argc, char** argv) {
            : mode == "wait" && argc > 2 ? waitForSlowRank(std::atoi(argv[2]))
            : mode == "compute-first" && argc > 2 ? computeFirst(std::atoi(argv[2]))
            : mode == "preempt"          ? preempt()
+           : mode == "rejoin" && argc > 2 ? rejoin(std::atoi(argv[2]))
            : mode == "slices"           ? printSlices()
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
                                         : check();

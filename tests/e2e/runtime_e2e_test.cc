@@ -102,6 +102,10 @@ TEST_CASE("started by plain mpirun, without hvdrun, ranks learn who they are fro
   INFO(check.out << check.err);
   CHECK(check.exitCode == 0);
   CHECK(std::regex_search(check.out, std::regex("(ok \\d+ checks on rank \\d of 3\n){3}")));
+  auto rejoin = mpirun({kCollective, "rejoin", "2"});  // hvd::init() again after hvd::shutdown()
+  INFO(rejoin.out << rejoin.err);
+  CHECK(rejoin.exitCode == 0);
+  CHECK(std::regex_search(rejoin.out, std::regex("(rejoined 2 times on rank \\d\n){3}")));
 }
 
 TEST_CASE("HOROVOD_CPU_OPERATIONS=mpi under hvdrun --mpi moves the data with Open MPI, and the results stay correct", "[e2e][mp][mpi]") {
@@ -415,4 +419,23 @@ TEST_CASE("a rank whose rendezvous port refuses fails in seconds naming it and n
   CHECK(run->exitCode != 0);
   CHECK(run->err.find("127.0.0.1:" + std::to_string(port) + ": Connection refused") != std::string::npos);
   CHECK(seconds < 10);
+}
+
+TEST_CASE("ranks that shut hvd down and init it again rejoin the job each time, under hvdrun and under mpirun",
+          "[e2e][mp]") {
+  // The second init read the first one's addresses from the rendezvous: rank 0 connected to
+  // a listener rank 1 had closed (connection refused).
+  for (bool mpi : {false, true}) {
+    INFO((mpi ? "mpirun" : "hvdrun"));
+    const char* path = std::getenv("PATH");
+    if (mpi && !hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk()) continue;
+    std::vector<std::string> args{"-np", "3", HVD_COLLECTIVE_RANK_PATH, "rejoin", "3"};
+    if (mpi) args.insert(args.begin(), "--mpi");
+    auto run = runHvdrun(args, hvd::test::withTimeout(std::chrono::seconds(60)));
+    INFO(run.out << run.err);
+    CHECK(run.exitCode == 0);
+    for (int r = 0; r < 3; ++r) {
+      CHECK(run.out.find("rejoined 3 times on rank " + std::to_string(r)) != std::string::npos);
+    }
+  }
 }

@@ -103,7 +103,8 @@ void broadcast(const OutArray& array, int root) {
     unlocked([&] { return hvd::synchronize(handle); });
     return;
   }
-  unlocked([&] { return hvd::broadcast(a.data, a.count * dataTypeSize(a.type), root); });
+  // Typed, so ranks that give different dtypes fail instead of reinterpreting root's bytes.
+  unlocked([&] { return hvd::broadcast(a.data, a.count, a.type, root, Device::kCpu); });
 }
 
 Handle allgatherAsync(std::string_view name, const InArray& input) {
@@ -119,12 +120,8 @@ Gathered synchronizeAllgather(Handle handle) {
 Gathered allgather(const InArray& input) {
   ArrayView in = viewOf(input, "tensor");
   if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input));
-  std::vector<size_t> bytesPerRank;
-  std::vector<std::byte> data = unlocked([&] {
-    return hvd::allgatherv(in.data, in.count * dataTypeSize(in.type), &bytesPerRank);
-  });
   std::vector<size_t> counts;
-  for (size_t bytes : bytesPerRank) counts.push_back(bytes / dataTypeSize(in.type));
+  std::vector<std::byte> data = unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts); });
   return {ownedBytes(std::move(data)), std::move(counts)};
 }
 

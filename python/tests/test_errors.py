@@ -26,6 +26,19 @@ def test_ranks_disagreeing_on_a_named_tensor_each_raise_a_usage_error_naming_it_
         assert "is HvdError: True" in lines and "ok" in lines
 
 
+def test_ranks_giving_different_dtypes_to_a_broadcast_or_allgather_raise_a_usage_error_naming_both():
+    # Sent as bytes, float32 on one rank and float64 on another went through: the broadcast
+    # reinterpreted rank 0's bytes and the allgather returned each rank other garbage.
+    result = launch(2, "failures.py", "dtypes")
+    assert result.returncode == 0, result
+    for rank in range(2):
+        raised = [line for line in result.lines(rank) if line.startswith(("raised ", "returned "))]
+        assert len(raised) == 3, result
+        for line in raised:
+            assert line.startswith("raised HvdUsageError: "), line
+            assert "float32" in line and "float64" in line, line
+
+
 def test_a_killed_rank_makes_every_survivor_raise_a_peer_error_naming_a_rank_and_its_address_fast():
     result = launch(4, "failures.py", "killed", 2, hvdrun_args=["--kill-grace", "5"], HVD_TIMEOUT=3)
     assert result.returncode == 137, result

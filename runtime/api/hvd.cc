@@ -35,10 +35,11 @@ Status runNow(engine::Spec spec, const void* in, void* out) {
   return rt->engine().wait(*handle);
 }
 
-Result<engine::Gathered> gatherNow(const void* mine, size_t bytes) {
+// counts in elements of `type` (the byte calls gather uint8).
+Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type = DataType::kUInt8) {
   auto rt = current();
   if (!rt) return notInitialized();
-  engine::Spec spec{engine::OpKind::kAllgather, DataType::kUInt8, ReduceOp::kSum, 0, bytes, Device::kCpu};
+  engine::Spec spec{engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, count, Device::kCpu};
   auto handle = rt->engine().submit({.spec = spec, .in = mine, .waitedAtOnce = true});
   if (!handle) return handle.status();
   return rt->engine().waitGathered(*handle);
@@ -130,6 +131,13 @@ Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::v
   auto gathered = gatherNow(mine, bytes);
   if (!gathered) return gathered.status();
   if (bytesPerRank != nullptr) bytesPerRank->assign(gathered->counts.begin(), gathered->counts.end());
+  return std::move(gathered->bytes);
+}
+
+Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type, std::vector<size_t>* countsPerRank) {
+  auto gathered = gatherNow(mine, count, type);
+  if (!gathered) return gathered.status();
+  if (countsPerRank != nullptr) countsPerRank->assign(gathered->counts.begin(), gathered->counts.end());
   return std::move(gathered->bytes);
 }
 

@@ -1,6 +1,8 @@
 """Rank side of test_errors.py.
 
     failures.py mismatch     every rank submits tensor "grad" with a different length
+    failures.py dtypes       rank 0 gives float32, the others float64 (same byte count):
+                             an unnamed broadcast, an unnamed allgather, a named allgather
     failures.py killed V     allreduces in a loop; rank V SIGKILLs itself at step 3 (the
                              survivors ignore hvdrun's SIGTERM, so what they raise is seen)
 Each rank prints `raised <ExceptionClass>: <message>` for what it caught, then `ok`.
@@ -30,6 +32,17 @@ if mode == "mismatch":
         hvd.synchronize(hvd.allreduce_async(np.ones(4 + rank, dtype=np.float32), name="grad"))
     except hvd.HvdError as error:
         report(error)
+elif mode == "dtypes":
+    dtype = np.float32 if rank == 0 else np.float64
+    count = 4 if rank == 0 else 2  # 16 bytes on every rank
+    for call in (lambda: hvd.broadcast(np.ones(count, dtype=dtype), root_rank=0),
+                 lambda: hvd.allgather(np.ones(count, dtype=dtype)),
+                 lambda: hvd.allgather(np.ones(count, dtype=dtype), name="feature")):
+        try:
+            got = call()
+            print(f"returned {got.dtype} {got.shape}", flush=True)
+        except hvd.HvdError as error:
+            report(error)
 elif mode == "killed":
     victim = int(sys.argv[2])
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -46,7 +46,7 @@ const char* operationsBackend();
 
 Status allreduce(void* data, size_t count, DataType type, ReduceOp op);  // in place
 Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
-Status broadcast(void* data, size_t bytes, int root);
+Status broadcast(void* data, size_t bytes, int root);  // bytes: the typed call below checks types
 Status allgather(const void* mine, size_t bytes, void* out);  // out: size() * bytes, in rank order
 // Variable sizes: rank k contributes bytesPerRank[k] (size() entries, equal on all ranks);
 // out receives the blocks back to back in rank order.
@@ -54,6 +54,9 @@ Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out);
 // The same when ranks do not know each other's sizes: they are gathered first (one more,
 // small allgather). Fills bytesPerRank when given.
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::vector<size_t>* bytesPerRank = nullptr);
+// The same for `count` elements of `type` (countsPerRank in elements): ranks that disagree
+// on the type fail with kInvalidUsage naming both, where the byte calls reinterpret.
+Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type, std::vector<size_t>* countsPerRank);
 Status barrier();
 
 // GPU tensors (device memory, such as a CUDA tensor's data_ptr()), blocking like the host

@@ -297,7 +297,8 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--max-line-kb", raw.maxLineKb,
                  "Cut a rank's output line longer than this many KiB into lines of that size (default 1024)")
       ->group("Output")->type_name("KB");
-  app.add_option("--stdin", raw.stdinTarget, "The rank that reads hvdrun's stdin, or none (default 0; the others read an empty one)")
+  app.add_option("--stdin", raw.stdinTarget,
+                 "The rank that reads hvdrun's stdin, or none (default 0; the others read an empty one)")
       ->group("Output")->type_name("RANK");
   app.add_option("--start-timeout", raw.startTimeout,
                  "Seconds for every rank to reach the runtime's rendezvous once one has (default 30; 0: off)")

@@ -994,7 +994,8 @@ class Job {
     // given out open (a prompt) is continued by the rest of it, or ended before anything
     // else is written.
     const int fd = isErr ? STDERR_FILENO : STDOUT_FILENO;
-    const bool continues = openLine_ && openLine_->process == &r && openLine_->rank == rank && openLine_->isErr == isErr;
+    const bool continues =
+        openLine_ && openLine_->process == &r && openLine_->rank == rank && openLine_->isErr == isErr;
     if (!continues) endOpenLine();
     openLine_.reset();
     std::string& out = batchFor(fd);

@@ -134,7 +134,8 @@ Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::v
   return std::move(gathered->bytes);
 }
 
-Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type, std::vector<size_t>* countsPerRank) {
+Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type,
+                                          std::vector<size_t>* countsPerRank) {
   auto gathered = gatherNow(mine, count, type);
   if (!gathered) return gathered.status();
   if (countsPerRank != nullptr) countsPerRank->assign(gathered->counts.begin(), gathered->counts.end());

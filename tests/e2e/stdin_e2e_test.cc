@@ -17,7 +17,8 @@ namespace {
 // chosen rank starts last, so ranks sharing hvdrun's stdin would have taken it first.
 std::vector<std::string> readerRanks(const std::string& lastToStart) {
   return {"sh", "-c",
-          "if [ \"$HOROVOD_RANK\" = " + lastToStart + " ]; then sleep 0.3; fi; echo \"read $HOROVOD_RANK:$(tr '\\n' ' ')\""};
+          "if [ \"$HOROVOD_RANK\" = " + lastToStart + " ]; then sleep 0.3; fi; "
+          "echo \"read $HOROVOD_RANK:$(tr '\\n' ' ')\""};
 }
 
 std::vector<std::string> withArgs(std::vector<std::string> args, const std::vector<std::string>& more) {

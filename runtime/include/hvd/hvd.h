@@ -56,7 +56,8 @@ Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out);
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::vector<size_t>* bytesPerRank = nullptr);
 // The same for `count` elements of `type` (countsPerRank in elements): ranks that disagree
 // on the type fail with kInvalidUsage naming both, where the byte calls reinterpret.
-Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type, std::vector<size_t>* countsPerRank);
+Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type,
+                                          std::vector<size_t>* countsPerRank);
 Status barrier();
 
 // GPU tensors (device memory, such as a CUDA tensor's data_ptr()), blocking like the host

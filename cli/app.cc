@@ -35,6 +35,7 @@
 #include "cli/launch/supervisor.h"
 #include "cli/launch/torch_error_file.h"
 #include "cli/options.h"
+#include "cli/os/adopted_orphans.h"
 #include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
@@ -514,6 +515,13 @@ std::vector<std::vector<int>> localCpuBindings(BindTo bind, int localRanks) {
   return *bindings;
 }
 
+// Once the ranks are gone: what they left running outside their sessions (adopted_orphans.h)
+// is stopped, and hvdrun says so.
+void stopLeftovers(pid_t guardian, std::chrono::milliseconds grace) {
+  auto stopped = stopAdoptedOrphans({guardian}, grace);
+  if (!stopped.empty()) printTo(stderr, "{}", stoppedOrphansLine(stopped, ""));
+}
+
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
@@ -551,7 +559,9 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
   supervision.coordinatorRank = parameterServerChief(plan);
+  (void)adoptOrphans();  // best effort: without it a daemon outlives the job, as it did before
   auto outcome = superviseRanks(ranks, supervision);
+  stopLeftovers(guardian != nullptr ? guardian->pid() : 0, o.killGrace);
   if (guardian != nullptr) guardian->release();  // every rank was reaped and its group killed
   return valueOrThrow(std::move(outcome));
 }

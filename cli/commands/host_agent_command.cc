@@ -19,6 +19,7 @@
 #include "cli/launch/supervisor.h"
 #include "cli/launch/task_shim.h"
 #include "cli/launch/torch_error_file.h"
+#include "cli/os/adopted_orphans.h"
 #include "cli/os/console.h"
 #include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
@@ -214,7 +215,11 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     supervision.coordinatorRank = job.coordinatorRank;
     supervision.onCoordinatorDone = [&rankEnv] { announceCoordinatorDone(rankEnv); };
   }
+  (void)adoptOrphans();  // best effort: without it a daemon outlives the job
   auto outcome = superviseRanks(ranks, supervision);
+  if (auto left = stopAdoptedOrphans({guardian.pid()}, job.killGrace); !left.empty()) {
+    printTo(stderr, "{}", stoppedOrphansLine(left, " on " + job.host));
+  }
   guardian.release();
   removeShmObjects(job.shmPrefix);
   if (!outcome) fail(job.host, outcome.status().message());

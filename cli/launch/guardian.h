@@ -7,8 +7,9 @@
 // in its own, supervisor.h) and removes the job's /dev/shm objects (shm_names.h).
 //
 // Covered: every process that stays in the rank's session (any depth of shells, forks,
-// process groups). Not covered: a descendant that calls setsid() itself (a daemon); only
-// a cgroup could find it, and none is assumed writable. docs/hvdrun.md says so.
+// process groups). Not covered: a descendant that calls setsid() itself (a daemon), which
+// hvdrun stops itself at a job's end (adopted_orphans.h) but not once it is SIGKILLed;
+// only a cgroup could find it then, and none is assumed writable. docs/hvdrun.md says so.
 #pragma once
 
 #include <sys/types.h>

@@ -15,6 +15,8 @@
 
 #include "cli/launch/rank_failure.h"
 #include "cli/launch/torch_error_file.h"
+#include "cli/os/adopted_orphans.h"
+#include "cli/os/console.h"
 #include "cli/os/subprocess.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/rendezvous/client.h"
@@ -233,6 +235,7 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   int execPipe[2];
   if (::pipe2(execPipe, O_CLOEXEC) != 0) return systemError("cannot start rank " + std::to_string(job.rank), errno);
   const pid_t shim = ::getpid();
+  (void)adoptOrphans();  // what the rank leaves outside its session is stopped at its end
   pid_t child = ::fork();
   if (child < 0) return systemError("cannot start rank " + std::to_string(job.rank), errno);
   if (child == 0) {
@@ -286,6 +289,9 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   // set-up; its ring buffers (and those of the node's other ranks, ending with it) stay in
   // RAM until removed. The job is over on this node either way.
   if (!clean && !job.shmPrefix.empty()) removeShmObjects(job.shmPrefix);
+  if (auto left = stopAdoptedOrphans({}, job.killGrace); !left.empty()) {
+    printTo(stderr, "{}", stoppedOrphansLine(left, " on " + job.host));
+  }
   return end;
 }
 

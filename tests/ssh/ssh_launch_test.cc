@@ -312,6 +312,31 @@ TEST_CASE("a rank failing on another host ends the ssh job with its code and sum
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh what a rank left running in a session of its own is stopped by its host's agent at the end",
+          "[ssh]") {
+  hvd::test::TempDir dir;
+  // Each rank starts `sleep 300` under setsid (out of its session), notes its pid, exits 0.
+  auto run = runSshJob(1, {"sh", "-c",
+                           "setsid sh -c 'echo $$ > " + dir.path() +
+                               "/daemon.$HOROVOD_RANK; exec sleep 300' & sleep 0.5"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  std::vector<int> daemons;
+  for (int r = 0; r < 3; ++r) {
+    int pid = 0;
+    std::ifstream(dir.path() + "/daemon." + std::to_string(r)) >> pid;
+    if (pid > 0) daemons.push_back(pid);
+  }
+  REQUIRE(daemons.size() == 3);
+  auto left = hvd::test::survivorsAfter(daemons, std::chrono::seconds(1));
+  CHECK(left.empty());
+  for (int pid : left) ::kill(pid, SIGKILL);
+  for (const auto& host : bed().hosts) {
+    CHECK(run.err.find("hvdrun: stopped 1 process(es) the ranks left running outside their sessions on " + host) !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("a rank killed by a signal on another host ends the ssh job with 128 plus the signal", "[ssh]") {
   auto run = runSshJob(1, {kRank, "fail", "1", "KILL", "60"});
   INFO(run.out << run.err);

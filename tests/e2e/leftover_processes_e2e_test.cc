@@ -1,0 +1,72 @@
+// tests/e2e/leftover_processes_e2e_test.cc: what a rank leaves running outside its session
+// (a daemon: a child that calls setsid, out of reach of the session's signals) is stopped
+// when the job ends, however it ends, and hvdrun says so.
+#include <catch2/catch.hpp>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/hvdrun_runner.h"
+
+using hvd::test::environmentWith;
+using hvd::test::runHvdrun;
+using hvd::test::survivorsAfter;
+using hvd::test::TempDir;
+
+namespace {
+
+// Each rank starts `sleep 300` in a session of its own, writes its pid to dir/daemon.R,
+// then exits with `code`.
+std::vector<std::string> daemonizingRanks(const std::string& dir, int code) {
+  return {"sh", "-c",
+          "setsid sh -c 'echo $$ > " + dir + "/daemon.$HOROVOD_RANK; exec sleep 300' & sleep 0.5; exit " +
+              std::to_string(code)};
+}
+
+std::vector<int> daemonPids(const std::string& dir, int ranks) {
+  std::vector<int> pids;
+  for (int r = 0; r < ranks; ++r) {
+    int pid = 0;
+    std::ifstream(dir + "/daemon." + std::to_string(r)) >> pid;
+    if (pid > 0) pids.push_back(pid);
+  }
+  return pids;
+}
+
+}  // namespace
+
+TEST_CASE("processes the ranks left running in sessions of their own are stopped when the job ends well or fails",
+          "[e2e][mp]") {
+  const char* path = std::getenv("PATH");
+  const bool haveMpirun = hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk();
+  for (auto [code, mpi] : {std::pair{0, false}, std::pair{3, false}, std::pair{0, true}}) {
+    if (mpi && !haveMpirun) continue;
+    INFO("ranks exit " << code << (mpi ? " under --mpi (the task shim stops them)" : ""));
+    TempDir dir;
+    hvd::cli::RunOptions options = hvd::test::withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+    options.timeout = std::chrono::seconds(30);
+    std::vector<std::string> args{"-np", "2", "--kill-grace", "2"};
+    if (mpi) args.insert(args.begin(), "--mpi");
+    for (auto& a : daemonizingRanks(dir.path(), code)) args.push_back(a);
+    auto run = runHvdrun(args, options);
+    INFO(run.err);
+    CHECK(run.exitCode == code);
+    std::vector<int> daemons = daemonPids(dir.path(), 2);
+    REQUIRE(daemons.size() == 2);
+    // Before, both slept on for 300 s with init as their parent.
+    auto left = survivorsAfter(daemons, std::chrono::milliseconds(1000));
+    CHECK(left.empty());
+    for (int pid : left) ::kill(pid, SIGKILL);
+    if (mpi) {  // each rank's shim stops its own, and says so in the rank's stderr
+      CHECK(run.err.find("hvdrun: stopped 1 process(es) the ranks left running outside their sessions on ") !=
+            std::string::npos);
+    } else {
+      CHECK(run.err.find("hvdrun: stopped 2 process(es) the ranks left running outside their sessions: ") !=
+            std::string::npos);
+    }
+  }
+}

@@ -784,6 +784,11 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
     throw UserError(ExitCode::kEnvironment, "cannot run the program: " + exe.status().message(),
                     "nothing was started; check the program's name, PATH and its execute permission");
   }
+  if (auto problem = interpreterProblem(*exe)) {
+    throw UserError(ExitCode::kEnvironment, "cannot run the program: " + *exe + ": " + *problem,
+                    "nothing was started; mend the script's first line (dos2unix for Windows line ends), or put "
+                    "its interpreter before it on hvdrun's command line");
+  }
   // The job's secret: in the ranks' environment only, never on a command line or in a plan.
   std::string secretValue = valueOrThrow(randomHex(32));
   std::string secret = "HVD_SECRET_KEY=" + secretValue;

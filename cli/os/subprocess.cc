@@ -59,6 +59,28 @@ Result<std::string> findExecutable(const std::string& argv0, const std::string& 
   return notFound("'" + argv0 + "' is not in PATH (" + (path.empty() ? "empty" : path) + ")");
 }
 
+std::optional<std::string> interpreterProblem(const std::string& executable) {
+  int fd = ::open(executable.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // unreadable: exec says what it says
+  char head[256];
+  ssize_t n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  if (n < 2 || head[0] != '#' || head[1] != '!') return std::nullopt;
+  std::string_view line(head + 2, static_cast<size_t>(n) - 2);
+  line = line.substr(0, line.find('\n'));
+  size_t start = line.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return std::nullopt;
+  std::string_view interpreter = line.substr(start, line.find_first_of(" \t", start) - start);
+  if (!interpreter.empty() && interpreter.back() == '\r') {
+    return "its #! line ends in a carriage return (Windows line ends), so the kernel looks for '" +
+           std::string(interpreter.substr(0, interpreter.size() - 1)) + "\\r'";
+  }
+  std::string path(interpreter);
+  if (::access(path.c_str(), F_OK) != 0) return "its #! line names " + path + ", which does not exist";
+  if (!isExecutableFile(path)) return "its #! line names " + path + ", which is not an executable file";
+  return std::nullopt;
+}
+
 Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const RunOptions& options) {
   if (argv.empty()) return invalidArgument("no program to run");
   const char* inherited = std::getenv("PATH");

@@ -37,6 +37,12 @@ Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const Ru
 // `path` (a PATH-style list). kNotFound names the program and where it looked.
 Result<std::string> findExecutable(const std::string& argv0, const std::string& path);
 
+// What keeps the kernel from running a script, read from its "#!" line: an interpreter that
+// does not exist or cannot be run, or a line ending in '\r' (Windows line ends: the kernel
+// looks for "/bin/sh\r"). exec then fails with a bare ENOENT, naming neither, though the
+// script itself is right there. nullopt: no "#!" line, or nothing wrong with it.
+std::optional<std::string> interpreterProblem(const std::string& executable);
+
 // NAME's value in a "NAME=value" list (a process's environment); empty when it is not there.
 std::string valueInEnvironment(const std::vector<std::string>& env, const std::string& name);
 

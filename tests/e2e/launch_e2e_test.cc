@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -103,19 +104,42 @@ TEST_CASE("a missing program is named and nothing is launched", "[e2e]") {
                          0) == 0);
 }
 
-// The program exists and is executable, so only exec itself can fail: the child's errno
-// must travel back through the exec pipe and name the rank.
-TEST_CASE("a script whose interpreter does not exist fails with the system's reason and the rank it was for",
+// A script's "#!" line that cannot work: exec fails with a bare ENOENT that names neither the
+// interpreter nor the Windows line end, though the script itself is right there.
+TEST_CASE("a script whose interpreter is missing or ends in a carriage return is named with the reason and nothing starts",
           "[e2e]") {
   TempDir dir;
+  std::string marker = dir.path() + "/started";
+  std::string missing = dir.path() + "/train.sh";
+  std::ofstream(missing) << "#!/nonexistent/interpreter -u\ntouch " << marker << "\n";
+  std::string crlf = dir.path() + "/windows.sh";
+  std::ofstream(crlf) << "#!/bin/sh\r\ntouch " << marker << "\r\n";
+  for (const std::string& script : {missing, crlf}) ::chmod(script.c_str(), 0755);
+  auto run = runHvdrun({"-np", "2", missing});
+  CHECK(run.exitCode == 3);
+  CHECK(run.out.empty());
+  CHECK(run.err.find("hvdrun: error: cannot run the program: " + missing +
+                     ": its #! line names /nonexistent/interpreter, which does not exist\n") != std::string::npos);
+  CHECK(run.err.find("  hint: nothing was started; ") != std::string::npos);
+  auto windows = runHvdrun({"-np", "2", crlf});
+  CHECK(windows.exitCode == 3);
+  CHECK(windows.err.find("its #! line ends in a carriage return") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(marker));
+}
+
+// The program exists and is executable, so only exec itself can fail: the child's errno
+// must travel back through the exec pipe and name the rank, with what to do.
+TEST_CASE("a script without a #! line fails with the system's reason the rank it was for and a hint", "[e2e]") {
+  TempDir dir;
   std::string script = dir.path() + "/train.sh";
-  std::ofstream(script) << "#!/nonexistent/interpreter\n";
+  std::ofstream(script) << "echo hello\n";
   ::chmod(script.c_str(), 0755);
   auto run = runHvdrun({"-np", "2", script});
   CHECK(run.exitCode == 3);
   CHECK(run.out.empty());
-  CHECK(hvd::test::withoutThreadNote(run.err) ==
-        "hvdrun: error: cannot start rank 0 (" + script + "): No such file or directory\n");
+  CHECK(hvd::test::withoutThreadNote(run.err).rfind(
+            "hvdrun: error: cannot start rank 0 (" + script + "): Exec format error\n  hint: ", 0) == 0);
+  CHECK(run.err.find("#!") != std::string::npos);
 }
 
 TEST_CASE("with no prefix the ranks' lines are printed as they are", "[e2e][mp]") {

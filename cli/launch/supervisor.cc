@@ -271,7 +271,8 @@ class Job {
     if (!holdingInput()) writeInput(r);
     // The exec pipe closes on a successful exec; an errno arrives when exec failed.
     if (int error = execErrorFrom(execPipe[0]); error != 0) {
-      Status failed = systemError("cannot start rank " + std::to_string(r.spec->rank) + " (" + r.spec->executable + ")", error);
+      Status failed =
+          systemError("cannot start rank " + std::to_string(r.spec->rank) + " (" + r.spec->executable + ")", error);
       // A script without a "#!" line: a shell would run it with itself, exec does not.
       if (error == ENOEXEC) {
         failed = failed.withHint("it is neither a program nor a script with a #! line: make its first line "

@@ -106,8 +106,9 @@ TEST_CASE("a missing program is named and nothing is launched", "[e2e]") {
 
 // A script's "#!" line that cannot work: exec fails with a bare ENOENT that names neither the
 // interpreter nor the Windows line end, though the script itself is right there.
-TEST_CASE("a script whose interpreter is missing or ends in a carriage return is named with the reason and nothing starts",
-          "[e2e]") {
+TEST_CASE(
+    "a script whose interpreter is missing or ends in a carriage return is named with the reason and nothing starts",
+    "[e2e]") {
   TempDir dir;
   std::string marker = dir.path() + "/started";
   std::string missing = dir.path() + "/train.sh";

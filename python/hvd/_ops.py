@@ -180,20 +180,42 @@ def poll(handle):
     return _hvd.poll(handle)
 
 
+# How long synchronize waits in the runtime at a time before it is back in Python, where a
+# Ctrl-C raises KeyboardInterrupt (a wait of its own would hold it until the request ended,
+# which for a hung job is never).
+_WAIT_MS = 100
+
+
 def synchronize(handle):
     """Waits for an async request and returns its result; raises its failure."""
     with _pending_lock:
-        entry = _pending.pop(handle, None)
+        entry = _pending.get(handle)
     if entry is None:
         from . import HvdUsageError
 
         raise HvdUsageError(f"hvd: handle {handle} is not pending (unknown, or already synchronized)")
     kind, finish, _keep = entry
+    # Interrupted (KeyboardInterrupt between waits), the request stays pending and its
+    # arrays stay referenced here, since the runtime may still write into them.
+    try:
+        if kind == "gather":
+            while (gathered := _hvd.synchronize_allgather_for(handle, _WAIT_MS)) is None:
+                pass
+        else:
+            while not _hvd.synchronize_for(handle, _WAIT_MS):
+                pass
+    except _hvd.HvdError:  # the request ended, failing: the runtime released it
+        _forget(handle)
+        raise
+    _forget(handle)
     if kind == "gather":
-        data, counts = _hvd.synchronize_allgather(handle)
-        return _arrays.from_gathered(data, counts, finish)
-    _hvd.synchronize(handle)
+        return _arrays.from_gathered(*gathered, finish)
     return finish()
+
+
+def _forget(handle):
+    with _pending_lock:
+        _pending.pop(handle, None)
 
 
 def barrier():

@@ -6,6 +6,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -117,6 +118,24 @@ Gathered synchronizeAllgather(Handle handle) {
   return {ownedBytes(std::move(gathered.data)), std::move(gathered.counts)};
 }
 
+// synchronize in waits of at most timeoutMs: false while the request is pending, so that
+// the Python loop around it raises KeyboardInterrupt between waits. Blocked in one long
+// wait, a rank whose peers wait too never got to raise it, and one Ctrl-C left the job
+// running until hvdrun's kill grace.
+bool synchronizeFor(Handle handle, int timeoutMs) {
+  return unlocked([&]() -> Result<bool> {
+    auto done = hvd::waitFor(handle, std::chrono::milliseconds(timeoutMs));
+    if (!done || !*done) return done;
+    if (Status s = hvd::synchronize(handle); !s.isOk()) return s;
+    return true;
+  });
+}
+
+std::optional<Gathered> synchronizeAllgatherFor(Handle handle, int timeoutMs) {
+  if (!unlocked([&] { return hvd::waitFor(handle, std::chrono::milliseconds(timeoutMs)); })) return std::nullopt;
+  return synchronizeAllgather(handle);
+}
+
 Gathered allgather(const InArray& input) {
   ArrayView in = viewOf(input, "tensor");
   if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input));
@@ -174,6 +193,10 @@ void registerCollectives(nb::module_& m) {
         "Blocking; returns (every rank's bytes in rank order as a uint8 array, elements per rank).");
   m.def("allgather_async", &allgatherAsync, nb::arg("name"), nb::arg("input"));
   m.def("synchronize_allgather", &synchronizeAllgather, nb::arg("handle"));
+  m.def("synchronize_for", &synchronizeFor, nb::arg("handle"), nb::arg("timeout_ms"),
+        "synchronize, waiting at most timeout_ms: False while the request is pending.");
+  m.def("synchronize_allgather_for", &synchronizeAllgatherFor, nb::arg("handle"), nb::arg("timeout_ms"),
+        "synchronize_allgather, waiting at most timeout_ms: None while the request is pending.");
   m.def("poll", [](Handle handle) { return check(hvd::poll(handle)); }, nb::arg("handle"));
   m.def("synchronize", [](Handle handle) { unlocked([&] { return hvd::synchronize(handle); }); }, nb::arg("handle"));
   m.def("barrier", [] { unlocked([] { return hvd::barrier(); }); });

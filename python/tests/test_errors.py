@@ -39,6 +39,18 @@ def test_ranks_giving_different_dtypes_to_a_broadcast_or_allgather_raise_a_usage
             assert "float32" in line and "float64" in line, line
 
 
+def test_ctrl_c_raises_keyboard_interrupt_in_a_rank_waiting_on_a_request_its_peers_never_submit():
+    # The wait used to be one call into the runtime, and Python raises KeyboardInterrupt
+    # only between calls: the rank waited on (the stall shutdown ends it here, exit 119).
+    result = launch(2, "failures.py", "interrupted", hvdrun_args=["--stall-check-shutdown-time-seconds", "10"])
+    assert result.returncode == 0, result
+    for rank in range(2):
+        waited = [line for line in result.lines(rank) if line.startswith("interrupted after ")]
+        assert waited, result
+        assert float(waited[0].split()[2]) < 2.0, waited
+        assert "ok" in result.lines(rank)
+
+
 def test_a_killed_rank_makes_every_survivor_raise_a_peer_error_naming_a_rank_and_its_address_fast():
     result = launch(4, "failures.py", "killed", 2, hvdrun_args=["--kill-grace", "5"], HVD_TIMEOUT=3)
     assert result.returncode == 137, result

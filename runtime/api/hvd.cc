@@ -205,6 +205,12 @@ Result<bool> poll(Handle handle) {
   return rt->engine().poll(handle);
 }
 
+Result<bool> waitFor(Handle handle, std::chrono::milliseconds timeout) {
+  auto rt = current();
+  if (!rt) return notInitialized();
+  return rt->engine().waitFor(handle, timeout);
+}
+
 Status synchronize(Handle handle) {
   auto rt = current();
   if (!rt) return notInitialized();

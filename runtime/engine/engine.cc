@@ -240,7 +240,13 @@ Result<bool> Engine::poll(HandleId handle) {
   return op->done.load(std::memory_order_acquire);
 }
 
-void Engine::waitFor(const std::shared_ptr<Operation>& op) {
+Result<bool> Engine::waitFor(HandleId handle, std::chrono::milliseconds timeout) {
+  auto op = find(handle);
+  if (!op) return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+  return waitFor(op, Clock::now() + timeout);
+}
+
+bool Engine::waitFor(const std::shared_ptr<Operation>& op, std::optional<Clock::time_point> until) {
   // Drive cycles at once, for up to two cycle times: a blocking call made on every rank
   // then completes in this thread with no hand-off, even when a peer's first cycle came a
   // moment too early to include it. If the engine's thread is mid-cycle, have it run the
@@ -254,6 +260,7 @@ void Engine::waitFor(const std::shared_ptr<Operation>& op) {
       kick();  // the thread may be backing off (blocking calls in a loop): it takes over now
       break;
     }
+    if (until && Clock::now() >= *until) return op->done.load(std::memory_order_acquire);
     if (cycleMutex_.try_lock()) {
       runCycle(ControlWait::kAsData);
       cycleMutex_.unlock();
@@ -267,11 +274,16 @@ void Engine::waitFor(const std::shared_ptr<Operation>& op) {
   }
   std::unique_lock<std::mutex> lock(doneMutex_);
   while (!op->done.load(std::memory_order_acquire)) {
+    Clock::duration step = std::chrono::milliseconds(100);
+    if (until) {
+      Clock::time_point now = Clock::now();
+      if (now >= *until) return false;
+      step = std::min(step, *until - now);
+    }
     auto done = [&] { return op->done.load(std::memory_order_acquire); };
-    sleepNoticingPause(std::chrono::milliseconds(100), [&] {  // a stopped job (pause_clock.h)
-      return done_.wait_for(lock, std::chrono::milliseconds(100), done);
-    });
+    sleepNoticingPause(step, [&] { return done_.wait_for(lock, step, done); });  // a stopped job (pause_clock.h)
   }
+  return true;
 }
 
 Status Engine::wait(HandleId handle) {

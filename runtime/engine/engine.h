@@ -101,6 +101,10 @@ class Engine {
   Status wait(HandleId handle);
   // wait() for an allgather, handing over its result.
   Result<Gathered> waitGathered(HandleId handle);
+  // Waits at most `timeout` for the request: true once it finished (wait() then returns at
+  // once), false while it is pending. Lets a caller look up between waits (Python checks
+  // for Ctrl-C); kInvalidArgument for an unknown handle.
+  Result<bool> waitFor(HandleId handle, std::chrono::milliseconds timeout);
 
   // Asks every rank's engine to stop after the current cycle (the first rank to ask ends
   // the job's collectives: the others' pending requests fail saying so), then stops this
@@ -122,8 +126,10 @@ class Engine {
   // Has the thread run the next cycle at once.
   void kick();
   std::shared_ptr<Operation> find(HandleId handle);
-  // Waits for op, driving cycles when no other thread is; true when it completed.
-  void waitFor(const std::shared_ptr<Operation>& op);
+  // Waits for op, driving cycles when no other thread is; with `until`, only until then.
+  // True when op completed.
+  bool waitFor(const std::shared_ptr<Operation>& op,
+               std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   void release(HandleId handle);
 
   // One cycle, with cycleMutex_ held; true when it ran or decided anything here.

@@ -3,6 +3,9 @@
     failures.py mismatch     every rank submits tensor "grad" with a different length
     failures.py dtypes       rank 0 gives float32, the others float64 (same byte count):
                              an unnamed broadcast, an unnamed allgather, a named allgather
+    failures.py interrupted  each rank waits on a named allreduce no other rank submits and
+                             sends itself SIGINT after 1 s; prints how long until
+                             KeyboardInterrupt, then exits (shutting down with it pending)
     failures.py killed V     allreduces in a loop; rank V SIGKILLs itself at step 3 (the
                              survivors ignore hvdrun's SIGTERM, so what they raise is seen)
 Each rank prints `raised <ExceptionClass>: <message>` for what it caught, then `ok`.
@@ -11,6 +14,7 @@ Each rank prints `raised <ExceptionClass>: <message>` for what it caught, then `
 import os
 import signal
 import sys
+import threading
 import time
 
 import numpy as np
@@ -43,6 +47,13 @@ elif mode == "dtypes":
             print(f"returned {got.dtype} {got.shape}", flush=True)
         except hvd.HvdError as error:
             report(error)
+elif mode == "interrupted":
+    threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
+    started = time.monotonic()
+    try:
+        hvd.allreduce(np.ones(4, dtype=np.float32), name=f"only.{rank}")
+    except KeyboardInterrupt:
+        print(f"interrupted after {time.monotonic() - started:.1f} s", flush=True)
 elif mode == "killed":
     victim = int(sys.argv[2])
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -11,6 +11,7 @@
 // call fails fast with the same error.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -97,6 +98,9 @@ Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t coun
 // Whether the request has finished; never blocks. kInvalidArgument for a handle that is
 // not pending (unknown, or already synchronized).
 Result<bool> poll(Handle handle);
+// Waits at most `timeout`: true once the request is done (synchronize then returns at once),
+// false while it is pending, so a caller can look up in between (Python's Ctrl-C).
+Result<bool> waitFor(Handle handle, std::chrono::milliseconds timeout);
 // Blocks until the request finished, releases the handle, and returns its outcome.
 Status synchronize(Handle handle);
 // For an allgather handle, instead of synchronize: every rank's elements back to back in

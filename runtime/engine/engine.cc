@@ -26,6 +26,15 @@ namespace hvd::engine {
 using Clock = std::chrono::steady_clock;
 using backends::TensorRef;
 
+namespace {
+
+// poll, wait and waitFor on a handle that is not (or no longer) pending.
+Status notPending(HandleId handle) {
+  return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+}
+
+}  // namespace
+
 struct Engine::Operation {
   HandleId id = 0;
   std::string name;
@@ -236,13 +245,13 @@ void Engine::release(HandleId handle) {
 
 Result<bool> Engine::poll(HandleId handle) {
   auto op = find(handle);
-  if (!op) return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+  if (!op) return notPending(handle);
   return op->done.load(std::memory_order_acquire);
 }
 
 Result<bool> Engine::waitFor(HandleId handle, std::chrono::milliseconds timeout) {
   auto op = find(handle);
-  if (!op) return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+  if (!op) return notPending(handle);
   return waitFor(op, Clock::now() + timeout);
 }
 
@@ -288,7 +297,7 @@ bool Engine::waitFor(const std::shared_ptr<Operation>& op, std::optional<Clock::
 
 Status Engine::wait(HandleId handle) {
   auto op = find(handle);
-  if (!op) return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+  if (!op) return notPending(handle);
   waitFor(op);
   release(handle);
   return op->status;
@@ -296,7 +305,7 @@ Status Engine::wait(HandleId handle) {
 
 Result<Gathered> Engine::waitGathered(HandleId handle) {
   auto op = find(handle);
-  if (!op) return invalidArgument("handle " + std::to_string(handle) + " is not a pending request (already waited for?)");
+  if (!op) return notPending(handle);
   if (op->spec.kind != OpKind::kAllgather) return invalidUsage("handle " + std::to_string(handle) + " is not an allgather");
   waitFor(op);
   release(handle);

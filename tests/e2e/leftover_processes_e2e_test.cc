@@ -5,7 +5,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -41,8 +40,7 @@ std::vector<int> daemonPids(const std::string& dir, int ranks) {
 
 TEST_CASE("processes the ranks left running in sessions of their own are stopped when the job ends well or fails",
           "[e2e][mp]") {
-  const char* path = std::getenv("PATH");
-  const bool haveMpirun = hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk();
+  const bool haveMpirun = hvd::test::haveMpirun();
   for (auto [code, mpi] : {std::pair{0, false}, std::pair{3, false}, std::pair{0, true}}) {
     if (mpi && !haveMpirun) continue;
     INFO("ranks exit " << code << (mpi ? " under --mpi (the task shim stops them)" : ""));

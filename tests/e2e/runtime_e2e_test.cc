@@ -80,8 +80,7 @@ TEST_CASE("the network interface option picks the ring's interface, and one this
 }
 
 TEST_CASE("started by plain mpirun, without hvdrun, ranks learn who they are from PMIx and their collectives are correct", "[e2e][mp][mpi]") {
-  const char* path = std::getenv("PATH");
-  if (!hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk()) hvd::test::skipTest("mpirun is not installed");
+  if (!hvd::test::haveMpirun()) hvd::test::skipTest("mpirun is not installed");
   auto mpirun = [](const std::vector<std::string>& args) {
     std::vector<std::string> argv{"mpirun", "--oversubscribe", "-np", "3"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -427,8 +426,7 @@ TEST_CASE("ranks that shut hvd down and init it again rejoin the job each time, 
   // a listener rank 1 had closed (connection refused).
   for (bool mpi : {false, true}) {
     INFO((mpi ? "mpirun" : "hvdrun"));
-    const char* path = std::getenv("PATH");
-    if (mpi && !hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk()) continue;
+    if (mpi && !hvd::test::haveMpirun()) continue;
     std::vector<std::string> args{"-np", "3", HVD_COLLECTIVE_RANK_PATH, "rejoin", "3"};
     if (mpi) args.insert(args.begin(), "--mpi");
     auto run = runHvdrun(args, hvd::test::withTimeout(std::chrono::seconds(60)));

@@ -2,7 +2,6 @@
 // ranks are started: one rank gets it whole, the others an empty one, never a share each.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -73,8 +72,7 @@ TEST_CASE("a --stdin rank outside the job or a word other than none is a usage e
 }
 
 TEST_CASE("under --mpi only the rank --stdin names reads hvdrun's stdin", "[e2e][mpi]") {
-  const char* path = std::getenv("PATH");
-  if (!hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk()) hvd::test::skipTest("mpirun is not installed");
+  if (!hvd::test::haveMpirun()) hvd::test::skipTest("mpirun is not installed");
   auto run = runHvdrun(withArgs({"--mpi", "-np", "2", "--stdin", "1"}, readerRanks("1")), feeding("m\n"));
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);

@@ -164,8 +164,7 @@ TEST_CASE("the merged trace stays valid JSON when a rank dies of an exception no
 }
 
 TEST_CASE("started by plain mpirun HOROVOD_TIMELINE alone makes every rank write its own trace", "[e2e][mp][mpi][timeline]") {
-  const char* pathVar = std::getenv("PATH");
-  if (!hvd::cli::findExecutable("mpirun", pathVar != nullptr ? pathVar : "").isOk()) hvd::test::skipTest("mpirun is not installed");
+  if (!hvd::test::haveMpirun()) hvd::test::skipTest("mpirun is not installed");
   hvd::test::TempDir dir;
   std::string path = dir.path() + "/trace.json";
   hvd::cli::RunOptions o = options();

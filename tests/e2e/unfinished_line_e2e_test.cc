@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -95,8 +94,7 @@ TEST_CASE("a rank that ends on a prompt leaves the console at the start of a lin
 }
 
 TEST_CASE("under --mpi a prompt and a quiet progress bar reach the console while the rank waits", "[e2e][mpi]") {
-  const char* path = std::getenv("PATH");
-  if (!hvd::cli::findExecutable("mpirun", path != nullptr ? path : "").isOk()) hvd::test::skipTest("mpirun is not installed");
+  if (!hvd::test::haveMpirun()) hvd::test::skipTest("mpirun is not installed");
   int console[2];
   REQUIRE(::pipe(console) == 0);
   auto env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "OMPI_ALLOW_RUN_AS_ROOT=1",

@@ -143,6 +143,11 @@ std::vector<int> readPidFiles(const std::string& dir) {
   return pids;
 }
 
+bool haveMpirun() {
+  const char* path = std::getenv("PATH");
+  return cli::findExecutable("mpirun", path != nullptr ? path : "").isOk();
+}
+
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd,
                 bool asShellJob) {
   std::vector<std::string> argv{HVD_HVDRUN_PATH};

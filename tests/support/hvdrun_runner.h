@@ -14,6 +14,9 @@ namespace hvd::test {
 // Runs hvdrun with these arguments (argv[0] excluded). Fails the test if it cannot start.
 cli::CapturedRun runHvdrun(const std::vector<std::string>& args, const cli::RunOptions& options = {});
 
+// Whether Open MPI's mpirun is in PATH (the --mpi cases need it).
+bool haveMpirun();
+
 // Run options with a replaced environment, or a longer deadline.
 cli::RunOptions withEnv(std::vector<std::string> env);
 cli::RunOptions withTimeout(std::chrono::milliseconds timeout);

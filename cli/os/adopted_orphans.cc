@@ -1,17 +1,11 @@
 // cli/os/adopted_orphans.cc: finding and stopping the children a subreaper has adopted.
 #include "cli/os/adopted_orphans.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdlib>
-#include <map>
-#include <sstream>
 #include <thread>
 
 #include "cli/os/process_table.h"
@@ -20,40 +14,6 @@ namespace hvd::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Child {
-  pid_t pid = 0;
-  bool zombie = false;
-};
-
-std::string readSmallFile(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  return fd < 0 ? std::string() : readProcFile(fd);
-}
-
-// This process's children from /proc (ppid), zombies included: a subreaper's adopted
-// children are not in any list it kept.
-std::vector<Child> childrenOfThisProcess(const std::set<pid_t>& keep) {
-  std::vector<Child> found;
-  const pid_t self = ::getpid();
-  DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) return found;
-  while (dirent* entry = ::readdir(dir)) {
-    pid_t pid = std::atoi(entry->d_name);
-    if (pid <= 0 || keep.count(pid)) continue;
-    std::string text = readSmallFile("/proc/" + std::string(entry->d_name) + "/stat");
-    size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
-    if (close == std::string::npos) continue;
-    std::istringstream rest(text.substr(close + 1));
-    std::string state;
-    long ppid = 0;
-    rest >> state >> ppid;
-    if (ppid != self) continue;
-    found.push_back({pid, state == "Z" || state == "X"});
-  }
-  ::closedir(dir);
-  return found;
-}
 
 }  // namespace
 
@@ -69,17 +29,18 @@ std::vector<AdoptedProcess> stopAdoptedOrphans(const std::set<pid_t>& keep, std:
   const auto giveUpAt = killAt + std::chrono::seconds(2);  // SIGKILLed processes end at once
   bool killing = false;
   while (Clock::now() < giveUpAt) {
-    std::vector<Child> children = childrenOfThisProcess(keep);
+    std::vector<ProcessInfo> children = childrenOf(::getpid());
+    std::erase_if(children, [&](const ProcessInfo& c) { return keep.count(c.pid) > 0; });
     if (children.empty()) break;
     if (!killing && Clock::now() >= killAt) killing = true, told.clear();
-    for (const Child& c : children) {
-      if (c.zombie) {
+    for (const ProcessInfo& c : children) {
+      if (c.state == 'Z' || c.state == 'X') {
         (void)::waitpid(c.pid, nullptr, WNOHANG);
         continue;
       }
       if (told.count(c.pid)) continue;
       if (seen.insert(c.pid).second) {
-        std::string comm = readSmallFile("/proc/" + std::to_string(c.pid) + "/comm");
+        std::string comm = readProcPath("/proc/" + std::to_string(c.pid) + "/comm");
         if (!comm.empty() && comm.back() == '\n') comm.pop_back();
         stopped.push_back({c.pid, comm});
       }

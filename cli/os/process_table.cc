@@ -11,14 +11,11 @@
 #include <string>
 
 namespace hvd::cli {
-namespace {
 
 std::string readProcPath(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   return fd < 0 ? std::string() : readProcFile(fd);
 }
-
-}  // namespace
 
 std::string readProcFile(int fd) {
   std::string text;
@@ -33,10 +30,14 @@ std::string readProcFile(int fd) {
   return text;
 }
 
-std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions) {
-  std::vector<ProcessInfo> found;
+namespace {
+
+// Calls visit(pid, state, ppid, session) for every process /proc lists; one that ends while
+// being read is skipped.
+template <typename Visit>
+void forEachProcess(Visit&& visit) {
   DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) return found;
+  if (dir == nullptr) return;
   while (dirent* entry = ::readdir(dir)) {
     pid_t pid = std::atoi(entry->d_name);
     if (pid <= 0) continue;
@@ -48,10 +49,27 @@ std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions) {
     std::string state;
     long ppid = 0, pgrp = 0, session = 0;
     rest >> state >> ppid >> pgrp >> session;
-    if (state.empty() || state == "Z" || !sessions.count(static_cast<pid_t>(session))) continue;
-    found.push_back(ProcessInfo{pid, static_cast<pid_t>(session), state[0]});
+    if (state.empty()) continue;
+    visit(pid, state[0], static_cast<pid_t>(ppid), static_cast<pid_t>(session));
   }
   ::closedir(dir);
+}
+
+}  // namespace
+
+std::vector<ProcessInfo> processesInSessions(const std::set<pid_t>& sessions) {
+  std::vector<ProcessInfo> found;
+  forEachProcess([&](pid_t pid, char state, pid_t, pid_t session) {
+    if (state != 'Z' && sessions.count(session)) found.push_back(ProcessInfo{pid, session, state});
+  });
+  return found;
+}
+
+std::vector<ProcessInfo> childrenOf(pid_t parent) {
+  std::vector<ProcessInfo> found;
+  forEachProcess([&](pid_t pid, char state, pid_t ppid, pid_t session) {
+    if (ppid == parent) found.push_back(ProcessInfo{pid, session, state});
+  });
   return found;
 }
 

@@ -1,10 +1,16 @@
 // cli/launch/open_mpi_tags.cc
 #include "cli/launch/open_mpi_tags.h"
 
+#include <algorithm>
 #include <array>
 
 namespace hvd::cli {
 namespace {
+
+// A splitter's callback that gives its lines to onLine as `rank`'s.
+auto ownedBy(int rank, const OpenMpiTagReader::OnLine& onLine) {
+  return [rank, &onLine](std::string_view line, char end) { onLine(rank, line, end); };
+}
 
 constexpr std::array<std::string_view, 3> kStreams{"<stdout>:", "<stderr>:", "<stddiag>:"};
 // Longer than any tag ("[" job "," rank "]" and the stream, the numbers of 10 digits at most).
@@ -71,7 +77,7 @@ void OpenMpiTagReader::give(std::string_view text, const OnLine& onLine) {
   const int owner = current_;
   // A rank's bytes are cut as a forked rank's are; mpirun's own lines only at '\n' and the limit.
   auto [it, added] = lines_.try_emplace(owner, maxLine_, /*splitAtCarriageReturn=*/owner >= 0);
-  it->second.feed(text, [&](std::string_view line, char end) { onLine(owner, line, end); });
+  it->second.feed(text, ownedBy(owner, onLine));
 }
 
 void OpenMpiTagReader::feed(std::string_view bytes, const OnLine& onLine) {
@@ -142,7 +148,7 @@ void OpenMpiTagReader::finish(const OnLine& onLine) {
     give(rest, onLine);
   }
   for (auto& [rank, splitter] : lines_) {
-    splitter.finish([&, owner = rank](std::string_view line, char end) { onLine(owner, line, end); });
+    splitter.finish(ownedBy(rank, onLine));
   }
   lines_.clear();
   atLineStart_ = true;
@@ -150,29 +156,19 @@ void OpenMpiTagReader::finish(const OnLine& onLine) {
 }
 
 bool OpenMpiTagReader::holdsRedraw() const {
-  for (const auto& [rank, splitter] : lines_) {
-    if (splitter.holdsRedraw()) return true;
-  }
-  return false;
-}
-
-void OpenMpiTagReader::flushRedraw(const OnLine& onLine) {
-  for (auto& [rank, splitter] : lines_) {
-    splitter.flushRedraw([&, owner = rank](std::string_view line, char end) { onLine(owner, line, end); });
-  }
+  return std::any_of(lines_.begin(), lines_.end(), [](const auto& entry) { return entry.second.holdsRedraw(); });
 }
 
 bool OpenMpiTagReader::holdsPiece() const {
-  for (const auto& [rank, splitter] : lines_) {
-    if (splitter.holdsPiece()) return true;
-  }
-  return false;
+  return std::any_of(lines_.begin(), lines_.end(), [](const auto& entry) { return entry.second.holdsPiece(); });
+}
+
+void OpenMpiTagReader::flushRedraw(const OnLine& onLine) {
+  for (auto& [rank, splitter] : lines_) splitter.flushRedraw(ownedBy(rank, onLine));
 }
 
 void OpenMpiTagReader::flushPiece(const OnLine& onLine) {
-  for (auto& [rank, splitter] : lines_) {
-    splitter.flushPiece([&, owner = rank](std::string_view line, char end) { onLine(owner, line, end); });
-  }
+  for (auto& [rank, splitter] : lines_) splitter.flushPiece(ownedBy(rank, onLine));
 }
 
 }  // namespace hvd::cli

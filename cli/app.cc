@@ -245,7 +245,10 @@ std::string reportText(const JobOutcome& outcome, int ranks, const std::optional
                               "--start-timeout gives start-up more time\n",
                               list, ranks - static_cast<int>(outcome.neverReady.size()));
   }
-  if (outcome.interruptSignal != 0) {
+  if (!outcome.consoleClosed.empty() && outcome.interruptSignal == SIGPIPE) {
+    text += fmt::format("hvdrun: the reader of its {} went away (a broken pipe), so the ranks' output had nowhere "
+                        "to go: stopped {} rank(s), as for SIGPIPE\n", outcome.consoleClosed, outcome.ranksStopped);
+  } else if (outcome.interruptSignal != 0) {
     text += fmt::format("hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
                         outcome.ranksStopped);
   } else if (!outcome.firstFailure && outcome.ranksStoppedAfterCoordinator > 0) {
@@ -253,6 +256,9 @@ std::string reportText(const JobOutcome& outcome, int ranks, const std::optional
                         "worker and evaluator rank(s)\n", outcome.ranksStoppedAfterCoordinator);
   } else if (outcome.firstFailure) {
     text += failureSummaryText(outcome, ranks, recorded);
+  } else if (!outcome.consoleClosed.empty()) {
+    text += fmt::format("hvdrun: the reader of its {} went away (a broken pipe) before all of the ranks' output "
+                        "was written\n", outcome.consoleClosed);
   }
   return text;
 }
@@ -843,6 +849,10 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
     printTo(stderr, "hvdrun: error: {} of the ranks' output files in {} are incomplete ({})\n",
             outcome.incompleteOutputFiles, o.outputDir, outcome.outputProblem);
     // The job's own failure says more; a job that succeeded must still not look complete.
+    if (outcome.exitCode == 0) return static_cast<int>(ExitCode::kEnvironment);
+  }
+  if (!outcome.consoleProblem.empty()) {
+    printTo(stderr, "hvdrun: error: the ranks' output is incomplete ({})\n", outcome.consoleProblem);
     if (outcome.exitCode == 0) return static_cast<int>(ExitCode::kEnvironment);
   }
   return outcome.exitCode;

@@ -338,6 +338,9 @@ class Job {
         console_.clearWake();
         pfds.push_back({console_.wakeFd(), POLLIN, 0}), owners.push_back({nullptr, false});
       }
+      // A console write that failed: nobody may write again for a long time to find out.
+      const size_t consoleFailure = pfds.size();
+      pfds.push_back({console_.failureFd(), POLLIN, 0}), owners.push_back({nullptr, false});
       const size_t firstOutput = pfds.size();
       for (Rank& r : ranks_) {
         if (consoleFull) break;
@@ -377,6 +380,7 @@ class Job {
         if (pfds[i].revents != 0) writeInput(*writers[i - outputFds]);
       }
       if (pfds[0].revents & POLLIN) handleSignals(killDeadline_);
+      if (pfds[consoleFailure].revents & POLLIN) takeConsoleFailures();
       if (pausedFor_ > Clock::duration::zero()) {
         for (auto* deadline : {&drainDeadline, &startDeadline, &killDeadline_, &helloDeadline_, &ownEndDeadline_}) {
           if (*deadline) **deadline += pausedFor_;
@@ -421,6 +425,40 @@ class Job {
       // KeyboardInterrupt only once the call returns, which its waiting peers never let it.
       if (!killDeadline) killDeadline = Clock::now() + options_.killGrace;
     }
+  }
+
+  // Failed writes to hvdrun's console. EPIPE: its reader went away (`hvdrun ... | head`);
+  // as a program writing into that pipe would be killed by SIGPIPE, and as mpirun aborts,
+  // the job is stopped (SIGTERM, then the kill grace), never left running on unseen.
+  // Anything else (a full disk): the job goes on, its output there is incomplete, and
+  // hvdrun says so now and with its exit code.
+  void takeConsoleFailures() {
+    for (auto [fd, error] : console_.takeFailures()) {
+      const std::string name = fd == STDOUT_FILENO ? "stdout" : fd == STDERR_FILENO ? "stderr" : "the console";
+      if (error == EPIPE) {
+        if (outcome_.consoleClosed.empty()) outcome_.consoleClosed = name;
+        stopForClosedConsole();
+        continue;
+      }
+      std::string what = "writing " + name + ": " + std::strerror(error);
+      if (outcome_.consoleProblem.empty()) outcome_.consoleProblem = what;
+      // Once the ranks are done, the job's last words say it.
+      bool anyRunning = std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.running; });
+      if (fd != STDERR_FILENO && anyRunning) {
+        endOpenLine();
+        batchFor(STDERR_FILENO) += "hvdrun: warning: " + what + "; the ranks' output there is incomplete from here on\n";
+        flushBatch();
+      }
+    }
+  }
+
+  void stopForClosedConsole() {
+    bool anyRunning = std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.running; });
+    if (!anyRunning || outcome_.interruptSignal != 0 || outcome_.firstFailure || !outcome_.neverReady.empty()) return;
+    outcome_.interruptSignal = SIGPIPE;  // the exit code a program killed by it would give: 141
+    signalAll(SIGTERM);  // not SIGPIPE: Python ignores that one
+    for (Rank& r : ranks_) r.stoppedByUs |= r.running;
+    if (!killDeadline_) killDeadline_ = Clock::now() + options_.killGrace;
   }
 
   // Ctrl-Z. Ranks run in sessions of their own, out of reach of the terminal's SIGTSTP, and
@@ -804,7 +842,7 @@ class Job {
     while (!console_.drained()) {
       if (deadline && Clock::now() >= *deadline) break;
       console_.clearWake();
-      if (console_.drained()) return;
+      if (console_.drained()) break;
       pollfd pfds[2] = {{signalFd_, POLLIN, 0}, {console_.wakeFd(), POLLIN, 0}};
       int timeout = -1;
       if (deadline) {
@@ -827,6 +865,9 @@ class Job {
         if (stop) break;
       }
     }
+    takeConsoleFailures();
+    // The ranks had ended, but not all of their output reached the reader.
+    if (!outcome_.consoleClosed.empty() && outcome_.exitCode == 0) outcome_.exitCode = 128 + SIGPIPE;
     int stalled = console_.stalledFd();
     if (stalled < 0) return;
     outcome_.consoleStalled = true;

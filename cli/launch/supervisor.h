@@ -140,6 +140,12 @@ struct JobOutcome {
   // waiting for it (after an interrupt, or told to stop while waiting): the rest of the
   // ranks' lines are lost, and the stalled fd now leads to /dev/null.
   bool consoleStalled = false;
+  // "stdout" or "stderr": that console's reader went away (EPIPE) with output still to
+  // write. Ranks still running then were stopped (interruptSignal SIGPIPE, exit 141).
+  std::string consoleClosed;
+  // The first other console write failure ("writing stdout: No space left on device"): the
+  // ranks' output there is incomplete; a job that otherwise succeeded exits 3.
+  std::string consoleProblem;
   // kAgents: set when some agent never said the right hello; then no job was sent.
   std::vector<AgentStartProblem> agentStartProblems;
 };

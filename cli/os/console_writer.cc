@@ -47,12 +47,15 @@ struct ConsoleWriter::Shared {
   size_t queued = 0;   // bytes in runs and in the thread's hands: 0 is drained
   bool stopping = false;
   std::vector<int> dead;  // fds whose writes failed
+  std::vector<Failure> failures;  // not taken yet
   int writing = -1;                       // the fd of the run the thread is writing
   int wake = -1;
+  int failed = -1;  // eventfd: readable while failures are not taken
   size_t capacity = 0;
 
   ~Shared() {
     if (wake >= 0) ::close(wake);
+    if (failed >= 0) ::close(failed);
   }
 
   bool isDead(int fd) const { return std::find(dead.begin(), dead.end(), fd) != dead.end(); }
@@ -70,8 +73,12 @@ struct ConsoleWriter::Shared {
         ssize_t n = ::write(run.fd, piece.data(), piece.size());
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
+          int error = errno;
           std::lock_guard lock(mutex);
-          dead.push_back(run.fd);  // EPIPE, EIO: nobody will read the rest
+          dead.push_back(run.fd);  // EPIPE, EIO, ENOSPC: the rest would not arrive either
+          failures.push_back(Failure{run.fd, error});
+          uint64_t one = 1;
+          (void)!::write(failed, &one, sizeof one);
           return text.size();
         }
         piece.remove_prefix(static_cast<size_t>(n));
@@ -111,6 +118,7 @@ struct ConsoleWriter::Shared {
 ConsoleWriter::ConsoleWriter(size_t capacity) : shared_(std::make_shared<Shared>()) {
   shared_->capacity = capacity;
   shared_->wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  shared_->failed = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   // The thread owns a reference: a console that never reads again keeps it blocked in
   // write() after this object is gone, harmlessly, until the process exits. It takes no
   // signals (it is started with all blocked): hvdrun reads its own from a signalfd, which
@@ -155,6 +163,17 @@ int ConsoleWriter::stalledFd() const {
   std::lock_guard lock(shared_->mutex);
   if (shared_->writing >= 0) return shared_->writing;
   return shared_->runs.empty() ? -1 : shared_->runs.front().fd;
+}
+
+int ConsoleWriter::failureFd() const { return shared_->failed; }
+
+std::vector<ConsoleWriter::Failure> ConsoleWriter::takeFailures() {
+  uint64_t count = 0;
+  (void)!::read(shared_->failed, &count, sizeof count);
+  std::lock_guard lock(shared_->mutex);
+  std::vector<Failure> taken;
+  taken.swap(shared_->failures);
+  return taken;
 }
 
 bool ConsoleWriter::drained() const {

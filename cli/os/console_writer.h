@@ -6,13 +6,15 @@
 // bytes unless a single line is longer), so lines from here and hvdrun's other messages
 // never interleave mid-line. The queue is bounded only by its users: full() says when to
 // stop reading more (the ranks then wait on their own pipes, as they would on a console).
-// A write error (EPIPE: nobody reads any more) drops that fd's output from then on.
+// A write error (EPIPE: nobody reads any more; ENOSPC: a full disk) drops that fd's output
+// from then on, and is reported once through failureFd()/takeFailures().
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace hvd::cli {
 
@@ -43,6 +45,18 @@ class ConsoleWriter {
 
   // Not drained: the fd the thread is writing to (or will write to next); -1 when drained.
   int stalledFd() const;
+
+  // An fd whose write failed, and why (errno).
+  struct Failure {
+    int fd;
+    int error;
+  };
+
+  // Readable once a write has failed; takeFailures() empties it and returns the failures
+  // not taken before. The caller must learn of them even if nothing more is written: a
+  // job whose output has nowhere to go may have gone quiet.
+  int failureFd() const;
+  std::vector<Failure> takeFailures();
 
  private:
   struct Shared;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -138,4 +139,32 @@ TEST_CASE("a console nobody reads any more drops the rest of its output and the 
   CHECK(readAll(alive[0]) == "kept 1\nkept 2\n");
   ::close(alive[0]);
   ::close(gone[1]);
+}
+
+TEST_CASE("a failed console write is reported once with its fd and errno through the failure fd", "[console]") {
+  int gone[2];
+  REQUIRE(::pipe(gone) == 0);
+  ::close(gone[0]);
+  int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  REQUIRE(full >= 0);
+  ConsoleWriter console;
+  pollfd none{console.failureFd(), POLLIN, 0};
+  CHECK(::poll(&none, 1, 0) == 0);
+  console.write(gone[1], "lost\n");
+  console.write(full, "no room\n");
+  console.write(gone[1], "not tried\n");
+  CHECK(waitUntil([&] { return console.drained(); }));
+  pollfd failed{console.failureFd(), POLLIN, 0};
+  CHECK(::poll(&failed, 1, 1000) == 1);
+  auto failures = console.takeFailures();
+  REQUIRE(failures.size() == 2);
+  CHECK(failures[0].fd == gone[1]);
+  CHECK(failures[0].error == EPIPE);
+  CHECK(failures[1].fd == full);
+  CHECK(failures[1].error == ENOSPC);
+  CHECK(console.takeFailures().empty());
+  pollfd taken{console.failureFd(), POLLIN, 0};
+  CHECK(::poll(&taken, 1, 0) == 0);
+  ::close(gone[1]);
+  ::close(full);
 }

@@ -165,6 +165,22 @@ TEST_CASE("through srun a rank killed by SIGKILL ends the job with 137, and no r
   CHECK(hvd::test::survivorsAfter(pidList, std::chrono::seconds(2)).empty());
 }
 
+TEST_CASE("through srun hvdrun piped into a reader that exits stops every rank on every node and exits 141",
+          "[cluster][launch]") {
+  requireTestbed();
+  hvd::test::TempDir pids;
+  // Before, hvdrun ran on while nobody read: `timeout` ends such a run.
+  std::string pipeline = "timeout 20 " + kHvdrun + " --kill-grace 2 sh -c 'echo $$ > " + pids.path() +
+                         "/$HOROVOD_RANK.pid; exec yes' | head -c 65536 > /dev/null; echo status=${PIPESTATUS[0]}";
+  auto run = inAllocation({"-N3", "-n4"}, {"bash", "-c", pipeline});
+  INFO(run.out << run.err);
+  CHECK(run.out.find("status=141") != std::string::npos);
+  CHECK(run.err.find("the reader of its stdout went away") != std::string::npos);
+  auto pidList = hvd::test::readPidFiles(pids.path());
+  CHECK(pidList.size() == 4);
+  CHECK(hvd::test::survivorsAfter(pidList, std::chrono::seconds(2)).empty());
+}
+
 TEST_CASE("arguments reach ranks on other nodes verbatim through srun", "[cluster][launch]") {
   requireTestbed();
   auto run = inAllocation({"-N2", "-n2"}, {kHvdrun, kRank, "args", "two words", "$HOME", "", "'q'"});

@@ -368,6 +368,40 @@ TEST_CASE("SIGTERM to hvdrun stops every rank on every host and exits 143", "[ss
   CHECK(hvd::test::survivorsAfter(ranks, std::chrono::seconds(1)).empty());
 }
 
+TEST_CASE("over ssh hvdrun piped into a reader that exits stops every rank on every host and exits 141",
+          "[ssh]") {
+  hvd::test::TempDir pids;
+  int fds[2];
+  REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);
+  // Each rank writes its pid file, then floods its stdout.
+  std::string shell = "echo $$ > $HVD_TEST_PIDDIR/$HOROVOD_RANK.pid; exec yes";
+  int hvdrun = hvd::test::spawnHvdrun(sshJob(2, {"--kill-grace", "2", "sh", "-c", shell}),
+                                      hvd::test::environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}), fds[1]);
+  ::close(fds[1]);
+  char buf[4096];
+  for (size_t got = 0; got < 65536;) {
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fds[0]);
+  auto ranks = hvd::test::readPidFiles(pids.path());
+  CHECK(ranks.size() == 6);
+  int status = 0;
+  for (auto deadline = Clock::now() + std::chrono::seconds(20); Clock::now() < deadline;) {
+    if (::waitpid(hvdrun, &status, WNOHANG) == hvdrun) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (::waitpid(hvdrun, nullptr, WNOHANG) == 0) {  // before, it ran on while nobody read
+    ::kill(hvdrun, SIGTERM);
+    ::waitpid(hvdrun, &status, 0);
+    FAIL("hvdrun ran on after its stdout's reader had gone");
+  }
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 141);
+  CHECK(hvd::test::survivorsAfter(ranks, std::chrono::seconds(2)).empty());
+}
+
 TEST_CASE("Ctrl-Z on hvdrun holds every rank on every host until hvdrun is continued", "[ssh]") {
   hvd::test::TempDir pids;
   int hvdrun = startInBackground(sshJob(1, {kRank, "sleep", "4"}), pids.path(), 3, /*asShellJob=*/true);

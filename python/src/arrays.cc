@@ -97,6 +97,11 @@ ArrayView view(const Array& array, const char* role) {
 ArrayView viewOf(const InArray& array, const char* role) { return view(array, role); }
 ArrayView viewOf(const OutArray& array, const char* role) { return view(array, role); }
 
+std::span<const int64_t> rowShapeOf(const InArray& array) {
+  if (array.ndim() < 2) return {};
+  return {array.shape_ptr() + 1, array.ndim() - 1};
+}
+
 void requireSameShape(const ArrayView& in, const ArrayView& out) {
   if (in.type != out.type || in.count != out.count || in.device != out.device)
     throw nb::value_error(("hvd: the output (" + std::to_string(out.count) + " " +

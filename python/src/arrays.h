@@ -7,6 +7,8 @@
 #include <nanobind/ndarray.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "hvd/types.h"
@@ -26,6 +28,10 @@ struct ArrayView {
 // `role` names the argument in errors ("tensor", "output").
 ArrayView viewOf(const InArray& array, const char* role);
 ArrayView viewOf(const OutArray& array, const char* role);
+
+// The array's shape past its first dimension (an allgather's rows; empty for fewer than
+// two dimensions), viewed in place: valid while the array is.
+std::span<const int64_t> rowShapeOf(const InArray& array);
 
 // An output array that must match the input it is computed from.
 void requireSameShape(const ArrayView& in, const ArrayView& out);

@@ -110,7 +110,7 @@ void broadcast(const OutArray& array, int root) {
 
 Handle allgatherAsync(std::string_view name, const InArray& input) {
   ArrayView in = viewOf(input, "tensor");
-  return unlocked([&] { return hvd::allgatherAsync(name, in.data, in.count, in.type, in.device); });
+  return unlocked([&] { return hvd::allgatherAsync(name, in.data, in.count, in.type, in.device, rowShapeOf(input)); });
 }
 
 Gathered synchronizeAllgather(Handle handle) {
@@ -140,7 +140,8 @@ Gathered allgather(const InArray& input) {
   ArrayView in = viewOf(input, "tensor");
   if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input));
   std::vector<size_t> counts;
-  std::vector<std::byte> data = unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts); });
+  std::vector<std::byte> data =
+      unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts, rowShapeOf(input)); });
   return {ownedBytes(std::move(data)), std::move(counts)};
 }
 

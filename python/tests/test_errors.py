@@ -39,6 +39,21 @@ def test_ranks_giving_different_dtypes_to_a_broadcast_or_allgather_raise_a_usage
             assert "float32" in line and "float64" in line, line
 
 
+def test_ranks_gathering_rows_of_different_shapes_each_raise_a_usage_error_naming_both_shapes():
+    # Only the element counts were gathered: rank 0 read rank 1's three rows of 3 as a wrong
+    # (5, 2) array and went on, while rank 1 raised.
+    result = launch(2, "failures.py", "rows")
+    assert result.returncode == 0, result
+    for rank in range(2):
+        raised = [line for line in result.lines(rank) if line.startswith(("raised ", "returned "))]
+        assert len(raised) == 4, result
+        for line in raised[:3]:
+            assert line.startswith("raised HvdUsageError: "), line
+            assert "rows of shape (2,)" in line and "rows of shape (3,)" in line, line
+        assert raised[3].startswith("raised HvdUsageError: "), raised[3]
+        assert "rows of shape (2, 3)" in raised[3] and "rows of shape (3, 2)" in raised[3], raised[3]
+
+
 def test_ctrl_c_raises_keyboard_interrupt_in_a_rank_waiting_on_a_request_its_peers_never_submit():
     # The wait used to be one call into the runtime, and Python raises KeyboardInterrupt
     # only between calls: the rank waited on (the stall shutdown ends it here, exit 119).

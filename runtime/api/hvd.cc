@@ -35,11 +35,29 @@ Status runNow(engine::Spec spec, const void* in, void* out) {
   return rt->engine().wait(*handle);
 }
 
+// An allgather's spec; `count` must be whole rows of rowShape.
+Result<engine::Spec> gatherSpec(size_t count, DataType type, Device device, std::span<const std::int64_t> rowShape) {
+  engine::Spec spec{engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, count, device};
+  for (std::int64_t extent : rowShape) {
+    if (extent < 0) return Status(Errc::kInvalidArgument, "allgather: a row extent is negative");
+  }
+  spec.rows = engine::rowShapeOf(rowShape);
+  std::uint64_t perRow = spec.rows.elements;
+  if (perRow == 0 ? count != 0 : count % perRow != 0) {
+    return Status(Errc::kInvalidArgument, "allgather: " + std::to_string(count) + " elements are not whole rows of shape " +
+                                              engine::describe(spec.rows));
+  }
+  return spec;
+}
+
 // counts in elements of `type` (the byte calls gather uint8).
-Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type = DataType::kUInt8) {
+Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type = DataType::kUInt8,
+                                   std::span<const std::int64_t> rowShape = {}) {
   auto rt = current();
   if (!rt) return notInitialized();
-  engine::Spec spec{engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, count, Device::kCpu};
+  auto checked = gatherSpec(count, type, Device::kCpu, rowShape);
+  if (!checked) return checked.status();
+  engine::Spec spec = *checked;
   auto handle = rt->engine().submit({.spec = spec, .in = mine, .waitedAtOnce = true});
   if (!handle) return handle.status();
   return rt->engine().waitGathered(*handle);
@@ -135,8 +153,8 @@ Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::v
 }
 
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type,
-                                          std::vector<size_t>* countsPerRank) {
-  auto gathered = gatherNow(mine, count, type);
+                                          std::vector<size_t>* countsPerRank, std::span<const std::int64_t> rowShape) {
+  auto gathered = gatherNow(mine, count, type, rowShape);
   if (!gathered) return gathered.status();
   if (countsPerRank != nullptr) countsPerRank->assign(gathered->counts.begin(), gathered->counts.end());
   return std::move(gathered->bytes);
@@ -195,8 +213,11 @@ Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, D
   return submit(name, {engine::OpKind::kBroadcast, type, ReduceOp::kSum, root, count, device}, data, data);
 }
 
-Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type, Device device) {
-  return submit(name, {engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, count, device}, in, nullptr);
+Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type, Device device,
+                              std::span<const std::int64_t> rowShape) {
+  auto spec = gatherSpec(count, type, device, rowShape);
+  if (!spec) return spec.status();
+  return submit(name, *spec, in, nullptr);
 }
 
 Result<bool> poll(Handle handle) {

@@ -51,9 +51,11 @@ Response MessageTable::decide(const std::string& name, const Entry& entry) const
   for (int r = 0; r < size_; ++r) {
     const Spec& spec = *entry.specs[static_cast<size_t>(r)];
     std::string text = describe(spec);
-    // Allgather shares may differ in length: only the type and device must agree.
+    // Allgather shares may differ in length: only the type, rows and device must agree.
     if (spec.kind == OpKind::kAllgather) {
-      text = "allgather of " + std::string(dataTypeName(spec.type)) + (spec.device == Device::kCuda ? " on the GPU" : "");
+      text = "allgather of " + std::string(dataTypeName(spec.type)) +
+             (spec.rows.dims != 0 ? " in rows of shape " + describe(spec.rows) : "") +
+             (spec.device == Device::kCuda ? " on the GPU" : "");
     }
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == text; });
     if (it == groups.end()) groups.push_back({text, {r}});

@@ -79,6 +79,38 @@ TEST_CASE("allgather shares may differ in length, and the response carries each 
   CHECK(decided->counts == std::vector<std::uint64_t>{1, 2, 0});
 }
 
+TEST_CASE("allgathers whose rows differ give every rank one error naming each rank's row shape", "[unit]") {
+  MessageTable table(3);
+  Spec g{OpKind::kAllgather, DataType::kFloat32, ReduceOp::kSum, 0, 6, hvd::Device::kCpu};
+  const std::int64_t wide[] = {2, 3}, tall[] = {3, 2};
+  g.rows = rowShapeOf(wide);
+  CHECK_FALSE(table.record(0, {"g", g}));
+  CHECK_FALSE(table.record(1, {"g", g}));
+  g.rows = rowShapeOf(tall);  // as many elements a row, not the same rows
+  auto decided = table.record(2, {"g", g});
+  REQUIRE(decided);
+  CHECK(decided->error ==
+        "tensor 'g' was submitted differently by different ranks: ranks 0, 1 asked for allgather of float32 in rows "
+        "of shape (2, 3) but rank 2 asked for allgather of float32 in rows of shape (3, 2)");
+}
+
+TEST_CASE("a row shape too long or too wide to hold is described and compared by its element count", "[unit]") {
+  const std::int64_t one[] = {7}, none[] = {0, 4};
+  CHECK(describe(rowShapeOf(one)) == "(7,)");
+  CHECK(describe(rowShapeOf({})) == "()");
+  CHECK(rowShapeOf(none).elements == 0);
+  std::vector<std::int64_t> many(RowShape::kMaxDims + 1, 2);
+  RowShape folded = rowShapeOf(many);
+  CHECK(folded.dims == RowShape::kNotHeld);
+  CHECK(describe(folded) == "(512 elements)");
+  const std::int64_t huge[] = {std::int64_t{1} << 33};
+  CHECK(describe(rowShapeOf(huge)) == "(8589934592 elements)");
+  std::vector<std::int64_t> sameCount(RowShape::kMaxDims + 1, 2);
+  sameCount[0] = 4;
+  sameCount[1] = 1;
+  CHECK(rowShapeOf(sameCount) == folded);
+}
+
 TEST_CASE("rank lists read as people write them", "[unit]") {
   CHECK(rankList({3}) == "rank 3");
   CHECK(rankList({0, 1}) == "ranks 0, 1");
@@ -161,10 +193,16 @@ TEST_CASE("agreement hashes are equal exactly when specs are compatible", "[unit
     for (auto type : {DataType::kFloat32, DataType::kInt64}) {
       for (auto op : {ReduceOp::kSum, ReduceOp::kMax}) {
         for (int root : {0, 1}) {
-          for (std::uint64_t count : {0, 5}) specs.push_back(Spec{kind, type, op, root, count, hvd::Device::kCpu});
+          for (std::uint64_t count : {0, 6}) specs.push_back(Spec{kind, type, op, root, count, hvd::Device::kCpu});
         }
       }
     }
+  }
+  const std::int64_t wide[] = {2, 3}, tall[] = {3, 2};
+  for (auto rows : {rowShapeOf(wide), rowShapeOf(tall)}) {
+    Spec g{OpKind::kAllgather, DataType::kFloat32, ReduceOp::kSum, 0, 6, hvd::Device::kCpu};
+    g.rows = rows;
+    specs.push_back(g);
   }
   for (const auto& a : specs) {
     for (const auto& b : specs) {
@@ -261,5 +299,28 @@ TEST_CASE("announcements survive the wire, and truncated or corrupt bytes are re
   bad[8 + 14 + 1] = std::byte{0x7f};  // the data type
   WireReader badReader(bad);
   REQUIRE(badReader.text(name));
+  CHECK_FALSE(badReader.spec(back));
+}
+
+TEST_CASE("an allgather's row shape survives the wire and an impossible one is refused", "[unit]") {
+  Spec g{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, 30, hvd::Device::kCpu};
+  const std::int64_t rows[] = {3, 5};
+  g.rows = rowShapeOf(rows);
+  WireWriter w;
+  w.spec(g);
+  auto bytes = w.take();
+  Spec back;
+  WireReader r(bytes);
+  REQUIRE(r.spec(back));
+  CHECK(r.atEnd());
+  CHECK(back == g);
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    WireReader shortReader(std::span<const std::byte>(bytes.data(), cut));
+    Spec sp;
+    CHECK_FALSE(shortReader.spec(sp));
+  }
+  auto bad = bytes;
+  bad[3 * 8 + 8] = std::byte{9};  // 9 dims: more than a row shape holds, and not kNotHeld
+  WireReader badReader(bad);
   CHECK_FALSE(badReader.spec(back));
 }

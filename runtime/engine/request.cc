@@ -13,6 +13,27 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t value) {
 
 }  // namespace
 
+RowShape rowShapeOf(std::span<const std::int64_t> trailing) {
+  RowShape rows;
+  bool held = trailing.size() <= RowShape::kMaxDims;
+  for (size_t i = 0; i < trailing.size(); ++i) {
+    auto extent = static_cast<std::uint64_t>(trailing[i]);
+    rows.elements *= extent;
+    held = held && extent <= 0xffffffffull;
+    if (held) rows.extents[i] = static_cast<std::uint32_t>(extent);
+  }
+  rows.dims = held ? static_cast<std::uint8_t>(trailing.size()) : RowShape::kNotHeld;
+  if (!held) rows.extents = {};
+  return rows;
+}
+
+std::string describe(const RowShape& rows) {
+  if (rows.dims == RowShape::kNotHeld) return "(" + std::to_string(rows.elements) + " elements)";
+  std::string text = "(";
+  for (size_t i = 0; i < rows.dims; ++i) text += (i > 0 ? ", " : "") + std::to_string(rows.extents[i]);
+  return text + (rows.dims == 1 ? ",)" : ")");
+}
+
 std::string_view opKindName(OpKind kind) {
   switch (kind) {
     case OpKind::kAllreduce: return "allreduce";
@@ -29,6 +50,7 @@ std::string describe(const Spec& spec) {
                      std::string(dataTypeName(spec.type));
   if (spec.kind == OpKind::kAllreduce) text += " (" + std::string(reduceOpName(spec.op)) + ")";
   if (spec.kind == OpKind::kBroadcast) text += " from root " + std::to_string(spec.root);
+  if (spec.kind == OpKind::kAllgather && spec.rows.dims != 0) text += " in rows of shape " + describe(spec.rows);
   if (spec.device == Device::kCuda) text += " on the GPU";
   return text;
 }
@@ -39,7 +61,7 @@ bool compatible(const Spec& a, const Spec& b) {
   switch (a.kind) {
     case OpKind::kAllreduce: return a.op == b.op && a.count == b.count;
     case OpKind::kBroadcast: return a.root == b.root && a.count == b.count;
-    case OpKind::kAllgather: return true;
+    case OpKind::kAllgather: return a.rows == b.rows;
     case OpKind::kBarrier: return true;
   }
   return false;
@@ -52,6 +74,10 @@ std::uint64_t agreementHash(const Spec& spec, std::uint64_t seed) {
   h = mix(h, static_cast<std::uint64_t>(spec.device));
   if (spec.kind == OpKind::kAllreduce) h = mix(mix(h, static_cast<std::uint64_t>(spec.op)), spec.count);
   if (spec.kind == OpKind::kBroadcast) h = mix(mix(h, static_cast<std::uint64_t>(spec.root)), spec.count);
+  if (spec.kind == OpKind::kAllgather) {
+    h = mix(mix(h, spec.rows.elements), spec.rows.dims);
+    for (size_t i = 0; i < RowShape::kMaxDims; ++i) h = mix(h, spec.rows.extents[i]);
+  }
   return h;
 }
 

@@ -3,7 +3,9 @@
 // in errors and hashed for the control path.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,6 +16,24 @@ namespace hvd::engine {
 enum class OpKind : std::uint8_t { kAllreduce, kBroadcast, kAllgather, kBarrier };
 std::string_view opKindName(OpKind kind);  // "allreduce", ...
 
+// An allgather's rows: its tensor's shape past the first dimension, which every rank must
+// give alike (the first dimension may differ). Held inline, so a Spec stays a value: at
+// most kMaxDims extents below 2^32 each; past that only `elements` is compared.
+struct RowShape {
+  static constexpr size_t kMaxDims = 8;
+  static constexpr std::uint8_t kNotHeld = 0xff;  // too many or too large extents
+  std::uint64_t elements = 1;  // elements per row: the extents' product
+  std::uint8_t dims = 0;       // 0: the rows are single elements (a 1-D tensor)
+  std::array<std::uint32_t, kMaxDims> extents{};
+  bool operator==(const RowShape&) const = default;
+};
+
+// The rows of a tensor of shape (first, trailing...): trailing.
+RowShape rowShapeOf(std::span<const std::int64_t> trailing);
+
+// "(2, 3)", "()"; "(N elements)" when the extents are not held.
+std::string describe(const RowShape& rows);
+
 struct Spec {
   OpKind kind = OpKind::kAllreduce;
   DataType type = DataType::kFloat32;
@@ -21,16 +41,18 @@ struct Spec {
   int root = 0;                  // broadcast only
   std::uint64_t count = 0;       // elements; for allgather this rank's own share
   Device device = Device::kCpu;
+  RowShape rows;                 // allgather only
   bool operator==(const Spec&) const = default;
   std::uint64_t bytes() const { return count * dataTypeSize(type); }
 };
 
 // "allreduce of 1000 float32 (sum)", "broadcast of 12 uint8 from root 0",
-// "allgather of 3 int32" (the count is this rank's), "barrier".
+// "allgather of 3 int32" (the count is this rank's; "... in rows of shape (2, 3)" for a
+// tensor of more than one dimension), "barrier".
 std::string describe(const Spec& spec);
 
 // Whether requests from two ranks can run as one collective: everything equal, except
-// that allgather shares may differ in length.
+// that allgather shares may differ in length (not in their rows).
 bool compatible(const Spec& a, const Spec& b);
 
 // Equal for compatible specs (a multiplicative mix of the fields that must agree), so ranks can check

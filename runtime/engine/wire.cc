@@ -20,6 +20,10 @@ void WireWriter::spec(const Spec& s) {
       static_cast<std::uint64_t>(s.op) << 16 | static_cast<std::uint64_t>(s.device) << 24);
   u64(static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.root)));
   u64(s.count);
+  if (s.kind != OpKind::kAllgather) return;
+  u64(s.rows.elements);
+  u64(s.rows.dims);
+  for (std::uint32_t extent : s.rows.extents) u64(extent);
 }
 
 bool WireReader::u64(std::uint64_t& v) {
@@ -48,6 +52,17 @@ bool WireReader::spec(Spec& s) {
   }
   s = Spec{static_cast<OpKind>(kind), static_cast<DataType>(type), static_cast<ReduceOp>(op), static_cast<int>(root), count,
            static_cast<Device>(device)};
+  if (s.kind != OpKind::kAllgather) return true;
+  std::uint64_t elements = 0, dims = 0;
+  if (!u64(elements) || !u64(dims)) return false;
+  if (dims > RowShape::kMaxDims && dims != RowShape::kNotHeld) return false;
+  s.rows.elements = elements;
+  s.rows.dims = static_cast<std::uint8_t>(dims);
+  for (std::uint32_t& extent : s.rows.extents) {
+    std::uint64_t value = 0;
+    if (!u64(value) || value > 0xffffffffull) return false;
+    extent = static_cast<std::uint32_t>(value);
+  }
   return true;
 }
 

@@ -3,6 +3,8 @@
     failures.py mismatch     every rank submits tensor "grad" with a different length
     failures.py dtypes       rank 0 gives float32, the others float64 (same byte count):
                              an unnamed broadcast, an unnamed allgather, a named allgather
+    failures.py rows         rank 0 gathers rows of 2, rank 1 rows of 3, then rows of (2, 3)
+                             against (3, 2): an unnamed, a named and a torch allgather
     failures.py interrupted  each rank waits on a named allreduce no other rank submits and
                              sends itself SIGINT after 1 s; prints how long until
                              KeyboardInterrupt, then exits (shutting down with it pending)
@@ -45,6 +47,20 @@ elif mode == "dtypes":
         try:
             got = call()
             print(f"returned {got.dtype} {got.shape}", flush=True)
+        except hvd.HvdError as error:
+            report(error)
+elif mode == "rows":
+    import torch
+
+    shape = (2, 2) if rank == 0 else (2, 3)  # 4 and 6 elements: whole rows of 2 on rank 0
+    square = (1, 2, 3) if rank == 0 else (1, 3, 2)  # the same row size, not the same rows
+    for call in (lambda: hvd.allgather(np.ones(shape, dtype=np.float32)),
+                 lambda: hvd.allgather(np.ones(shape, dtype=np.float32), name="rows"),
+                 lambda: hvd.allgather(torch.ones(shape)),
+                 lambda: hvd.allgather(np.ones(square, dtype=np.float32), name="square")):
+        try:
+            got = call()
+            print(f"returned {tuple(got.shape)}", flush=True)
         except hvd.HvdError as error:
             report(error)
 elif mode == "interrupted":

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -57,8 +58,11 @@ Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out);
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::vector<size_t>* bytesPerRank = nullptr);
 // The same for `count` elements of `type` (countsPerRank in elements): ranks that disagree
 // on the type fail with kInvalidUsage naming both, where the byte calls reinterpret.
+// rowShape: the tensor's shape past its first dimension (empty for a 1-D tensor); `count`
+// must be whole rows of it, and ranks that give different rows fail the same way.
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type,
-                                          std::vector<size_t>* countsPerRank);
+                                          std::vector<size_t>* countsPerRank,
+                                          std::span<const std::int64_t> rowShape = {});
 Status barrier();
 
 // GPU tensors (device memory, such as a CUDA tensor's data_ptr()), blocking like the host
@@ -93,8 +97,9 @@ Result<Handle> allreduceAsync(std::string_view name, const void* in, void* out, 
 Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, DataType type, int root,
                               Device device = Device::kCpu);
 // Each rank contributes `count` elements (the counts may differ); see synchronizeAllgather.
+// rowShape as for allgatherv: the rows must be the same on every rank.
 Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type,
-                              Device device = Device::kCpu);
+                              Device device = Device::kCpu, std::span<const std::int64_t> rowShape = {});
 // Whether the request has finished; never blocks. kInvalidArgument for a handle that is
 // not pending (unknown, or already synchronized).
 Result<bool> poll(Handle handle);

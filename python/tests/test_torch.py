@@ -13,6 +13,12 @@ def test_the_same_program_on_one_rank_needs_no_hooks_and_still_holds():
     run_all_ranks_ok(1, "torch_optimizer.py")
 
 
+def test_gradients_flow_back_through_allreduce_allgather_and_broadcast_as_in_horovod_on_three_ranks():
+    # Before, the results of hvd.torch's collectives had no grad_fn: the gradient through
+    # them was silently dropped, or backward raised that nothing required grad.
+    run_all_ranks_ok(3, "torch_autograd.py")
+
+
 def test_a_rank_that_raises_under_torchs_record_has_its_exception_and_line_in_hvdruns_summary():
     result = launch(3, "torch_record.py", timeout=120)
     assert result.returncode == 1, result

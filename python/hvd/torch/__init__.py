@@ -21,12 +21,10 @@ from .. import (  # noqa: F401  the core API, re-exported
     Product,
     ReduceOp,
     Sum,
-    allgather,
     allgather_async,
     allreduce_async,
     allreduce_async_,
     barrier,
-    broadcast,
     broadcast_,
     broadcast_async,
     broadcast_async_,
@@ -47,6 +45,7 @@ from .. import (  # noqa: F401  the core API, re-exported
 import torch as _torch
 
 from .. import _ops
+from . import autograd as _autograd
 from .compression import Compression
 from .functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
 from .optimizer import DistributedOptimizer
@@ -55,14 +54,29 @@ from .optimizer import DistributedOptimizer
 def allreduce(tensor, average=None, name=None, compression=Compression.none, op=None, prescale_factor=1.0,
               postscale_factor=1.0):
     """A new tensor: tensor reduced across ranks (op: Average by default), optionally sent
-    compressed and scaled before and after the reduction."""
+    compressed and scaled before and after the reduction. Differentiable, as Horovod's:
+    see autograd.py for the gradient."""
     compressed, ctx = compression.compress(tensor)
-    if prescale_factor != 1.0:
-        compressed = compressed * prescale_factor
-    out = _ops.allreduce(compressed, average=average, name=name, op=op)
-    if postscale_factor != 1.0:
-        out.mul_(postscale_factor)
+    op = _ops._op(op, average)
+    if _autograd.wants_grad(compressed):
+        out = _autograd.Allreduce.apply(compressed, op, name, prescale_factor, postscale_factor)
+    else:
+        out = _autograd._scaled_allreduce(compressed, op, name, prescale_factor, postscale_factor)
     return compression.decompress(out, ctx)
+
+
+def allgather(tensor, name=None):
+    """Every rank's tensor stacked along the first dimension, in rank order; differentiable."""
+    if _autograd.wants_grad(tensor):
+        return _autograd.Allgather.apply(tensor, name)
+    return _ops.allgather(tensor, name=name)
+
+
+def broadcast(tensor, root_rank, name=None):
+    """A new tensor holding root_rank's tensor; differentiable."""
+    if _autograd.wants_grad(tensor):
+        return _autograd.Broadcast.apply(tensor, root_rank, name)
+    return _ops.broadcast(tensor, root_rank, name=name)
 
 
 _ops.use_torch(_torch)

@@ -1,0 +1,73 @@
+"""hvd.torch's collectives as autograd functions, as Horovod's are (horovod/torch/mpi_ops.py):
+a tensor that requires grad gives a result with a grad_fn, and backward runs the matching
+collective on the gradients. Like every blocking call without a name, that backward
+collective is matched across ranks by order: every rank must run backward through the same
+collectives in the same order, as it must under Horovod.
+
+The gradients are Horovod's: allreduce reduces the output gradients with its own op and
+scale factors; allgather averages them and keeps this rank's rows; broadcast averages them
+on the root and gives zero elsewhere. Min, Max and Product have no such gradient: backward
+through them raises HvdUsageError (Horovod reduced the gradients with the same op, which
+gives no derivative of anything).
+"""
+
+import torch
+
+from .. import HvdUsageError, _ops, rank
+
+
+def wants_grad(tensor):
+    """Whether a result computed from tensor must carry a gradient back to it."""
+    return isinstance(tensor, torch.Tensor) and tensor.requires_grad and torch.is_grad_enabled()
+
+
+class Allreduce(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, op, name, prescale_factor, postscale_factor):
+        ctx.op, ctx.scale = op, (prescale_factor, postscale_factor)
+        return _scaled_allreduce(tensor.detach(), op, name, prescale_factor, postscale_factor)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if ctx.op not in (_ops.Average, _ops.Sum):
+            raise HvdUsageError(f"hvd: allreduce with op {ctx.op.name} has no gradient; only Sum or Average "
+                                "carry one back (detach the tensor, or reduce with one of those)")
+        return _scaled_allreduce(grad_output.contiguous(), ctx.op, None, *ctx.scale), None, None, None, None
+
+
+class Allgather(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, name):
+        ctx.shape = tensor.shape
+        ctx.rows = tensor.shape[0] if tensor.dim() > 0 else 1  # a scalar is gathered as one row
+        return _ops.allgather(tensor.detach(), name=name)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        averaged = _ops.allreduce(grad_output.contiguous(), op=_ops.Average)
+        rows = _ops.allgather(torch.tensor([ctx.rows], dtype=torch.int64))
+        first = int(rows[: rank()].sum())
+        return averaged.narrow(0, first, ctx.rows).reshape(ctx.shape), None
+
+
+class Broadcast(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor, root_rank, name):
+        ctx.root_rank = root_rank
+        return _ops.broadcast(tensor.detach(), root_rank, name=name)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        averaged = _ops.allreduce(grad_output.contiguous(), op=_ops.Average)
+        if rank() != ctx.root_rank:
+            averaged.zero_()
+        return averaged, None, None
+
+
+def _scaled_allreduce(tensor, op, name, prescale_factor, postscale_factor):
+    if prescale_factor != 1.0:
+        tensor = tensor * prescale_factor
+    out = _ops.allreduce(tensor, name=name, op=op)
+    if postscale_factor != 1.0:
+        out.mul_(postscale_factor)
+    return out

@@ -1,0 +1,77 @@
+"""Rank side of test_torch.py's autograd test: gradients flow back through hvd.torch's
+allreduce, allgather and broadcast as through Horovod's (horovod/torch/mpi_ops.py), on any
+number of ranks. Each rank's loss weighs the collective's result by (rank + 1), so every
+expected gradient below is worked out from the ranks' weights, not read off hvd.
+
+    allreduce, op Average or Sum: the gradient is the ranks' output gradients reduced with
+        the same op (and the same scale factors)
+    allgather: the ranks' output gradients averaged, then this rank's own rows
+    broadcast: the ranks' output gradients averaged on the root, zero elsewhere
+    Min, Max, Product: no gradient; backward raises HvdUsageError saying so
+Prints `ok` when every check held.
+"""
+
+import torch
+
+import hvd.torch as hvd
+
+hvd.init()
+rank, size = hvd.rank(), hvd.size()
+weight = rank + 1
+mean_weight = (size + 1) / 2  # the ranks' weights 1..size, averaged
+sum_weight = size * (size + 1) / 2
+
+
+def leaf(*shape):
+    return torch.arange(float(torch.Size(shape).numel())).reshape(shape).add(rank).requires_grad_()
+
+
+def check(what, got, expected):
+    assert torch.allclose(got, expected), f"{what}: {got} != {expected}"
+    print(f"{what}: right", flush=True)
+
+
+for op, reduced_weight in ((hvd.Average, mean_weight), (hvd.Sum, sum_weight)):
+    x = leaf(4)
+    y = hvd.allreduce(x * 3, op=op)  # through a torch op before, to see the chain
+    assert y.requires_grad
+    (y * weight).sum().backward()
+    check(f"allreduce {op.name}", x.grad, torch.full((4,), 3 * reduced_weight))
+
+x = leaf(2)
+y = hvd.allreduce(x, op=hvd.Sum, prescale_factor=2.0, postscale_factor=0.5, name="scaled")
+(y * weight).sum().backward()
+check("allreduce scaled", x.grad, torch.full((2,), 2.0 * 0.5 * sum_weight))
+
+# Rank r gives r + 1 rows of 2; row i of the result is weighted (i + 1) by every rank.
+x = leaf(rank + 1, 2)
+y = hvd.allgather(x)
+rows = y.shape[0]
+assert rows == sum_weight and y.requires_grad
+(y * weight * torch.arange(1.0, rows + 1).unsqueeze(1)).sum().backward()
+first = rank * (rank + 1) // 2  # rows given by the ranks before this one
+own = torch.arange(first + 1.0, first + rank + 2).unsqueeze(1).expand(rank + 1, 2)
+check("allgather", x.grad, mean_weight * own)
+
+root = size - 1
+x = leaf(3)
+y = hvd.broadcast(x, root_rank=root)
+(y * weight).sum().backward()
+check("broadcast", x.grad, torch.full((3,), mean_weight if rank == root else 0.0))
+
+for op in (hvd.Max, hvd.Min, hvd.Product):
+    x = leaf(2)
+    y = hvd.allreduce(x, op=op)
+    try:
+        y.sum().backward()
+        raise AssertionError(f"backward through allreduce {op.name} did not raise")
+    except hvd.HvdUsageError as error:
+        assert op.name in str(error) and "Sum or Average" in str(error), error
+        print(f"allreduce {op.name}: no gradient, said so", flush=True)
+
+# Without a gradient to carry, the plain calls: results that need none.
+with torch.no_grad():
+    assert not hvd.allreduce(leaf(2)).requires_grad
+assert not hvd.allgather(torch.ones(2)).requires_grad
+
+print("ok", flush=True)

@@ -19,6 +19,11 @@ def keras_run(np_, *args):
     return result
 
 
+def test_gradients_flow_back_through_allreduce_allgather_and_broadcast_as_in_horovod_eager_and_in_tf_function():
+    # Before, the tape saw no path through hvd's collectives: every gradient was None.
+    run_all_ranks_ok(3, "tensorflow_autograd.py")
+
+
 def test_keras_digits_on_four_ranks_keeps_weights_identical_averages_metrics_and_reaches_one_ranks_accuracy():
     epochs = 4
     four = keras_run(4, "--epochs", epochs, "--print-weights-checksum")

@@ -166,6 +166,11 @@ std::string failureSummaryText(const JobOutcome& outcome, int total, const std::
                         rankListText(outcome.stoppedWhenFailed, 16), outcome.stoppedWhenFailed.size() == 1 ? "was" : "were",
                         f.rank);
   }
+  if (f.signal != 0 && f.signal == outcome.noticePassedOn) {
+    text += fmt::format("  hvdrun had passed {0} on to every rank (a notice, as from Slurm's --signal or scancel "
+                        "--signal), and rank {1} had no handler for it, so it ended rank {1}\n",
+                        signalName(f.signal), f.rank);
+  }
   if (f.signal == 0 && f.exitCode == static_cast<int>(ExitCode::kStalled)) {
     text += "  a collective stalled: some ranks never submitted it within HOROVOD_STALL_SHUTDOWN_TIME_SECONDS "
             "(--stall-check-shutdown-time-seconds); the ranks' lines above name it and them\n";

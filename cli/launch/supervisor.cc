@@ -51,7 +51,15 @@ constexpr size_t kReadSize = 1 << 20;
 // (LineSplitter::holdsRedraw): the console then shows the bar's state, not the one before.
 constexpr std::chrono::milliseconds kRedrawQuiet{150};
 
-const int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT};
+const int kHandledSignals[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGTSTP, SIGCONT};
+
+// Passed on to the ranks and nothing more (preemption notices): the job goes on, and a rank
+// they end has failed, as it would have run alone. Every other signal passed on also stops
+// the job (SIGQUIT too, after the ranks' own handlers, a stack dump, have had it).
+bool isNotice(int sig) { return sig == SIGUSR1 || sig == SIGUSR2; }
+
+// What a stopped process acts on only once continued.
+bool isStop(int sig) { return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT; }
 
 struct Stream {
   int fd = -1;
@@ -417,7 +425,10 @@ class Job {
         if (options_.preemptGrace) preemptDeadline_ = Clock::now() + *options_.preemptGrace;
       }
       signalAll(sig);
-      if (sig == SIGUSR1 || sig == SIGUSR2) continue;  // notices (preemption), not stops
+      if (isNotice(sig)) {
+        outcome_.noticePassedOn = sig;
+        continue;
+      }
       if (outcome_.interruptSignal == 0) outcome_.interruptSignal = sig;
       for (Rank& r : ranks_) r.stoppedByUs |= r.running;
       // A scheduler follows SIGTERM with SIGKILL after its own grace: stop ranks before. And
@@ -742,9 +753,10 @@ class Job {
   // agent (or its ssh) itself, and the agent's ranks die with the connection. Before the
   // jobs went out there is nothing to pass a notice to, and a stop ends the connection.
   void sendSignal(Rank& r, int sig) {
-    r.signalSent = sig;
+    // A rank a notice ends was not stopped by hvdrun: its end is its own, a failure.
+    if (!isNotice(sig)) r.signalSent = sig;
     if (holdingInput() || helloFailed_) {
-      if (sig != SIGUSR1 && sig != SIGUSR2) ::kill(-r.pid, sig);
+      if (!isNotice(sig)) ::kill(-r.pid, sig);
       return;
     }
     if (r.inFd >= 0 && sig != SIGKILL && r.running) {
@@ -755,7 +767,7 @@ class Job {
     ::kill(-r.pid, sig);
     // A stopped process acts on a stop request only once continued (as Slurm and
     // systemd do): without this, a frozen rank waited for the SIGKILL at the grace's end.
-    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) ::kill(-r.pid, SIGCONT);
+    if (isStop(sig)) ::kill(-r.pid, SIGCONT);
   }
 
   // Writes what the pipe takes now; the rest waits for POLLOUT. A closed pipe (the agent
@@ -855,7 +867,7 @@ class Job {
         bool stop = false;
         while (::read(signalFd_, &info, sizeof info) == sizeof info) {
           int sig = static_cast<int>(info.ssi_signo);
-          if (sig != SIGINT && sig != SIGTERM && sig != SIGHUP) continue;
+          if (!isStop(sig)) continue;
           stop = true;
           if (outcome_.exitCode == 0 && outcome_.interruptSignal == 0) {
             outcome_.interruptSignal = sig;

@@ -127,6 +127,7 @@ struct JobOutcome {
   // stopped rank stalls its peers, so it is the likelier cause. Local ranks only.
   std::vector<int> stoppedWhenFailed;
   bool preempted = false;       // the preemption signal arrived
+  int noticePassedOn = 0;       // the last notice (SIGUSR1, SIGUSR2) hvdrun passed on to the ranks
   int ranksStoppedAfterPreemption = 0;  // still running when preemptGrace ended
   int ranksStoppedAfterCoordinator = 0;  // still running when the coordinator rank exited 0
   // --output-filename: files that could not be created or written to the end, and the
@@ -150,9 +151,9 @@ struct JobOutcome {
   std::vector<AgentStartProblem> agentStartProblems;
 };
 
-// Blocks until every rank has ended. Forwards SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGUSR2
-// to all ranks; a second SIGINT, or the grace period after SIGTERM/SIGHUP, escalates to
-// SIGKILL. Returns kSystem when a rank could not be started (the ones started are then
+// Blocks until every rank has ended. Forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
+// SIGUSR2 to all ranks; a second SIGINT, or the grace period after a stop (any of those but
+// the SIGUSR notices), escalates to SIGKILL. Returns kSystem when a rank could not be started (the ones started are then
 // stopped); a failing rank is a successful supervision with firstFailure set.
 Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const SupervisorOptions& options);
 

@@ -432,6 +432,40 @@ TEST_CASE("SIGTERM sent to hvdrun reaches every rank and hvdrun exits 143", "[e2
   CHECK(WEXITSTATUS(status) == 128 + SIGTERM);
 }
 
+TEST_CASE("SIGQUIT (Ctrl-backslash) reaches every rank and stops the job with 131 where it killed hvdrun alone",
+          "[e2e][mp]") {
+  // Before, hvdrun died of it at once (core and all), and the ranks, which had not seen it,
+  // were killed by its guardian: a rank's own SIGQUIT handler (a stack dump) never ran.
+  auto [out, status] = signalRanks({SIGQUIT});
+  checkEveryRankGot(out, {"SIGQUIT"});
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGQUIT);  // the ranks went on: SIGKILL after the grace
+}
+
+TEST_CASE("ranks ended by a SIGUSR1 notice they do not handle fail the job with 138 and a hint", "[e2e][mp]") {
+  // The notice is passed on, not a stop: before, ranks it killed counted as stopped by
+  // hvdrun, and the job exited 0.
+  TempDir pids;
+  int errPipe[2];
+  REQUIRE(::pipe2(errPipe, O_CLOEXEC) == 0);
+  pid_t hvdrun = spawnHvdrun({"-np", "2", kRank, "sleep", "60"}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}),
+                             -1, false, errPipe[1]);
+  ::close(errPipe[1]);
+  waitForPidFiles(pids.path(), 2);
+  ::kill(hvdrun, SIGUSR1);
+  int status = 0;
+  ::waitpid(hvdrun, &status, 0);
+  std::string err;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(errPipe[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
+  ::close(errPipe[0]);
+  INFO(err);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGUSR1);
+  CHECK(err.find("was killed by SIGUSR1") != std::string::npos);
+  CHECK(err.find("hvdrun had passed SIGUSR1 on to every rank") != std::string::npos);
+}
+
 TEST_CASE("a second SIGINT kills ranks that ignore the first, and hvdrun exits 130", "[e2e][mp]") {
   TempDir pids;
   pid_t hvdrun = spawnHvdrun({"-np", "2", kRank, "ignore-int", "60"}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));

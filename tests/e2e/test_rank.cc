@@ -131,14 +131,18 @@ int main(int argc, char** argv) {
   }
   if (mode == "signals" && argc > 2) {
     static volatile sig_atomic_t last = 0;
-    for (int sig : {SIGUSR1, SIGUSR2, SIGHUP, SIGTERM}) ::signal(sig, [](int s) { last = s; });
+    for (int sig : {SIGUSR1, SIGUSR2, SIGHUP, SIGTERM, SIGQUIT}) ::signal(sig, [](int s) { last = s; });
     auto deadline = std::time(nullptr) + static_cast<std::time_t>(std::atof(argv[2]));
     while (std::time(nullptr) < deadline) {
       ::pause();
       int sig = last;
       last = 0;
       if (sig == 0) continue;
-      std::printf("got %s\n", sig == SIGUSR1 ? "SIGUSR1" : sig == SIGUSR2 ? "SIGUSR2" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+      std::printf("got %s\n", sig == SIGUSR1   ? "SIGUSR1"
+                              : sig == SIGUSR2 ? "SIGUSR2"
+                              : sig == SIGHUP  ? "SIGHUP"
+                              : sig == SIGQUIT ? "SIGQUIT"
+                                               : "SIGTERM");
       std::fflush(stdout);
       if (sig == SIGTERM) return 0;
     }

@@ -428,8 +428,11 @@ TEST_CASE("ranks on every node reach hvdrun's rendezvous through srun; one that 
         std::string::npos);
 }
 
-TEST_CASE("SIGUSR2 sent to hvdrun reaches every rank on every node through srun", "[cluster][launch]") {
-  requireTestbed();
+namespace {
+
+// Four ranks on the testbed's nodes through srun print each signal their handlers get;
+// hvdrun is sent `signals` in turn. Returns the job's output and salloc's wait status.
+std::pair<std::string, int> signalSrunRanks(const std::vector<int>& signals) {
   hvd::test::TempDir dir;
   std::string pids = dir.path() + "/pids", pidFile = dir.path() + "/hvdrun.pid", out = dir.path() + "/out";
   REQUIRE(::mkdir(pids.c_str(), 0755) == 0);
@@ -437,17 +440,34 @@ TEST_CASE("SIGUSR2 sent to hvdrun reaches every rank on every node through srun"
                       "; wait $!";
   BackgroundJob job = startInAllocation(shell, pids, pidFile);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // handlers go in after the pid file
-  int hvdrunPid = job.hvdrun;
-  pid_t salloc = job.salloc;
-  ::kill(hvdrunPid, SIGUSR2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  ::kill(hvdrunPid, SIGTERM);
+  for (size_t i = 0; i < signals.size(); ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(job.hvdrun, signals[i]);
+  }
   int status = 0;
-  ::waitpid(salloc, &status, 0);
+  ::waitpid(job.salloc, &status, 0);
   std::ifstream in(out);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
+  return {std::string((std::istreambuf_iterator<char>(in)), {}), status};
+}
+
+}  // namespace
+
+TEST_CASE("SIGUSR2 sent to hvdrun reaches every rank on every node through srun", "[cluster][launch]") {
+  requireTestbed();
+  auto [text, status] = signalSrunRanks({SIGUSR2, SIGTERM});
   INFO(text);
   for (int r = 0; r < 4; ++r) CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGUSR2\n") != std::string::npos);
+}
+
+TEST_CASE("SIGQUIT sent to hvdrun is srun's to act on: the step ends at once and the job exits 131 with hvdrun's word",
+          "[cluster][launch]") {
+  // srun does not forward SIGQUIT: it means "forcing job termination" to srun, which kills
+  // the tasks. Before, hvdrun itself died of it and said nothing.
+  requireTestbed();
+  auto [text, status] = signalSrunRanks({SIGQUIT});
+  INFO(text);
+  CHECK(text.find("hvdrun: interrupted by SIGQUIT; stopped 4 rank(s)") != std::string::npos);
+  CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGQUIT));
 }
 
 TEST_CASE("started by srun --mpi=pmix or mpirun without hvdrun, ranks on three nodes learn who they are from PMIx", "[cluster][launch][pmix]") {

@@ -153,7 +153,11 @@ TEST_CASE("over ssh hvdrun says which of its addresses the other hosts reach it 
                      bed().hosts[0] + "; --network-interface picks another)") != std::string::npos);
 }
 
-TEST_CASE("SIGUSR1 and SIGHUP sent to hvdrun reach every rank on every host", "[ssh]") {
+namespace {
+
+// Three ranks, one per host, print each signal their handlers get; hvdrun is sent `signals`
+// in turn. Returns the ranks' output and hvdrun's exit code.
+std::pair<std::string, int> signalSshRanks(const std::vector<int>& signals) {
   hvd::test::TempDir pids, out;
   int fd = ::open((out.path() + "/out").c_str(), O_WRONLY | O_CREAT, 0644);
   REQUIRE(fd >= 0);
@@ -166,18 +170,33 @@ TEST_CASE("SIGUSR1 and SIGHUP sent to hvdrun reach every rank on every host", "[
   }
   REQUIRE(hvd::test::readPidFiles(pids.path()).size() == 3);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the ranks' handlers are set
-  REQUIRE(::kill(hvdrun, SIGUSR1) == 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  REQUIRE(::kill(hvdrun, SIGHUP) == 0);
+  for (size_t i = 0; i < signals.size(); ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    REQUIRE(::kill(hvdrun, signals[i]) == 0);
+  }
   int code = waitExit(hvdrun);
   std::ifstream f(out.path() + "/out");
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return {std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), code};
+}
+
+}  // namespace
+
+TEST_CASE("SIGUSR1 and SIGHUP sent to hvdrun reach every rank on every host", "[ssh]") {
+  auto [text, code] = signalSshRanks({SIGUSR1, SIGHUP});
   INFO(text);
   for (int r = 0; r < 3; ++r) {
     CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGUSR1\n") != std::string::npos);
     CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGHUP\n") != std::string::npos);
   }
   CHECK(code == 128 + SIGHUP);
+}
+
+TEST_CASE("SIGQUIT sent to hvdrun reaches every rank on every host and the job exits 131", "[ssh]") {
+  // The agents raise it on themselves for their supervisor: before, it killed each agent.
+  auto [text, code] = signalSshRanks({SIGQUIT});
+  INFO(text);
+  for (int r = 0; r < 3; ++r) CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGQUIT\n") != std::string::npos);
+  CHECK(code == 128 + SIGQUIT);
 }
 
 TEST_CASE("over ssh the runtime's collectives agree across three hosts", "[ssh]") {

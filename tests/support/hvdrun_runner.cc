@@ -149,7 +149,7 @@ bool haveMpirun() {
 }
 
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd,
-                bool asShellJob) {
+                bool asShellJob, int stderrFd) {
   std::vector<std::string> argv{HVD_HVDRUN_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = ::fork();
@@ -159,7 +159,7 @@ int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::str
     if (asShellJob) ::setpgid(0, 0);
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(stdoutFd >= 0 ? stdoutFd : devnull, 1);
-    ::dup2(devnull, 2);
+    ::dup2(stderrFd >= 0 ? stderrFd : devnull, 2);
     std::vector<char*> a, e;
     for (auto& s : argv) a.push_back(s.data());
     a.push_back(nullptr);

@@ -24,13 +24,13 @@ cli::RunOptions withTimeout(std::chrono::milliseconds timeout);
 // The current environment with some variables replaced ("NAME=value") or removed ("NAME").
 std::vector<std::string> environmentWith(const std::vector<std::string>& changes);
 
-// Starts hvdrun in the background; its stdout goes to stdoutFd (discarded when -1), its
-// stderr is discarded. Returns its pid; the caller kills and reaps it. With asShellJob,
+// Starts hvdrun in the background; its stdout goes to stdoutFd and its stderr to stderrFd
+// (each discarded when -1). Returns its pid; the caller kills and reaps it. With asShellJob,
 // hvdrun leads a process group of its own, as a job-control shell starts a job: its group
 // is then not orphaned (this process, its parent, is in another group of the session),
 // so SIGTSTP stops it, wherever the test itself was started from.
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd = -1,
-                bool asShellJob = false);
+                bool asShellJob = false, int stderrFd = -1);
 
 // hvdrun's stderr without its note on thread defaults ("hvdrun: N ranks share C CPU(s):
 // OMP_NUM_THREADS=..."), for tests that compare stderr whole.

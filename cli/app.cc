@@ -141,9 +141,25 @@ std::string agentFailureText(const JobOutcome& outcome, const RankFailure& f) {
   return text;
 }
 
+// srun or mpirun failed without naming a rank: its own words (above, and kept) say why.
+std::string launcherFailureText(const RankFailure& f) {
+  std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
+                                  : fmt::format("exited with code {}", f.exitCode);
+  std::string text = fmt::format("hvdrun: error: {} {}, and no rank reported a failure of its own (pid {}, at {})\n",
+                                 f.launcher, how, f.pid, f.when.empty() ? nowIso8601() : f.when);
+  if (!f.lastStderrLines.empty()) {
+    text += fmt::format("  {}'s last words:\n", f.launcher);
+    for (const auto& line : f.lastStderrLines) text += fmt::format("    | {}\n", line);
+  }
+  text += fmt::format("  hint: {} could not start the job, or lost a node or a daemon on the way; its messages say "
+                      "which\n", f.launcher);
+  return text;
+}
+
 std::string failureSummaryText(const JobOutcome& outcome, int total, const std::optional<RecordedError>& recorded) {
   const RankFailure& f = *outcome.firstFailure;
   if (f.launcherProcess) return agentFailureText(outcome, f);
+  if (!f.launcher.empty()) return launcherFailureText(f);
   std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
                                   : fmt::format("exited with code {}", f.exitCode);
   std::string where = "host " + f.host;
@@ -280,11 +296,21 @@ void keepSummary(const std::string& outputDir, const std::string& text) {
 }
 
 // A launcher (srun, mpirun) stands for every rank: the failing rank its messages name is
-// the job's root cause and exit code, unless the job was interrupted or never started.
-void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure, const Plan& plan) {
+// the job's root cause and exit code, unless the job was interrupted or never started. With
+// none named, the launcher's own end is the cause (the supervisor took it for rank 0's).
+void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure, const Plan& plan,
+                          const std::string& launcher) {
   if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
   if (result.ranksStoppedAfterPreemption > 0) return;  // hvdrun stopped the step itself
-  if (!failure || result.interruptSignal != 0 || !result.neverReady.empty()) return;
+  if (result.interruptSignal != 0 || !result.neverReady.empty()) return;
+  if (!failure) {
+    if (!result.firstFailure) return;
+    result.firstFailure->launcher = launcher;
+    if (auto it = result.launcherStderr.find(-1); it != result.launcherStderr.end()) {
+      result.firstFailure->lastStderrLines = it->second;
+    }
+    return;
+  }
   if (failure->host.empty() && failure->rank >= 0 && failure->rank < static_cast<int>(plan.ranks.size())) {
     failure->host = plan.ranks[static_cast<size_t>(failure->rank)].where.host;
   }
@@ -484,7 +510,7 @@ JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<
   // srun exits 143 after stopping the step and names whichever failing task it heard of
   // first; the shims' reports tell which failed first.
   auto shims = rootCauseFromShims(server, result);
-  adoptLauncherFailure(result, shims ? shims : firstSrunFailure(result.launcherMessages), plan);
+  adoptLauncherFailure(result, shims ? shims : firstSrunFailure(result.launcherMessages), plan, "srun");
   adoptCoordinatorEnd(result, server);
   return result;
 }
@@ -503,7 +529,7 @@ JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vecto
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kOpenMpi, preemption);
   JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
   auto shims = rootCauseFromShims(server, result);
-  adoptLauncherFailure(result, shims ? shims : firstMpirunFailure(result.launcherMessages), plan);
+  adoptLauncherFailure(result, shims ? shims : firstMpirunFailure(result.launcherMessages), plan, "mpirun");
   adoptCoordinatorEnd(result, server);
   return result;
 }

@@ -24,6 +24,9 @@ struct RankFailure {
   // An ssh launch's host agent (or its ssh) ended badly without a rank's report; `rank` is
   // only the first of the ranks it stood for.
   bool launcherProcess = false;
+  // srun or mpirun ended badly and neither its messages nor the task shims named a rank (it
+  // could not start the job, or lost a node's daemon): its name; `rank` then means nothing.
+  std::string launcher;
 };
 
 }  // namespace hvd::cli

@@ -206,6 +206,21 @@ TEST_CASE("under --mpi, lines the ranks write in pieces come out whole (Open MPI
   checkTornLines(run.out, 3, 300);
 }
 
+TEST_CASE("mpirun failing on its own is named as such with its last words and not blamed on rank 0", "[e2e][mpi]") {
+  // An Open MPI setting mpirun cannot honour: it fails before starting any rank. The
+  // summary used to say "rank 0 exited with code 1 ... rank 0 wrote nothing to stderr".
+  hvd::cli::RunOptions options = withTimeout(std::chrono::seconds(60));
+  options.env = environmentWith({"OMPI_MCA_plm=no-such-component"});
+  auto run = runHvdrun({"--mpi", "-np", "2", "true"}, options);
+  INFO(run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(run.err.find("hvdrun: error: mpirun exited with code 1, and no rank reported a failure of its own") !=
+        std::string::npos);
+  CHECK(run.err.find("  mpirun's last words:\n") != std::string::npos);
+  CHECK(run.err.find("    |   orte_plm_base_open failed\n") != std::string::npos);
+  CHECK(run.err.find("rank 0") == std::string::npos);
+}
+
 TEST_CASE("under --mpi, a rank's line of nearly 1 MiB written in 200 pieces comes out as one line", "[e2e][mp][mpi]") {
   // Open MPI tags each piece, so mpirun's raw line is the payload plus 200 tags: past a raw
   // cap of exactly 1 MiB per rank, its rest (with no tag) came out as a line of mpirun's own.

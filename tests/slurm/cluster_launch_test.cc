@@ -153,6 +153,19 @@ TEST_CASE("through srun a rank exiting 3 ends the job with code 3 and a summary 
   CHECK(!std::regex_search(run.err, std::regex(R"(\[\d+\]<stderr>:slurmstepd)")));
 }
 
+TEST_CASE("srun refusing the step is named as such with its words and not blamed on rank 0", "[cluster][launch]") {
+  // SRUN_CPUS_PER_TASK asks more than a node has: srun cannot create the step. The summary
+  // used to say "rank 0 exited with code 1 ... rank 0 wrote nothing to stderr".
+  requireTestbed();
+  auto run = inAllocation({"-N3", "-n4"}, {kHvdrun, kRank, "identity"}, {"SRUN_CPUS_PER_TASK=64"});
+  INFO(run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(run.err.find("hvdrun: error: srun exited with code 1, and no rank reported a failure of its own") !=
+        std::string::npos);
+  CHECK(run.err.find("  srun's last words:\n    | srun: error: Unable to create step for job") != std::string::npos);
+  CHECK(run.err.find("rank 0") == std::string::npos);
+}
+
 TEST_CASE("through srun a rank killed by SIGKILL ends the job with 137, and no rank survives", "[cluster][launch]") {
   requireTestbed();
   hvd::test::TempDir pids;

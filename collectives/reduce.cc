@@ -49,6 +49,10 @@ void reduceHalfLike(void* dst, const void* src, size_t count, ReduceOp op, Opera
 
 }  // namespace
 
+ReduceOp logicalOf(ReduceOp op) {
+  // On bytes that are 0 or 1, max is "or" and min is "and".
+  return op == ReduceOp::kMin || op == ReduceOp::kProduct ? ReduceOp::kMin : ReduceOp::kMax;
+}
 
 void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceOp op, Operands order) {
   switch (type) {
@@ -60,6 +64,9 @@ void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceO
     case DataType::kUInt8: reduceTyped<uint8_t>(dst, src, count, op, order); break;
     case DataType::kInt32: reduceTyped<int32_t>(dst, src, count, op, order); break;
     case DataType::kInt64: reduceTyped<int64_t>(dst, src, count, op, order); break;
+    case DataType::kInt16: reduceTyped<int16_t>(dst, src, count, op, order); break;
+    case DataType::kUInt16: reduceTyped<uint16_t>(dst, src, count, op, order); break;
+    case DataType::kBool: reduceTyped<uint8_t>(dst, src, count, logicalOf(op), order); break;
   }
 }
 
@@ -75,6 +82,9 @@ void divideForAverage(void* data, size_t count, DataType type, int divisor) {
     case DataType::kUInt8: divide(static_cast<uint8_t*>(data)); break;
     case DataType::kInt32: divide(static_cast<int32_t*>(data)); break;
     case DataType::kInt64: divide(static_cast<int64_t*>(data)); break;
+    case DataType::kInt16: divide(static_cast<int16_t*>(data)); break;
+    case DataType::kUInt16: divide(static_cast<uint16_t*>(data)); break;
+    case DataType::kBool: break;  // refused at submission (an average of booleans is not one)
     case DataType::kFloat16:
     case DataType::kBFloat16: {
       bool half = type == DataType::kFloat16;

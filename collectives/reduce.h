@@ -29,7 +29,11 @@ enum class Operands { kTargetFirst, kSourceFirst };
 void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceOp op,
                 Operands order = Operands::kTargetFirst);
 
-// data[i] /= divisor (integers: truncating division).
+// kBool's reduction as one on bytes of 0 and 1: kMax ("any") for sum and max, kMin ("all")
+// for min and product. Backends without a boolean type (NCCL, MPI) reduce bool as uint8 so.
+ReduceOp logicalOf(ReduceOp op);
+
+// data[i] /= divisor (integers: truncating division; kBool: never asked, see hvd/types.h).
 void divideForAverage(void* data, size_t count, DataType type, int divisor);
 
 // IEEE binary16 and bfloat16 conversions, round to nearest even.

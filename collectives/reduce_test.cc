@@ -47,9 +47,25 @@ TEST_CASE("every integer and float type reduces like a scalar loop for every ope
   checkOps<int8_t>(DataType::kInt8);
   checkOps<int32_t>(DataType::kInt32);
   checkOps<int64_t>(DataType::kInt64);
+  checkOps<int16_t>(DataType::kInt16);
+  checkOps<uint16_t>(DataType::kUInt16);
   std::vector<uint8_t> a{1, 5, 200}, b{2, 3, 50};
   reduceInto(a.data(), b.data(), 3, DataType::kUInt8, ReduceOp::kMax);
   CHECK(a == std::vector<uint8_t>{2, 5, 200});
+}
+
+TEST_CASE("bool reduces as logic: sum and max are any, min and product are all", "[unit][collectives]") {
+  const std::vector<uint8_t> a{0, 0, 1, 1}, b{0, 1, 0, 1};
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+    auto d = a;
+    reduceInto(d.data(), b.data(), 4, DataType::kBool, op);
+    CHECK(d == std::vector<uint8_t>{0, 1, 1, 1});  // a sum of bytes would give 2 for the last
+  }
+  for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kProduct}) {
+    auto d = a;
+    reduceInto(d.data(), b.data(), 4, DataType::kBool, op);
+    CHECK(d == std::vector<uint8_t>{0, 0, 0, 1});
+  }
 }
 
 TEST_CASE("float16 and bfloat16 convert exactly where the format can and round to nearest even", "[unit][collectives]") {

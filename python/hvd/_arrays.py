@@ -14,6 +14,8 @@ import sys
 
 import numpy as np
 
+from . import _hvd
+
 _to_dlpack = None
 
 
@@ -35,7 +37,11 @@ def passed(x):
         import torch
 
         torch.cuda.current_stream(x.device).synchronize()
-    return _to_dlpack(x)
+    try:
+        return _to_dlpack(x)
+    except BufferError as error:  # a dtype DLPack has no code for (torch's float8 kinds)
+        raise TypeError(f"hvd: the tensor has dtype {x.dtype}, which hvd cannot reduce or move; supported: "
+                        + _supported()) from error
 
 
 # NumPy dtypes neither DLPack nor the buffer protocol can hand over as numbers: refused
@@ -43,11 +49,15 @@ def passed(x):
 _NOT_NUMBERS = "OUSVMm"  # object, str, bytes, structured, datetime, timedelta
 
 
+def _supported():
+    return ", ".join(name for name, _ in _hvd.dtype_codes())
+
+
 def check_numbers(x):
     """x, a NumPy array, when its elements are numbers; TypeError naming its dtype if not."""
     if x.dtype.kind in _NOT_NUMBERS:
         raise TypeError(f"hvd: the tensor has dtype {x.dtype}, which hvd cannot reduce or move; supported: "
-                        "float16, bfloat16, float32, float64, int8, uint8, int32, int64")
+                        + _supported())
     return x
 
 
@@ -60,7 +70,9 @@ def as_input(x):
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
     if is_torch(x):
         return x if x.is_contiguous() else x.contiguous()
-    return check_numbers(np.ascontiguousarray(np.asarray(x)))
+    # np.ascontiguousarray would turn a scalar's 0-d array into shape (1,).
+    x = check_numbers(np.asarray(x))
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
 
 def empty_like(x):

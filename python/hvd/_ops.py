@@ -39,7 +39,9 @@ def _remember(handle, kind, finish, keep):
 # requires_grad, strided, a dtype hvd lacks, a Parameter) or an op it cannot read is left
 # to the general path, which also raises the errors.
 def use_torch(torch):
-    _hvd.use_torch(torch.Tensor, [(getattr(torch, name), code) for name, code in _hvd.dtype_codes()])
+    # torch.uint16 is new in torch 2.3: older ones have no tensor of that dtype to take.
+    _hvd.use_torch(torch.Tensor, [(getattr(torch, name), code) for name, code in _hvd.dtype_codes()
+                                  if hasattr(torch, name)])
 
 
 def _op(op, average):

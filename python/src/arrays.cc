@@ -23,16 +23,28 @@ std::optional<DataType> runtimeType(nb::dlpack::dtype t) {
       break;
     case dtype_code::Int:
       if (t.bits == 8) return DataType::kInt8;
+      if (t.bits == 16) return DataType::kInt16;
       if (t.bits == 32) return DataType::kInt32;
       if (t.bits == 64) return DataType::kInt64;
       break;
     case dtype_code::UInt:
       if (t.bits == 8) return DataType::kUInt8;
+      if (t.bits == 16) return DataType::kUInt16;
+      break;
+    case dtype_code::Bool:
+      if (t.bits == 8) return DataType::kBool;
       break;
     default:
       break;
   }
   return std::nullopt;
+}
+
+// "float32, float64, ..., bool": every type the runtime has, for the TypeError.
+std::string supportedTypes() {
+  std::string list;
+  for (int i = 0; i < kDataTypeCount; ++i) list += (i ? ", " : "") + std::string(dataTypeName(static_cast<DataType>(i)));
+  return list;
 }
 
 // The dtype as the frameworks spell it, for the TypeError.
@@ -70,8 +82,7 @@ ArrayView view(const Array& array, const char* role) {
   auto type = runtimeType(array.dtype());
   if (!type)
     throw nb::type_error(("hvd: " + std::string(role) + " has dtype " + dtypeName(array.dtype()) +
-                          ", which hvd cannot reduce or move; supported: float16, bfloat16, float32, float64, "
-                          "int8, uint8, int32, int64")
+                          ", which hvd cannot reduce or move; supported: " + supportedTypes())
                              .c_str());
   auto device = runtimeDevice(array.device_type());
   if (!device)

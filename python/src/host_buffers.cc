@@ -24,6 +24,9 @@ std::optional<DataType> typeOf(const char* format, Py_ssize_t itemSize) {
     case 'd': return itemSize == 8 ? std::optional(DataType::kFloat64) : std::nullopt;
     case 'b': return itemSize == 1 ? std::optional(DataType::kInt8) : std::nullopt;
     case 'B': return itemSize == 1 ? std::optional(DataType::kUInt8) : std::nullopt;
+    case '?': return itemSize == 1 ? std::optional(DataType::kBool) : std::nullopt;
+    case 'h': return itemSize == 2 ? std::optional(DataType::kInt16) : std::nullopt;
+    case 'H': return itemSize == 2 ? std::optional(DataType::kUInt16) : std::nullopt;
     case 'i':
     case 'l':
     case 'q':

@@ -13,6 +13,9 @@ size_t dataTypeSize(DataType type) {
     case DataType::kUInt8: return 1;
     case DataType::kInt32: return 4;
     case DataType::kInt64: return 8;
+    case DataType::kInt16:
+    case DataType::kUInt16: return 2;
+    case DataType::kBool: return 1;
   }
   return 1;
 }
@@ -27,6 +30,9 @@ std::string_view dataTypeName(DataType type) {
     case DataType::kUInt8: return "uint8";
     case DataType::kInt32: return "int32";
     case DataType::kInt64: return "int64";
+    case DataType::kInt16: return "int16";
+    case DataType::kUInt16: return "uint16";
+    case DataType::kBool: return "bool";
   }
   return "?";
 }

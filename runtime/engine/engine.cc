@@ -189,6 +189,19 @@ void Engine::span(const Operation& op, const char* name, double fromUs, double t
 
 Result<HandleId> Engine::submit(Submission s) {
   const Spec& spec = s.spec;
+  // The C API's enums arrive as plain integers: anything else would index past every table.
+  if (static_cast<unsigned>(spec.type) >= static_cast<unsigned>(kDataTypeCount)) {
+    return invalidArgument("element type " + std::to_string(static_cast<int>(spec.type)) +
+                           " is not one hvd knows (0 to " + std::to_string(kDataTypeCount - 1) + ", hvd_c.h)");
+  }
+  if (static_cast<unsigned>(spec.op) >= static_cast<unsigned>(kReduceOpCount)) {
+    return invalidArgument("reduction " + std::to_string(static_cast<int>(spec.op)) + " is not one hvd knows (0 to " +
+                           std::to_string(kReduceOpCount - 1) + ", hvd_c.h)");
+  }
+  if (spec.kind == OpKind::kAllreduce && spec.type == DataType::kBool && spec.op == ReduceOp::kAverage) {
+    return Status(Errc::kInvalidArgument, "allreduce: an average of bool tensors is no bool")
+        .withHint("use sum or max for 'any rank', min or product for 'every rank', or cast to a number to average");
+  }
   if (spec.kind == OpKind::kBroadcast && (spec.root < 0 || spec.root >= size_)) {
     return invalidArgument("broadcast root " + std::to_string(spec.root) + " is not a rank (the job has " +
                            std::to_string(size_) + ")");

@@ -336,6 +336,30 @@ TEST_CASE("a name submitted again before it finished is refused at once, and fre
   CHECK(errors == none(2));
 }
 
+TEST_CASE("an unknown element type or reduction and an average of bools are refused at submission, naming them",
+          "[mp][engine]") {
+  // The C API hands its enums over as integers: type 42 once indexed past every table.
+  auto errors = onRanks(1, {}, [&](int, Engine& e) -> std::string {
+    std::uint8_t x = 1;
+    auto refusal = [&](DataType type, ReduceOp op) -> std::string {
+      auto h = e.submit({"", Spec{OpKind::kAllreduce, type, op, 0, 1, hvd::Device::kCpu, {}}, &x, &x});
+      if (h) return "accepted";
+      return std::string(hvd::errcName(h.status().code())) + ": " + h.status().message() + " | " + h.status().hint();
+    };
+    std::string got = refusal(static_cast<DataType>(42), ReduceOp::kSum);
+    if (got != "invalid argument: element type 42 is not one hvd knows (0 to 10, hvd_c.h) | ") return got;
+    got = refusal(DataType::kUInt8, static_cast<ReduceOp>(-1));
+    if (got != "invalid argument: reduction -1 is not one hvd knows (0 to 4, hvd_c.h) | ") return got;
+    got = refusal(DataType::kBool, ReduceOp::kAverage);
+    if (got != "invalid argument: allreduce: an average of bool tensors is no bool | use sum or max for 'any rank', "
+               "min or product for 'every rank', or cast to a number to average") {
+      return got;
+    }
+    return "";
+  });
+  CHECK(errors == none(1));
+}
+
 TEST_CASE("broadcast from every root and allgather of uneven shares go through the engine", "[mp][engine]") {
   const int size = 3;
   auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {

@@ -41,7 +41,7 @@ struct Spec {
   int root = 0;                  // broadcast only
   std::uint64_t count = 0;       // elements; for allgather this rank's own share
   Device device = Device::kCpu;
-  RowShape rows;                 // allgather only
+  RowShape rows{};               // allgather only
   bool operator==(const Spec&) const = default;
   std::uint64_t bytes() const { return count * dataTypeSize(type); }
 };

@@ -24,6 +24,12 @@ int main(void) {
   double expected = size * (size - 1) / 2.0;
   CHECK(sum[0] == expected && sum[1] == 2 * expected && sum[2] == size, "allreduce sum wrong");
 
+  /* A type the header does not have is refused by name (it once indexed past every table). */
+  CHECK(hvd_allreduce(sum, 3, (enum hvd_datatype)42, HVD_SUM) != 0, "type 42 was accepted");
+  CHECK(strcmp(hvd_last_error(), "element type 42 is not one hvd knows (0 to 10, hvd_c.h)") == 0, "type 42's error");
+  unsigned char any[2] = {rank == 0, 0};
+  CHECK(hvd_allreduce(any, 2, HVD_BOOL, HVD_MAX) == 0 && any[0] == 1 && any[1] == 0, "bool any wrong");
+
   int value = rank == size - 1 ? 4242 : -1;
   CHECK(hvd_broadcast(&value, sizeof value, size - 1) == 0, "broadcast failed");
   CHECK(value == 4242, "broadcast wrong");

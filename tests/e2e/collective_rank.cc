@@ -101,6 +101,28 @@ bool checkType(DataType type, ReduceOp op, size_t count) {
   return true;
 }
 
+// bool is logical: sum and max "any rank", min and product "every rank" (average refused).
+bool checkBool(ReduceOp op, size_t count) {
+  auto bit = [](int rank, size_t i) -> std::uint8_t { return (rank * 5 + static_cast<int>(i) * 3) % 11 > 6 ? 1 : 0; };
+  bool all = op == ReduceOp::kMin || op == ReduceOp::kProduct;
+  std::vector<std::uint8_t> data(count);
+  for (size_t i = 0; i < count; ++i) data[i] = bit(hvd::rank(), i);
+  if (auto s = hvd::allreduce(data.data(), count, DataType::kBool, op); !s.isOk()) {
+    std::fprintf(stderr, "bool allreduce failed: %s\n", s.message().c_str());
+    return false;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    std::uint8_t want = all ? 1 : 0;
+    for (int k = 0; k < hvd::size(); ++k) want = all ? (want & bit(k, i)) : (want | bit(k, i));
+    if (data[i] != want) {
+      std::fprintf(stderr, "bool %s count %zu index %zu: got %d, expected %d\n", std::string(hvd::reduceOpName(op)).c_str(),
+                   count, i, data[i], want);
+      return false;
+    }
+  }
+  return true;
+}
+
 int check() {
   int checks = 0;
   int n = hvd::size();
@@ -109,9 +131,11 @@ int check() {
       if (count == (size_t(1) << 20) && op != ReduceOp::kSum) continue;  // one large case is enough
       bool ok = checkType<float>(DataType::kFloat32, op, count) && checkType<double>(DataType::kFloat64, op, count) &&
                 checkType<int32_t>(DataType::kInt32, op, count) && checkType<int64_t>(DataType::kInt64, op, count) &&
-                (op == ReduceOp::kProduct || checkType<int8_t>(DataType::kInt8, op, count));
+                (op == ReduceOp::kProduct || checkType<int8_t>(DataType::kInt8, op, count)) &&
+                (op == ReduceOp::kProduct || checkType<int16_t>(DataType::kInt16, op, count)) &&
+                (op == ReduceOp::kAverage || checkBool(op, count));
       if (!ok) return 1;
-      checks += 5;
+      checks += 7;
     }
   }
   for (int root = 0; root < n; ++root) {

@@ -92,6 +92,8 @@ int main(int argc, char** argv) {
       ok = ok && compare<uint8_t>(DataType::kUInt8, MPI_UINT8_T, op, count, comparisons);
       ok = ok && compare<int32_t>(DataType::kInt32, MPI_INT32_T, op, count, comparisons);
       ok = ok && compare<int64_t>(DataType::kInt64, MPI_INT64_T, op, count, comparisons);
+      ok = ok && compare<int16_t>(DataType::kInt16, MPI_INT16_T, op, count, comparisons);
+      ok = ok && compare<uint16_t>(DataType::kUInt16, MPI_UINT16_T, op, count, comparisons);
     }
   }
   if (ok) std::printf("crosscheck ok %ld comparisons on rank %d\n", comparisons, hvd::rank());

@@ -18,7 +18,8 @@ namespace hvd::test {
 // comparison can be exact too.
 inline double valueFor(hvd::DataType type, int rank, size_t index) {
   double v = static_cast<double>((rank * 7 + static_cast<int>(index) * 3) % 13 - 6);
-  return type == hvd::DataType::kUInt8 ? v + 6 : v;
+  if (type == hvd::DataType::kBool) return v > 2 ? 1 : 0;  // mostly false: "any" and "all" both vary
+  return type == hvd::DataType::kUInt8 || type == hvd::DataType::kUInt16 ? v + 6 : v;
 }
 
 inline void put(hvd::DataType type, std::vector<std::byte>& buf, size_t i, double v) {
@@ -34,6 +35,9 @@ inline void put(hvd::DataType type, std::vector<std::byte>& buf, size_t i, doubl
     case hvd::DataType::kUInt8: store(static_cast<std::uint8_t>(static_cast<long long>(v))); break;
     case hvd::DataType::kInt32: store(static_cast<std::int32_t>(v)); break;
     case hvd::DataType::kInt64: store(static_cast<std::int64_t>(v)); break;
+    case hvd::DataType::kInt16: store(static_cast<std::int16_t>(v)); break;
+    case hvd::DataType::kUInt16: store(static_cast<std::uint16_t>(v)); break;
+    case hvd::DataType::kBool: store(static_cast<std::uint8_t>(v != 0)); break;
   }
 }
 
@@ -54,8 +58,11 @@ inline std::vector<std::byte> expected(hvd::DataType type, hvd::ReduceOp op, int
 
 // Products of 8 ranks' values overflow the narrow types (and their wrap differs from the
 // serial double): products are checked on the wide types only.
+// An average of bools is refused (hvd/types.h).
 inline bool checkable(hvd::DataType type, hvd::ReduceOp op) {
-  bool narrow = type == hvd::DataType::kInt8 || type == hvd::DataType::kUInt8 || type == hvd::DataType::kFloat16 || type == hvd::DataType::kBFloat16;
+  bool narrow = type == hvd::DataType::kInt8 || type == hvd::DataType::kUInt8 || type == hvd::DataType::kFloat16 ||
+                type == hvd::DataType::kBFloat16 || type == hvd::DataType::kInt16 || type == hvd::DataType::kUInt16;
+  if (type == hvd::DataType::kBool) return op != hvd::ReduceOp::kAverage;
   return !(narrow && op == hvd::ReduceOp::kProduct);
 }
 

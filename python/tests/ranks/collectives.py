@@ -12,9 +12,9 @@ hvd.init()
 rank, size = hvd.rank(), hvd.size()
 
 OPS = [hvd.Sum, hvd.Average, hvd.Min, hvd.Max, hvd.Product]
-NUMPY_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.uint8, np.int32, np.int64]
-TORCH_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.uint8, torch.int32,
-                torch.int64]
+NUMPY_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64]
+TORCH_DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int8, torch.uint8, torch.int16,
+                torch.uint16, torch.int32, torch.int64]
 SHAPES = [(0,), (), (1,), (7,), (3, 5, 2), (1031,)]
 
 
@@ -105,7 +105,7 @@ ones = np.ones((3, 4), dtype=np.float32)
 assert declined(ones[:, 1], op=hvd.Sum) and declined(np.ones(3, dtype=">f4"), op=hvd.Sum)
 frozen = np.ones(3, dtype=np.float32)
 frozen.flags.writeable = False
-assert declined(frozen, op=hvd.Sum) and declined(np.ones(3, dtype=np.int16), op=hvd.Sum)
+assert declined(frozen, op=hvd.Sum) and declined(np.ones(3, dtype=np.complex64), op=hvd.Sum)
 assert declined(np.ones(3), op=hvd.Sum, name="named") and declined(np.ones(3), average=False)
 assert declined(np.ones(3), op="Sum") and declined(np.ones(3), hvd.Sum) and declined(np.ones(3), tensr=1)
 x = np.full(3, float(rank))
@@ -184,7 +184,7 @@ want = np.zeros((3, 4))
 want[1, 2] = size * (size + 1) / 2
 check(cells, want, "a one-element view, its neighbours untouched", 0)
 assert declined(torch.ones(3, requires_grad=True), op=hvd.Sum) and declined(torch.ones(3), op="Sum")
-assert declined(torch.ones(3), op=hvd.Sum, name="named") and declined(torch.ones(3, dtype=torch.int16), op=hvd.Sum)
+assert declined(torch.ones(3), op=hvd.Sum, name="named") and declined(torch.ones(3, dtype=torch.complex64), op=hvd.Sum)
 assert hvd.torch.allreduce_ is hvd.allreduce_
 with_average = torch.ones(3)
 assert hvd.torch.allreduce_(with_average, average=False) is with_average  # Horovod's old spelling: Sum
@@ -200,6 +200,31 @@ check(hvd.allreduce(w, op=hvd.Sum), np.full((3, 4), size), "requires_grad", 0)
 strided = torch.arange(12.0).reshape(3, 4).t()
 check(hvd.allreduce(strided, op=hvd.Max), strided.numpy(), "transposed input", 0)
 assert type(hvd.allreduce([1.0, 2.0], op=hvd.Sum)) is np.ndarray
+# A scalar stays one: np.ascontiguousarray once made it shape (1,).
+for scalar in (2.0, np.float32(2.0), np.array(2.0)):
+    check(hvd.allreduce(scalar, op=hvd.Sum), np.array(2.0 * size), f"the scalar {scalar!r}", 1e-6)
+
+# bool is logical: Sum and Max say whether any rank's is true, Min and Product whether
+# every rank's is; an average is refused. A model's bool buffers (masks) broadcast as such.
+# Before, every bool, int16 and uint16 tensor was refused ("hvd cannot reduce or move").
+flags = np.array([rank == 0, True, False, rank == size - 1])
+anyone, everyone = np.array([True, True, False, True]), np.array([size == 1, True, False, size == 1])
+for op, want in ((hvd.Sum, anyone), (hvd.Max, anyone), (hvd.Min, everyone), (hvd.Product, everyone)):
+    got = hvd.allreduce(flags, op=op)
+    assert got.dtype == np.bool_ and np.array_equal(got, want), f"numpy bool {op.name}: {got}"
+    got = hvd.allreduce(torch.from_numpy(flags), op=op)
+    assert got.dtype == torch.bool and np.array_equal(got.numpy(), want), f"torch bool {op.name}: {got}"
+    inplace = flags.copy()
+    assert hvd.allreduce_(inplace, op=op) is inplace and np.array_equal(inplace, want), f"bool {op.name} in place"
+for refused in (flags, torch.from_numpy(flags)):
+    try:
+        hvd.allreduce(refused)
+        raise AssertionError("an average of bools was taken")
+    except hvd.HvdInvalidArgumentError as error:
+        assert "an average of bool tensors is no bool" in str(error), error
+assert np.array_equal(hvd.broadcast(flags, size - 1), [size == 1, True, False, True])
+got = hvd.allgather(torch.tensor([[rank % 2 == 1]]))
+assert got.dtype == torch.bool and got.flatten().tolist() == [r % 2 == 1 for r in range(size)]
 
 # Broadcast from every root, new array and in place, blocking and named.
 for root in range(size):

@@ -52,6 +52,10 @@ assert np.all(v.numpy() == 0)
 v.assign(tf.fill([4], float(rank)))
 tf.function(lambda: hvd.broadcast_variables([v], root_rank=size - 1))()
 assert np.all(v.numpy() == size - 1)
+flag, code = tf.Variable([rank == 0, rank != 0]), tf.Variable(tf.fill([2], tf.constant(rank + 100, tf.int16)))
+hvd.broadcast_variables([flag, code], root_rank=0)  # bool and int16 were refused
+assert flag.numpy().tolist() == [True, False] and code.numpy().tolist() == [100, 100]
+assert hvd.allreduce(tf.constant([rank == 0]), op=hvd.Max).numpy().tolist() == [True]
 
 # DistributedGradientTape: the average of every rank's gradients, eager and in a graph.
 w = tf.Variable([[1.0, -2.0], [0.5, 3.0]])

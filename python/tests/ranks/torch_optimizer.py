@@ -125,8 +125,13 @@ with torch.no_grad():
     for p in net.parameters():
         p.fill_(float(rank))
 net[1].num_batches_tracked.fill_(rank + 7)
+# A bool mask and an int16 buffer, as attention masks and quantized models keep: before,
+# broadcast_parameters raised TypeError on them (hvd had no bool, int16 or uint16).
+net[0].register_buffer("mask", torch.tensor([rank == 0, rank != 0]))
+net[0].register_buffer("codes", torch.full((3,), rank + 100, dtype=torch.int16))
 hvd.broadcast_parameters(net.state_dict(), root_rank=0)
 assert all(torch.all(p == 0) for p in net.parameters()) and int(net[1].num_batches_tracked) == 7
+assert net[0].mask.tolist() == [True, False] and net[0].codes.tolist() == [100] * 3
 
 # broadcast_optimizer_state: rank 0 has Adam moments (after a step, as after a resume), the
 # others have none; afterwards all have rank 0's, hyperparameters included.

@@ -33,7 +33,7 @@ struct Api {
   decltype(&MPI_Op_create) opCreate = nullptr;
   decltype(&MPI_Comm_set_errhandler) setErrhandler = nullptr;
   MPI_Comm world = nullptr;
-  MPI_Datatype types[8] = {};
+  MPI_Datatype types[kDataTypeCount] = {};
   MPI_Datatype byte = nullptr;
   MPI_Op ops[4] = {};  // sum, min, max, prod
   MPI_Errhandler errorsReturn = nullptr;
@@ -64,9 +64,12 @@ Result<std::unique_ptr<Api>> loadApi() {
   api->setErrhandler = l.function<decltype(&MPI_Comm_set_errhandler)>("MPI_Comm_set_errhandler");
   // Open MPI's predefined handles are the addresses of these objects.
   api->world = symbol<MPI_Comm>(l, "ompi_mpi_comm_world");
-  const char* typeSymbols[8] = {"ompi_mpi_float", "ompi_mpi_double", "ompi_mpi_uint16_t", "ompi_mpi_uint16_t",
-                                "ompi_mpi_int8_t", "ompi_mpi_uint8_t", "ompi_mpi_int32_t", "ompi_mpi_int64_t"};
-  for (int i = 0; i < 8; ++i) api->types[i] = symbol<MPI_Datatype>(l, typeSymbols[i]);
+  // In DataType's order; bool as uint8 (reduced with max or min: collectives/reduce.h logicalOf).
+  const char* typeSymbols[kDataTypeCount] = {"ompi_mpi_float",    "ompi_mpi_double",   "ompi_mpi_uint16_t",
+                                             "ompi_mpi_uint16_t", "ompi_mpi_int8_t",   "ompi_mpi_uint8_t",
+                                             "ompi_mpi_int32_t",  "ompi_mpi_int64_t",  "ompi_mpi_int16_t",
+                                             "ompi_mpi_uint16_t", "ompi_mpi_uint8_t"};
+  for (int i = 0; i < kDataTypeCount; ++i) api->types[i] = symbol<MPI_Datatype>(l, typeSymbols[i]);
   api->byte = symbol<MPI_Datatype>(l, "ompi_mpi_byte");
   const char* opSymbols[4] = {"ompi_mpi_op_sum", "ompi_mpi_op_min", "ompi_mpi_op_max", "ompi_mpi_op_prod"};
   for (int i = 0; i < 4; ++i) api->ops[i] = symbol<MPI_Op>(l, opSymbols[i]);
@@ -108,7 +111,7 @@ class MpiCollectives : public CollectiveBackend {
     if (count > static_cast<size_t>(INT32_MAX)) return Status(Errc::kInvalidArgument, "MPI_Allreduce takes at most 2^31-1 elements");
     int t = static_cast<int>(type);
     MPI_Op mpiOp = nullptr;
-    ReduceOp base = op == ReduceOp::kAverage ? ReduceOp::kSum : op;
+    ReduceOp base = type == DataType::kBool ? collectives::logicalOf(op) : op == ReduceOp::kAverage ? ReduceOp::kSum : op;
     if (type == DataType::kFloat16 || type == DataType::kBFloat16) {
       HVD_RETURN_IF_ERROR(halfOpFor(base, type, mpiOp));
     } else {

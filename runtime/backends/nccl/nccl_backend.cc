@@ -39,8 +39,11 @@ class NcclBackend final : public CollectiveBackend {
   Status allreduce(const TensorRef& data, ReduceOp op) override {
     HVD_RETURN_IF_ERROR(ensureComm(data.data));
     if (data.count == 0) return Status::ok();
+    // Refused alike on every rank (the same agreed spec), so no rank waits in NCCL alone.
+    auto reduction = ncclReductionOf(data.type, op);
+    if (!reduction) return reduction.status();
     return run("allreduce of " + std::to_string(data.bytes()) + " bytes", [&] {
-      return nccl_.ncclAllReduce(data.data, data.data, data.count, ncclTypeOf(data.type), ncclOpOf(op), comm_,
+      return nccl_.ncclAllReduce(data.data, data.data, data.count, reduction->type, reduction->op, comm_,
                                  gpu_->stream());
     });
   }
@@ -49,7 +52,7 @@ class NcclBackend final : public CollectiveBackend {
     HVD_RETURN_IF_ERROR(ensureComm(data.data));
     if (data.count == 0) return Status::ok();
     return run("broadcast from rank " + std::to_string(root), [&] {
-      return nccl_.ncclBroadcast(data.data, data.data, data.count, ncclTypeOf(data.type), root, comm_, gpu_->stream());
+      return nccl_.ncclBroadcast(data.data, data.data, data.bytes(), ncclUint8, root, comm_, gpu_->stream());
     });
   }
 

@@ -1,21 +1,11 @@
-// runtime/backends/nccl/nccl_types.cc: the two maps, exhaustive over hvd's enums.
+// runtime/backends/nccl/nccl_types.cc: the maps, exhaustive over hvd's enums.
 #include "runtime/backends/nccl/nccl_types.h"
 
-namespace hvd::backends::nccl {
+#include <string>
 
-ncclDataType_t ncclTypeOf(DataType type) {
-  switch (type) {
-    case DataType::kFloat32: return ncclFloat32;
-    case DataType::kFloat64: return ncclFloat64;
-    case DataType::kFloat16: return ncclFloat16;
-    case DataType::kBFloat16: return ncclBfloat16;
-    case DataType::kInt8: return ncclInt8;
-    case DataType::kUInt8: return ncclUint8;
-    case DataType::kInt32: return ncclInt32;
-    case DataType::kInt64: return ncclInt64;
-  }
-  return ncclUint8;  // unreachable: the switch covers every DataType
-}
+#include "collectives/reduce.h"
+
+namespace hvd::backends::nccl {
 
 ncclRedOp_t ncclOpOf(ReduceOp op) {
   switch (op) {
@@ -26,6 +16,25 @@ ncclRedOp_t ncclOpOf(ReduceOp op) {
     case ReduceOp::kProduct: return ncclProd;
   }
   return ncclSum;  // unreachable
+}
+
+Result<NcclReduction> ncclReductionOf(DataType type, ReduceOp op) {
+  switch (type) {
+    case DataType::kFloat32: return NcclReduction{ncclFloat32, ncclOpOf(op)};
+    case DataType::kFloat64: return NcclReduction{ncclFloat64, ncclOpOf(op)};
+    case DataType::kFloat16: return NcclReduction{ncclFloat16, ncclOpOf(op)};
+    case DataType::kBFloat16: return NcclReduction{ncclBfloat16, ncclOpOf(op)};
+    case DataType::kInt8: return NcclReduction{ncclInt8, ncclOpOf(op)};
+    case DataType::kUInt8: return NcclReduction{ncclUint8, ncclOpOf(op)};
+    case DataType::kInt32: return NcclReduction{ncclInt32, ncclOpOf(op)};
+    case DataType::kInt64: return NcclReduction{ncclInt64, ncclOpOf(op)};
+    case DataType::kBool: return NcclReduction{ncclUint8, ncclOpOf(collectives::logicalOf(op))};
+    case DataType::kInt16:
+    case DataType::kUInt16: break;
+  }
+  return Status(Errc::kInvalidUsage, std::string("NCCL cannot reduce ") + std::string(dataTypeName(type)) +
+                                          " tensors: it has no 16-bit integer type")
+      .withHint("reduce them on the CPU, or as int32 on the GPU");
 }
 
 }  // namespace hvd::backends::nccl

@@ -1,8 +1,9 @@
-// runtime/backends/nccl/nccl_types_test.cc: every hvd type and operation has its own,
-// native NCCL counterpart of the same width.
+// runtime/backends/nccl/nccl_types_test.cc: every hvd type NCCL can reduce and every
+// operation has its own, native NCCL counterpart of the same width.
 #include <catch2/catch.hpp>
 
 #include <set>
+#include <string>
 
 #include "runtime/backends/nccl/nccl_types.h"
 
@@ -22,17 +23,34 @@ size_t ncclWidth(ncclDataType_t t) {
 }
 }  // namespace
 
-TEST_CASE("every hvd type maps to a distinct NCCL type of the same width") {
+TEST_CASE("every hvd type NCCL can reduce maps to a distinct NCCL type of the same width") {
   std::set<int> seen;
   for (int i = 0; i < hvd::kDataTypeCount; ++i) {
     auto type = static_cast<DataType>(i);
-    ncclDataType_t n = ncclTypeOf(type);
-    CHECK(ncclWidth(n) == hvd::dataTypeSize(type));
-    CHECK(seen.insert(static_cast<int>(n)).second);
+    auto reduction = ncclReductionOf(type, ReduceOp::kSum);
+    if (type == DataType::kInt16 || type == DataType::kUInt16) {
+      REQUIRE(!reduction);
+      CHECK(reduction.status().code() == hvd::Errc::kInvalidUsage);
+      CHECK(reduction.status().message() == "NCCL cannot reduce " + std::string(hvd::dataTypeName(type)) +
+                                                " tensors: it has no 16-bit integer type");
+      continue;
+    }
+    REQUIRE(reduction);
+    CHECK(ncclWidth(reduction->type) == hvd::dataTypeSize(type));
+    if (type != DataType::kBool) CHECK(seen.insert(static_cast<int>(reduction->type)).second);
   }
-  CHECK(ncclTypeOf(DataType::kBFloat16) == ncclBfloat16);
-  CHECK(ncclTypeOf(DataType::kFloat16) == ncclFloat16);
-  CHECK(ncclTypeOf(DataType::kUInt8) == ncclUint8);
+  CHECK(ncclReductionOf(DataType::kBFloat16, ReduceOp::kSum)->type == ncclBfloat16);
+  CHECK(ncclReductionOf(DataType::kFloat16, ReduceOp::kSum)->type == ncclFloat16);
+  CHECK(ncclReductionOf(DataType::kUInt8, ReduceOp::kSum)->type == ncclUint8);
+}
+
+TEST_CASE("bool reduces in NCCL as bytes: sum and max as max (any), min and product as min (all)") {
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+    CHECK(ncclReductionOf(DataType::kBool, op)->type == ncclUint8);
+    CHECK(ncclReductionOf(DataType::kBool, op)->op == ncclMax);
+  }
+  for (ReduceOp op : {ReduceOp::kMin, ReduceOp::kProduct}) CHECK(ncclReductionOf(DataType::kBool, op)->op == ncclMin);
+  CHECK(ncclReductionOf(DataType::kFloat32, ReduceOp::kProduct)->op == ncclProd);
 }
 
 TEST_CASE("every hvd operation maps to a native NCCL op and average is ncclAvg") {

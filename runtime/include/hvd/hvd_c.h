@@ -11,7 +11,11 @@
 extern "C" {
 #endif
 
-enum hvd_datatype { HVD_FLOAT32, HVD_FLOAT64, HVD_FLOAT16, HVD_BFLOAT16, HVD_INT8, HVD_UINT8, HVD_INT32, HVD_INT64 };
+// HVD_BOOL: one byte, 0 or 1; reduced as "any" (sum, max) or "all" (min, product).
+enum hvd_datatype {
+  HVD_FLOAT32, HVD_FLOAT64, HVD_FLOAT16, HVD_BFLOAT16, HVD_INT8, HVD_UINT8, HVD_INT32, HVD_INT64,
+  HVD_INT16, HVD_UINT16, HVD_BOOL
+};
 enum hvd_reduce_op { HVD_SUM, HVD_AVERAGE, HVD_MIN, HVD_MAX, HVD_PRODUCT };
 
 int hvd_init(void);

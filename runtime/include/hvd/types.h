@@ -7,17 +7,20 @@
 
 namespace hvd {
 
-enum class DataType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt8, kUInt8, kInt32, kInt64 };
+// Appended, never reordered: the values are the C API's (hvd_c.h) and travel between ranks.
+// kBool is one byte, 0 or 1; reduced it is logical: sum and max are "any", min and product
+// "all", and average is refused.
+enum class DataType { kFloat32, kFloat64, kFloat16, kBFloat16, kInt8, kUInt8, kInt32, kInt64, kInt16, kUInt16, kBool };
 enum class ReduceOp { kSum, kAverage, kMin, kMax, kProduct };
 
 // Where a tensor's memory lives. CPU tensors go to the CPU backends (hvd's ring, MPI);
 // CUDA tensors to the GPU backends when one runs.
 enum class Device { kCpu, kCuda };
 
-inline constexpr int kDataTypeCount = 8;
+inline constexpr int kDataTypeCount = 11;
 inline constexpr int kReduceOpCount = 5;
 
-// 4, 8, 2, 2, 1, 1, 4, 8 bytes.
+// 4, 8, 2, 2, 1, 1, 4, 8, 2, 2, 1 bytes.
 size_t dataTypeSize(DataType type);
 // "float32", ..., as the benchmarks and error messages print them.
 std::string_view dataTypeName(DataType type);

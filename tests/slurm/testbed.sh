@@ -79,7 +79,7 @@ wait_gone() {
 start_cluster() {
   local dir=$1 nodes=$2
   [[ $(id -u) -eq 0 ]] || { echo "testbed: error: needs root (network namespaces, slurmd)" >&2; return 3; }
-  for tool in ip nsenter unshare munged slurmctld slurmd scontrol; do
+  for tool in ip ss nsenter unshare munged slurmctld slurmd scontrol; do
     command -v "$tool" >/dev/null || { echo "testbed: error: $tool is missing; run scripts/setup.sh" >&2; return 3; }
   done
   mkdir -p "$dir"/{etc,run,log,state,spool,tmpfs,munge,dev}
@@ -123,7 +123,17 @@ start_cluster() {
   munged --force --socket="$dir/munge/munge.socket" --key-file="$dir/etc/munge.key" \
     --pid-file="$dir/run/munged.pid" --seed-file="$dir/state/munge.seed" --log-file="$dir/log/munged.log"
 
-  local ctl_port=$((20000 + ($$ % 20000)))
+  # slurmctld listens in this namespace: below the ephemeral range (a port the kernel had
+  # handed to some connection of a test running beside this one failed its bind, "Address
+  # already in use", and the full suite failed once so), and on one that nothing holds.
+  local ephemeral_low ctl_port try
+  read -r ephemeral_low _ </proc/sys/net/ipv4/ip_local_port_range
+  local span=$((ephemeral_low - 20000))
+  ((span > 1000)) || span=1000
+  for ((try = 0; try < 100; try++)); do
+    ctl_port=$((20000 + (RANDOM + $$ + try) % span))
+    [[ -z "$(ss -Htan "sport = :$ctl_port" 2>/dev/null)" ]] && break
+  done
   cat >"$dir/etc/slurm.conf" <<CONF
 ClusterName=hvdtest
 SlurmctldHost=hvdctl($net.1)

@@ -24,10 +24,20 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def dense(x):
+    """x, a torch tensor, when it is dense; TypeError naming its layout if not (torch's own
+    errors for a sparse one say nothing of hvd: "unsupported memory format option")."""
+    if x.is_sparse or str(x.layout) != "torch.strided":
+        raise TypeError(f"hvd: the tensor is {x.layout}, and hvd takes dense tensors: pass x.to_dense() "
+                        "(hvd.torch.DistributedOptimizer gathers sparse gradients itself)")
+    return x
+
+
 def passed(x):
     """What the extension is given for x, which must be a NumPy array or a torch tensor."""
     if isinstance(x, np.ndarray):
         return x
+    dense(x)
     global _to_dlpack
     if _to_dlpack is None:
         from torch.utils.dlpack import to_dlpack as _to_dlpack
@@ -39,7 +49,10 @@ def passed(x):
         torch.cuda.current_stream(x.device).synchronize()
     try:
         return _to_dlpack(x)
-    except BufferError as error:  # a dtype DLPack has no code for (torch's float8 kinds)
+    except BufferError as error:  # a dtype DLPack has no code for (torch's float8 kinds), a meta tensor
+        if str(x.dtype).removeprefix("torch.") in _supported().split(", "):
+            raise TypeError(f"hvd: a tensor on device {x.device} cannot be handed over ({error}); hvd takes CPU "
+                            "and CUDA tensors") from error
         raise TypeError(f"hvd: the tensor has dtype {x.dtype}, which hvd cannot reduce or move; supported: "
                         + _supported()) from error
 
@@ -69,7 +82,7 @@ def as_input(x):
             x = x.astype(x.dtype.newbyteorder("="))
         return x if x.flags.c_contiguous else np.ascontiguousarray(x)
     if is_torch(x):
-        return x if x.is_contiguous() else x.contiguous()
+        return x if dense(x).is_contiguous() else x.contiguous()
     # np.ascontiguousarray would turn a scalar's 0-d array into shape (1,).
     x = check_numbers(np.asarray(x))
     return x if x.flags.c_contiguous else np.ascontiguousarray(x)

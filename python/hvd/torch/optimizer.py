@@ -4,6 +4,11 @@ Each parameter's gradient is allreduced as soon as the backward pass has accumul
 (a post-accumulate-grad hook starts an async in-place allreduce named after the
 parameter), so communication overlaps the rest of the backward pass and the engine fuses
 the small ones. step() waits for them all, then runs the wrapped optimizer's step.
+
+Sparse gradients (nn.Embedding(sparse=True)) go as Horovod's do: their indices and values
+are allgathered and the gradient rebuilt from every rank's rows (duplicates sum when the
+optimizer coalesces them), values divided by the size to average; with
+sparse_as_dense=True they are made dense first and allreduced like the rest.
 """
 
 import warnings
@@ -15,10 +20,29 @@ from .. import _hvd, _ops
 from .compression import Compression
 
 
+class _SparseGather:
+    """A sparse gradient's two allgathers in flight: its indices (rows of coordinates)
+    and its values."""
+
+    def __init__(self, grad, name):
+        grad = grad.coalesce()
+        self.size = grad.size()
+        self.indices = _ops.allgather_async(grad.indices().t().contiguous(), name="sparse.indices." + name)
+        self.values = _ops.allgather_async(grad.values().contiguous(), name="sparse.values." + name)
+
+    def result(self, op):
+        indices = _ops.synchronize(self.indices).t()
+        values = _ops.synchronize(self.values)
+        if op == _ops.Average:
+            values = values / _hvd.size()
+        return torch.sparse_coo_tensor(indices, values, self.size)
+
+
 class _DistributedOptimizer(torch.optim.Optimizer):
-    def __init__(self, params, named_parameters, compression, backward_passes_per_step, op):
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense=False):
         super(self.__class__, self).__init__(params)
         self._compression = compression
+        self._sparse_as_dense = sparse_as_dense
         if named_parameters is not None:
             named_parameters = list(named_parameters)
         else:
@@ -72,9 +96,13 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             # This rank's forward pass did not use p, another rank's may have: every rank
             # must still submit it, or the others would wait for it.
             p.grad = torch.zeros_like(p)
+        name = self._parameter_names[p]
+        if p.grad.is_sparse:
+            if not self._sparse_as_dense:
+                return _SparseGather(p.grad, name), (None, None)
+            p.grad = p.grad.to_dense()
         compressed, ctx = self._compression.compress(p.grad)
-        name = "allreduce." + self._parameter_names[p]
-        return _ops.allreduce_async_(compressed, name=name, op=self.op), (compressed, ctx)
+        return _ops.allreduce_async_(compressed, name="allreduce." + name, op=self.op), (compressed, ctx)
 
     def _make_hook(self, p):
         def hook(_param):
@@ -98,8 +126,11 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if handle is None:
                 self._handles[p] = self._allreduce_grad_async(p)
         for p, (handle, (compressed, ctx)) in self._handles.items():
-            output = _ops.synchronize(handle)
             self._allreduce_delay[p] = self.backward_passes_per_step
+            if isinstance(handle, _SparseGather):
+                p.grad = handle.result(self.op)
+                continue
+            output = _ops.synchronize(handle)
             if output is not p.grad:
                 p.grad.copy_(self._compression.decompress(output, ctx))
         self._handles.clear()
@@ -137,18 +168,20 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none, backward_passes_per_step=1,
-                         op=_ops.Average):
+                         op=_ops.Average, sparse_as_dense=False):
     """Wraps a torch.optim optimizer so that step() uses gradients averaged (op) across ranks.
 
     named_parameters: model.named_parameters(); names match gradients across ranks.
     compression: Compression.none or Compression.fp16 (float gradients sent as float16).
     backward_passes_per_step: local backward passes (gradient accumulation) per allreduce.
+    sparse_as_dense: sparse gradients are made dense and allreduced (else allgathered, as
+    Horovod's default).
     """
     if op not in (_ops.Average, _ops.Sum):
         raise ValueError(f"DistributedOptimizer averages or sums gradients; op={op!r} is neither")
     # A subclass of the optimizer's own class, so isinstance checks and the class's step() keep working.
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
-    wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op)
+    wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense)
     # The state the optimizer already has (momentum loaded from a checkpoint, say) carries
     # over; Horovod's wrapper starts empty, which silently drops it.
     wrapped.state.update(optimizer.state)

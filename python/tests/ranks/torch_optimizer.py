@@ -158,6 +158,36 @@ wrapped = hvd.DistributedOptimizer(sgd, named_parameters=model.named_parameters(
 assert all(torch.equal(wrapped.state[p]["momentum_buffer"], sgd.state[p]["momentum_buffer"])
            for p in model.parameters()), "momentum dropped by the wrapper"
 
+# Sparse gradients (nn.Embedding(sparse=True)): each rank looks up its own rows, rank 0
+# twice one row; gathered (Horovod's default) or made dense, averaged, the step equals the
+# dense embedding's. Before, backward's hook raised "Cannot access data pointer of Tensor
+# that doesn't have storage".
+def embedding_after_step(sparse, **options):
+    torch.manual_seed(5)
+    emb = torch.nn.Embedding(10, 3, sparse=sparse)
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(emb.parameters(), lr=0.5), named_parameters=emb.named_parameters(),
+                                   **options)
+    rows = torch.tensor([rank, rank + 1, rank] if rank == 0 else [rank + 2, rank])
+    emb(rows).pow(2).sum().backward()
+    opt.step()
+    return emb.weight.detach().clone()
+
+
+want = embedding_after_step(False)
+for options in ({}, {"sparse_as_dense": True}):
+    got = embedding_after_step(True, **options)
+    assert torch.allclose(got, want, atol=1e-6), f"sparse embedding {options}: {got} against {want}"
+    assert all(torch.equal(g, got) for g in hvd.allgather(got.unsqueeze(0))), f"ranks differ {options}"
+if size > 1:  # the average was taken, not the sum
+    assert not torch.equal(want, embedding_after_step(False, op=hvd.Sum))
+for refused in (torch.zeros(2, 2).to_sparse(), torch.zeros(2, device="meta")):
+    for call in (hvd.allreduce, hvd.allreduce_):
+        try:
+            call(refused, op=hvd.Sum)
+            raise AssertionError(f"{refused.layout} {refused.device} was taken")
+        except TypeError as error:
+            assert "sparse_coo, and hvd takes dense tensors" in str(error) or "on device meta" in str(error), error
+
 # hvd.torch.allreduce: compression and scale factors.
 t = torch.full((5,), float(rank + 1))
 got = hvd.allreduce(t, op=hvd.Sum, compression=hvd.Compression.fp16, prescale_factor=2.0, postscale_factor=0.5)

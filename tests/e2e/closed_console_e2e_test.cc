@@ -23,11 +23,15 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Reads from fd until `bytes` have come (or EOF), as `head -c` would.
-void readSome(int fd, size_t bytes) {
+// Reads from fd until `bytes` have come (or EOF), as `head -c` would, and, with pidDir, on
+// until `ranks` pid files are there (one rank's output can fill `bytes` before the next has
+// started, on a loaded machine), for at most 20 s.
+void readSome(int fd, size_t bytes, const std::string& pidDir = "", size_t ranks = 0) {
   char buf[4096];
   size_t got = 0;
-  while (got < bytes) {
+  auto deadline = Clock::now() + 20s;
+  auto waiting = [&] { return got < bytes || (!pidDir.empty() && hvd::test::readPidFiles(pidDir).size() < ranks); };
+  while (waiting() && Clock::now() < deadline) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n <= 0) break;
     got += static_cast<size_t>(n);
@@ -49,12 +53,13 @@ int statusWithin(pid_t hvdrun, std::chrono::milliseconds limit) {
 
 // Runs hvdrun with its stdout into a pipe, reads `bytes` of it, closes the pipe and returns
 // hvdrun's wait status.
-int runThenCloseReader(const std::vector<std::string>& args, size_t bytes) {
+int runThenCloseReader(const std::vector<std::string>& args, size_t bytes, const std::string& pidDir = "",
+                       size_t ranks = 0) {
   int fds[2];
   REQUIRE(::pipe2(fds, O_CLOEXEC) == 0);  // else hvdrun would hold the read end too
   pid_t hvdrun = spawnHvdrun(args, environmentWith({"SLURM_JOB_ID"}), fds[1]);
   ::close(fds[1]);
-  readSome(fds[0], bytes);
+  readSome(fds[0], bytes, pidDir, ranks);
   ::close(fds[0]);
   return statusWithin(hvdrun, 15s);
 }
@@ -65,7 +70,8 @@ TEST_CASE("hvdrun piped into a reader that exits stops ranks that keep writing a
           "[e2e]") {
   TempDir pids;
   int status = runThenCloseReader(
-      {"-np", "2", "--kill-grace", "2", "sh", "-c", "echo $$ > " + pids.path() + "/$HOROVOD_RANK.pid; exec yes"}, 8192);
+      {"-np", "2", "--kill-grace", "2", "sh", "-c", "echo $$ > " + pids.path() + "/$HOROVOD_RANK.pid; exec yes"}, 8192,
+      pids.path(), 2);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 141);
   auto ranks = hvd::test::readPidFiles(pids.path());
@@ -78,7 +84,7 @@ TEST_CASE("under --mpi hvdrun piped into a reader that exits stops mpirun and it
   TempDir pids;
   int status = runThenCloseReader({"--mpi", "-np", "2", "--kill-grace", "2", "sh", "-c",
                                    "echo $$ > " + pids.path() + "/$HOROVOD_RANK.pid; exec yes"},
-                                  8192);
+                                  8192, pids.path(), 2);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 141);
   auto ranks = hvd::test::readPidFiles(pids.path());

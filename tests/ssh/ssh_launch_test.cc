@@ -397,8 +397,12 @@ TEST_CASE("over ssh hvdrun piped into a reader that exits stops every rank on ev
   int hvdrun = hvd::test::spawnHvdrun(sshJob(2, {"--kill-grace", "2", "sh", "-c", shell}),
                                       hvd::test::environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}), fds[1]);
   ::close(fds[1]);
+  // Read until every rank has started (the far hosts' may come after 64 KiB of the first
+  // ones' output), then go away.
   char buf[4096];
-  for (size_t got = 0; got < 65536;) {
+  size_t got = 0;
+  for (auto deadline = Clock::now() + std::chrono::seconds(20);
+       (got < 65536 || hvd::test::readPidFiles(pids.path()).size() < 6) && Clock::now() < deadline;) {
     ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n <= 0) break;
     got += static_cast<size_t>(n);

@@ -88,7 +88,8 @@ void parseStdinTarget(const std::string& text, Options& o) {
 std::chrono::milliseconds parseSeconds(const std::string& option, const std::string& text) {
   double seconds = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
-  if (ec != std::errc() || end != text.data() + text.size() || seconds < 0 || seconds > 86400) {
+  // Written so that NaN, which compares false with everything, fails it too.
+  if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0 && seconds <= 86400)) {
     throw UserError(ExitCode::kUsage, option + " expects seconds between 0 and 86400, got '" + text + "'",
                     kUsageHint);
   }

@@ -73,6 +73,13 @@ TEST_CASE("the kill grace takes seconds and rejects nonsense", "[unit]") {
   CHECK(parseOptions({"--kill-grace", "0.5", "-np", "1", "p"}).killGrace == std::chrono::milliseconds(500));
   CHECK(std::string(usageErrorOf({"--kill-grace", "soon", "p"}).what()) ==
         "--kill-grace expects seconds between 0 and 86400, got 'soon'");
+  // NaN compares false with both bounds: 'nan' was taken, and its milliseconds were undefined.
+  for (const char* bad : {"nan", "NAN", "-nan", "inf", "1e400"}) {
+    INFO(bad);
+    CHECK(std::string(usageErrorOf({"--kill-grace", bad, "p"}).what()) ==
+          "--kill-grace expects seconds between 0 and 86400, got '" + std::string(bad) + "'");
+    CHECK(std::string(usageErrorOf({"--start-timeout", bad, "p"}).what()).find("--start-timeout expects seconds") == 0);
+  }
 }
 
 TEST_CASE("the line cap takes KiB from 1 to 1048576 and names a bad value", "[unit]") {

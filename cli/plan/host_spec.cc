@@ -86,7 +86,8 @@ Result<std::vector<HostSlots>> parseHostfile(std::string_view text, std::string_
   std::vector<HostSlots> hosts;
   std::map<std::string, int, std::less<>> firstLine;
   int lineNumber = 0;
-  size_t start = 0;
+  // A UTF-8 byte order mark (Windows editors write one) is no part of the first host.
+  size_t start = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();

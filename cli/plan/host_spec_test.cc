@@ -39,6 +39,16 @@ TEST_CASE("hostfiles accept slots=N, host:N, bare hosts, comments and blank line
   CHECK(shown(*hosts) == "node1:4 node2:2 node3:1 node4:8");
 }
 
+TEST_CASE("a hostfile saved with a UTF-8 byte order mark and CRLF line ends reads as without", "[unit][plan]") {
+  // Windows editors write the mark; it was read as part of the first host ("holds byte 0xef").
+  auto hosts = parseHostfile("\xEF\xBB\xBFnode1 slots=4\r\nnode2:2\r\n", "hosts");
+  REQUIRE(hosts.isOk());
+  CHECK(shown(*hosts) == "node1:4 node2:2");
+  auto bad = parseHostfile("\xEF\xBB\xBFnode1 slots=x\n", "hosts");
+  REQUIRE(!bad.isOk());
+  CHECK(bad.status().message().rfind("hosts:1:13: ", 0) == 0);  // columns as an editor counts them
+}
+
 TEST_CASE("bad hostfile lines are reported as file:line:column", "[unit][plan]") {
   CHECK(parseHostfile("a slots=2\nb slots=x\n", "hf").status().message() ==
         "hf:2:9: slot count 'x' is not a whole number");

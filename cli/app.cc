@@ -483,8 +483,7 @@ SupervisorOptions supervisionFor(const Options& o, const Plan& plan, RendezvousS
 // Inside a Slurm allocation: one srun step runs the plan (never ssh there).
 JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
                           const slurm::Environment& env, RendezvousServer* server, const PreemptionFlag& preemption) {
-  const char* path = std::getenv("PATH");
-  auto srun = findExecutable("srun", path != nullptr ? path : "");
+  auto srun = findExecutable("srun", searchPath());
   if (!srun) {
     throw UserError(ExitCode::kEnvironment, "the plan comes from " + plan.sourceDetail + " but srun is not in PATH",
                     "--no-slurm runs on this machine only");
@@ -518,8 +517,7 @@ JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<
 // --mpi: Open MPI's mpirun runs the plan; ranks learn who they are from OMPI_COMM_WORLD_*.
 JobOutcome launchWithMpirun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
                             RendezvousServer* server, const PreemptionFlag& preemption) {
-  const char* path = std::getenv("PATH");
-  auto mpirun = findExecutable("mpirun", path != nullptr ? path : "");
+  auto mpirun = findExecutable("mpirun", searchPath());
   if (!mpirun) {
     throw UserError(ExitCode::kEnvironment, "--mpi needs Open MPI's mpirun, which is not in PATH",
                     "install openmpi-bin, or launch without --mpi");
@@ -656,8 +654,7 @@ SshLaunch sshLaunchFor(const Options& o) {
   launch.ssh.port = o.sshPort;
   launch.ssh.identityFile = o.sshIdentityFile;
   launch.ssh.connectTimeout = sshCheckTimeout(o);
-  const char* path = std::getenv("PATH");
-  auto client = findExecutable(launch.ssh.client.front(), path != nullptr ? path : "");
+  auto client = findExecutable(launch.ssh.client.front(), searchPath());
   if (!client) {
     throw UserError(ExitCode::kEnvironment, "the plan puts ranks on other hosts, which hvdrun reaches with ssh: " +
                                                 client.status().message(),
@@ -815,8 +812,7 @@ void checkTimelinePath(const Options& o) {
 }
 
 int launch(const Options& o, Plan plan, const slurm::Environment& env) {
-  const char* path = std::getenv("PATH");
-  auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
+  auto exe = findExecutable(o.program.front(), searchPath());
   if (!exe) {
     throw UserError(ExitCode::kEnvironment, "cannot run the program: " + exe.status().message(),
                     "nothing was started; check the program's name, PATH and its execute permission");

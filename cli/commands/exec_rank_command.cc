@@ -165,8 +165,7 @@ int runExecRankCommand(const std::vector<std::string>& args) {
     finalEnv.push_back(kv);
   }
 
-  const char* path = std::getenv("PATH");
-  auto exe = findExecutable(o.program.front(), path != nullptr ? path : "");
+  auto exe = findExecutable(o.program.front(), searchPath());
   if (!exe) fail("cannot run the program on " + facts.hostname + ": " + exe.status().message());
   TaskShimJob job;
   job.rank = rank;

@@ -21,8 +21,7 @@ constexpr const char* kUsage = "usage: hvdrun sbatch (--dry-run|--submit) [optio
 
 // sbatch --parsable prints "id" or "id;cluster".
 std::string submit(const std::string& script) {
-  const char* path = std::getenv("PATH");
-  if (!findExecutable("sbatch", path != nullptr ? path : "").isOk()) {
+  if (!findExecutable("sbatch", searchPath()).isOk()) {
     throw UserError(ExitCode::kEnvironment, "--submit needs Slurm's sbatch, which is not in PATH",
                     "run on a cluster login node, or use --dry-run and submit the script yourself");
   }

@@ -11,8 +11,7 @@ namespace hvd::cli {
 
 std::map<std::string, std::vector<std::string>> querySlurmJobGpus(const std::string& jobId) {
   if (slurmConfigPath().empty()) return {};
-  const char* path = std::getenv("PATH");
-  auto scontrol = findExecutable("scontrol", path != nullptr ? path : "");
+  auto scontrol = findExecutable("scontrol", searchPath());
   if (!scontrol) return {};
   auto run = runAndCapture({*scontrol, "show", "job", "-d", jobId});
   if (!run || !run->succeeded()) return {};

@@ -22,11 +22,17 @@ bool isExecutableFile(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
+std::string defaultPath() {
+  char buf[256] = {};
+  size_t n = ::confstr(_CS_PATH, buf, sizeof buf);
+  return n > 0 && n <= sizeof buf ? std::string(buf) : std::string("/bin:/usr/bin");
+}
+
 std::string pathOf(const std::vector<std::string>& env) {
   for (const auto& kv : env) {
     if (kv.rfind("PATH=", 0) == 0) return kv.substr(5);
   }
-  return "";
+  return defaultPath();
 }
 
 std::vector<char*> cStrings(const std::vector<std::string>& strings) {
@@ -81,10 +87,14 @@ std::optional<std::string> interpreterProblem(const std::string& executable) {
   return std::nullopt;
 }
 
+std::string searchPath() {
+  const char* path = std::getenv("PATH");
+  return path != nullptr ? std::string(path) : defaultPath();
+}
+
 Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const RunOptions& options) {
   if (argv.empty()) return invalidArgument("no program to run");
-  const char* inherited = std::getenv("PATH");
-  std::string path = options.env ? pathOf(*options.env) : (inherited != nullptr ? inherited : "");
+  std::string path = options.env ? pathOf(*options.env) : searchPath();
   auto exe = findExecutable(argv[0], path);
   if (!exe) return exe.status();
 

@@ -33,6 +33,11 @@ struct RunOptions {
 // executed at all, kSystem when fork/pipe fail; a non-zero exit is a successful capture.
 Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const RunOptions& options = {});
 
+// Where programs are looked up, as execvp and the shell look: this process's PATH, or, when
+// it is unset (env -i, a bare service), the system's default (confstr _CS_PATH,
+// "/bin:/usr/bin").
+std::string searchPath();
+
 // The executable file argv0 names: as given when it contains '/', else the first match in
 // `path` (a PATH-style list). kNotFound names the program and where it looked.
 Result<std::string> findExecutable(const std::string& argv0, const std::string& path);

@@ -104,6 +104,18 @@ TEST_CASE("a missing program is named and nothing is launched", "[e2e]") {
                          0) == 0);
 }
 
+TEST_CASE("without PATH a program is looked up where execvp and the shell look, and the ranks start", "[e2e][mp]") {
+  // env -i, a bare systemd unit: "'true' is not in PATH (empty)" although every shell runs it.
+  auto run = runHvdrun({"-np", "2", "sh", "-c", "echo ran"}, withEnv(environmentWith({"PATH"})));
+  INFO(run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.out.find("[0]<stdout>:ran\n") != std::string::npos);
+  CHECK(run.out.find("[1]<stdout>:ran\n") != std::string::npos);
+  auto missing = runHvdrun({"-np", "2", "no-such-trainer"}, withEnv(environmentWith({"PATH"})));
+  CHECK(missing.err.rfind("hvdrun: error: cannot run the program: 'no-such-trainer' is not in PATH (/bin:/usr/bin)\n",
+                          0) == 0);
+}
+
 // A script's "#!" line that cannot work: exec fails with a bare ENOENT that names neither the
 // interpreter nor the Windows line end, though the script itself is right there.
 TEST_CASE(

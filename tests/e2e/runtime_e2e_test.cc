@@ -261,8 +261,7 @@ class BusyLoops {
         CPU_ZERO(&one);
         CPU_SET(cpu, &one);
         ::sched_setaffinity(0, sizeof one, &one);
-        for (volatile unsigned long spin = 0;; spin = spin + 1) {
-        }
+        for (volatile unsigned long spin = 0;;) spin = spin + 1;
       }
       if (pid > 0) pids_.push_back(pid);
     }

@@ -25,14 +25,38 @@ namespace {
 
 using Gathered = std::pair<nb::ndarray<nb::numpy, uint8_t>, std::vector<size_t>>;
 
-// Runs a runtime call without the GIL, then raises its failure with the GIL back.
+// Python's exception (Ctrl-C's KeyboardInterrupt) from the signal handlers that ended a wait
+// (pythonInterrupted), told apart from the call's own failures (HvdError).
+struct WaitInterrupted : nb::python_error {};
+
+// Runs a runtime call without the GIL, then raises its failure with the GIL back, or what
+// Python's signal handlers raised during its wait.
 template <typename Call>
 auto unlocked(Call&& call) {
   auto outcome = [&] {
     nb::gil_scoped_release release;
     return call();
   }();
+  if (PyErr_Occurred()) throw WaitInterrupted();
   return check(std::move(outcome));
+}
+
+// A blocking call Ctrl-C interrupted leaves its request in the runtime, which may still read
+// and write these arrays when the peers come: they are kept alive for good (the program is
+// on its way out).
+template <typename... Arrays>
+void keepInFlight(const Arrays&... arrays) {
+  (static_cast<void>(new Arrays(arrays)), ...);
+}
+
+// The runtime's blocking calls run this every 100 ms while they wait (hvd::setWaitInterrupt),
+// GIL released: Python's signal handlers run, and a Ctrl-C's KeyboardInterrupt ends the wait.
+// Before, a rank blocked in an unnamed call never raised it: one Ctrl-C left a hung job
+// running until hvdrun's kill grace, with no traceback to say where it hung. Off the main
+// thread PyErr_CheckSignals does nothing.
+bool pythonInterrupted() {
+  nb::gil_scoped_acquire gil;
+  return PyErr_CheckSignals() != 0;
 }
 
 Handle allreduceAsync(std::string_view name, const InArray& input, const OutArray& output, ReduceOp op) {
@@ -46,15 +70,20 @@ void allreduce(const InArray& input, const OutArray& output, ReduceOp op) {
   ArrayView in = viewOf(input, "tensor");
   ArrayView out = viewOf(output, "output");
   requireSameShape(in, out);
-  if (in.device != Device::kCpu) {  // the blocking C++ calls take host memory only
-    Handle handle = allreduceAsync("", input, output, op);
-    unlocked([&] { return hvd::synchronize(handle); });
-    return;
+  try {
+    if (in.device != Device::kCpu) {  // the blocking C++ calls take host memory only
+      Handle handle = allreduceAsync("", input, output, op);
+      unlocked([&] { return hvd::synchronize(handle); });
+      return;
+    }
+    unlocked([&] {
+      return in.data == out.data ? hvd::allreduce(out.data, out.count, out.type, op)
+                                 : hvd::allreduce(in.data, out.data, in.count, in.type, op);
+    });
+  } catch (const WaitInterrupted&) {
+    keepInFlight(input, output);
+    throw;
   }
-  unlocked([&] {
-    return in.data == out.data ? hvd::allreduce(out.data, out.count, out.type, op)
-                               : hvd::allreduce(in.data, out.data, in.count, in.type, op);
-  });
 }
 
 // In place: one array, read and written (a DLPack capsule can be taken only once, so the
@@ -66,12 +95,17 @@ Handle allreduceAsyncInPlace(std::string_view name, const OutArray& array, Reduc
 
 void allreduceInPlace(const OutArray& array, ReduceOp op) {
   ArrayView a = viewOf(array, "tensor");
-  if (a.device != Device::kCpu) {
-    Handle handle = allreduceAsyncInPlace("", array, op);
-    unlocked([&] { return hvd::synchronize(handle); });
-    return;
+  try {
+    if (a.device != Device::kCpu) {
+      Handle handle = allreduceAsyncInPlace("", array, op);
+      unlocked([&] { return hvd::synchronize(handle); });
+      return;
+    }
+    unlocked([&] { return hvd::allreduce(a.data, a.count, a.type, op); });
+  } catch (const WaitInterrupted&) {
+    keepInFlight(array);
+    throw;
   }
-  unlocked([&] { return hvd::allreduce(a.data, a.count, a.type, op); });
 }
 
 // The async fast path for torch CPU tensors (hvd.torch): fields read in C
@@ -99,13 +133,18 @@ Handle broadcastAsync(std::string_view name, const OutArray& array, int root) {
 
 void broadcast(const OutArray& array, int root) {
   ArrayView a = viewOf(array, "tensor");
-  if (a.device != Device::kCpu) {
-    Handle handle = broadcastAsync("", array, root);
-    unlocked([&] { return hvd::synchronize(handle); });
-    return;
+  try {
+    if (a.device != Device::kCpu) {
+      Handle handle = broadcastAsync("", array, root);
+      unlocked([&] { return hvd::synchronize(handle); });
+      return;
+    }
+    // Typed, so ranks that give different dtypes fail instead of reinterpreting root's bytes.
+    unlocked([&] { return hvd::broadcast(a.data, a.count, a.type, root, Device::kCpu); });
+  } catch (const WaitInterrupted&) {
+    keepInFlight(array);
+    throw;
   }
-  // Typed, so ranks that give different dtypes fail instead of reinterpreting root's bytes.
-  unlocked([&] { return hvd::broadcast(a.data, a.count, a.type, root, Device::kCpu); });
 }
 
 Handle allgatherAsync(std::string_view name, const InArray& input) {
@@ -138,16 +177,22 @@ std::optional<Gathered> synchronizeAllgatherFor(Handle handle, int timeoutMs) {
 
 Gathered allgather(const InArray& input) {
   ArrayView in = viewOf(input, "tensor");
-  if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input));
-  std::vector<size_t> counts;
-  std::vector<std::byte> data =
-      unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts, rowShapeOf(input)); });
-  return {ownedBytes(std::move(data)), std::move(counts)};
+  try {
+    if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input));
+    std::vector<size_t> counts;
+    std::vector<std::byte> data =
+        unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts, rowShapeOf(input)); });
+    return {ownedBytes(std::move(data)), std::move(counts)};
+  } catch (const WaitInterrupted&) {
+    keepInFlight(input);
+    throw;
+  }
 }
 
 }  // namespace
 
 void registerCollectives(nb::module_& m) {
+  hvd::setWaitInterrupt(&pythonInterrupted);
   nb::enum_<ReduceOp>(m, "ReduceOp", "How allreduce combines the ranks' elements.")
       .value("Sum", ReduceOp::kSum)
       .value("Average", ReduceOp::kAverage)

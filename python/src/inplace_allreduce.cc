@@ -88,6 +88,10 @@ std::optional<PyObject*> fastPath(PyObject* const* args, Py_ssize_t nargs, PyObj
     nb::gil_scoped_release release;
     return hvd::allreduce(data, count, type, *op);
   }();
+  if (PyErr_Occurred()) {  // Ctrl-C ended the wait (collectives.cc, pythonInterrupted)
+    Py_INCREF(slots[0]);   // the request in flight may still write into it: kept for good
+    return nullptr;
+  }
   if (!status.isOk()) return raised(status);
   return Py_NewRef(slots[0]);
 }

@@ -66,6 +66,19 @@ def test_ctrl_c_raises_keyboard_interrupt_in_a_rank_waiting_on_a_request_its_pee
         assert "ok" in result.lines(rank)
 
 
+def test_ctrl_c_raises_keyboard_interrupt_in_a_rank_blocked_in_an_unnamed_call_its_peers_never_make():
+    # The blocking calls waited in the runtime without a break, so Python never got to raise
+    # KeyboardInterrupt: one Ctrl-C left a hung job running until hvdrun's kill grace, and
+    # nobody saw where it hung.
+    result = launch(2, "failures.py", "blocked", hvdrun_args=["--stall-check-shutdown-time-seconds", "30"])
+    assert result.returncode == 0, result
+    waited = [line for line in result.lines(0) if " interrupted after " in line]
+    assert [line.split(" interrupted")[0] for line in waited] == [
+        "allreduce", "allreduce_", "torch allreduce_", "broadcast", "allgather", "barrier"], result
+    assert all(float(line.split()[-2]) < 1.5 for line in waited), waited
+    assert "ok" in result.lines(0) and "ok" in result.lines(1)
+
+
 def test_a_killed_rank_makes_every_survivor_raise_a_peer_error_naming_a_rank_and_its_address_fast():
     result = launch(4, "failures.py", "killed", 2, hvdrun_args=["--kill-grace", "5"], HVD_TIMEOUT=3)
     assert result.returncode == 137, result

@@ -25,6 +25,21 @@ std::shared_ptr<Runtime> current() { return defaultRuntime.load(); }
 
 Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has not been called (or failed)"); }
 
+std::atomic<WaitInterrupt> waitInterrupt{nullptr};
+
+// Ok once the request is done; with a WaitInterrupt set, waited for in 100 ms slices with
+// the check between them (the first slice drives the cycle as the plain wait does).
+Status awaitDone(engine::Engine& engine, engine::HandleId handle) {
+  WaitInterrupt check = waitInterrupt.load(std::memory_order_acquire);
+  if (check == nullptr) return Status::ok();
+  for (;;) {
+    auto done = engine.waitFor(handle, std::chrono::milliseconds(100));
+    if (!done) return done.status();
+    if (*done) return Status::ok();
+    if (check()) return Status(Errc::kSystem, "interrupted while waiting; the request stays in flight");
+  }
+}
+
 // The blocking calls: an unnamed request, waited for at once (the engine lets this thread
 // drive the cycle, so no thread hand-off is paid).
 Status runNow(engine::Spec spec, const void* in, void* out) {
@@ -32,6 +47,7 @@ Status runNow(engine::Spec spec, const void* in, void* out) {
   if (!rt) return notInitialized();
   auto handle = rt->engine().submit({.spec = spec, .in = in, .out = out, .waitedAtOnce = true});
   if (!handle) return handle.status();
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
   return rt->engine().wait(*handle);
 }
 
@@ -60,6 +76,7 @@ Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type
   engine::Spec spec = *checked;
   auto handle = rt->engine().submit({.spec = spec, .in = mine, .waitedAtOnce = true});
   if (!handle) return handle.status();
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
   return rt->engine().waitGathered(*handle);
 }
 
@@ -182,6 +199,7 @@ Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, Data
   engine::Spec spec{engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, own, device};
   auto handle = rt->engine().submit({"", spec, mine, out, total * dataTypeSize(type)});
   if (!handle) return handle.status();
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
   auto gathered = rt->engine().waitGathered(*handle);
   if (!gathered) return gathered.status();
   for (size_t r = 0; r < gathered->counts.size(); ++r) {
@@ -235,12 +253,16 @@ Result<bool> waitFor(Handle handle, std::chrono::milliseconds timeout) {
 Status synchronize(Handle handle) {
   auto rt = current();
   if (!rt) return notInitialized();
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), handle));
   return rt->engine().wait(handle);
 }
+
+void setWaitInterrupt(WaitInterrupt check) { waitInterrupt.store(check, std::memory_order_release); }
 
 Result<Gathered> synchronizeAllgather(Handle handle) {
   auto rt = current();
   if (!rt) return notInitialized();
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), handle));
   auto gathered = rt->engine().waitGathered(handle);
   if (!gathered) return gathered.status();
   return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};

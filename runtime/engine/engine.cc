@@ -265,10 +265,10 @@ Result<bool> Engine::poll(HandleId handle) {
 Result<bool> Engine::waitFor(HandleId handle, std::chrono::milliseconds timeout) {
   auto op = find(handle);
   if (!op) return notPending(handle);
-  return waitFor(op, Clock::now() + timeout);
+  return waitFor(op, std::chrono::duration_cast<Clock::duration>(timeout));
 }
 
-bool Engine::waitFor(const std::shared_ptr<Operation>& op, std::optional<Clock::time_point> until) {
+bool Engine::waitFor(const std::shared_ptr<Operation>& op, std::optional<Clock::duration> timeout) {
   // Drive cycles at once, for up to two cycle times: a blocking call made on every rank
   // then completes in this thread with no hand-off, even when a peer's first cycle came a
   // moment too early to include it. If the engine's thread is mid-cycle, have it run the
@@ -276,7 +276,12 @@ bool Engine::waitFor(const std::shared_ptr<Operation>& op, std::optional<Clock::
   // for one that never submits do not spin through empty cycles.
   // The clock is first read after a cycle: a call done in its first one (every blocking
   // call that all ranks make together) reads none here (each read costs ~30 ns).
-  std::optional<Clock::time_point> driveUntil;
+  std::optional<Clock::time_point> driveUntil, until;
+  auto startClocks = [&] {
+    Clock::time_point now = Clock::now();
+    driveUntil = now + 2 * options_.cycleTime;
+    if (timeout) until = now + *timeout;
+  };
   while (!op->done.load(std::memory_order_acquire) && running_.load()) {
     if (driveUntil && Clock::now() >= *driveUntil) {
       kick();  // the thread may be backing off (blocking calls in a loop): it takes over now
@@ -286,14 +291,15 @@ bool Engine::waitFor(const std::shared_ptr<Operation>& op, std::optional<Clock::
     if (cycleMutex_.try_lock()) {
       runCycle(ControlWait::kAsData);
       cycleMutex_.unlock();
-      if (!driveUntil && !op->done.load(std::memory_order_acquire)) driveUntil = Clock::now() + 2 * options_.cycleTime;
+      if (!driveUntil && !op->done.load(std::memory_order_acquire)) startClocks();
       continue;
     }
-    if (!driveUntil) driveUntil = Clock::now() + 2 * options_.cycleTime;
+    if (!driveUntil) startClocks();
     kick();
     std::unique_lock<std::mutex> lock(doneMutex_);
     done_.wait_for(lock, options_.cycleTime, [&] { return op->done.load(std::memory_order_acquire); });
   }
+  if (timeout && !until) until = Clock::now() + *timeout;  // the engine stopped before a cycle
   std::unique_lock<std::mutex> lock(doneMutex_);
   while (!op->done.load(std::memory_order_acquire)) {
     Clock::duration step = std::chrono::milliseconds(100);

@@ -126,10 +126,11 @@ class Engine {
   // Has the thread run the next cycle at once.
   void kick();
   std::shared_ptr<Operation> find(HandleId handle);
-  // Waits for op, driving cycles when no other thread is; with `until`, only until then.
-  // True when op completed.
+  // Waits for op, driving cycles when no other thread is; with `timeout`, only that long
+  // (counted from the end of the first cycle, so a call done in it reads no clock). True
+  // when op completed.
   bool waitFor(const std::shared_ptr<Operation>& op,
-               std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
+               std::optional<std::chrono::steady_clock::duration> timeout = std::nullopt);
   void release(HandleId handle);
 
   // One cycle, with cycleMutex_ held; true when it ran or decided anything here.

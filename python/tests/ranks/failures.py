@@ -8,6 +8,10 @@
     failures.py interrupted  each rank waits on a named allreduce no other rank submits and
                              sends itself SIGINT after 1 s; prints how long until
                              KeyboardInterrupt, then exits (shutting down with it pending)
+    failures.py blocked      rank 0 makes each blocking unnamed call (allreduce, in place,
+                             torch in place, broadcast, allgather, barrier) while rank 1
+                             sleeps, and sends itself SIGINT 0.5 s into each; prints how
+                             long until KeyboardInterrupt
     failures.py killed V     allreduces in a loop; rank V SIGKILLs itself at step 3 (the
                              survivors ignore hvdrun's SIGTERM, so what they raise is seen)
 Each rank prints `raised <ExceptionClass>: <message>` for what it caught, then `ok`.
@@ -70,6 +74,26 @@ elif mode == "interrupted":
         hvd.allreduce(np.ones(4, dtype=np.float32), name=f"only.{rank}")
     except KeyboardInterrupt:
         print(f"interrupted after {time.monotonic() - started:.1f} s", flush=True)
+elif mode == "blocked":
+    import torch
+
+    if rank == 0:
+        calls = {"allreduce": lambda: hvd.allreduce(np.ones(4, dtype=np.float32)),
+                 "allreduce_": lambda: hvd.allreduce_(np.ones(4, dtype=np.float32)),
+                 "torch allreduce_": lambda: hvd.allreduce_(torch.ones(4)),
+                 "broadcast": lambda: hvd.broadcast(np.ones(4), 1),
+                 "allgather": lambda: hvd.allgather(np.ones(4)),
+                 "barrier": hvd.barrier}
+        for what, call in calls.items():
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+            started = time.monotonic()
+            try:
+                call()
+                print(f"{what} returned", flush=True)
+            except KeyboardInterrupt:
+                print(f"{what} interrupted after {time.monotonic() - started:.1f} s", flush=True)
+    else:
+        time.sleep(8)
 elif mode == "killed":
     victim = int(sys.argv[2])
     signal.signal(signal.SIGTERM, signal.SIG_IGN)

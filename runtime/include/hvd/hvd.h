@@ -108,6 +108,16 @@ Result<bool> poll(Handle handle);
 Result<bool> waitFor(Handle handle, std::chrono::milliseconds timeout);
 // Blocks until the request finished, releases the handle, and returns its outcome.
 Status synchronize(Handle handle);
+
+// A check the blocking calls (allreduce, broadcast, allgather, allgatherv, barrier,
+// synchronize, synchronizeAllgather) run every 100 ms while they wait, on the waiting
+// thread. When it returns true the call stops waiting and returns kSystem ("interrupted"):
+// the request stays in flight, and the runtime may still write into its buffers, which the
+// caller must then keep alive. hvd's Python binding sets one that runs Python's signal
+// handlers, so Ctrl-C raises KeyboardInterrupt where the program hung. nullptr (the
+// default): the calls wait for good.
+using WaitInterrupt = bool (*)();
+void setWaitInterrupt(WaitInterrupt check);
 // For an allgather handle, instead of synchronize: every rank's elements back to back in
 // rank order, and how many each rank gave.
 struct Gathered {

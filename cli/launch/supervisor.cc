@@ -287,6 +287,22 @@ class Job {
                                  "#!/bin/bash (or its interpreter's), or name the interpreter: hvdrun -np N bash " +
                                  r.spec->executable);
       }
+      // hvdrun's own arguments and environment fitted; the rank's, with the variables hvdrun
+      // adds (or one over the kernel's 128 KiB for a single string), did not.
+      if (error == E2BIG) {
+        size_t bytes = 0, largest = 0;
+        for (const auto& s : r.spec->argv) bytes += s.size() + 1 + sizeof(char*);
+        for (const auto& s : r.spec->env) {
+          bytes += s.size() + 1 + sizeof(char*);
+          largest = std::max(largest, s.size());
+        }
+        failed = failed.withHint("the rank's arguments and environment take " + std::to_string(bytes >> 10) +
+                                 " KiB (the largest variable " + std::to_string(largest >> 10) +
+                                 " KiB), with the variables hvdrun adds; the kernel allows " +
+                                 std::to_string(::sysconf(_SC_ARG_MAX) >> 10) +
+                                 " KiB in all and 128 KiB per string: unset large variables, or pass big arguments "
+                                 "in a file");
+      }
       return failed;
     }
     return Status::ok();

@@ -116,6 +116,48 @@ TEST_CASE("without PATH a program is looked up where execvp and the shell look, 
                           0) == 0);
 }
 
+TEST_CASE("an environment that fits hvdrun but not its ranks, with hvdrun's variables, is named with sizes", "[e2e]") {
+  // exec said only "Argument list too long": nothing told that hvdrun's own variables had
+  // tipped it, nor what to do.
+  std::vector<std::string> env = environmentWith({});
+  // Variables of nearly the 128 KiB a string may take, to within 192-320 KiB of what exec
+  // allows (ARG_MAX: a quarter of the stack limit, 2 MiB here) ...
+  const long limit = ::sysconf(_SC_ARG_MAX);
+  for (long i = 0; i < (limit - 196608) / 131100; ++i) {
+    env.push_back("HVD_TEST_BIG" + std::to_string(i) + "=" + std::string(131000, 'x'));
+  }
+  // ... then as much padding, in variables of at most 128 KiB, as hvdrun itself still starts
+  // with: the variables hvdrun adds for its ranks then tip them over.
+  auto padded = [&](size_t bytes) {
+    auto all = env;
+    for (size_t i = 0; bytes > 0; ++i) {
+      size_t piece = std::min<size_t>(bytes, 130000);
+      all.push_back("HVD_TEST_PAD" + std::to_string(i) + "=" + std::string(piece, 'y'));
+      bytes -= piece;
+    }
+    return all;
+  };
+  size_t low = 0, high = 400000;
+  while (low < high) {
+    size_t mid = (low + high + 1) / 2;
+    auto version = hvd::cli::runAndCapture({HVD_HVDRUN_PATH, "-np", "2", "--version"}, withEnv(padded(mid)));
+    if (version.isOk() && version->exitCode == 0) {
+      low = mid;
+    } else {
+      high = mid - 1;
+    }
+  }
+  REQUIRE(low < 400000);  // hvdrun itself failed past it
+  auto run = runHvdrun({"-np", "2", "true"}, withEnv(padded(low)));  // "true": 5 bytes less than "--version"
+  INFO(run.err);
+  CHECK(run.exitCode == 3);
+  CHECK(run.err.find("hvdrun: error: cannot start rank 0 (") != std::string::npos);
+  CHECK(run.err.find("Argument list too long") != std::string::npos);
+  CHECK(run.err.find("  hint: the rank's arguments and environment take ") != std::string::npos);
+  CHECK(run.err.find(" KiB (the largest variable 127 KiB), with the variables hvdrun adds; the kernel allows ") !=
+        std::string::npos);
+}
+
 // A script's "#!" line that cannot work: exec fails with a bare ENOENT that names neither the
 // interpreter nor the Windows line end, though the script itself is right there.
 TEST_CASE(

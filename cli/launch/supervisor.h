@@ -153,8 +153,9 @@ struct JobOutcome {
 
 // Blocks until every rank has ended. Forwards SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and
 // SIGUSR2 to all ranks; a second SIGINT, or the grace period after a stop (any of those but
-// the SIGUSR notices), escalates to SIGKILL. Returns kSystem when a rank could not be started (the ones started are then
-// stopped); a failing rank is a successful supervision with firstFailure set.
+// the SIGUSR notices), escalates to SIGKILL. Returns kSystem when a rank could not be
+// started (the ones started are then stopped); a failing rank is a successful supervision
+// with firstFailure set.
 Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const SupervisorOptions& options);
 
 // Local wall-clock time, ISO 8601 ("2026-11-22T10:15:02+0000"), for failure reports.

@@ -43,7 +43,9 @@ std::optional<DataType> runtimeType(nb::dlpack::dtype t) {
 // "float32, float64, ..., bool": every type the runtime has, for the TypeError.
 std::string supportedTypes() {
   std::string list;
-  for (int i = 0; i < kDataTypeCount; ++i) list += (i ? ", " : "") + std::string(dataTypeName(static_cast<DataType>(i)));
+  for (int i = 0; i < kDataTypeCount; ++i) {
+    list += (i ? ", " : "") + std::string(dataTypeName(static_cast<DataType>(i)));
+  }
   return list;
 }
 

@@ -115,8 +115,8 @@ bool checkBool(ReduceOp op, size_t count) {
     std::uint8_t want = all ? 1 : 0;
     for (int k = 0; k < hvd::size(); ++k) want = all ? (want & bit(k, i)) : (want | bit(k, i));
     if (data[i] != want) {
-      std::fprintf(stderr, "bool %s count %zu index %zu: got %d, expected %d\n", std::string(hvd::reduceOpName(op)).c_str(),
-                   count, i, data[i], want);
+      std::fprintf(stderr, "bool %s count %zu index %zu: got %d, expected %d\n",
+                   std::string(hvd::reduceOpName(op)).c_str(), count, i, data[i], want);
       return false;
     }
   }

@@ -195,7 +195,9 @@ TEST_CASE("SIGQUIT sent to hvdrun reaches every rank on every host and the job e
   // The agents raise it on themselves for their supervisor: before, it killed each agent.
   auto [text, code] = signalSshRanks({SIGQUIT});
   INFO(text);
-  for (int r = 0; r < 3; ++r) CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGQUIT\n") != std::string::npos);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGQUIT\n") != std::string::npos);
+  }
   CHECK(code == 128 + SIGQUIT);
 }
 

@@ -7,7 +7,8 @@
                              against (3, 2): an unnamed, a named and a torch allgather
     failures.py interrupted  each rank waits on a named allreduce no other rank submits and
                              sends itself SIGINT after 1 s; prints how long until
-                             KeyboardInterrupt, then exits (shutting down with it pending)
+                             KeyboardInterrupt, meets the others in a barrier, then exits
+                             (shutting down with it pending)
     failures.py blocked      rank 0 makes each blocking unnamed call (allreduce, in place,
                              torch in place, broadcast, allgather, barrier) while rank 1
                              sleeps, and sends itself SIGINT 0.5 s into each; prints how
@@ -74,6 +75,9 @@ elif mode == "interrupted":
         hvd.allreduce(np.ones(4, dtype=np.float32), name=f"only.{rank}")
     except KeyboardInterrupt:
         print(f"interrupted after {time.monotonic() - started:.1f} s", flush=True)
+    # Until every rank was interrupted: a rank that started late (a loaded machine) would
+    # otherwise see its peer's shutdown (HvdPeerError) before its own SIGINT came.
+    hvd.barrier()
 elif mode == "blocked":
     import torch
 

@@ -111,7 +111,9 @@ class MpiCollectives : public CollectiveBackend {
     if (count > static_cast<size_t>(INT32_MAX)) return Status(Errc::kInvalidArgument, "MPI_Allreduce takes at most 2^31-1 elements");
     int t = static_cast<int>(type);
     MPI_Op mpiOp = nullptr;
-    ReduceOp base = type == DataType::kBool ? collectives::logicalOf(op) : op == ReduceOp::kAverage ? ReduceOp::kSum : op;
+    ReduceOp base = type == DataType::kBool     ? collectives::logicalOf(op)
+                    : op == ReduceOp::kAverage ? ReduceOp::kSum
+                                               : op;
     if (type == DataType::kFloat16 || type == DataType::kBFloat16) {
       HVD_RETURN_IF_ERROR(halfOpFor(base, type, mpiOp));
     } else {

@@ -470,10 +470,7 @@ std::pair<std::string, int> signalRanks(const std::vector<int>& signals) {
   }
   int status = 0;
   ::waitpid(hvdrun, &status, 0);
-  std::string out;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(outPipe[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  ::close(outPipe[0]);
+  std::string out = hvd::test::readToEnd(outPipe[0]);
   CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(500)).empty());
   return {out, status};
 }
@@ -524,10 +521,7 @@ TEST_CASE("ranks ended by a SIGUSR1 notice they do not handle fail the job with 
   ::kill(hvdrun, SIGUSR1);
   int status = 0;
   ::waitpid(hvdrun, &status, 0);
-  std::string err;
-  char buf[4096];
-  for (ssize_t n; (n = ::read(errPipe[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
-  ::close(errPipe[0]);
+  std::string err = hvd::test::readToEnd(errPipe[0]);
   INFO(err);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 128 + SIGUSR1);

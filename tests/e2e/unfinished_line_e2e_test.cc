@@ -36,9 +36,7 @@ std::string readUntil(int fd, const std::string& until, std::chrono::millisecond
 
 // The rest of the pipe, and hvdrun's exit code (-1 if it did not end within 20 s).
 int finish(int pid, int fd, std::string& text) {
-  char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
-  ::close(fd);
+  text += hvd::test::readToEnd(fd);
   auto deadline = Clock::now() + std::chrono::seconds(20);
   int status = 0;
   while (::waitpid(pid, &status, WNOHANG) == 0) {

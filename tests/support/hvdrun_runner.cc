@@ -148,6 +148,14 @@ bool haveMpirun() {
   return cli::findExecutable("mpirun", path != nullptr ? path : "").isOk();
 }
 
+std::string readToEnd(int fd) {
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  return text;
+}
+
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd,
                 bool asShellJob, int stderrFd) {
   std::vector<std::string> argv{HVD_HVDRUN_PATH};

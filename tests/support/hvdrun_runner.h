@@ -32,6 +32,9 @@ std::vector<std::string> environmentWith(const std::vector<std::string>& changes
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd = -1,
                 bool asShellJob = false, int stderrFd = -1);
 
+// Everything left to read from fd (a pipe's read end) until its writers are gone; closes fd.
+std::string readToEnd(int fd);
+
 // hvdrun's stderr without its note on thread defaults ("hvdrun: N ranks share C CPU(s):
 // OMP_NUM_THREADS=..."), for tests that compare stderr whole.
 std::string withoutThreadNote(const std::string& err);

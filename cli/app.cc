@@ -125,12 +125,17 @@ std::string rankListText(const std::vector<int>& ranks, size_t limit) {
 }
 
 
+// "exited with code 3", "was killed by SIGKILL".
+std::string endText(const RankFailure& f) {
+  return f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
+                       : fmt::format("exited with code {}", f.exitCode);
+}
+
 // An ssh launch's host agent (or its ssh) ended before its ranks could report: the
 // connection failed or broke, or the agent could not start them.
 std::string agentFailureText(const JobOutcome& outcome, const RankFailure& f) {
-  std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
-                    : f.exitCode == 255 ? std::string("lost its ssh connection (ssh exit code 255)")
-                                        : fmt::format("exited with code {}", f.exitCode);
+  std::string how = f.signal == 0 && f.exitCode == 255 ? std::string("lost its ssh connection (ssh exit code 255)")
+                                                       : endText(f);
   std::string text = fmt::format("hvdrun: error: the host agent for {} (rank {} and the others there) {}\n", f.host,
                                  f.rank, how);
   if (!f.lastStderrLines.empty()) {
@@ -143,8 +148,7 @@ std::string agentFailureText(const JobOutcome& outcome, const RankFailure& f) {
 
 // srun or mpirun failed without naming a rank: its own words (above, and kept) say why.
 std::string launcherFailureText(const RankFailure& f) {
-  std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
-                                  : fmt::format("exited with code {}", f.exitCode);
+  std::string how = endText(f);
   std::string text = fmt::format("hvdrun: error: {} {}, and no rank reported a failure of its own (pid {}, at {})\n",
                                  f.launcher, how, f.pid, f.when.empty() ? nowIso8601() : f.when);
   if (!f.lastStderrLines.empty()) {
@@ -160,8 +164,7 @@ std::string failureSummaryText(const JobOutcome& outcome, int total, const std::
   const RankFailure& f = *outcome.firstFailure;
   if (f.launcherProcess) return agentFailureText(outcome, f);
   if (!f.launcher.empty()) return launcherFailureText(f);
-  std::string how = f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
-                                  : fmt::format("exited with code {}", f.exitCode);
+  std::string how = endText(f);
   std::string where = "host " + f.host;
   if (f.pid > 0) where += fmt::format(", pid {}", f.pid);  // srun does not tell a task's pid
   if (!f.when.empty()) where += ", at " + f.when;

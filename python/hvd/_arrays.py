@@ -27,7 +27,7 @@ def is_torch(x):
 def dense(x):
     """x, a torch tensor, when it is dense; TypeError naming its layout if not (torch's own
     errors for a sparse one say nothing of hvd: "unsupported memory format option")."""
-    if x.is_sparse or str(x.layout) != "torch.strided":
+    if str(x.layout) != "torch.strided":
         raise TypeError(f"hvd: the tensor is {x.layout}, and hvd takes dense tensors: pass x.to_dense() "
                         "(hvd.torch.DistributedOptimizer gathers sparse gradients itself)")
     return x

@@ -41,12 +41,17 @@ auto unlocked(Call&& call) {
   return check(std::move(outcome));
 }
 
-// A blocking call Ctrl-C interrupted leaves its request in the runtime, which may still read
-// and write these arrays when the peers come: they are kept alive for good (the program is
-// on its way out).
-template <typename... Arrays>
-void keepInFlight(const Arrays&... arrays) {
-  (static_cast<void>(new Arrays(arrays)), ...);
+// Runs a blocking call on these arrays. One Ctrl-C interrupted leaves its request in the
+// runtime, which may still read and write them when the peers come: they are then kept
+// alive for good (the program is on its way out).
+template <typename Call, typename... Arrays>
+auto keepingInFlight(Call&& call, const Arrays&... arrays) {
+  try {
+    return call();
+  } catch (const WaitInterrupted&) {
+    (static_cast<void>(new Arrays(arrays)), ...);
+    throw;
+  }
 }
 
 // The runtime's blocking calls run this every 100 ms while they wait (hvd::setWaitInterrupt),
@@ -70,7 +75,7 @@ void allreduce(const InArray& input, const OutArray& output, ReduceOp op) {
   ArrayView in = viewOf(input, "tensor");
   ArrayView out = viewOf(output, "output");
   requireSameShape(in, out);
-  try {
+  keepingInFlight([&] {
     if (in.device != Device::kCpu) {  // the blocking C++ calls take host memory only
       Handle handle = allreduceAsync("", input, output, op);
       unlocked([&] { return hvd::synchronize(handle); });
@@ -80,10 +85,7 @@ void allreduce(const InArray& input, const OutArray& output, ReduceOp op) {
       return in.data == out.data ? hvd::allreduce(out.data, out.count, out.type, op)
                                  : hvd::allreduce(in.data, out.data, in.count, in.type, op);
     });
-  } catch (const WaitInterrupted&) {
-    keepInFlight(input, output);
-    throw;
-  }
+  }, input, output);
 }
 
 // In place: one array, read and written (a DLPack capsule can be taken only once, so the
@@ -95,17 +97,14 @@ Handle allreduceAsyncInPlace(std::string_view name, const OutArray& array, Reduc
 
 void allreduceInPlace(const OutArray& array, ReduceOp op) {
   ArrayView a = viewOf(array, "tensor");
-  try {
+  keepingInFlight([&] {
     if (a.device != Device::kCpu) {
       Handle handle = allreduceAsyncInPlace("", array, op);
       unlocked([&] { return hvd::synchronize(handle); });
       return;
     }
     unlocked([&] { return hvd::allreduce(a.data, a.count, a.type, op); });
-  } catch (const WaitInterrupted&) {
-    keepInFlight(array);
-    throw;
-  }
+  }, array);
 }
 
 // The async fast path for torch CPU tensors (hvd.torch): fields read in C
@@ -133,7 +132,7 @@ Handle broadcastAsync(std::string_view name, const OutArray& array, int root) {
 
 void broadcast(const OutArray& array, int root) {
   ArrayView a = viewOf(array, "tensor");
-  try {
+  keepingInFlight([&] {
     if (a.device != Device::kCpu) {
       Handle handle = broadcastAsync("", array, root);
       unlocked([&] { return hvd::synchronize(handle); });
@@ -141,10 +140,7 @@ void broadcast(const OutArray& array, int root) {
     }
     // Typed, so ranks that give different dtypes fail instead of reinterpreting root's bytes.
     unlocked([&] { return hvd::broadcast(a.data, a.count, a.type, root, Device::kCpu); });
-  } catch (const WaitInterrupted&) {
-    keepInFlight(array);
-    throw;
-  }
+  }, array);
 }
 
 Handle allgatherAsync(std::string_view name, const InArray& input) {
@@ -177,16 +173,13 @@ std::optional<Gathered> synchronizeAllgatherFor(Handle handle, int timeoutMs) {
 
 Gathered allgather(const InArray& input) {
   ArrayView in = viewOf(input, "tensor");
-  try {
+  return keepingInFlight([&]() -> Gathered {
     if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input));
     std::vector<size_t> counts;
     std::vector<std::byte> data =
         unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts, rowShapeOf(input)); });
     return {ownedBytes(std::move(data)), std::move(counts)};
-  } catch (const WaitInterrupted&) {
-    keepInFlight(input);
-    throw;
-  }
+  }, input);
 }
 
 }  // namespace

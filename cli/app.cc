@@ -708,15 +708,16 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
     if (h.ranks == 0) continue;
     jobOf[h.host] = jobs.size();
     jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, o.maxLineBytes, parameterServerChief(plan),
-                    plan.bindTo, {}});
+                    plan.bindTo, std::nullopt, {}});
     jobHosts.push_back(&h);
   }
   for (const RankPlan& r : plan.ranks) {
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     appendRankJobWide(jobWide, rankEnv);
     // The secret travels in the job, over ssh's stdin: never on a command line.
-    jobs[jobOf.at(r.where.host)].ranks.push_back(
-        {r.where.rank, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
+    AgentJob& job = jobs[jobOf.at(r.where.host)];
+    job.ranks.push_back({r.where.rank, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
+    if (o.stdinRank == r.where.rank) job.stdinRank = r.where.rank;
   }
   std::vector<RankProcess> agents;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -740,6 +741,8 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kAgents, preemption);
   supervision.agentVersion = agentVersion();
   supervision.agentHelloTimeout = launch.ssh.connectTimeout;
+  // hvdrun's stdin goes to its rank over that rank's agent connection, as mpirun's does.
+  if (o.stdinRank) supervision.stdinForwarding = SupervisorOptions::StdinForwarding{STDIN_FILENO, *o.stdinRank};
   JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
   if (!result.agentStartProblems.empty()) throwHostProblems(result, agents, launch, launch.ssh.connectTimeout);
   // The supervisor counted agents; the summary counts ranks.
@@ -768,22 +771,13 @@ void mergeTimeline(const std::string& path, int ranks) {
   for (size_t i = 1; i < traces.size(); ++i) std::remove(traces[i].c_str());
 }
 
-// --stdin names a rank of this job. Over ssh every rank reads /dev/null (the connection
-// carries the agent's orders, and nothing forwards hvdrun's stdin): a rank named
-// explicitly would read none of what the user meant it to.
-void checkStdinRank(const Options& o, const Plan& plan, bool overSsh) {
+// --stdin names a rank of this job.
+void checkStdinRank(const Options& o, const Plan& plan) {
   const int ranks = static_cast<int>(plan.ranks.size());
   if (o.stdinRank && *o.stdinRank >= ranks) {
     throw UserError(ExitCode::kUsage,
                     fmt::format("--stdin {}: the job has {} ranks (0-{})", *o.stdinRank, ranks, ranks - 1),
                     "name one of the job's ranks, or none");
-  }
-  if (o.stdinRank && o.stdinGiven && overSsh) {
-    throw UserError(ExitCode::kUsage,
-                    fmt::format("--stdin {}: ranks started over ssh read an empty stdin; hvdrun does not forward "
-                                "its own to other hosts",
-                                *o.stdinRank),
-                    "give the program a file to open instead (on a file system every host sees)");
   }
 }
 
@@ -833,7 +827,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   // mpirun's ranks have Slurm and Open MPI. Forked before the rendezvous server's threads.
   const bool overSsh = !o.useMpi && plan.source != HostSource::kSlurm && ranksElsewhere(plan);
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
-  checkStdinRank(o, plan, overSsh);
+  checkStdinRank(o, plan);
   checkTimelinePath(o);
   std::optional<SshLaunch> ssh;
   if (overSsh) ssh = sshLaunchFor(o);

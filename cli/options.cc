@@ -70,7 +70,6 @@ std::set<int> parseRankList(const std::string& option, const std::string& text) 
 // --stdin RANK or none. No "all": a pipe or terminal can be read once, and copying it to
 // every rank would hold what the slowest reader has not taken yet.
 void parseStdinTarget(const std::string& text, Options& o) {
-  o.stdinGiven = true;
   if (text == "none") {
     o.stdinRank.reset();
     return;

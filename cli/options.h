@@ -69,9 +69,8 @@ struct Options {
   size_t maxLineBytes = LineSplitter::kDefaultMaxLine;  // --max-line-kb: a rank's longer line is cut
   std::chrono::milliseconds startTimeout{30000};
   // --stdin: the rank that reads hvdrun's stdin (mpirun's default, rank 0); nullopt: none
-  // does, every rank reads an empty one. stdinGiven: the option was set, not defaulted.
+  // does, every rank reads an empty one.
   std::optional<int> stdinRank = 0;
-  bool stdinGiven = false;
 
   // The ranks' runtime engine (horovodrun's names): "HOROVOD_...=value" for every rank.
   std::vector<std::string> runtimeVariables;

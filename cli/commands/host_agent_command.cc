@@ -81,23 +81,40 @@ AgentJob receiveJob(int fd) {
 }
 
 // hvdrun's orders while the ranks run: a signal line raises that signal here, where the
-// supervisor's signalfd passes it to every rank exactly as hvdrun would to local ones. EOF
-// means hvdrun or the connection is gone: this process ends at once, and the guardian stops
-// every rank's session and removes the job's /dev/shm objects.
-void followOrders(int fd) {
-  std::string line;
-  char buf[256];
+// supervisor's signalfd passes it to every rank exactly as hvdrun would to local ones.
+// Forwarded stdin goes into `relay` (-1: no rank here reads it), which the supervisor
+// drains into its rank's stdin; hvdrun's window keeps it from filling for long. EOF (or a
+// broken stream) means hvdrun or the connection is gone: this process ends at once, and
+// the guardian stops every rank's session and removes the job's /dev/shm objects.
+void followOrders(int fd, int relay) {
+  AgentOrderReader reader;
+  char buf[65536];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) ::kill(::getpid(), SIGKILL);
-    for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] != '\n') {
-        if (line.size() < 64) line += buf[i];
-        continue;
+    for (const AgentOrder& order : reader.feed(std::string_view(buf, static_cast<size_t>(n)))) {
+      switch (order.kind) {
+        case AgentOrder::Kind::kSignal:
+          ::kill(::getpid(), order.signal);
+          break;
+        case AgentOrder::Kind::kInput:
+          // A failed write (the supervisor is done with the input) drops it.
+          for (size_t at = 0; relay >= 0 && at < order.input.size();) {
+            ssize_t w = ::write(relay, order.input.data() + at, order.input.size() - at);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) break;
+            at += static_cast<size_t>(w);
+          }
+          break;
+        case AgentOrder::Kind::kInputEnd:
+          if (relay >= 0) ::close(relay);
+          relay = -1;
+          break;
+        case AgentOrder::Kind::kBroken:
+          ::kill(::getpid(), SIGKILL);
+          break;
       }
-      if (auto sig = parseAgentSignal(line)) ::kill(::getpid(), *sig);
-      line.clear();
     }
   }
 }
@@ -178,10 +195,16 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   const bool chiefHere = job.coordinatorRank && std::any_of(job.ranks.begin(), job.ranks.end(), [&](const AgentRank& r) {
                            return r.rank == *job.coordinatorRank;
                          });
+  // --stdin names a rank here: hvdrun's stdin comes over the connection, through a relay.
+  int relay[2] = {-1, -1};
+  const bool stdinHere = job.stdinRank && std::any_of(job.ranks.begin(), job.ranks.end(), [&](const AgentRank& r) {
+                           return r.rank == *job.stdinRank;
+                         });
+  if (stdinHere && ::pipe2(relay, O_CLOEXEC) != 0) fail(job.host, "cannot make a pipe for the forwarded stdin");
   sigset_t all, old;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, &old);
-  std::thread(followOrders, orders).detach();
+  std::thread(followOrders, orders, relay[1]).detach();
   // A ParameterServerStrategy job whose chief runs elsewhere: when it is done, so is this host.
   if (job.coordinatorRank && !chiefHere) {
     // By value and a flag of the file's: the thread may wake after this function returned.
@@ -203,6 +226,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   // hvdrun's Ctrl-Z arrives as "signal SIGTSTP", its fg as "signal SIGCONT": the agent holds
   // its ranks meanwhile and goes on reading the connection.
   supervision.onStop = SupervisorOptions::OnStop::kRanks;
+  if (stdinHere) supervision.stdinForwarding = SupervisorOptions::StdinForwarding{relay[0], *job.stdinRank};
   // A rank here that failed because another went (a SIGTERM handler that shut hvd down):
   // one here is left to end by itself, as hvdrun leaves its own ranks (supervisor.h).
   supervision.peerGoneOf = [&rankEnv](int rank) { return peerGoneOf(rankEnv, rank); };

@@ -1,6 +1,7 @@
 // cli/launch/agent_protocol.cc: netstrings for the job, one-line records for the rest.
 #include "cli/launch/agent_protocol.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "cli/build_info.h"
@@ -86,6 +87,7 @@ std::string encodeAgentJob(const AgentJob& job) {
   put(payload, std::to_string(job.maxLineBytes));
   put(payload, job.coordinatorRank ? std::to_string(*job.coordinatorRank) : "");  // empty: none
   put(payload, bindToName(job.bindTo));
+  put(payload, job.stdinRank ? std::to_string(*job.stdinRank) : "");  // empty: none here
   put(payload, std::to_string(job.ranks.size()));
   for (const AgentRank& r : job.ranks) {
     put(payload, std::to_string(r.rank));
@@ -150,6 +152,15 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
   auto bindTo = parseBindTo(*bind);
   if (!bindTo) return invalidArgument("the host agent's job has a bad CPU binding '" + std::string(*bind) + "'");
   job.bindTo = *bindTo;
+  auto stdinRank = f.next("the stdin rank");
+  if (!stdinRank) return stdinRank.status();
+  if (!stdinRank->empty()) {
+    long long rank = 0;
+    if (!parseNumber(*stdinRank, rank) || rank < 0 || rank >= kMaxCount) {
+      return invalidArgument("the host agent's job has a bad stdin rank '" + std::string(*stdinRank) + "'");
+    }
+    job.stdinRank = static_cast<int>(rank);
+  }
   HVD_RETURN_IF_ERROR(number(ranks, "rank count", kMaxCount));
   for (long long i = 0; i < ranks; ++i) {
     AgentRank r;
@@ -186,6 +197,71 @@ std::optional<int> parseAgentSignal(std::string_view line) {
     return std::nullopt;
   }
   return static_cast<int>(sig);
+}
+
+std::string agentInputFrame(std::string_view bytes) {
+  return "input " + std::to_string(bytes.size()) + "\n" + std::string(bytes);
+}
+
+std::vector<AgentOrder> AgentOrderReader::feed(std::string_view bytes) {
+  constexpr size_t kMaxLine = 64;
+  constexpr std::string_view kInputPrefix = "input ";
+  std::vector<AgentOrder> orders;
+  auto breakStream = [&] {
+    broken_ = true;
+    orders.push_back({AgentOrder::Kind::kBroken, 0, {}});
+  };
+  while (!bytes.empty() && !broken_) {
+    if (inInput_) {
+      size_t take = std::min(inputLeft_, bytes.size());
+      // One order per piece: a frame is passed on as it comes, not held until complete.
+      if (take > 0) orders.push_back({AgentOrder::Kind::kInput, 0, std::string(bytes.substr(0, take))});
+      bytes.remove_prefix(take);
+      inputLeft_ -= take;
+      inInput_ = inputLeft_ > 0;
+      continue;
+    }
+    size_t newline = bytes.find('\n');
+    line_ += bytes.substr(0, newline);
+    if (line_.size() > kMaxLine) {
+      breakStream();
+      break;
+    }
+    if (newline == std::string_view::npos) break;
+    bytes.remove_prefix(newline + 1);
+    std::string line = std::move(line_);
+    line_.clear();
+    if (auto sig = parseAgentSignal(line)) {
+      orders.push_back({AgentOrder::Kind::kSignal, *sig, {}});
+    } else if (line + "\n" == kAgentInputEnd) {
+      orders.push_back({AgentOrder::Kind::kInputEnd, 0, {}});
+    } else if (std::string_view(line).substr(0, kInputPrefix.size()) == kInputPrefix) {
+      long long length = 0;
+      if (!parseNumber(std::string_view(line).substr(kInputPrefix.size()), length) || length < 0 ||
+          static_cast<size_t>(length) > kMaxAgentInputFrame) {
+        breakStream();
+        break;
+      }
+      inputLeft_ = static_cast<size_t>(length);
+      inInput_ = inputLeft_ > 0;
+    }
+  }
+  return orders;
+}
+
+constexpr std::string_view kInputTakenPrefix = "hvdrun-agent: input-taken ";
+
+std::string formatAgentInputTaken(std::uint64_t total) {
+  return std::string(kInputTakenPrefix) + std::to_string(total);
+}
+
+std::optional<std::uint64_t> parseAgentInputTaken(std::string_view line) {
+  long long total = 0;
+  if (line.substr(0, kInputTakenPrefix.size()) != kInputTakenPrefix ||
+      !parseNumber(line.substr(kInputTakenPrefix.size()), total) || total < 0) {
+    return std::nullopt;
+  }
+  return static_cast<std::uint64_t>(total);
 }
 
 std::string formatAgentFailure(const RankFailure& f) {

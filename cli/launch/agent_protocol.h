@@ -9,11 +9,19 @@
 // "hvdrun-agent-job <length>\n" and that many bytes of netstrings ("<len>:<bytes>,"), so any
 // byte of an argument or a variable arrives unchanged and nothing (the secret key above all)
 // appears on a command line; then, while the ranks run, one "signal <number>\n" per signal
-// hvdrun passes on. EOF means hvdrun or the connection is gone: the agent stops every rank.
+// hvdrun passes on, and, to the host whose rank reads hvdrun's stdin (--stdin), that input
+// as "input <length>\n<bytes>" frames and "input-end\n" at its end. EOF means hvdrun or the
+// connection is gone: the agent stops every rank.
 //
 // agent -> hvdrun: each rank line as "[rank]<stdout>:text" on stdout or "[rank]<stderr>:text"
-// on stderr (the supervisor's own prefix), and on stderr, the moment a rank fails, one
-// record hvdrun reads instead of printing (formatAgentFailure).
+// on stderr (the supervisor's own prefix), and on stderr, records hvdrun reads instead of
+// printing: the moment a rank fails, formatAgentFailure's; as the stdin rank's pipe takes
+// forwarded input, the count so far (formatAgentInputTaken), and kAgentInputClosed once it
+// takes no more (the rank closed its stdin or ended).
+//
+// Flow control: hvdrun sends at most kAgentInputWindow bytes of input the rank's pipe has not
+// taken, so a rank that never reads its stdin holds hvdrun's reading, not the agent's memory,
+// and the connection stays free for the signals.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +58,9 @@ struct AgentJob {
   // --bind-to: the agent splits its own host's cores among the ranks it starts (in the
   // order given, which is their local ranks').
   BindTo bindTo = BindTo::kNone;
+  // --stdin: the rank of this host that reads hvdrun's stdin, forwarded; every other rank
+  // here reads an empty one.
+  std::optional<int> stdinRank;
   std::vector<AgentRank> ranks;
 };
 
@@ -74,6 +85,36 @@ std::optional<std::string> parseAgentHello(std::string_view line);
 
 std::string agentSignalLine(int signal);         // "signal 15\n"
 std::optional<int> parseAgentSignal(std::string_view line);  // the line without '\n'
+
+inline constexpr size_t kAgentInputWindow = size_t{128} << 10;
+inline constexpr size_t kMaxAgentInputFrame = size_t{64} << 10;
+std::string agentInputFrame(std::string_view bytes);  // "input 5\nhello" (at most kMaxAgentInputFrame)
+inline constexpr std::string_view kAgentInputEnd = "input-end\n";
+
+// What the agent's connection brings once the job is in: signals and forwarded input, cut
+// out of the byte stream however it arrives. Unknown lines are skipped (as a newer hvdrun's
+// would be); a frame longer than kMaxAgentInputFrame, or a line without an end within 64
+// bytes, is a broken stream.
+struct AgentOrder {
+  enum class Kind { kSignal, kInput, kInputEnd, kBroken };
+  Kind kind = Kind::kSignal;
+  int signal = 0;
+  std::string input;
+};
+class AgentOrderReader {
+ public:
+  std::vector<AgentOrder> feed(std::string_view bytes);
+
+ private:
+  std::string line_;
+  size_t inputLeft_ = 0;  // bytes of the current input frame still to come
+  bool inInput_ = false;
+  bool broken_ = false;
+};
+
+std::string formatAgentInputTaken(std::uint64_t total);  // "hvdrun-agent: input-taken 65536"
+std::optional<std::uint64_t> parseAgentInputTaken(std::string_view line);
+inline constexpr std::string_view kAgentInputClosed = "hvdrun-agent: input-closed";
 
 // "hvdrun-agent: failed rank=3 pid=812 code=1 signal=0 when=2026-11-23T10:15:02+0000 host=node02"
 std::string formatAgentFailure(const RankFailure& failure);

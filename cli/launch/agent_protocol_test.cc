@@ -16,6 +16,7 @@ AgentJob sampleJob() {
   job.maxLineBytes = 16384;
   job.coordinatorRank = 0;
   job.bindTo = BindTo::kSocket;
+  job.stdinRank = 5;
   std::string allBytes;
   for (int c = 1; c < 256; ++c) allBytes += static_cast<char>(c);
   job.ranks.push_back({4, {"python", "-c", "print('a\nb')", "", "7:x,", allBytes}, {"HVD_RANK=4", "X=1\n2", "EMPTY="}});
@@ -44,6 +45,7 @@ TEST_CASE("a host agent's job arrives with every byte of arguments and variables
   CHECK(decoded->maxLineBytes == 16384);
   CHECK(decoded->coordinatorRank == std::optional<int>(0));
   CHECK(decoded->bindTo == BindTo::kSocket);
+  CHECK(decoded->stdinRank == std::optional<int>(5));
   REQUIRE(decoded->ranks.size() == 2);
   CHECK(decoded->ranks[0].rank == 4);
   CHECK(decoded->ranks[0].argv == job.ranks[0].argv);
@@ -58,6 +60,14 @@ TEST_CASE("a host agent's job without a parameter-server chief says so", "[agent
   auto decoded = decodeAgentJob(payloadOf(encodeAgentJob(job)));
   REQUIRE(decoded.isOk());
   CHECK_FALSE(decoded->coordinatorRank.has_value());
+}
+
+TEST_CASE("a host agent's job whose host reads no stdin says so", "[agent]") {
+  AgentJob job = sampleJob();
+  job.stdinRank.reset();
+  auto decoded = decodeAgentJob(payloadOf(encodeAgentJob(job)));
+  REQUIRE(decoded.isOk());
+  CHECK_FALSE(decoded->stdinRank.has_value());
 }
 
 TEST_CASE("every CPU binding reaches the host agent as it was given", "[agent]") {
@@ -128,6 +138,71 @@ TEST_CASE("a rank failure record read back names the same rank pid code signal t
   CHECK(parseAgentFailure(formatAgentFailure(f))->signal == 11);
   CHECK_FALSE(parseAgentFailure("[3]<stderr>:hvdrun-agent: failed rank=1").has_value());
   CHECK_FALSE(parseAgentFailure("hvdrun-agent: failed rank=x pid=1 code=1 signal=0 when=t host=h").has_value());
+}
+
+namespace {
+
+// Everything the reader makes of `stream` fed in pieces of `piece` bytes.
+std::vector<AgentOrder> readInPieces(const std::string& stream, size_t piece) {
+  AgentOrderReader reader;
+  std::vector<AgentOrder> orders;
+  for (size_t at = 0; at < stream.size(); at += piece) {
+    for (AgentOrder& o : reader.feed(std::string_view(stream).substr(at, piece))) orders.push_back(std::move(o));
+  }
+  return orders;
+}
+
+}  // namespace
+
+TEST_CASE("signals and forwarded input come out of the connection whole however its bytes are cut", "[agent]") {
+  std::string binary;
+  for (int i = 0; i < 3000; ++i) binary += static_cast<char>(i * 7);  // newlines and NULs among them
+  const std::string stream = agentSignalLine(10) + agentInputFrame("first line\n") + agentInputFrame(binary) +
+                             "unknown order from a newer hvdrun\n" + agentSignalLine(15) + agentInputFrame("") +
+                             std::string(kAgentInputEnd);
+  for (size_t piece : {size_t{1}, size_t{2}, size_t{7}, size_t{4096}, stream.size()}) {
+    INFO("pieces of " << piece);
+    auto orders = readInPieces(stream, piece);
+    std::string input;
+    std::vector<int> signals;
+    bool ended = false;
+    for (const AgentOrder& o : orders) {
+      REQUIRE(o.kind != AgentOrder::Kind::kBroken);
+      CHECK_FALSE(ended);  // nothing after the end
+      if (o.kind == AgentOrder::Kind::kSignal) signals.push_back(o.signal);
+      if (o.kind == AgentOrder::Kind::kInput) input += o.input;
+      if (o.kind == AgentOrder::Kind::kInputEnd) ended = true;
+    }
+    CHECK(signals == std::vector<int>{10, 15});
+    CHECK(input == "first line\n" + binary);
+    CHECK(ended);
+  }
+}
+
+TEST_CASE("an input frame over the limit or a line that never ends breaks the connection's stream", "[agent]") {
+  AgentOrderReader tooLong;
+  auto orders = tooLong.feed("input " + std::to_string(kMaxAgentInputFrame + 1) + "\nxyz");
+  REQUIRE(orders.size() == 1);
+  CHECK(orders[0].kind == AgentOrder::Kind::kBroken);
+  CHECK(tooLong.feed(agentSignalLine(15)).empty());  // broken stays broken
+  AgentOrderReader endless;
+  auto noEnd = endless.feed(std::string(100, 'x'));
+  REQUIRE(noEnd.size() == 1);
+  CHECK(noEnd[0].kind == AgentOrder::Kind::kBroken);
+  AgentOrderReader badLength;
+  auto bad = badLength.feed("input 12x\n");
+  REQUIRE(bad.size() == 1);
+  CHECK(bad[0].kind == AgentOrder::Kind::kBroken);
+}
+
+TEST_CASE("the count of input a rank's pipe took reads back as sent and other lines are not counts", "[agent]") {
+  CHECK(formatAgentInputTaken(65536) == "hvdrun-agent: input-taken 65536");
+  CHECK(parseAgentInputTaken(formatAgentInputTaken(0)) == std::optional<std::uint64_t>(0));
+  CHECK(parseAgentInputTaken(formatAgentInputTaken(1ULL << 40)) == std::optional<std::uint64_t>(1ULL << 40));
+  CHECK_FALSE(parseAgentInputTaken("hvdrun-agent: input-taken").has_value());
+  CHECK_FALSE(parseAgentInputTaken("hvdrun-agent: input-taken -1").has_value());
+  CHECK_FALSE(parseAgentInputTaken("[0]<stderr>:hvdrun-agent: input-taken 5").has_value());
+  CHECK(agentInputFrame("abc") == "input 3\nabc");
 }
 
 }  // namespace hvd::cli

@@ -21,11 +21,13 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <string_view>
 
 #include "cli/launch/agent_protocol.h"
 #include "cli/launch/line_splitter.h"
 #include "cli/launch/open_mpi_tags.h"
+#include "cli/launch/stdin_forwarding.h"
 #include "cli/os/console_writer.h"
 #include "cli/os/process_table.h"
 
@@ -150,6 +152,16 @@ class Job {
   Job(const std::vector<RankProcess>& specs, const SupervisorOptions& options) : options_(options) {
     ranks_.resize(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) ranks_[i].spec = &specs[i];
+    if (const auto& forwarding = options_.stdinForwarding) {
+      const bool agents = options_.labels == SupervisorOptions::Labels::kAgents;
+      for (Rank& r : ranks_) {
+        const auto& served = r.spec->agentRanks;
+        const bool runsIt = agents ? std::count(served.begin(), served.end(), forwarding->rank) > 0
+                                   : r.spec->rank == forwarding->rank;
+        if (runsIt) stdinTo_ = &r;
+      }
+      if (agents) stdinSender_.emplace(forwarding->fd);
+    }
     // Progress bars' '\r' redraws pass through where hvdrun reads the ranks' own streams
     // (and its host agents', which pass them on); srun and mpirun relabel them their way.
     if (options_.labels == SupervisorOptions::Labels::kNone || options_.labels == SupervisorOptions::Labels::kAgents) {
@@ -232,7 +244,9 @@ class Job {
 
   Status start(Rank& r) {
     int inPipe[2] = {-1, -1}, outPipe[2], errPipe[2], execPipe[2], goPipe[2];
-    if (r.spec->agentInput) HVD_RETURN_IF_ERROR(openPipe(inPipe, r));
+    // A host agent's rank that reads the stdin hvdrun forwards: a pipe the feeder fills.
+    const bool feedsStdin = &r == stdinTo_ && options_.labels == SupervisorOptions::Labels::kNone;
+    if (r.spec->agentInput || feedsStdin) HVD_RETURN_IF_ERROR(openPipe(inPipe, r));
     HVD_RETURN_IF_ERROR(openPipe(outPipe, r));
     HVD_RETURN_IF_ERROR(openPipe(errPipe, r));
     HVD_RETURN_IF_ERROR(openPipe(execPipe, r));
@@ -250,7 +264,10 @@ class Job {
       becomeRank(*r.spec, argv.data(), envp.data(), r.spec->cpus.empty() ? nullptr : &cpus, inPipe[0], outPipe[1], errPipe[1],
                  execPipe[1], goPipe[0], parent);
     }
-    if (inPipe[0] >= 0) {
+    if (inPipe[0] >= 0 && feedsStdin) {
+      ::close(inPipe[0]);
+      stdinFeeder_ = std::make_unique<StdinFeeder>(options_.stdinForwarding->fd, inPipe[1]);
+    } else if (inPipe[0] >= 0) {
       // Only hvdrun holds the write end (O_CLOEXEC): when hvdrun dies, the agent reads EOF.
       ::close(inPipe[0]);
       ::fcntl(inPipe[1], F_SETFL, O_NONBLOCK);  // a host that stops reading must not stop hvdrun
@@ -378,6 +395,8 @@ class Job {
           pfds.push_back({r.inFd, POLLOUT, 0}), writers.push_back(&r);
         }
       }
+      const size_t writerFds = pfds.size();
+      auto [stdinSource, stdinPipe] = pollStdinForwarding(pfds);
       if (preemptDeadline_ && Clock::now() >= *preemptDeadline_) {
         preemptDeadline_.reset();
         for (const Rank& r : ranks_) outcome_.ranksStoppedAfterPreemption += r.running ? 1 : 0;
@@ -387,7 +406,7 @@ class Job {
       flushQuietPieces();
       int timeout = -1;
       for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, ownEndDeadline_,
-                            pieceDeadline()}) {
+                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -400,9 +419,11 @@ class Job {
         auto [rank, isErr] = owners[i];
         readSome(isErr ? rank->err : rank->out, *rank, isErr);
       }
-      for (size_t i = outputFds; i < pfds.size(); ++i) {
+      for (size_t i = outputFds; i < writerFds; ++i) {
         if (pfds[i].revents != 0) writeInput(*writers[i - outputFds]);
       }
+      if (stdinSource && pfds[*stdinSource].revents != 0) forwardStdin();
+      if (stdinPipe && pfds[*stdinPipe].revents != 0) queueRecords(stdinFeeder_->writePipe());
       if (pfds[0].revents & POLLIN) handleSignals(killDeadline_);
       if (pfds[consoleFailure].revents & POLLIN) takeConsoleFailures();
       if (pausedFor_ > Clock::duration::zero()) {
@@ -413,6 +434,47 @@ class Job {
       }
     }
     reapAll();
+  }
+
+  // --stdin forwarded (SupervisorOptions::stdinForwarding): what to poll, as indices into
+  // pfds: the input's source, and (an agent) its rank's stdin pipe while bytes wait for it.
+  std::pair<std::optional<size_t>, std::optional<size_t>> pollStdinForwarding(std::vector<pollfd>& pfds) {
+    std::optional<size_t> source, pipe;
+    if (stdinSender_ && stdinTo_ && !holdingInput() && !helloFailed_) {
+      if (!stdinTo_->running || stdinTo_->inFd < 0) stdinSender_->stop();  // its agent is gone
+      // Frames wait in the agent's input behind any signal lines; read no more meanwhile.
+      if (stdinTo_->pendingInput.size() < kAgentInputWindow && stdinSender_->wantsRead(Clock::now())) {
+        source = pfds.size();
+        pfds.push_back({options_.stdinForwarding->fd, POLLIN, 0});
+      }
+    }
+    if (stdinFeeder_) {
+      if (stdinTo_ && !stdinTo_->running) queueRecords(stdinFeeder_->rankEnded());
+      // Drained whatever the rank does: the window bounds it, and the connection's reader
+      // must never wait on it (signals come that way too).
+      if (stdinFeeder_->source() >= 0) source = pfds.size(), pfds.push_back({stdinFeeder_->source(), POLLIN, 0});
+      if (stdinFeeder_->wantsWrite()) pipe = pfds.size(), pfds.push_back({stdinFeeder_->pipe(), POLLOUT, 0});
+    }
+    return {source, pipe};
+  }
+
+  void forwardStdin() {
+    if (stdinFeeder_) {
+      queueRecords(stdinFeeder_->readSource());
+      return;
+    }
+    std::string frame = stdinSender_->read();
+    if (frame.empty()) return;
+    stdinTo_->pendingInput += frame;
+    writeInput(*stdinTo_);
+  }
+
+  // A host agent's records for hvdrun, on stderr after the lines read so far.
+  void queueRecords(const std::string& records) {
+    if (records.empty()) return;
+    endOpenLine();
+    batchFor(STDERR_FILENO) += records;
+    flushBatch();
   }
 
   void handleSignals(std::optional<Clock::time_point>& killDeadline) {
@@ -1022,6 +1084,14 @@ class Job {
         }
       }
       if (!labelled && isErr) {
+        if (auto taken = parseAgentInputTaken(line)) {
+          if (stdinSender_ && &r == stdinTo_) stdinSender_->taken(*taken);
+          return;
+        }
+        if (line == kAgentInputClosed) {
+          if (stdinSender_ && &r == stdinTo_) stdinSender_->stop();
+          return;
+        }
         if (auto failure = parseAgentFailure(line)) {
           // The rank awaitRankGone waits for, failing by itself on its agent: the cause.
           if (r.endingByItself && awaitedRank_ == failure->rank) {
@@ -1230,6 +1300,10 @@ class Job {
   std::optional<Clock::time_point> helloDeadline_;    // kAgents: every hello by then
   bool agentsGreeted_ = false;                        // kAgents: every job went out
   bool helloFailed_ = false;                          // kAgents: none will
+  // --stdin forwarded: the rank (kNone) or agent (kAgents) it goes to, and the half here.
+  Rank* stdinTo_ = nullptr;
+  std::optional<StdinSender> stdinSender_;
+  std::unique_ptr<StdinFeeder> stdinFeeder_;
   static constexpr std::chrono::milliseconds kCauseWindow{250};
 };
 

@@ -103,6 +103,15 @@ struct SupervisorOptions {
   // connection) holds its ranks only, until it gets SIGCONT.
   enum class OnStop { kSelf, kRanks };
   OnStop onStop = OnStop::kSelf;
+  // --stdin for a rank a host agent runs (stdin_forwarding.h). kAgents (hvdrun): fd is
+  // hvdrun's stdin, sent to the agent running `rank`. kNone (that agent): fd brings the
+  // input's bytes, which go into `rank`'s stdin, a pipe; the agent's records about it go to
+  // stderr in order with the ranks' lines. The supervisor takes fd (kNone).
+  struct StdinForwarding {
+    int fd = 0;
+    int rank = 0;
+  };
+  std::optional<StdinForwarding> stdinForwarding;
 };
 
 // An agent that did not say hello with the right version (kAgents); what it did instead.

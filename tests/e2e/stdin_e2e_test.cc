@@ -1,5 +1,6 @@
 // tests/e2e/stdin_e2e_test.cc: which rank reads hvdrun's stdin (--stdin), whichever way the
 // ranks are started: one rank gets it whole, the others an empty one, never a share each.
+// Over ssh (forwarded through the host agents): tests/ssh/ssh_launch_test.cc.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -78,12 +79,4 @@ TEST_CASE("under --mpi only the rank --stdin names reads hvdrun's stdin", "[e2e]
   REQUIRE(run.exitCode == 0);
   CHECK(run.out.find("[1]<stdout>:read 1:m \n") != std::string::npos);
   CHECK(run.out.find("[0]<stdout>:read 0:\n") != std::string::npos);
-}
-
-TEST_CASE("naming a --stdin rank for a job over ssh is refused before any host is contacted", "[e2e]") {
-  // nohost.invalid never resolves: reaching ssh would fail the job with exit 1 instead.
-  auto run = runHvdrun({"-H", "localhost:1,nohost.invalid:1", "--stdin", "0", "true"});
-  CHECK(run.exitCode == 2);
-  CHECK(run.err.find("--stdin 0: ranks started over ssh read an empty stdin") != std::string::npos);
-  CHECK(run.err.find("nohost.invalid") == std::string::npos);
 }

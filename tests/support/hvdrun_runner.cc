@@ -157,7 +157,7 @@ std::string readToEnd(int fd) {
 }
 
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd,
-                bool asShellJob, int stderrFd) {
+                bool asShellJob, int stderrFd, int stdinFd) {
   std::vector<std::string> argv{HVD_HVDRUN_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_t pid = ::fork();
@@ -168,6 +168,7 @@ int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::str
     int devnull = ::open("/dev/null", O_RDWR);
     ::dup2(stdoutFd >= 0 ? stdoutFd : devnull, 1);
     ::dup2(stderrFd >= 0 ? stderrFd : devnull, 2);
+    if (stdinFd >= 0) ::dup2(stdinFd, 0);
     std::vector<char*> a, e;
     for (auto& s : argv) a.push_back(s.data());
     a.push_back(nullptr);

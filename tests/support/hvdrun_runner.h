@@ -25,12 +25,13 @@ cli::RunOptions withTimeout(std::chrono::milliseconds timeout);
 std::vector<std::string> environmentWith(const std::vector<std::string>& changes);
 
 // Starts hvdrun in the background; its stdout goes to stdoutFd and its stderr to stderrFd
-// (each discarded when -1). Returns its pid; the caller kills and reaps it. With asShellJob,
-// hvdrun leads a process group of its own, as a job-control shell starts a job: its group
-// is then not orphaned (this process, its parent, is in another group of the session),
-// so SIGTSTP stops it, wherever the test itself was started from.
+// (each discarded when -1), its stdin is stdinFd (-1: this process's). Returns its pid;
+// the caller kills and reaps it. With asShellJob, hvdrun leads a process group of its own,
+// as a job-control shell starts a job: its group is then not orphaned (this process, its
+// parent, is in another group of the session), so SIGTSTP stops it, wherever the test
+// itself was started from.
 int spawnHvdrun(const std::vector<std::string>& args, const std::vector<std::string>& env, int stdoutFd = -1,
-                bool asShellJob = false, int stderrFd = -1);
+                bool asShellJob = false, int stderrFd = -1, int stdinFd = -1);
 
 // Everything left to read from fd (a pipe's read end) until its writers are gone; closes fd.
 std::string readToEnd(int fd);

@@ -182,9 +182,13 @@ TEST_CASE("through srun hvdrun piped into a reader that exits stops every rank o
           "[cluster][launch]") {
   requireTestbed();
   hvd::test::TempDir pids;
-  // Before, hvdrun ran on while nobody read: `timeout` ends such a run.
+  // Before, hvdrun ran on while nobody read: `timeout` ends such a run. The reader goes
+  // only once every rank has started (a rank on a node slower to launch came after 64 KiB
+  // of the others' output once, and srun aborted the step before it started).
+  std::string reader = "(for i in $(seq 2000); do [ $(ls " + pids.path() +
+                       " | wc -l) -ge 4 ] && break; head -c 4096 > /dev/null; done; head -c 65536 > /dev/null)";
   std::string pipeline = "timeout 20 " + kHvdrun + " --kill-grace 2 sh -c 'echo $$ > " + pids.path() +
-                         "/$HOROVOD_RANK.pid; exec yes' | head -c 65536 > /dev/null; echo status=${PIPESTATUS[0]}";
+                         "/$HOROVOD_RANK.pid; exec yes' | " + reader + "; echo status=${PIPESTATUS[0]}";
   auto run = inAllocation({"-N3", "-n4"}, {"bash", "-c", pipeline});
   INFO(run.out << run.err);
   CHECK(run.out.find("status=141") != std::string::npos);

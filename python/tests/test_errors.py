@@ -97,6 +97,26 @@ def test_a_killed_rank_makes_every_survivor_raise_a_peer_error_naming_a_rank_and
     assert 2 in named
 
 
+@pytest.mark.parametrize("transport", ["shared memory", "tcp"])
+def test_a_process_forked_after_init_keeps_its_identity_but_its_collectives_are_refused_and_its_exit_harms_none(
+        transport):
+    # Before, the child's calls went over its parent's connections and paired with the
+    # peers' next ones: rank 1 summed the child's 100s or read NaN, and over TCP the job hung.
+    extra = {"HVD_SHARED_MEMORY": "0"} if transport == "tcp" else {}
+    result = launch(2, "failures.py", "forked", **extra)
+    assert result.returncode == 0, result
+    lines = result.lines(0)
+    assert "child rank 0 size 2" in lines, result
+    refused = [line for line in lines if line.startswith("child raised HvdUsageError: ")]
+    assert len(refused) == 3, result  # the unnamed and named allreduce and the barrier
+    for line in refused:
+        assert "forked" in line and "after hvd.init()" in line, line
+    assert "child call returned" in lines, result  # init(): a second init is a no-op, as always
+    assert "child exit 0" in lines, result
+    assert "sums 3 6 9" in lines, result
+    assert "sums 3 6 9" in result.lines(1), result
+
+
 def run_alone(code):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(), timeout=120)
 

@@ -3,6 +3,9 @@
 // and shutdown() cannot pull it from under a call in progress.
 #include "hvd/hvd.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +28,36 @@ std::shared_ptr<Runtime> current() { return defaultRuntime.load(); }
 
 Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has not been called (or failed)"); }
 
+// A process forked after init() (os.fork, a fork-started worker) inherits its parent's
+// runtime: the same connections, shared memory and peers, but none of its threads. Its
+// calls would pair with the peers' next ones in the parent's place (wrong sums, a hang),
+// and its exit's shutdown() would negotiate over them too. So it keeps the identity
+// (rank() and size() seed a DataLoader worker) and nothing else: set in the child by a
+// pthread_atfork handler, to the parent's pid, while a runtime is live.
+std::atomic<bool> runtimeLive{false};
+std::atomic<int> forkedFrom{0};
+
+void markForkedChild() {
+  if (runtimeLive.load(std::memory_order_relaxed)) forkedFrom.store(static_cast<int>(::getppid()));
+}
+
+Status forkedAfterInit() {
+  return Status(Errc::kInvalidUsage,
+                "this process (pid " + std::to_string(::getpid()) + ") was forked from pid " +
+                    std::to_string(forkedFrom.load()) +
+                    " after hvd.init(); it shares that process's connections to the other ranks but none of its "
+                    "threads, so its collectives are refused: make them in the process that called hvd.init() "
+                    "(a forked worker may still read rank() and size())");
+}
+
+// The runtime, when this process may make collectives with it.
+Result<std::shared_ptr<Runtime>> usable() {
+  auto rt = current();
+  if (!rt) return notInitialized();
+  if (forkedFrom.load(std::memory_order_relaxed) != 0) return forkedAfterInit();
+  return rt;
+}
+
 std::atomic<WaitInterrupt> waitInterrupt{nullptr};
 
 // Ok once the request is done; with a WaitInterrupt set, waited for in 100 ms slices with
@@ -43,8 +76,9 @@ Status awaitDone(engine::Engine& engine, engine::HandleId handle) {
 // The blocking calls: an unnamed request, waited for at once (the engine lets this thread
 // drive the cycle, so no thread hand-off is paid).
 Status runNow(engine::Spec spec, const void* in, void* out) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   auto handle = rt->engine().submit({.spec = spec, .in = in, .out = out, .waitedAtOnce = true});
   if (!handle) return handle.status();
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
@@ -69,8 +103,9 @@ Result<engine::Spec> gatherSpec(size_t count, DataType type, Device device, std:
 // counts in elements of `type` (the byte calls gather uint8).
 Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type = DataType::kUInt8,
                                    std::span<const std::int64_t> rowShape = {}) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   auto checked = gatherSpec(count, type, Device::kCpu, rowShape);
   if (!checked) return checked.status();
   engine::Spec spec = *checked;
@@ -81,9 +116,9 @@ Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type
 }
 
 Result<Handle> submit(std::string_view name, engine::Spec spec, const void* in, void* out) {
-  auto rt = current();
-  if (!rt) return notInitialized();
-  return rt->engine().submit({std::string(name), spec, in, out});
+  auto rt = usable();
+  if (!rt) return rt.status();
+  return (*rt)->engine().submit({std::string(name), spec, in, out});
 }
 
 }  // namespace
@@ -91,6 +126,8 @@ Result<Handle> submit(std::string_view name, engine::Spec spec, const void* in, 
 Status init() {
   std::lock_guard<std::mutex> lock(initMutex);
   if (current()) return Status::ok();
+  // Its own runtime would join the job as its parent's rank a second time.
+  if (forkedFrom.load() != 0) return forkedAfterInit();
   // Every variable is read here, once, and checked: a malformed HVD_RANK is an error, not 0.
   auto env = EnvSnapshot::fromProcess();
   if (!env) return env.status().withContext("reading the job's environment");
@@ -99,6 +136,9 @@ Status init() {
   if (!runtime) return runtime.status();
   detail::installPreemptionHandler(*env);
   defaultRuntime.store(std::shared_ptr<Runtime>(std::move(*runtime)));
+  runtimeLive.store(true);
+  static std::once_flag forkHandler;
+  std::call_once(forkHandler, [] { ::pthread_atfork(nullptr, nullptr, markForkedChild); });
   // A program that never calls shutdown() still leaves its launcher properly (mpirun
   // reports a rank that exits without PMIx_Finalize as a failure).
   static bool atExitRegistered = false;
@@ -109,7 +149,15 @@ Status init() {
 void shutdown() {
   std::lock_guard<std::mutex> lock(initMutex);
   auto rt = defaultRuntime.exchange(std::shared_ptr<Runtime>());
-  if (rt) rt->shutdown();
+  if (!rt) return;
+  if (forkedFrom.load() != 0) {
+    // The parent's runtime: its threads are not here and its connections are the parent's.
+    // Left alone (leaked), as the process ends without a word to the peers.
+    new std::shared_ptr<Runtime>(std::move(rt));
+    return;
+  }
+  runtimeLive.store(false);
+  rt->shutdown();
 }
 
 bool initialized() { return current() != nullptr; }
@@ -148,8 +196,9 @@ Status allgather(const void* mine, size_t bytes, void* out) {
 }
 
 Status allgatherv(const void* mine, const size_t* bytesPerRank, void* out) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   auto gathered = gatherNow(mine, bytesPerRank[rt->identity().rank]);
   if (!gathered) return gathered.status();
   for (size_t r = 0; r < gathered->counts.size(); ++r) {
@@ -190,8 +239,9 @@ Status broadcast(void* data, size_t count, DataType type, int root, Device devic
 }
 
 Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, DataType type, Device device) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   int size = rt->identity().size;
   std::uint64_t total = 0;
   for (int r = 0; r < size; ++r) total += countsPerRank[r];
@@ -212,8 +262,9 @@ Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, Data
 }
 
 Status setGpuStream(void* stream) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   return rt->engine().setGpuStream(stream);
 }
 
@@ -239,20 +290,23 @@ Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t coun
 }
 
 Result<bool> poll(Handle handle) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   return rt->engine().poll(handle);
 }
 
 Result<bool> waitFor(Handle handle, std::chrono::milliseconds timeout) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   return rt->engine().waitFor(handle, timeout);
 }
 
 Status synchronize(Handle handle) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), handle));
   return rt->engine().wait(handle);
 }
@@ -260,8 +314,9 @@ Status synchronize(Handle handle) {
 void setWaitInterrupt(WaitInterrupt check) { waitInterrupt.store(check, std::memory_order_release); }
 
 Result<Gathered> synchronizeAllgather(Handle handle) {
-  auto rt = current();
-  if (!rt) return notInitialized();
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), handle));
   auto gathered = rt->engine().waitGathered(handle);
   if (!gathered) return gathered.status();

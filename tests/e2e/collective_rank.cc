@@ -38,12 +38,19 @@
 //                                    from /proc/self/task/*/sched ("slices R unknown" without)
 //   collective_rank pinned <seconds>  256 KiB allreduces until every rank's thread is held on
 //                                    one CPU or <seconds> pass; prints "pinned R <cpu>|none"
+//   collective_rank forked           rank 0 forks a child that prints "child rank R size N"
+//                                    and "child refused: <message>" for an allreduce (or
+//                                    "child allreduced") and ends with exit(0) (its atexit
+//                                    shutdown runs); every rank then allreduces three times
+//                                    and prints "sums R <s1> <s2> <s3>" (rank 0 first "child
+//                                    exit <code>")
 //   collective_rank rings            prints "rings R memfd=<n> named=<m>", the ring buffers
 //                                    this rank has mapped (from /proc/self/maps), then checks
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -381,6 +388,39 @@ int rejoin(int times) {
   return 0;
 }
 
+// A process forked after init() (a worker) must not take its parent's place in the
+// collectives, nor say goodbye for it when it exits.
+int forked() {
+  const int rank = hvd::rank();
+  float one = 1;
+  if (!hvd::allreduce(&one, 1, hvd::DataType::kFloat32, hvd::ReduceOp::kSum).isOk()) return 1;
+  if (rank == 0) {
+    pid_t child = ::fork();
+    if (child == 0) {
+      std::printf("child rank %d size %d\n", hvd::rank(), hvd::size());
+      float hundred = 100;
+      auto s = hvd::allreduce(&hundred, 1, hvd::DataType::kFloat32, hvd::ReduceOp::kSum);
+      if (s.isOk()) {
+        std::printf("child allreduced\n");
+      } else {
+        std::printf("child refused: %s\n", s.message().c_str());
+      }
+      std::fflush(stdout);
+      std::exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    std::printf("child exit %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  }
+  float sums[3];
+  for (int step = 1; step <= 3; ++step) {
+    sums[step - 1] = static_cast<float>((rank + 1) * step);
+    if (!hvd::allreduce(&sums[step - 1], 1, hvd::DataType::kFloat32, hvd::ReduceOp::kSum).isOk()) return 1;
+  }
+  std::printf("sums %d %g %g %g\n", rank, sums[0], sums[1], sums[2]);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -407,6 +447,7 @@ int main(int argc, char** argv) {
            : mode == "preempt"          ? preempt()
            : mode == "rejoin" && argc > 2 ? rejoin(std::atoi(argv[2]))
            : mode == "slices"           ? printSlices()
+           : mode == "forked"           ? forked()
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
                                         : check();
   hvd::shutdown();

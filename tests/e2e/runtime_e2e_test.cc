@@ -415,6 +415,27 @@ TEST_CASE("a rank whose rendezvous port refuses fails in seconds naming it and n
   CHECK(seconds < 10);
 }
 
+TEST_CASE("a process forked from a rank after init keeps its identity and its collectives are refused and its exit "
+          "harms none",
+          "[e2e]") {
+  // Before, the child's allreduce paired with rank 1's next one (rank 1 summed 100 + 1), and
+  // rank 0's own calls were off by one from then on: wrong sums, then a timeout.
+  for (const char* shm : {"1", "0"}) {
+    INFO("HVD_SHARED_MEMORY=" << shm);
+    auto options = hvd::test::withTimeout(std::chrono::seconds(60));
+    options.env = hvd::test::environmentWith({std::string("HVD_SHARED_MEMORY=") + shm, "HVD_TIMEOUT=10"});
+    auto run = runHvdrun({"-np", "2", HVD_COLLECTIVE_RANK_PATH, "forked"}, options);
+    INFO(run.out << run.err);
+    CHECK(run.exitCode == 0);
+    CHECK(run.out.find("[0]<stdout>:child rank 0 size 2\n") != std::string::npos);
+    CHECK(run.out.find("[0]<stdout>:child refused: this process (pid ") != std::string::npos);
+    CHECK(run.out.find("after hvd.init(); it shares that process's connections") != std::string::npos);
+    CHECK(run.out.find("[0]<stdout>:child exit 0\n") != std::string::npos);
+    CHECK(run.out.find("[0]<stdout>:sums 0 3 6 9\n") != std::string::npos);
+    CHECK(run.out.find("[1]<stdout>:sums 1 3 6 9\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("ranks that shut hvd down and init it again rejoin the job each time, under hvdrun and under mpirun",
           "[e2e][mp]") {
   // The second init read the first one's addresses from the rendezvous: rank 0 connected to

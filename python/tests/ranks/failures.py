@@ -15,6 +15,12 @@
                              long until KeyboardInterrupt
     failures.py killed V     allreduces in a loop; rank V SIGKILLs itself at step 3 (the
                              survivors ignore hvdrun's SIGTERM, so what they raise is seen)
+    failures.py forked       rank 0 forks a child (as os.fork, a fork-started worker) that
+                             prints the rank and size it sees, makes an unnamed allreduce, a
+                             named one, a barrier and an init (each prints raised or
+                             returned), and exits with sys.exit (its
+                             atexit handlers run); then every rank allreduces three times and
+                             prints the sums (rank 0 first prints the child's exit code)
 Each rank prints `raised <ExceptionClass>: <message>` for what it caught, then `ok`.
 """
 
@@ -110,4 +116,23 @@ elif mode == "killed":
     except hvd.HvdError as error:
         report(error)
         print(f"after {time.monotonic() - started:.1f} s", flush=True)
+elif mode == "forked":
+    hvd.allreduce(np.ones(4, dtype=np.float32))
+    if rank == 0:
+        child = os.fork()
+        if child == 0:
+            print(f"child rank {hvd.rank()} size {hvd.size()}", flush=True)
+            for call in (lambda: hvd.allreduce(np.full(4, 100, dtype=np.float32)),
+                         lambda: hvd.synchronize(hvd.allreduce_async(np.ones(4, dtype=np.float32), name="side")),
+                         hvd.barrier, hvd.init):
+                try:
+                    call()
+                    print("child call returned", flush=True)
+                except hvd.HvdError as error:
+                    print(f"child raised {type(error).__name__}: {error}", flush=True)
+            sys.exit(0)
+        _, status = os.waitpid(child, 0)
+        print(f"child exit {os.waitstatus_to_exitcode(status)}", flush=True)
+    sums = [hvd.allreduce(np.full(4, (rank + 1) * step, dtype=np.float32), op=hvd.Sum)[0] for step in (1, 2, 3)]
+    print("sums " + " ".join(f"{s:g}" for s in sums), flush=True)
 print("ok", flush=True)

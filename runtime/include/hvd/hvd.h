@@ -30,6 +30,9 @@ namespace hvd {
 // later call.
 // Engine settings (docs/environment.md): HOROVOD_FUSION_THRESHOLD, HOROVOD_CYCLE_TIME,
 // HOROVOD_CACHE_CAPACITY, HOROVOD_STALL_CHECK_*, HOROVOD_LOG_LEVEL.
+// A process forked after init() keeps the identity calls (rank(), size(), ...), but its
+// collectives and handle calls fail with kInvalidUsage (they would go over its parent's
+// connections), and its shutdown() leaves the parent's runtime alone.
 Status init();
 // Stops the engine on every rank (Horovod's semantics: the first rank to shut down ends the
 // job's collectives; requests still pending anywhere fail saying which rank it was), then

@@ -317,6 +317,10 @@ std::optional<std::string> RendezvousServer::handle(Connection& c, std::string_v
       answerWaiting(key);
       return reply(Reply::kOk, now);
     }
+    case Op::kClaim: {
+      auto [it, fresh] = store_.try_emplace(key, value);
+      return fresh || it->second == value ? reply(Reply::kOk) : reply(Reply::kTaken, it->second);
+    }
   }
   return reply(Reply::kError, "unknown request");
 }

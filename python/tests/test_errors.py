@@ -117,6 +117,23 @@ def test_a_process_forked_after_init_keeps_its_identity_but_its_collectives_are_
     assert "sums 3 6 9" in result.lines(1), result
 
 
+@pytest.mark.parametrize("spawning", ["0", "all"])
+def test_a_spawned_worker_rerunning_hvd_init_is_refused_naming_the_rank_s_process_and_the_job_goes_on(spawning):
+    # Before, the worker joined as its rank: alone it failed with a stale address
+    # ("connecting to rank 1 ... Connection refused"); with one per rank the workers quietly
+    # formed a second world under the ranks' identities.
+    result = launch(2, "failures.py", "spawned", spawning)
+    assert result.returncode == 0, result
+    workers = [0, 1] if spawning == "all" else [0]
+    for rank in workers:
+        assert "worker exit 1" in result.lines(rank), result
+        assert re.search(rf"\[{rank}\]<stderr>:hvd.HvdUsageError: rank {rank} of this job is already running \(pid "
+                         rf"\d+ on \S+\), and this process \(pid \d+ on \S+\) has its environment", result.stderr), result
+        assert "if __name__ == \"__main__\":" in result.stderr
+    assert "worker ran" not in result.stdout
+    assert "sums 3 6 9" in result.lines(0) and "sums 3 6 9" in result.lines(1), result
+
+
 def run_alone(code):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(), timeout=120)
 

@@ -76,7 +76,23 @@ Status joinHvdrunJob(const EnvSnapshot& env, JoinedJob& job) {
   auto client = rendezvous::Client::fromEnvironment(env, job.timeout);
   if (!client) return client.status().withContext("joining the job");
   job.secret = env.text("HVD_SECRET_KEY");
-  HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(job.identity.rank), job.advertiseHost));
+  // One process per rank: a process started by a rank with its variables (a worker of the
+  // spawn start method runs the script's top level again) would otherwise read and replace
+  // the rank's addresses, failing with a stale one or forming a world with other workers.
+  const int rank = job.identity.rank;
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string self = "pid " + std::to_string(::getpid()) + " on " + host;
+  auto holder = client->claim(rendezvous::rankClaimKey(rank), self);
+  if (!holder) return holder.status().withContext("joining the job");
+  if (*holder) {
+    return Status(Errc::kInvalidUsage,
+                  "rank " + std::to_string(rank) + " of this job is already running (" + **holder + "), and this " +
+                      "process (" + self + ") has its environment, so it cannot join as that rank: a worker started " +
+                      "with the spawn start method (a DataLoader's or multiprocessing's) runs the script's top level " +
+                      "again, hvd.init() included; call hvd.init() under `if __name__ == \"__main__\":` or in main()");
+  }
+  HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(rank), job.advertiseHost));
   job.store = std::make_unique<JoinStore>(std::make_unique<ClientStore>(std::move(*client)), nextJoinPrefix());
   return Status::ok();
 }

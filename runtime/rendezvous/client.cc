@@ -83,6 +83,14 @@ Result<bool> Client::check(const std::string& key) {
   return (*r)[0] == static_cast<char>(Reply::kOk);
 }
 
+Result<std::optional<std::string>> Client::claim(const std::string& key, const std::string& who) {
+  auto r = call(encodeRequest(Op::kClaim, key, who), 10s);
+  if (!r) return r.status();
+  if ((*r)[0] == static_cast<char>(Reply::kOk)) return std::optional<std::string>();
+  if ((*r)[0] == static_cast<char>(Reply::kTaken)) return std::optional<std::string>(r->substr(1));
+  return Status(Errc::kRemote, server_ + " could not claim " + key + ": " + r->substr(1));
+}
+
 Result<long long> Client::add(const std::string& key, long long delta) {
   auto r = call(encodeRequest(Op::kAdd, key, std::to_string(delta)), 10s);
   if (!r) return r.status();

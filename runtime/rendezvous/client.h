@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "runtime/common/env_registry.h"
@@ -29,6 +30,8 @@ class Client {
   Result<std::string> get(const std::string& key, std::chrono::milliseconds timeout);  // waits for the key
   Result<bool> check(const std::string& key);
   Result<long long> add(const std::string& key, long long delta);
+  // Claims key as `who` (Op::kClaim): nullopt once claimed, else who holds it.
+  Result<std::optional<std::string>> claim(const std::string& key, const std::string& who);
 
  private:
   explicit Client(Socket socket, std::string server) : socket_(std::move(socket)), server_(std::move(server)) {}

@@ -7,6 +7,8 @@ namespace hvd::rendezvous {
 
 std::string readyKey(int rank) { return "ready/" + std::to_string(rank); }
 
+std::string rankClaimKey(int rank) { return "rank/" + std::to_string(rank); }
+
 std::string peerGoneKey(int rank) { return "peer-gone/" + std::to_string(rank); }
 
 std::optional<int> parsePeerGone(std::string_view value) {

@@ -24,12 +24,19 @@ enum class Op : char {
   kGet = 'G',    // value of key, waiting up to the timeout (value: 8-byte ms) for it
   kCheck = 'C',  // kOk when the key exists, else kMissing
   kAdd = 'A',    // key holds a decimal integer; adds value (decimal); reply: the new value
+  // key claimed by value (who claims it) for the rest of the job: reply kOk when the key
+  // was free or already holds value, else kTaken and the value that holds it.
+  kClaim = 'L',
 };
 
-enum class Reply : char { kOk = 'K', kMissing = 'M', kTimeout = 'T', kError = 'E' };
+enum class Reply : char { kOk = 'K', kMissing = 'M', kTimeout = 'T', kError = 'E', kTaken = 'X' };
 
 // Keys a rank sets to say it reached the rendezvous ("ready/<rank>" = host).
 std::string readyKey(int rank);
+
+// What a process joining as a rank claims first ("rank/<rank>" = "pid P on HOST"): one
+// process holds a rank for the whole job (its own init() after shutdown() claims it again).
+std::string rankClaimKey(int rank);
 
 // Set by a rank whose collectives failed because another rank went (closed its connections,
 // or shut hvd down): "peer-gone/<rank>" = that rank. hvdrun names the rank that went as the

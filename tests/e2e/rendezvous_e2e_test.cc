@@ -52,6 +52,35 @@ TEST_CASE("clients holding the secret set, get, check and add keys; a get waits 
   CHECK((*server)->readyRanks() == std::set<int>{7});
 }
 
+TEST_CASE("a rank claimed by one process is refused to any other for the rest of the job and not to itself",
+          "[unit][mp]") {
+  auto server = hvd::cli::RendezvousServer::start(0, "s3cret");
+  REQUIRE(server.isOk());
+  int port = (*server)->port();
+  const std::string key = hvd::rendezvous::rankClaimKey(3);
+  {
+    auto parent = Client::connect("127.0.0.1", port, "s3cret", 5s);
+    REQUIRE(parent.isOk());
+    auto first = parent->claim(key, "pid 100 on vm");
+    REQUIRE(first.isOk());
+    CHECK_FALSE(first->has_value());
+  }  // a rank lets its connection go once the addresses are exchanged
+  auto worker = Client::connect("127.0.0.1", port, "s3cret", 5s);
+  REQUIRE(worker.isOk());
+  auto taken = worker->claim(key, "pid 200 on vm");
+  REQUIRE(taken.isOk());
+  CHECK(*taken == std::optional<std::string>("pid 100 on vm"));
+  auto other = worker->claim(hvd::rendezvous::rankClaimKey(4), "pid 200 on vm");  // another rank is free
+  REQUIRE(other.isOk());
+  CHECK_FALSE(other->has_value());
+  // The same process joining again (hvd.init() after hvd.shutdown()).
+  auto again = Client::connect("127.0.0.1", port, "s3cret", 5s);
+  REQUIRE(again.isOk());
+  auto rejoin = again->claim(key, "pid 100 on vm");
+  REQUIRE(rejoin.isOk());
+  CHECK_FALSE(rejoin->has_value());
+}
+
 TEST_CASE("the rendezvous serves 400 connected ranks and their waiting gets with one thread", "[unit][mp]") {
   auto threads = [] {
     size_t n = 0;

@@ -21,6 +21,9 @@
                              returned), and exits with sys.exit (its
                              atexit handlers run); then every rank allreduces three times and
                              prints the sums (rank 0 first prints the child's exit code)
+    failures.py spawned W    rank 0 (W=0) or every rank (W=all) starts a worker with the spawn
+                             start method, which runs this script's top level again, hvd.init()
+                             included, and prints "worker exit <code>"; then the sums as above
 Each rank prints `raised <ExceptionClass>: <message>` for what it caught, then `ok`.
 """
 
@@ -37,6 +40,12 @@ import hvd
 hvd.init()
 rank = hvd.rank()
 mode = sys.argv[1]
+
+
+def print_sums():
+    """Three allreduces every rank makes: 3 6 9 on two ranks unless some call went astray."""
+    sums = [hvd.allreduce(np.full(4, (rank + 1) * step, dtype=np.float32), op=hvd.Sum)[0] for step in (1, 2, 3)]
+    print("sums " + " ".join(f"{s:g}" for s in sums), flush=True)
 
 
 def report(error):
@@ -133,6 +142,14 @@ elif mode == "forked":
             sys.exit(0)
         _, status = os.waitpid(child, 0)
         print(f"child exit {os.waitstatus_to_exitcode(status)}", flush=True)
-    sums = [hvd.allreduce(np.full(4, (rank + 1) * step, dtype=np.float32), op=hvd.Sum)[0] for step in (1, 2, 3)]
-    print("sums " + " ".join(f"{s:g}" for s in sums), flush=True)
+    print_sums()
+elif mode == "spawned":
+    import multiprocessing
+
+    if sys.argv[2] == "all" or rank == 0:
+        worker = multiprocessing.get_context("spawn").Process(target=print, args=("worker ran",))
+        worker.start()
+        worker.join(60)
+        print(f"worker exit {worker.exitcode}", flush=True)
+    print_sums()
 print("ok", flush=True)

@@ -117,6 +117,61 @@ def gpu_operations_backend():
     return _hvd.gpu_operations_backend()
 
 
+# Horovod's build and runtime queries, for the scripts that ask them (`if hvd.nccl_built():`).
+# Built means compiled in, not usable here: `hvdrun --check-build` tells that.
+
+
+def mpi_built():
+    """True when hvd can hand CPU data to Open MPI (HOROVOD_CPU_OPERATIONS=mpi)."""
+    return _hvd.built("mpi")
+
+
+def nccl_built():
+    """NCCL_VERSION_CODE of the nccl.h hvd was compiled against (2.28.9: 22809); 0 without NCCL."""
+    return _hvd.nccl_built_version()
+
+
+def cuda_built():
+    """True when hvd takes GPU tensors (the CUDA path, loaded when the job runs)."""
+    return _hvd.built("cuda")
+
+
+def gloo_built():
+    """False: hvd's own ring (shared memory and TCP) stands where Horovod has Gloo."""
+    return False
+
+
+def rocm_built():
+    return False
+
+
+def ddl_built():
+    return False
+
+
+def ccl_built():
+    return False
+
+
+def mpi_enabled():
+    """True when this job's CPU data goes through MPI (HOROVOD_CPU_OPERATIONS=mpi)."""
+    return _hvd.is_initialized() and _hvd.operations_backend() == "mpi"
+
+
+def gloo_enabled():
+    return False
+
+
+def mpi_threads_supported():
+    """Whether other threads may call MPI beside hvd (mpi4py, say): False, since hvd asks MPI
+    for MPI_THREAD_SERIALIZED. As in Horovod, ValueError when MPI is not enabled."""
+    _initialized()
+    if not mpi_enabled():
+        raise ValueError("hvd's MPI is not enabled: this job's CPU operations are "
+                         f"{_hvd.operations_backend()!r} (HOROVOD_CPU_OPERATIONS=mpi, under mpirun, enables it)")
+    return False
+
+
 def set_gpu_stream(stream):
     """Runs later GPU collectives on this CUDA stream (torch: torch.cuda.current_stream().cuda_stream;
     0: hvd's own stream, the default). Call it with no GPU collective pending."""

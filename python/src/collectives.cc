@@ -207,6 +207,8 @@ void registerCollectives(nb::module_& m) {
   m.def("cross_rank", &hvd::crossRank);
   m.def("cross_size", &hvd::crossSize);
   m.def("operations_backend", [] { return std::string(hvd::operationsBackend()); });
+  m.def("built", [](const std::string& backend) { return hvd::built(backend); });
+  m.def("nccl_built_version", [] { return hvd::ncclBuiltVersion(); });
   m.def("gpu_operations_backend", [] { return std::string(hvd::gpuOperationsBackend()); });
   m.def("set_gpu_stream", [](uintptr_t stream) { unlocked([&] { return hvd::setGpuStream(reinterpret_cast<void*>(stream)); }); },
         nb::arg("stream"), "GPU collectives run on this CUDA stream (an integer handle; 0: hvd's own).");

@@ -1,13 +1,16 @@
 """The installed package: what pip install . put in the environment."""
 
 import os
+import re
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 import hvd
-from conftest import clean_env
+from conftest import clean_env, launch
 
 
 def run(*command):
@@ -38,3 +41,33 @@ def test_the_package_carries_its_type_stubs_and_finds_libhvd_beside_itself():
     completed = subprocess.run([sys.executable, "-c", "import hvd; hvd.init(); print(hvd.size())"],
                                capture_output=True, text=True, env=env, timeout=60)
     assert completed.returncode == 0 and completed.stdout.strip() == "1", completed.stderr
+
+
+def test_horovod_s_build_queries_agree_with_what_check_build_says_was_compiled_in():
+    report = run(os.path.join(sysconfig.get_path("scripts"), "hvdrun"), "--check-build", "--verbose").stdout
+    operations = report.split("Available Tensor Operations:")[1].split("Available Launchers:")[0]
+
+    def compiled(name):
+        return re.search(rf"\] {name}: built with ", operations) is not None
+
+    assert hvd.mpi_built() == compiled("MPI")
+    assert hvd.cuda_built() == compiled("CUDA")
+    nccl = re.search(r"\] NCCL: built with NCCL (\d+)\.(\d+)\.(\d+)", operations)
+    expected = int(nccl.group(1)) * 10000 + int(nccl.group(2)) * 100 + int(nccl.group(3)) if nccl else 0
+    assert hvd.nccl_built() == expected
+    for absent in (hvd.gloo_built, hvd.rocm_built, hvd.ddl_built, hvd.ccl_built, hvd.gloo_enabled):
+        assert absent() is False
+    import hvd.torch as hvd_torch  # the frameworks' modules re-export them
+
+    assert hvd_torch.nccl_built() == expected and hvd_torch.mpi_built() == hvd.mpi_built()
+
+
+def test_mpi_enabled_and_mpi_threads_supported_follow_the_job_s_cpu_operations_as_in_horovod():
+    plain = launch(2, "build_queries.py")
+    assert plain.returncode == 0, plain
+    assert plain.lines(0)[0].startswith("enabled=False threads=ValueError: hvd's MPI is not enabled"), plain
+    if not hvd.mpi_built():
+        pytest.skip("hvd was built without MPI")
+    result = launch(2, "build_queries.py", hvdrun_args=["--mpi"], HOROVOD_CPU_OPERATIONS="mpi")
+    assert result.returncode == 0, result
+    assert result.lines(0) == ["enabled=True threads=False"] and result.lines(1) == result.lines(0), result

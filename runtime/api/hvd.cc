@@ -14,6 +14,7 @@
 #include <string>
 
 #include "runtime/api/preemption.h"
+#include "runtime/backends/backend_factory.h"
 #include "runtime/core/runtime.h"
 
 namespace hvd {
@@ -161,6 +162,8 @@ void shutdown() {
 }
 
 bool initialized() { return current() != nullptr; }
+bool built(std::string_view backend) { return backends::compiledIn(backend); }
+int ncclBuiltVersion() { return backends::ncclBuildVersion(); }
 int rank() { auto rt = current(); return rt ? rt->identity().rank : 0; }
 int size() { auto rt = current(); return rt ? rt->identity().size : 1; }
 int localRank() { auto rt = current(); return rt ? rt->identity().localRank : 0; }

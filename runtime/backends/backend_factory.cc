@@ -64,6 +64,15 @@ Result<std::unique_ptr<CollectiveBackend>> openGpuBackend(const BackendSetup& se
 
 }  // namespace
 
+bool compiledIn(std::string_view id) {
+  for (auto list : {dataBackendFactories(), gpuBackendFactories()}) {
+    for (const FactoryEntry& entry : list) {
+      if (entry.id == id) return entry.open != nullptr;
+    }
+  }
+  return false;
+}
+
 Result<std::string> cpuOperations(const EnvSnapshot& env) {
   for (const char* name : {"HOROVOD_CPU_OPERATIONS", "HVD_CPU_OPERATIONS"}) {
     if (!env.isSet(name)) continue;

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/backends/collective_backend.h"
@@ -51,6 +52,13 @@ struct LocalGpu {
   std::string uuid;
 };
 LocalGpu inspectLocalGpu();
+
+// Whether the rank side has this data or GPU backend compiled in ("tcp", "mpi", "nccl",
+// "cuda": the staged GPU path); false for any other id.
+bool compiledIn(std::string_view id);
+
+// NCCL_VERSION_CODE of the nccl.h the NCCL backend was compiled against; 0 without one.
+int ncclBuildVersion();
 
 // Blocks while each chosen backend connects (up to setup.timeout). kUnavailable when the
 // settings name a backend that is not compiled in or cannot load; kInvalidUsage when no

@@ -15,6 +15,8 @@ std::string ncclVersionText(int code) {
   return "NCCL " + std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
 }
 
+int buildVersionCode() { return NCCL_VERSION_CODE; }
+
 Result<NcclLibrary> NcclLibrary::loadFrom(const std::vector<std::string>& candidates) {
   auto library = DynamicLibrary::open(candidates);
   if (!library) return Status(Errc::kUnavailable, "libnccl cannot be loaded (" + library.status().message() + ")");

@@ -47,4 +47,7 @@ struct NcclLibrary {
 // "NCCL 2.28.3" from NCCL_VERSION_CODE or ncclGetVersion's code.
 std::string ncclVersionText(int code);
 
+// NCCL_VERSION_CODE of the nccl.h hvd was compiled against (Horovod's nccl_built()).
+int buildVersionCode();
+
 }  // namespace hvd::backends::nccl

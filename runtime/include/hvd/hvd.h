@@ -40,6 +40,15 @@ Status init();
 void shutdown();
 bool initialized();
 
+// Horovod's build queries (its mpi_built(), nccl_built(), ...), answered without init():
+// whether this library has support for `backend` compiled in: "tcp", "mpi", "nccl", "cuda"
+// (GPU tensors through host memory); false for any other name ("gloo", "rocm", "ddl",
+// "ccl": hvd has none). Compiled in is not usable here: `hvdrun --check-build` says that.
+bool built(std::string_view backend);
+// NCCL_VERSION_CODE of the nccl.h this library was compiled against (2.28.9: 22809); 0
+// without NCCL.
+int ncclBuiltVersion();
+
 int rank();
 int size();
 int localRank();

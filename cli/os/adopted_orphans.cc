@@ -15,6 +15,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long a process the ranks left may take to end by itself before it is stopped and
+// named: multiprocessing's resource tracker (spawn, forkserver) ends once its rank's pipe
+// closes, a few milliseconds after the rank, and was reported as left running.
+constexpr std::chrono::milliseconds kSettle{500};
+
+// This process's children other than `keep`, the ended ones reaped (and left out).
+std::vector<ProcessInfo> runningChildren(const std::set<pid_t>& keep) {
+  std::vector<ProcessInfo> children = childrenOf(::getpid());
+  std::erase_if(children, [&](const ProcessInfo& c) {
+    if (keep.count(c.pid) > 0) return true;
+    if (c.state != 'Z' && c.state != 'X') return false;
+    (void)::waitpid(c.pid, nullptr, WNOHANG);
+    return true;
+  });
+  return children;
+}
+
 }  // namespace
 
 Status adoptOrphans() {
@@ -24,20 +41,19 @@ Status adoptOrphans() {
 
 std::vector<AdoptedProcess> stopAdoptedOrphans(const std::set<pid_t>& keep, std::chrono::milliseconds grace) {
   std::vector<AdoptedProcess> stopped;
+  for (const auto settled = Clock::now() + kSettle; !runningChildren(keep).empty();) {
+    if (Clock::now() >= settled) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::set<pid_t> seen, told;  // told: signalled in this phase (SIGTERM, then SIGKILL)
   const auto killAt = Clock::now() + grace;
   const auto giveUpAt = killAt + std::chrono::seconds(2);  // SIGKILLed processes end at once
   bool killing = false;
   while (Clock::now() < giveUpAt) {
-    std::vector<ProcessInfo> children = childrenOf(::getpid());
-    std::erase_if(children, [&](const ProcessInfo& c) { return keep.count(c.pid) > 0; });
+    std::vector<ProcessInfo> children = runningChildren(keep);
     if (children.empty()) break;
     if (!killing && Clock::now() >= killAt) killing = true, told.clear();
     for (const ProcessInfo& c : children) {
-      if (c.state == 'Z' || c.state == 'X') {
-        (void)::waitpid(c.pid, nullptr, WNOHANG);
-        continue;
-      }
       if (told.count(c.pid)) continue;
       if (seen.insert(c.pid).second) {
         std::string comm = readProcPath("/proc/" + std::to_string(c.pid) + "/comm");

@@ -27,8 +27,9 @@ struct AdoptedProcess {
 };
 
 // Stops this process's children other than `keep` (the ranks have all been reaped by now):
-// SIGTERM to each one and its process group, up to `grace` for them to end, then SIGKILL;
-// reaps them, and the orphans they leave in turn. Returns every process it stopped.
+// after up to 0.5 s for them to end by themselves (those that do are neither stopped nor
+// returned), SIGTERM to each one and its process group, up to `grace` for them to end, then
+// SIGKILL; reaps them, and the orphans they leave in turn. Returns every process it stopped.
 std::vector<AdoptedProcess> stopAdoptedOrphans(const std::set<pid_t>& keep, std::chrono::milliseconds grace);
 
 // What hvdrun says of them, one line: how many, `where` (" on node02", or empty), and the

@@ -68,3 +68,29 @@ TEST_CASE("processes the ranks left running in sessions of their own are stopped
     }
   }
 }
+
+TEST_CASE("a process a rank leaves that ends by itself moments later is neither stopped nor reported", "[e2e][mp]") {
+  // As multiprocessing's resource tracker (spawn, forkserver: a DataLoader's workers) ends
+  // once its rank's pipe closes. Before, hvdrun SIGTERMed it at once and said it had
+  // stopped a process the ranks left running.
+  const bool haveMpirun = hvd::test::haveMpirun();
+  for (bool mpi : {false, true}) {
+    if (mpi && !haveMpirun) continue;
+    INFO((mpi ? "under --mpi (the task shim)" : "forked by hvdrun"));
+    TempDir dir;
+    hvd::cli::RunOptions options = hvd::test::withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+    options.timeout = std::chrono::seconds(30);
+    std::vector<std::string> args{"-np", "2"};
+    if (mpi) args.insert(args.begin(), "--mpi");
+    // The child outlives the rank by 0.1 s and writes a file when it ends by itself.
+    for (auto& a : {"sh", "-c", "setsid sh -c 'sleep 0.1; touch $0/done.$HOROVOD_RANK' \"$0\" & exit 0"}) {
+      args.push_back(a);
+    }
+    args.push_back(dir.path());
+    auto run = runHvdrun(args, options);
+    INFO(run.err);
+    CHECK(run.exitCode == 0);
+    CHECK(run.err.find("left running outside their sessions") == std::string::npos);
+    for (int r = 0; r < 2; ++r) CHECK(std::ifstream(dir.path() + "/done." + std::to_string(r)).good());
+  }
+}

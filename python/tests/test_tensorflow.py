@@ -47,6 +47,49 @@ def test_keras_digits_on_four_ranks_keeps_weights_identical_averages_metrics_and
     assert accuracy(four) > 0.9 and abs(accuracy(four) - accuracy(one)) < 0.05
 
 
+def recorded_rates(result, rank, kind="lr"):
+    """{(epoch, batch): rate} (or {epoch: rate} for "logged") as the rank printed them."""
+    rates = {}
+    for line in result.lines(rank):
+        words = line.split()
+        if words[0] == kind:
+            key = (int(words[1]), int(words[2])) if kind == "lr" else int(words[1])
+            rates[key] = float(words[-1])
+    return rates
+
+
+def test_horovod_s_learning_rate_warmup_and_schedule_callbacks_set_the_rates_horovod_s_imagenet_example_gets():
+    # Before, LearningRateScheduleCallback (and momentum_correction) did not exist: the
+    # example's callback list died of AttributeError (TypeError).
+    result = launch(2, "keras_lr.py", "staircase")
+    assert result.returncode == 0, result
+    expected = {}
+    for epoch in range(6):
+        for batch in range(4):
+            if epoch < 2:  # warm-up from 0.1 / 2 toward 0.1, step by step (fit knows its 4 steps)
+                rate = 0.1 / 2 * ((epoch + batch / 4) * (2 - 1) / 2 + 1)
+            else:
+                rate = {2: 0.1, 3: 0.05, 4: 0.05, 5: 0.001}[epoch]
+            expected[(epoch, batch)] = rate
+    for rank in (0, 1):
+        rates = recorded_rates(result, rank)
+        assert rates.keys() == expected.keys(), result
+        for key, rate in expected.items():
+            assert abs(rates[key] - rate) < 1e-6, f"rank {rank} epoch/batch {key}: {rates[key]}, expected {rate}"
+        # As each epoch ends: epoch 0's last batch's rate; the warm-up's end sets 0.1 for epoch 1.
+        logged = recorded_rates(result, rank, "logged")
+        assert [round(logged[e], 6) for e in range(6)] == [round(r, 6) for r in (0.06875, 0.1, 0.1, 0.05, 0.05, 0.001)]
+
+
+def test_a_smooth_learning_rate_schedule_counts_fractional_epochs_from_the_steps_fit_knows():
+    result = launch(1, "keras_lr.py", "smooth")
+    assert result.returncode == 0, result
+    rates = recorded_rates(result, 0)
+    for (epoch, batch), rate in rates.items():
+        assert abs(rate - 0.1 * (epoch + batch / 4)) < 1e-6, (epoch, batch, rate)
+    assert len(rates) == 8
+
+
 def test_keras_digits_resumes_from_rank_zeros_checkpoint_at_the_epoch_it_broadcasts(tmp_path):
     first = keras_run(2, "--epochs", 2, "--checkpoint-dir", tmp_path)
     assert "epoch 2: loss" in "\n".join(first.lines(0))

@@ -42,13 +42,19 @@ class MetricAverageCallback(keras.callbacks.Callback):
             logs[k] = float(v)
 
 
+# Horovod's callbacks take momentum_correction (scale SGD's momentum with a changed rate for
+# one batch); Keras 3 optimizers compile their momentum into the train step as a constant,
+# so there is nothing to correct, and the argument is taken for Horovod's signature only.
+
+
 class LearningRateWarmupCallback(keras.callbacks.Callback):
     """Horovod's warm-up: over the first warmup_epochs the learning rate climbs from
     initial_lr / size to initial_lr (Goyal et al., "Accurate, Large Minibatch SGD"), step by
     step when steps_per_epoch is given (or known to fit), else epoch by epoch."""
 
-    def __init__(self, initial_lr, warmup_epochs=5, steps_per_epoch=None, verbose=0):
+    def __init__(self, initial_lr, warmup_epochs=5, momentum_correction=True, steps_per_epoch=None, verbose=0):
         super().__init__()
+        self.momentum_correction = momentum_correction  # see above: nothing to correct in Keras 3
         self.initial_lr = float(initial_lr)
         self.warmup_epochs = warmup_epochs
         self.steps_per_epoch = steps_per_epoch
@@ -80,3 +86,55 @@ class LearningRateWarmupCallback(keras.callbacks.Callback):
             self.model.optimizer.learning_rate.assign(self.initial_lr)
             if self.verbose and _ops._hvd.rank() == 0:
                 print(f"\nEpoch {epoch + 1}: finished gradual learning rate warmup to {self.initial_lr:g}.")
+
+
+class LearningRateScheduleCallback(keras.callbacks.Callback):
+    """Horovod's schedule: from start_epoch up to end_epoch (not included; None: to the end)
+    the learning rate is initial_lr * multiplier, a number or a function of the epoch. With
+    staircase (the default, and always with a number) it is set as each epoch begins;
+    without, at every batch, the epoch counted in fractions (epoch + batch / steps_per_epoch,
+    fit's steps when not given). Several schedules chain, as in Horovod's ImageNet example.
+    The rate in force is logged as "lr" as each epoch ends."""
+
+    def __init__(self, initial_lr, multiplier, start_epoch=0, end_epoch=None, staircase=True,
+                 momentum_correction=True, steps_per_epoch=None):
+        super().__init__()
+        if initial_lr is None:
+            raise ValueError("LearningRateScheduleCallback needs initial_lr, the rate the multiplier scales")
+        self.initial_lr = float(initial_lr)
+        self.multiplier = multiplier if callable(multiplier) else (lambda epoch: multiplier)
+        self.staircase = staircase or not callable(multiplier)
+        self.start_epoch = start_epoch
+        self.end_epoch = end_epoch
+        self.momentum_correction = momentum_correction  # see above: nothing to correct in Keras 3
+        self.steps_per_epoch = steps_per_epoch
+        self._epoch = 0
+
+    def _in_scope(self):
+        return self._epoch >= self.start_epoch and (self.end_epoch is None or self._epoch < self.end_epoch)
+
+    def _set(self, epoch):
+        self.model.optimizer.learning_rate.assign(self.initial_lr * self.multiplier(epoch))
+
+    def on_train_begin(self, logs=None):
+        if self.staircase or self.steps_per_epoch:
+            return
+        self.steps_per_epoch = (self.params or {}).get("steps")
+        if not self.steps_per_epoch:
+            raise ValueError("LearningRateScheduleCallback(staircase=False) cannot tell the steps per epoch from "
+                             "fit (a dataset of unknown length): give steps_per_epoch")
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if not self._in_scope():
+            return
+        if not self.staircase:
+            self._set(self._epoch + batch / self.steps_per_epoch)
+        elif batch == 0:
+            self._set(self._epoch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["lr"] = float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate))

@@ -127,8 +127,9 @@ def test_a_spawned_worker_rerunning_hvd_init_is_refused_naming_the_rank_s_proces
     workers = [0, 1] if spawning == "all" else [0]
     for rank in workers:
         assert "worker exit 1" in result.lines(rank), result
-        assert re.search(rf"\[{rank}\]<stderr>:hvd.HvdUsageError: rank {rank} of this job is already running \(pid "
-                         rf"\d+ on \S+\), and this process \(pid \d+ on \S+\) has its environment", result.stderr), result
+        refusal = (rf"\[{rank}\]<stderr>:hvd.HvdUsageError: rank {rank} of this job is already running \(pid "
+                   rf"\d+ on \S+\), and this process \(pid \d+ on \S+\) has its environment")
+        assert re.search(refusal, result.stderr), result
         assert "if __name__ == \"__main__\":" in result.stderr
     assert "worker ran" not in result.stdout
     assert "sums 3 6 9" in result.lines(0) and "sums 3 6 9" in result.lines(1), result

@@ -39,8 +39,12 @@ class _SparseGather:
 
 
 class _DistributedOptimizer(torch.optim.Optimizer):
-    def __init__(self, params, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense=False):
+    def __init__(self, params, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense=False,
+                 gradient_predivide_factor=1.0):
         super(self.__class__, self).__init__(params)
+        # Horovod's split of the average: each gradient scaled by 1 / factor before the sum and
+        # by factor / size after it (less overflow in float16 sums).
+        self._predivide = float(gradient_predivide_factor)
         self._compression = compression
         self._sparse_as_dense = sparse_as_dense
         if named_parameters is not None:
@@ -101,8 +105,11 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if not self._sparse_as_dense:
                 return _SparseGather(p.grad, name), (None, None)
             p.grad = p.grad.to_dense()
+        if self._predivide != 1.0:
+            p.grad.mul_(1.0 / self._predivide)
         compressed, ctx = self._compression.compress(p.grad)
-        return _ops.allreduce_async_(compressed, name="allreduce." + name, op=self.op), (compressed, ctx)
+        op = _ops.Sum if self._predivide != 1.0 else self.op
+        return _ops.allreduce_async_(compressed, name="allreduce." + name, op=op), (compressed, ctx)
 
     def _make_hook(self, p):
         def hook(_param):
@@ -133,6 +140,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             output = _ops.synchronize(handle)
             if output is not p.grad:
                 p.grad.copy_(self._compression.decompress(output, ctx))
+            if self._predivide != 1.0:
+                p.grad.mul_(self._predivide / _hvd.size())
         self._handles.clear()
         self._synchronized = True
 
@@ -168,20 +177,36 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none, backward_passes_per_step=1,
-                         op=_ops.Average, sparse_as_dense=False):
+                         op=_ops.Average, gradient_predivide_factor=1.0, num_groups=0, groups=None,
+                         sparse_as_dense=False):
     """Wraps a torch.optim optimizer so that step() uses gradients averaged (op) across ranks.
 
     named_parameters: model.named_parameters(); names match gradients across ranks.
     compression: Compression.none or Compression.fp16 (float gradients sent as float16).
     backward_passes_per_step: local backward passes (gradient accumulation) per allreduce.
+    gradient_predivide_factor: the average split as Horovod splits it: gradients scaled by
+    1 / factor before the sum and by factor / size after it (op=Average only).
+    num_groups, groups: Horovod's fusion groups, checked and taken; hvd's engine fuses every
+    gradient pending in a cycle already (docs/runtime.md), so they change nothing.
     sparse_as_dense: sparse gradients are made dense and allreduced (else allgathered, as
     Horovod's default).
     """
     if op not in (_ops.Average, _ops.Sum):
         raise ValueError(f"DistributedOptimizer averages or sums gradients; op={op!r} is neither")
+    if gradient_predivide_factor != 1.0 and op != _ops.Average:
+        raise ValueError(f"gradient_predivide_factor={gradient_predivide_factor} splits an average; op={op!r} "
+                         "is not Average")
+    if gradient_predivide_factor <= 0:
+        raise ValueError(f"gradient_predivide_factor must be positive, got {gradient_predivide_factor}")
+    if not isinstance(num_groups, int) or num_groups < 0:
+        raise ValueError(f"num_groups must be a non-negative integer, got {num_groups!r}")
+    if groups is not None and (num_groups or not isinstance(groups, (list, tuple))
+                               or not all(isinstance(g, (list, tuple)) for g in groups)):
+        raise ValueError("groups must be a list of lists of parameters, and not given with num_groups")
     # A subclass of the optimizer's own class, so isinstance checks and the class's step() keep working.
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
-    wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense)
+    wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense,
+                  gradient_predivide_factor)
     # The state the optimizer already has (momentum loaded from a checkpoint, say) carries
     # over; Horovod's wrapper starts empty, which silently drops it.
     wrapped.state.update(optimizer.state)

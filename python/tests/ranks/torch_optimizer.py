@@ -103,6 +103,34 @@ with opt.skip_synchronize():
     opt.step()
 opt.zero_grad()
 
+# Horovod's gradient_predivide_factor (the average split: 1 / factor before the sum, factor /
+# size after it), alone and with fp16 compression, and its fusion groups (num_groups,
+# groups), which hvd's engine makes moot: the same averaged gradients either way. Before,
+# each raised TypeError (unexpected keyword argument).
+for options in ({"gradient_predivide_factor": 4.0},
+                {"gradient_predivide_factor": 4.0, "compression": hvd.Compression.fp16},
+                {"num_groups": 2}, {"groups": "every parameter"}):
+    model = make_model()
+    if "groups" in options:
+        options = {"groups": [list(model.parameters())]}
+    opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1),
+                                   named_parameters=model.named_parameters(), **options)
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    opt.synchronize()
+    tol = 2e-3 if "compression" in options else 1e-6
+    assert close([p.grad for p in model.parameters()], average_grads(), tol=tol), f"gradients with {options}"
+    with opt.skip_synchronize():
+        opt.step()
+    opt.zero_grad()
+for refused, words in (({"op": hvd.Sum, "gradient_predivide_factor": 2.0}, "splits an average"),
+                       ({"gradient_predivide_factor": 0.0}, "must be positive"),
+                       ({"num_groups": 2, "groups": [[]]}, "not given with num_groups")):
+    try:
+        hvd.DistributedOptimizer(torch.optim.SGD(make_model().parameters(), lr=0.1), **refused)
+        raise AssertionError(f"{refused} was accepted")
+    except ValueError as error:
+        assert words in str(error), error
+
 # A parameter this rank's forward pass did not use: the others still get their average.
 model = make_model()
 opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters())

@@ -213,6 +213,9 @@ class Expander {
   Status parseRange(std::string_view item, size_t offset, Range& r) {
     std::string quoted = "'" + std::string(item) + "'";
     if (item.empty()) return fail(offset, "an empty range (two commas, or '[]')");
+    if (item.find(':') != std::string_view::npos) {
+      return fail(offset, quoted + " is not a number or range (IPv6 addresses are not taken here: give the host's name)");
+    }
     if (item.find('x') != std::string_view::npos) {
       return fail(offset + item.find('x'), quoted + " is not a number or range (multi-dimensional boxes are not supported)");
     }

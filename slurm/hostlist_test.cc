@@ -101,6 +101,10 @@ TEST_CASE("invalid hostlists are rejected with the position and the offending te
   CHECK(errorOf("a[x]b[1-2]") == "invalid hostlist 'a[x]b[1-2]' at position 3: 'x' is not a number or range "
                                  "(multi-dimensional boxes are not supported)");
   CHECK(errorOf("a[1-60000,1-60000]b[1]").find("expands to more than 65536 values") != std::string::npos);
+  // An IPv6 literal in brackets, as in URLs: the brackets read as a range, and the words
+  // said nothing of addresses.
+  CHECK(errorOf("[::1]") == "invalid hostlist '[::1]' at position 2: '::1' is not a number or range "
+                            "(IPv6 addresses are not taken here: give the host's name)");
 }
 
 TEST_CASE("inputs Slurm would silently corrupt are refused", "[unit][hostlist]") {

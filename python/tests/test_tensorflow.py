@@ -90,6 +90,14 @@ def test_a_smooth_learning_rate_schedule_counts_fractional_epochs_from_the_steps
     assert len(rates) == 8
 
 
+def test_keras_distributed_optimizer_takes_horovod_s_arguments_and_trains_the_same_weights():
+    # Before, gradient_predivide_factor, sparse_as_dense, device_dense and num_groups each
+    # raised TypeError (unexpected keyword argument).
+    result = launch(2, "keras_lr.py", "options")
+    assert result.returncode == 0, result
+    assert result.lines(0)[-2:] == ["options ok", "ok"] and result.lines(1)[-2:] == ["options ok", "ok"], result
+
+
 def test_keras_digits_resumes_from_rank_zeros_checkpoint_at_the_epoch_it_broadcasts(tmp_path):
     first = keras_run(2, "--epochs", 2, "--checkpoint-dir", tmp_path)
     assert "epoch 2: loss" in "\n".join(first.lines(0))

@@ -40,13 +40,15 @@ from .. import (  # noqa: F401  the core API, re-exported
     shutdown,
     size,
 )
+from .. import _gradient_options
 from ..tensorflow import Compression, allgather, allreduce, allreduce_gradients, broadcast, broadcast_variables
 from . import callbacks
 
 
-def _distributed_class(base, op, compression):
+def _distributed_class(base, op, compression, gradient_predivide_factor):
     def apply(self, grads, trainable_variables=None):
-        grads = allreduce_gradients(list(grads), op=op, compression=compression, name="DistributedOptimizer")
+        grads = allreduce_gradients(list(grads), op=op, compression=compression, name="DistributedOptimizer",
+                                    gradient_predivide_factor=gradient_predivide_factor)
         return base.apply(self, grads, trainable_variables)
 
     # The optimizer's own name and module: a saved model records a plain optimizer, and
@@ -54,16 +56,27 @@ def _distributed_class(base, op, compression):
     return type(base.__name__, (base,), {"apply": apply, "__module__": base.__module__, "_hvd_distributed": True})
 
 
-def DistributedOptimizer(optimizer, op=Average, compression=Compression.none):
+def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse="", compression=Compression.none,
+                         sparse_as_dense=False, gradient_predivide_factor=1.0, op=Average, backward_passes_per_step=1,
+                         average_aggregated_gradients=False, num_groups=0, groups=None):
     """Makes a Keras 3 optimizer average (op) its gradients across ranks before applying
     them. The optimizer itself is changed and returned: its state and hyperparameters stay.
     Under jit_compile=True (XLA) the train step cannot call hvd: compile with
-    jit_compile=False (Keras only picks XLA by itself on GPU machines)."""
+    jit_compile=False (Keras only picks XLA by itself on GPU machines).
+
+    Horovod's arguments, in its order: name and the devices are hints hvd has no use for,
+    sparse gradients are always made dense, gradient_predivide_factor splits the average
+    (1/f before the sum, f/size after it), groups change nothing (the engine fuses); local
+    gradient accumulation (backward_passes_per_step > 1) is refused: Keras 3 has its own,
+    the optimizer's gradient_accumulation_steps."""
     if getattr(optimizer, "_hvd_distributed", False):
         return optimizer
-    if op not in (Average, Sum):
-        raise ValueError(f"DistributedOptimizer averages or sums gradients; op={op!r} is neither")
-    optimizer.__class__ = _distributed_class(optimizer.__class__, op, compression)
+    _gradient_options.check(op, gradient_predivide_factor, num_groups, groups)
+    if backward_passes_per_step != 1:
+        raise ValueError(f"backward_passes_per_step={backward_passes_per_step}: hvd.keras does not accumulate "
+                         "gradients itself; give the Keras 3 optimizer gradient_accumulation_steps="
+                         f"{backward_passes_per_step} instead (hvd averages each step's gradients across ranks first)")
+    optimizer.__class__ = _distributed_class(optimizer.__class__, op, compression, gradient_predivide_factor)
     return optimizer
 
 

@@ -53,7 +53,7 @@ from .. import (  # noqa: F401  the core API, re-exported
     shutdown,
     size,
 )
-from .. import _ops
+from .. import _gradient_options, _ops
 from .compression import Compression
 
 
@@ -253,13 +253,22 @@ def _dense(gradient):
     return tf.convert_to_tensor(gradient) if isinstance(gradient, tf.IndexedSlices) else gradient
 
 
-def allreduce_gradients(gradients, op=None, compression=Compression.none, name="gradients"):
-    """A step's gradients averaged across ranks in one fused group; None stays None."""
+def allreduce_gradients(gradients, op=None, compression=Compression.none, name="gradients",
+                        gradient_predivide_factor=1.0):
+    """A step's gradients averaged across ranks in one fused group; None stays None. A
+    gradient_predivide_factor f splits the average as Horovod does: 1/f before the sum, f/size
+    after it. Sparse gradients (IndexedSlices) are made dense first (Horovod's sparse_as_dense)."""
     if size() == 1:
         return list(gradients)
     gradients = list(gradients)
     present = [i for i, g in enumerate(gradients) if g is not None]
-    reduced = grouped_allreduce([_dense(gradients[i]) for i in present], op=op, name=name, compression=compression)
+    dense = [_dense(gradients[i]) for i in present]
+    if gradient_predivide_factor != 1.0:
+        dense = [g * (1.0 / gradient_predivide_factor) for g in dense]
+        op = Sum
+    reduced = grouped_allreduce(dense, op=op, name=name, compression=compression)
+    if gradient_predivide_factor != 1.0:
+        reduced = [r * (gradient_predivide_factor / size()) for r in reduced]
     out = list(gradients)
     for i, r in zip(present, reduced):
         out[i] = r
@@ -275,18 +284,22 @@ class DistributedGradientTape:
         grads = tape.gradient(loss, model.trainable_variables)
     """
 
-    def __init__(self, tape, op=Average, compression=Compression.none):
+    def __init__(self, tape, device_dense="", device_sparse="", compression=Compression.none, sparse_as_dense=False,
+                 op=Average, gradient_predivide_factor=1.0, num_groups=0, groups=None):
+        # Horovod's arguments, in its order. Devices are placement hints hvd has no use for;
+        # sparse gradients are always made dense here; groups: see _gradient_options.
+        _gradient_options.check(op, gradient_predivide_factor, num_groups, groups)
         self._tape = tape
         self._op = op
         self._compression = compression
+        self._predivide = gradient_predivide_factor
 
     def gradient(self, target, sources, output_gradients=None, **kwargs):
         gradients = self._tape.gradient(target, sources, output_gradients=output_gradients, **kwargs)
-        if isinstance(sources, (list, tuple)):
-            return allreduce_gradients(gradients, op=self._op, compression=self._compression,
-                                       name="DistributedGradientTape")
-        return allreduce_gradients([gradients], op=self._op, compression=self._compression,
-                                   name="DistributedGradientTape")[0]
+        many = isinstance(sources, (list, tuple))
+        reduced = allreduce_gradients(gradients if many else [gradients], op=self._op, compression=self._compression,
+                                      name="DistributedGradientTape", gradient_predivide_factor=self._predivide)
+        return reduced if many else reduced[0]
 
     def __getattr__(self, attribute):
         return getattr(self._tape, attribute)

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 import torch
 
-from .. import _hvd, _ops
+from .. import _gradient_options, _hvd, _ops
 from .compression import Compression
 
 
@@ -191,18 +191,7 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     sparse_as_dense: sparse gradients are made dense and allreduced (else allgathered, as
     Horovod's default).
     """
-    if op not in (_ops.Average, _ops.Sum):
-        raise ValueError(f"DistributedOptimizer averages or sums gradients; op={op!r} is neither")
-    if gradient_predivide_factor != 1.0 and op != _ops.Average:
-        raise ValueError(f"gradient_predivide_factor={gradient_predivide_factor} splits an average; op={op!r} "
-                         "is not Average")
-    if gradient_predivide_factor <= 0:
-        raise ValueError(f"gradient_predivide_factor must be positive, got {gradient_predivide_factor}")
-    if not isinstance(num_groups, int) or num_groups < 0:
-        raise ValueError(f"num_groups must be a non-negative integer, got {num_groups!r}")
-    if groups is not None and (num_groups or not isinstance(groups, (list, tuple))
-                               or not all(isinstance(g, (list, tuple)) for g in groups)):
-        raise ValueError("groups must be a list of lists of parameters, and not given with num_groups")
+    _gradient_options.check(op, gradient_predivide_factor, num_groups, groups)
     # A subclass of the optimizer's own class, so isinstance checks and the class's step() keep working.
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
     wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense,

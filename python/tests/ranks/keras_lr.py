@@ -5,6 +5,10 @@ epochs, then schedules), with SGD and momentum; prints each batch's rate as
 
     keras_lr.py staircase    warm-up (2 epochs), 0.5x for epochs 3-4, 0.01x from epoch 5
     keras_lr.py smooth       a schedule of 0.1 * (epoch + batch / 4) for epochs 0-1, no steps given
+    keras_lr.py options      DistributedOptimizer with Horovod's other arguments (predivide
+                             factor, sparse_as_dense, devices, groups) trains the same weights
+                             as without; backward_passes_per_step > 1 is refused naming Keras's
+                             gradient_accumulation_steps; prints "options ok"
 """
 
 import sys
@@ -28,6 +32,28 @@ class Recorder(keras.callbacks.Callback):
         rate = float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate))
         print(f"lr {self.epoch} {batch} {rate:.6g}", flush=True)
 
+
+if mode == "options":
+    def trained(**options):
+        keras.utils.set_random_seed(1)
+        net = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        net.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), **options), loss="mse")
+        data = np.random.default_rng(hvd.rank()).normal(size=(16, 3)).astype(np.float32)
+        net.fit(data, data.sum(axis=1, keepdims=True), batch_size=4, epochs=2, verbose=0, shuffle=False,
+                callbacks=[hvd.callbacks.BroadcastGlobalVariablesCallback(0)])
+        return np.concatenate([v.ravel() for v in net.get_weights()])
+
+    plain = trained()
+    horovods = trained(gradient_predivide_factor=4.0, sparse_as_dense=True, device_dense="/gpu:0", num_groups=1)
+    assert np.allclose(plain, horovods, rtol=1e-5, atol=1e-6), (plain, horovods)
+    try:
+        hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), backward_passes_per_step=2)
+        raise SystemExit("backward_passes_per_step=2 was accepted")
+    except ValueError as error:
+        assert "gradient_accumulation_steps=2" in str(error), error
+    print("options ok", flush=True)
+    print("ok", flush=True)
+    sys.exit(0)
 
 model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
 optimizer = hvd.DistributedOptimizer(keras.optimizers.SGD(learning_rate=0.1, momentum=0.9))

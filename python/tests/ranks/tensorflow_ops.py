@@ -89,6 +89,31 @@ def graph_step():
 for _ in range(3):  # the same names every step
     assert all(np.allclose(g.numpy(), a, rtol=1e-6) for g, a in zip(graph_step(), averaged)), "graph tape"
 
+# Horovod's other tape arguments: gradient_predivide_factor (1/f before the sum, f/size after
+# it), sparse_as_dense, devices and fusion groups give the same average, eager and in a
+# graph; a predivide factor with op=Sum is refused. Before, each raised TypeError.
+horovod_options = {"gradient_predivide_factor": 4.0, "sparse_as_dense": True, "device_dense": "/gpu:0",
+                   "num_groups": 1}
+with tf.GradientTape() as tape:
+    loss = loss_of(rank)
+grads = hvd.DistributedGradientTape(tape, **horovod_options).gradient(loss, [w, b])
+assert all(np.allclose(g.numpy(), a, rtol=1e-5) for g, a in zip(grads, averaged)), "eager tape, Horovod's options"
+
+
+@tf.function
+def predivided_step():
+    with tf.GradientTape() as tape:
+        loss = loss_of(rank)
+    return hvd.DistributedGradientTape(tape, gradient_predivide_factor=4.0).gradient(loss, [w, b])
+
+
+assert all(np.allclose(g.numpy(), a, rtol=1e-5) for g, a in zip(predivided_step(), averaged)), "graph, predivided"
+try:
+    hvd.DistributedGradientTape(tf.GradientTape(), op=hvd.Sum, gradient_predivide_factor=2.0)
+    raise SystemExit("gradient_predivide_factor with op=Sum was accepted")
+except ValueError as error:
+    assert "splits an average" in str(error), error
+
 # Under XLA the runtime cannot be called: a clear error, not a crash.
 try:
     tf.function(lambda t: hvd.allreduce(t), jit_compile=True)(x)

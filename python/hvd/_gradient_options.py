@@ -1,0 +1,23 @@
+"""Horovod's options for averaging gradients, checked alike by every framework's wrapper
+(hvd.torch.DistributedOptimizer, hvd.tensorflow.DistributedGradientTape,
+hvd.keras.DistributedOptimizer)."""
+
+from . import _ops
+
+
+def check(op, gradient_predivide_factor=1.0, num_groups=0, groups=None):
+    """ValueError naming what Horovod would refuse. num_groups and groups (Horovod's fusion
+    groups) are taken and change nothing: hvd's engine fuses every gradient pending in a
+    cycle already (docs/runtime.md)."""
+    if op not in (_ops.Average, _ops.Sum):
+        raise ValueError(f"gradients are averaged or summed; op={op!r} is neither")
+    if gradient_predivide_factor != 1.0 and op != _ops.Average:
+        raise ValueError(f"gradient_predivide_factor={gradient_predivide_factor} splits an average; op={op!r} "
+                         "is not Average")
+    if gradient_predivide_factor <= 0:
+        raise ValueError(f"gradient_predivide_factor must be positive, got {gradient_predivide_factor}")
+    if not isinstance(num_groups, int) or num_groups < 0:
+        raise ValueError(f"num_groups must be a non-negative integer, got {num_groups!r}")
+    if groups is not None and (num_groups or not isinstance(groups, (list, tuple))
+                               or not all(isinstance(g, (list, tuple)) for g in groups)):
+        raise ValueError("groups must be a list of lists of parameters, and not given with num_groups")

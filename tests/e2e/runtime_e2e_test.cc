@@ -7,8 +7,11 @@
 #include <regex>
 #include <sstream>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -396,12 +399,18 @@ TEST_CASE("in a container's small /dev/shm the ranks still share memory through 
 }
 
 TEST_CASE("a rank whose rendezvous port refuses fails in seconds naming it and not at the 30 s deadline", "[e2e]") {
-  int port = 0;
-  {
-    auto listener = hvd::Socket::listen("127.0.0.1", 0);
-    REQUIRE(listener.isOk());
-    port = listener->localPort();
-  }  // closed: nothing listens there now
+  // A port bound but not listening refuses every connection, and no other process can take
+  // it meanwhile: a port merely freed was taken by a listener of a test running beside this
+  // one, once, and the rank waited there for its 30 s.
+  int held = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(held >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  REQUIRE(::bind(held, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::getsockname(held, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const int port = ntohs(address.sin_port);
   auto o = hvd::test::withEnv(hvd::test::environmentWith(
       {"HVD_RANK=1", "HVD_SIZE=2", "HVD_LOCAL_RANK=1", "HVD_LOCAL_SIZE=2", "HVD_RENDEZVOUS_ADDR=127.0.0.1",
        "HVD_RENDEZVOUS_PORT=" + std::to_string(port), "HVD_SECRET_KEY=00", "HVD_TIMEOUT=30"}));
@@ -413,6 +422,7 @@ TEST_CASE("a rank whose rendezvous port refuses fails in seconds naming it and n
   CHECK(run->exitCode != 0);
   CHECK(run->err.find("127.0.0.1:" + std::to_string(port) + ": Connection refused") != std::string::npos);
   CHECK(seconds < 10);
+  ::close(held);
 }
 
 TEST_CASE("a process forked from a rank after init keeps its identity and its collectives are refused and its exit "

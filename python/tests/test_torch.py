@@ -13,6 +13,15 @@ def test_the_same_program_on_one_rank_needs_no_hooks_and_still_holds():
     run_all_ranks_ok(1, "torch_optimizer.py")
 
 
+def test_sync_batch_norm_normalizes_uneven_batches_as_one_batch_norm_over_all_of_them_on_three_ranks():
+    # Before, hvd.torch had no SyncBatchNorm (AttributeError in scripts ported from Horovod).
+    run_all_ranks_ok(3, "torch_sync_batch_norm.py")
+
+
+def test_sync_batch_norm_alone_is_plain_batch_norm():
+    run_all_ranks_ok(1, "torch_sync_batch_norm.py")
+
+
 def test_gradients_flow_back_through_allreduce_allgather_and_broadcast_as_in_horovod_on_three_ranks():
     # Before, the results of hvd.torch's collectives had no grad_fn: the gradient through
     # them was silently dropped, or backward raised that nothing required grad.

@@ -4,7 +4,7 @@ becomes `import hvd.torch as hvd`).
 Collectives take and return torch tensors (CPU tensors through hvd's CPU backends; CUDA
 tensors through the GPU path when this hvd has one). DistributedOptimizer averages
 gradients during the backward pass; broadcast_parameters and broadcast_optimizer_state
-start every rank from the same state. SyncBatchNorm is not provided.
+start every rank from the same state; SyncBatchNorm normalizes with every rank's batch.
 """
 
 from .. import (  # noqa: F401  the core API, re-exported
@@ -59,6 +59,7 @@ from . import autograd as _autograd
 from .compression import Compression
 from .functions import allgather_object, broadcast_object, broadcast_optimizer_state, broadcast_parameters
 from .optimizer import DistributedOptimizer
+from .sync_batch_norm import SyncBatchNorm
 
 
 def allreduce(tensor, average=None, name=None, compression=Compression.none, op=None, prescale_factor=1.0,

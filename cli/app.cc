@@ -913,6 +913,12 @@ void requireFreeTfPorts(const Plan& plan) {
 
 int planOrLaunch(const Options& given) {
   Options o = given;
+  // -x: hvdrun's own environment first, so what it derives from it (OMP_NUM_THREADS's
+  // default for shared CPUs, the environment every rank inherits) sees the value.
+  for (const std::string& kv : o.exportedVariables) {
+    const size_t eq = kv.find('=');
+    ::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1);
+  }
   slurm::Environment env = slurm::environmentFrom(environ);
   o.tfPortBase = chooseTfPortBase(o, env);
   std::optional<PlanFormat> format;

@@ -5,8 +5,11 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "cli/user_error.h"
@@ -65,6 +68,53 @@ std::set<int> parseRankList(const std::string& option, const std::string& text) 
     start = comma + 1;
   }
   return ranks;
+}
+
+// Set for every rank by hvdrun itself (plan_environment.cc, rank_plan.cc): -x may not give
+// them (the rank's environment would hold two values).
+bool setPerRank(const std::string& name) {
+  static const std::set<std::string> kNames = {
+      "HOROVOD_RANK", "HOROVOD_SIZE",  "HOROVOD_LOCAL_RANK", "HOROVOD_LOCAL_SIZE", "HOROVOD_CROSS_RANK",
+      "HOROVOD_CROSS_SIZE", "HOROVOD_HOSTNAME", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+      "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR",
+      "MASTER_PORT", "TF_CONFIG", "CUDA_VISIBLE_DEVICES"};
+  return kNames.count(name) > 0 || name.rfind("HVD_", 0) == 0 || name.rfind("TORCHELASTIC_", 0) == 0;
+}
+
+// -x NAME=VALUE or -x NAME (hvdrun's own value; skipped when unset, as mpirun skips it), as
+// "NAME=value" lines; `taken`: the variables the options already give the ranks.
+std::vector<std::string> exportedVariables(const std::vector<std::string>& items, const std::vector<std::string>& taken) {
+  std::vector<std::string> out;
+  std::set<std::string> names;
+  for (const std::string& kv : taken) names.insert(kv.substr(0, kv.find('=')));
+  for (const std::string& item : items) {
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    auto refuse = [&](const std::string& why, const std::string& hint) {
+      throw UserError(ExitCode::kUsage, "-x " + item + ": " + why, hint);
+    };
+    const bool valid = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                       std::all_of(name.begin(), name.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                       });
+    if (!valid) {
+      refuse("'" + name + "' is not a variable name (letters, digits and '_', not starting with a digit)",
+             "write -x NAME=VALUE to set a variable for every rank, or -x NAME to pass on hvdrun's own");
+    }
+    if (setPerRank(name)) {
+      refuse("hvdrun sets " + name + " for each rank itself",
+             "docs/environment.md lists what hvdrun sets; its options choose those values (-np, --gpus-per-rank, ...)");
+    }
+    if (!names.insert(name).second) {
+      refuse(name + " is given twice (by -x or by an option of hvdrun's)", "give each variable once");
+    }
+    if (eq != std::string::npos) {
+      out.push_back(item);
+    } else if (const char* value = std::getenv(name.c_str()); value != nullptr) {
+      out.push_back(name + "=" + value);
+    }
+  }
+  return out;
 }
 
 // --stdin RANK or none. No "all": a pipe or terminal can be read once, and copying it to
@@ -165,6 +215,7 @@ struct RawValues {
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
   std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
+  std::vector<std::string> exports;  // -x NAME[=VALUE], as given
   bool noPrefix = false, noStallCheck = false, timelineMarkCycles = false;
 };
 
@@ -297,6 +348,10 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--max-line-kb", raw.maxLineKb,
                  "Cut a rank's output line longer than this many KiB into lines of that size (default 1024)")
       ->group("Output")->type_name("KB");
+  // One word per -x, as mpirun takes it: the words after it are the program's.
+  list(app.add_option("-x", raw.exports,
+                      "Set NAME=VALUE in every rank's environment, or pass on hvdrun's NAME (mpirun's -x; repeatable)"))
+      ->group("Launch")->type_name("NAME[=VALUE]")->allow_extra_args(false);
   app.add_option("--stdin", raw.stdinTarget,
                  "The rank that reads hvdrun's stdin, or none (default 0; the others read an empty one)")
       ->group("Output")->type_name("RANK");
@@ -592,6 +647,8 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.cpusPerTask.empty()) o.sbatch.cpusPerTask = parseIntIn("--cpus-per-task", raw.cpusPerTask, 1, 4096);
   if (!raw.signal.empty()) parsePreemptSignal(raw.signal, o);
   o.runtimeVariables = runtimeVariables(raw);
+  o.exportedVariables = exportedVariables(raw.exports, o.runtimeVariables);
+  o.runtimeVariables.insert(o.runtimeVariables.end(), o.exportedVariables.begin(), o.exportedVariables.end());
   // The ranks' start-up check must allow what the plan allowed.
   if (o.oversubscribeGpus) o.runtimeVariables.push_back("HVD_OVERSUBSCRIBE_GPUS=1");
   for (const std::string& kv : o.runtimeVariables) {

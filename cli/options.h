@@ -72,8 +72,12 @@ struct Options {
   // does, every rank reads an empty one.
   std::optional<int> stdinRank = 0;
 
-  // The ranks' runtime engine (horovodrun's names): "HOROVOD_...=value" for every rank.
+  // The ranks' runtime engine (horovodrun's names): "HOROVOD_...=value" for every rank, and
+  // what -x gives them.
   std::vector<std::string> runtimeVariables;
+  // -x (mpirun's): "NAME=value" for every rank, also set in hvdrun's own environment before
+  // the plan is made (so the defaults it derives from that, OMP_NUM_THREADS, give way).
+  std::vector<std::string> exportedVariables;
   std::string timelineFile;  // --timeline-filename, absolute: hvdrun merges the ranks' traces into it
 
   // Preemption (docs/sbatch.md): the signal Slurm sends before the time limit, which hvdrun

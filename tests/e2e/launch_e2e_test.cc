@@ -92,6 +92,36 @@ TEST_CASE("arguments with spaces, quotes, dollars and empty strings arrive verba
   }
 }
 
+TEST_CASE("hvdrun -x sets or passes on a variable for every rank as mpirun's does and refuses one hvdrun sets", "[e2e][mp]") {
+  // Before, '-x' was an unknown option, and the hint asked whether -H was meant.
+  const bool haveMpirun = hvd::test::haveMpirun();
+  for (bool mpi : {false, true}) {
+    if (mpi && !haveMpirun) continue;
+    INFO((mpi ? "--mpi" : "forked by hvdrun"));
+    auto options = withTimeout(std::chrono::seconds(30));
+    options.env = environmentWith({"FROM_HERE=outer", "UNSET_HERE", "OMP_NUM_THREADS"});
+    std::vector<std::string> args{"-np", "2", "-x", "SET=a b=c", "-x", "FROM_HERE", "-x", "UNSET_HERE",
+                                  "-x", "OMP_NUM_THREADS=3", "sh", "-c",
+                                  "echo \"$SET|$FROM_HERE|${UNSET_HERE-unset}|$OMP_NUM_THREADS|"
+                                  "$(env | grep -c '^OMP_NUM_THREADS=')\""};
+    if (mpi) args.insert(args.begin(), "--mpi");
+    auto run = runHvdrun(args, options);
+    INFO(run.out << run.err);
+    CHECK(run.exitCode == 0);
+    // One OMP_NUM_THREADS, the one given: hvdrun's default for shared CPUs stands aside.
+    for (int r = 0; r < 2; ++r) {
+      CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:a b=c|outer|unset|3|1\n") != std::string::npos);
+    }
+  }
+  for (const char* bad : {"HVD_RANK=5", "RANK=1", "1BAD=x", "=x", "CUDA_VISIBLE_DEVICES=0"}) {
+    auto run = runHvdrun({"-np", "1", "-x", bad, "true"});
+    INFO(bad << ": " << run.err);
+    CHECK(run.exitCode == 2);
+    CHECK(run.err.find(std::string("-x ") + bad) != std::string::npos);
+    CHECK(run.err.find("hint:") != std::string::npos);
+  }
+}
+
 TEST_CASE("a missing program is named and nothing is launched", "[e2e]") {
   auto run = runHvdrun({"-np", "2", "/nonexistent/train"});
   CHECK(run.exitCode == 3);

@@ -198,6 +198,15 @@ TEST_CASE("through srun hvdrun piped into a reader that exits stops every rank o
   CHECK(hvd::test::survivorsAfter(pidList, std::chrono::seconds(2)).empty());
 }
 
+TEST_CASE("through srun hvdrun -x gives every rank on every node the variable", "[cluster][launch]") {
+  requireTestbed();
+  auto run = inAllocation({"-N2", "-n2"}, {kHvdrun, "-x", "SET=a b", "-x", "OMP_NUM_THREADS=3", "sh", "-c",
+                                           "echo \"$SET|$OMP_NUM_THREADS|$(env | grep -c '^OMP_NUM_THREADS=')\""});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int r = 0; r < 2; ++r) CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:a b|3|1\n") != std::string::npos);
+}
+
 TEST_CASE("arguments reach ranks on other nodes verbatim through srun", "[cluster][launch]") {
   requireTestbed();
   auto run = inAllocation({"-N2", "-n2"}, {kHvdrun, kRank, "args", "two words", "$HOME", "", "'q'"});

@@ -691,6 +691,21 @@ TEST_CASE("over ssh --stdin none leaves hvdrun's stdin unread for what runs afte
   CHECK(run->out == "left for the next command\n");
 }
 
+TEST_CASE("over ssh hvdrun -x gives every rank on every host the variable and the only OMP_NUM_THREADS", "[ssh]") {
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith({"FROM_HERE=outer", "OMP_NUM_THREADS"});
+  auto run = hvd::test::runHvdrun(
+      sshJob(1, {"-x", "SET=a b", "-x", "FROM_HERE", "-x", "OMP_NUM_THREADS=3", "sh", "-c",
+                 "echo \"$SET|$FROM_HERE|$OMP_NUM_THREADS|$(env | grep -c '^OMP_NUM_THREADS=')\""}),
+      options);
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int r = 0; r < 3; ++r) {
+    CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:a b|outer|3|1\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("over ssh --output-filename gets every rank's lines while --ranks-filter narrows the console", "[ssh]") {
   hvd::test::TempDir out;
   auto run = runSshJob(1, {"--output-filename", out.path(), "--ranks-filter", "2", "--timestamp-output", kRank,

@@ -76,6 +76,30 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none, op=
     return compression.decompress(out, ctx)
 
 
+def grouped_allreduce(tensors, average=None, name=None, compression=Compression.none, op=None, prescale_factor=1.0,
+                      postscale_factor=1.0):
+    """Horovod's: new tensors, each of tensors reduced across ranks (op: Average by default),
+    submitted together so the engine fuses them; differentiable, as allreduce."""
+    op = _ops._op(op, average)
+    compressed = [compression.compress(t) for t in tensors]
+    inputs = [c for c, _ in compressed]
+    if any(_autograd.wants_grad(t) for t in inputs):
+        reduced = _autograd.GroupedAllreduce.apply(op, name, prescale_factor, postscale_factor, *inputs)
+    else:
+        reduced = _autograd.grouped_allreduce(inputs, op, name, prescale_factor, postscale_factor)
+    return [compression.decompress(r, ctx) for r, (_, ctx) in zip(reduced, compressed)]
+
+
+def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0):
+    """Horovod's in-place grouped allreduce: each tensor reduced in place, the group fused;
+    returns tensors."""
+    reduced = _autograd.grouped_allreduce(tensors, _ops._op(op, average), name, prescale_factor, postscale_factor)
+    with _torch.no_grad():
+        for tensor, result in zip(tensors, reduced):
+            tensor.copy_(result)
+    return tensors
+
+
 def allgather(tensor, name=None):
     """Every rank's tensor stacked along the first dimension, in rank order; differentiable."""
     if _autograd.wants_grad(tensor):

@@ -35,6 +35,23 @@ class Allreduce(torch.autograd.Function):
         return _scaled_allreduce(grad_output.contiguous(), ctx.op, None, *ctx.scale), None, None, None, None
 
 
+class GroupedAllreduce(torch.autograd.Function):
+    """Horovod's grouped allreduce: the gradients come back as one group too."""
+
+    @staticmethod
+    def forward(ctx, op, name, prescale_factor, postscale_factor, *tensors):
+        ctx.op, ctx.scale = op, (prescale_factor, postscale_factor)
+        return tuple(grouped_allreduce([t.detach() for t in tensors], op, name, prescale_factor, postscale_factor))
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        if ctx.op not in (_ops.Average, _ops.Sum):
+            raise HvdUsageError(f"hvd: grouped_allreduce with op {ctx.op.name} has no gradient; only Sum or Average "
+                                "carry one back (detach the tensors, or reduce with one of those)")
+        grads = grouped_allreduce([g.contiguous() for g in grad_outputs], ctx.op, None, *ctx.scale)
+        return (None, None, None, None, *grads)
+
+
 class Allgather(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, name):
@@ -62,6 +79,20 @@ class Broadcast(torch.autograd.Function):
         if rank() != ctx.root_rank:
             averaged.zero_()
         return averaged, None, None
+
+
+def grouped_allreduce(tensors, op, name, prescale_factor, postscale_factor):
+    """New tensors: every request is submitted before any is waited for, so the engine fuses
+    them (one exchange for a list of small tensors); named name.0, name.1, ... when named."""
+    handles = []
+    for i, tensor in enumerate(tensors):
+        scaled = tensor * prescale_factor if prescale_factor != 1.0 else tensor
+        handles.append(_ops.allreduce_async(scaled, name=None if name is None else f"{name}.{i}", op=op))
+    out = [_ops.synchronize(h) for h in handles]
+    if postscale_factor != 1.0:
+        for tensor in out:
+            tensor.mul_(postscale_factor)
+    return out
 
 
 def _scaled_allreduce(tensor, op, name, prescale_factor, postscale_factor):

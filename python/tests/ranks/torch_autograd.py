@@ -43,6 +43,21 @@ y = hvd.allreduce(x, op=hvd.Sum, prescale_factor=2.0, postscale_factor=0.5, name
 (y * weight).sum().backward()
 check("allreduce scaled", x.grad, torch.full((2,), 2.0 * 0.5 * sum_weight))
 
+# grouped_allreduce: each tensor as allreduce would give it (shapes and dtypes of their own),
+# the gradients likewise; grouped_allreduce_ in place. Before, hvd.torch had neither.
+a, b = leaf(3), leaf(2, 2)
+c = torch.full((2,), float(rank), dtype=torch.float64)
+ya, yb, yc = hvd.grouped_allreduce([a * 3, b, c], op=hvd.Sum, prescale_factor=2.0, postscale_factor=0.5, name="grp")
+check("grouped values", yc, torch.full((2,), float(sum(range(size))), dtype=torch.float64))
+assert yc.dtype == torch.float64 and yb.shape == (2, 2) and ya.requires_grad
+(ya * weight).sum().add((yb * weight).sum()).backward()
+check("grouped allreduce gradient", a.grad, torch.full((3,), 3 * sum_weight))
+check("grouped allreduce gradient of the second", b.grad, torch.full((2, 2), sum_weight))
+group = [torch.full((2,), float(rank + 1)), torch.arange(3.0) * (rank + 1)]
+assert hvd.grouped_allreduce_(group, op=hvd.Average) is group
+check("grouped in place", group[0], torch.full((2,), mean_weight))
+check("grouped in place, second", group[1], torch.arange(3.0) * mean_weight)
+
 # Rank r gives r + 1 rows of 2; row i of the result is weighted (i + 1) by every rank.
 x = leaf(rank + 1, 2)
 y = hvd.allgather(x)

@@ -138,29 +138,25 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
   HVD_RETURN_IF_ERROR(number(maxLine, "line cap", 1LL << 40));
   if (maxLine < 1) return invalidArgument("the job's line cap must be at least 1 byte");
   job.maxLineBytes = static_cast<std::uint64_t>(maxLine);
-  auto coordinator = f.next("the coordinator rank");
-  if (!coordinator) return coordinator.status();
-  if (!coordinator->empty()) {
+  // A rank, or empty for none.
+  auto optionalRank = [&f](std::optional<int>& target, const char* what) -> Status {
+    auto field = f.next((std::string("the ") + what).c_str());
+    if (!field) return field.status();
+    if (field->empty()) return Status::ok();
     long long rank = 0;
-    if (!parseNumber(*coordinator, rank) || rank < 0 || rank >= kMaxCount) {
-      return invalidArgument("the host agent's job has a bad coordinator rank '" + std::string(*coordinator) + "'");
+    if (!parseNumber(*field, rank) || rank < 0 || rank >= kMaxCount) {
+      return invalidArgument(std::string("the host agent's job has a bad ") + what + " '" + std::string(*field) + "'");
     }
-    job.coordinatorRank = static_cast<int>(rank);
-  }
+    target = static_cast<int>(rank);
+    return Status::ok();
+  };
+  HVD_RETURN_IF_ERROR(optionalRank(job.coordinatorRank, "coordinator rank"));
   auto bind = f.next("the CPU binding");
   if (!bind) return bind.status();
   auto bindTo = parseBindTo(*bind);
   if (!bindTo) return invalidArgument("the host agent's job has a bad CPU binding '" + std::string(*bind) + "'");
   job.bindTo = *bindTo;
-  auto stdinRank = f.next("the stdin rank");
-  if (!stdinRank) return stdinRank.status();
-  if (!stdinRank->empty()) {
-    long long rank = 0;
-    if (!parseNumber(*stdinRank, rank) || rank < 0 || rank >= kMaxCount) {
-      return invalidArgument("the host agent's job has a bad stdin rank '" + std::string(*stdinRank) + "'");
-    }
-    job.stdinRank = static_cast<int>(rank);
-  }
+  HVD_RETURN_IF_ERROR(optionalRank(job.stdinRank, "stdin rank"));
   HVD_RETURN_IF_ERROR(number(ranks, "rank count", kMaxCount));
   for (long long i = 0; i < ranks; ++i) {
     AgentRank r;

@@ -5,12 +5,26 @@ hvd.keras.DistributedOptimizer)."""
 from . import _ops
 
 
+def check_names(**names):
+    """TypeError for a name or device that is not a string: an op passed by position where
+    hvd's earlier signature had it (DistributedOptimizer(opt, hvd.Sum)) lands there now, in
+    Horovod's order, and would be dropped silently."""
+    for argument, value in names.items():
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{argument} must be a string, got {value!r}; give op= by name, as Horovod's order puts "
+                            f"{argument} there")
+
+
 def check(op, gradient_predivide_factor=1.0, num_groups=0, groups=None):
     """ValueError naming what Horovod would refuse. num_groups and groups (Horovod's fusion
     groups) are taken and change nothing: hvd's engine fuses every gradient pending in a
     cycle already (docs/runtime.md)."""
     if op not in (_ops.Average, _ops.Sum):
         raise ValueError(f"gradients are averaged or summed; op={op!r} is neither")
+    # A bool is what hvd.torch's earlier sixth argument, sparse_as_dense, was.
+    if isinstance(gradient_predivide_factor, bool) or not isinstance(gradient_predivide_factor, (int, float)):
+        raise TypeError(f"gradient_predivide_factor must be a number, got {gradient_predivide_factor!r}; give "
+                        "sparse_as_dense= by name, as Horovod's order puts gradient_predivide_factor there")
     if gradient_predivide_factor != 1.0 and op != _ops.Average:
         raise ValueError(f"gradient_predivide_factor={gradient_predivide_factor} splits an average; op={op!r} "
                          "is not Average")

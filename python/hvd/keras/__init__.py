@@ -71,6 +71,7 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
     the optimizer's gradient_accumulation_steps."""
     if getattr(optimizer, "_hvd_distributed", False):
         return optimizer
+    _gradient_options.check_names(name=name, device_dense=device_dense, device_sparse=device_sparse)
     _gradient_options.check(op, gradient_predivide_factor, num_groups, groups)
     if backward_passes_per_step != 1:
         raise ValueError(f"backward_passes_per_step={backward_passes_per_step}: hvd.keras does not accumulate "

@@ -288,6 +288,7 @@ class DistributedGradientTape:
                  op=Average, gradient_predivide_factor=1.0, num_groups=0, groups=None):
         # Horovod's arguments, in its order. Devices are placement hints hvd has no use for;
         # sparse gradients are always made dense here; groups: see _gradient_options.
+        _gradient_options.check_names(device_dense=device_dense, device_sparse=device_sparse)
         _gradient_options.check(op, gradient_predivide_factor, num_groups, groups)
         self._tape = tape
         self._op = op

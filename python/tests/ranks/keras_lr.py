@@ -46,6 +46,11 @@ if mode == "options":
     plain = trained()
     horovods = trained(gradient_predivide_factor=4.0, sparse_as_dense=True, device_dense="/gpu:0", num_groups=1)
     assert np.allclose(plain, horovods, rtol=1e-5, atol=1e-6), (plain, horovods)
+    try:  # op where hvd's earlier signature had it: Horovod's name now, refused, not dropped
+        hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), hvd.Sum)
+        raise SystemExit("an op given by position was taken for a name")
+    except TypeError as error:
+        assert "give op= by name" in str(error), error
     try:
         hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), backward_passes_per_step=2)
         raise SystemExit("backward_passes_per_step=2 was accepted")

@@ -108,6 +108,11 @@ def predivided_step():
 
 
 assert all(np.allclose(g.numpy(), a, rtol=1e-5) for g, a in zip(predivided_step(), averaged)), "graph, predivided"
+try:  # op where hvd's earlier signature had it: Horovod's device_dense now, refused, not dropped
+    hvd.DistributedGradientTape(tf.GradientTape(), hvd.Sum)
+    raise SystemExit("an op given by position was taken for a device")
+except TypeError as error:
+    assert "give op= by name" in str(error), error
 try:
     hvd.DistributedGradientTape(tf.GradientTape(), op=hvd.Sum, gradient_predivide_factor=2.0)
     raise SystemExit("gradient_predivide_factor with op=Sum was accepted")

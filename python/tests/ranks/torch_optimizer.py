@@ -122,6 +122,12 @@ for options in ({"gradient_predivide_factor": 4.0},
     with opt.skip_synchronize():
         opt.step()
     opt.zero_grad()
+try:  # sparse_as_dense where hvd's earlier signature had it: Horovod's gradient_predivide_factor now
+    hvd.DistributedOptimizer(torch.optim.SGD(make_model().parameters(), lr=0.1), None, hvd.Compression.none, 1,
+                             hvd.Average, True)
+    raise AssertionError("a bool was taken for gradient_predivide_factor")
+except TypeError as error:
+    assert "give sparse_as_dense= by name" in str(error), error
 for refused, words in (({"op": hvd.Sum, "gradient_predivide_factor": 2.0}, "splits an average"),
                        ({"gradient_predivide_factor": 0.0}, "must be positive"),
                        ({"num_groups": 2, "groups": [[]]}, "not given with num_groups")):

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/plan/rank_plan.h"
 #include "cli/user_error.h"
 #include "runtime/common/closest_match.h"
 
@@ -70,14 +71,15 @@ std::set<int> parseRankList(const std::string& option, const std::string& text) 
   return ranks;
 }
 
-// Set for every rank by hvdrun itself (plan_environment.cc, rank_plan.cc): -x may not give
-// them (the rank's environment would hold two values).
+// Set for every rank by hvdrun itself: -x may not give them (the rank's environment would
+// hold two values). The identity variables are rankEnvironment's own; the rest are the
+// plan's (plan_environment.cc).
 bool setPerRank(const std::string& name) {
-  static const std::set<std::string> kNames = {
-      "HOROVOD_RANK", "HOROVOD_SIZE",  "HOROVOD_LOCAL_RANK", "HOROVOD_LOCAL_SIZE", "HOROVOD_CROSS_RANK",
-      "HOROVOD_CROSS_SIZE", "HOROVOD_HOSTNAME", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
-      "GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE", "ROLE_NAME", "MASTER_ADDR",
-      "MASTER_PORT", "TF_CONFIG", "CUDA_VISIBLE_DEVICES"};
+  static const std::set<std::string> kNames = [] {
+    std::set<std::string> names = {"MASTER_ADDR", "MASTER_PORT", "TF_CONFIG", "CUDA_VISIBLE_DEVICES"};
+    for (const std::string& kv : rankEnvironment(RankAssignment{})) names.insert(kv.substr(0, kv.find('=')));
+    return names;
+  }();
   return kNames.count(name) > 0 || name.rfind("HVD_", 0) == 0 || name.rfind("TORCHELASTIC_", 0) == 0;
 }
 

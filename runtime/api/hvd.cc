@@ -233,6 +233,16 @@ Status barrier() {
   return runNow({engine::OpKind::kBarrier, DataType::kUInt8, ReduceOp::kSum, 0, 0, Device::kCpu}, nullptr, nullptr);
 }
 
+Result<int> join() {
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
+  auto handle = rt->engine().submitJoin();
+  if (!handle) return handle.status();
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
+  return rt->engine().waitJoin(*handle);
+}
+
 Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device) {
   return runNow({engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out);
 }

@@ -48,6 +48,12 @@ int hvd_allgatherv(const void* mine, const size_t* bytes_per_rank, void* out) {
   return report(hvd::allgatherv(mine, bytes_per_rank, out));
 }
 int hvd_barrier(void) { return report(hvd::barrier()); }
+int hvd_join(int* last_rank) {
+  auto last = hvd::join();
+  if (!last) return report(last.status());
+  if (last_rank != nullptr) *last_rank = *last;
+  return 0;
+}
 static int handleOut(const hvd::Result<hvd::Handle>& h, int64_t* handle) {
   if (!h) return report(h.status());
   *handle = *h;

@@ -37,6 +37,12 @@ std::vector<std::uint8_t> encodeOffer(const ControlOffer& offer) {
   putHash(out, 24, offer.allHash);
   out[40] = offer.riderHoldsHead ? 1 : 0;
   std::copy(offer.cached.begin(), offer.cached.end(), out.begin() + kControlHeaderBytes);
+  if (offer.joined) {
+    // 0xff moves no byte's minimum. The shutdown and the stall check stay: rank 0 asks
+    // for stall checks joined or not, and those find the rank that never joins.
+    out[4] = 0xff;
+    std::fill(out.begin() + 6, out.end(), std::uint8_t{0xff});
+  }
   return out;
 }
 

@@ -11,6 +11,8 @@
 //   [40]    1 = this rank's rider holds its first unnamed request  -> AND: the rider's
 //           result is that request's (collective_backend.h: CollectiveBackend::Rider)
 //   [41,..) one byte per response-cache slot: 1 = this rank has that request pending
+// A rank that joined (Engine::submitJoin) offers the neutral byte of every field but the
+// shutdown and the stall check, so the minimum is that of the ranks still working.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,7 @@ struct ControlOffer {
   std::uint64_t headHash = 0, allHash = 0;
   bool riderHoldsHead = false;
   std::vector<std::uint8_t> cached;  // per cache slot: 1 when this rank has it pending
+  bool joined = false;  // every field but shutdownRank and wantsStallCheck is then left out
 };
 
 struct ControlAgreement {

@@ -18,6 +18,7 @@
 #include "runtime/common/log.h"
 #include "runtime/common/pause_clock.h"
 #include "runtime/engine/fusion_plan.h"
+#include "runtime/engine/reduction_identity.h"
 #include "runtime/engine/stall_inspector.h"
 #include "runtime/engine/wire.h"
 
@@ -50,6 +51,9 @@ struct Engine::Operation {
   bool announced = false;  // cycle state
   int track = -1;          // timeline track; -1 without a timeline
   double readyUs = 0;      // when negotiation decided it (timeline)
+  bool join = false;       // a join(): lastJoined is its result
+  int lastJoined = -1;
+  std::vector<std::byte> standIn;  // a joined rank's stand-in: its buffer
 };
 
 namespace {
@@ -65,6 +69,9 @@ constexpr std::chrono::microseconds kMaxIdleInterval{20000};
 // then moves them whole); larger ones run on their own, with the bandwidth-optimal
 // algorithms.
 constexpr std::uint64_t kMaxRiderBytes = 16 * 1024;
+
+// A pending join() in stall reports: ranks that joined wait for the ones that never do.
+constexpr const char* kJoinItem = "join()";
 
 double toUs(Clock::time_point t) { return std::chrono::duration<double, std::micro>(t.time_since_epoch()).count(); }
 
@@ -95,7 +102,13 @@ std::chrono::milliseconds stallCheckPeriod(const EngineOptions& o) {
 }  // namespace
 
 Engine::Engine(int rank, int size, std::vector<std::unique_ptr<backends::CollectiveBackend>> backends, EngineOptions options)
-    : rank_(rank), size_(size), options_(options), backends_(std::move(backends)), table_(size), cache_(options.cacheCapacity) {
+    : rank_(rank),
+      size_(size),
+      options_(options),
+      backends_(std::move(backends)),
+      table_(size),
+      cache_(options.cacheCapacity),
+      joined_(static_cast<size_t>(size), false) {
   nextStallCheck_ = Clock::now() + stallCheckPeriod(options_);
 }
 
@@ -231,6 +244,11 @@ Result<HandleId> Engine::submit(Submission s) {
     tellPeerGone();
     return why;
   }
+  if (joinSubmitted_) {
+    return Status(Errc::kInvalidUsage, describe(spec) + (op->name.empty() ? "" : " '" + op->name + "'") +
+                                           " was submitted on a rank whose join() is pending")
+        .withHint("a rank that called join() submits nothing until every rank joined and its join() returned");
+  }
   if (!op->name.empty() && !activeNames_.insert(op->name).second) {
     return Status(Errc::kInvalidUsage, "tensor '" + op->name + "' was submitted again before its first submission finished")
         .withHint("wait for the first handle, or give each pending request its own name");
@@ -243,6 +261,44 @@ Result<HandleId> Engine::submit(Submission s) {
     wake_.notify_one();
   }
   return op->id;
+}
+
+Result<HandleId> Engine::submitJoin() {
+  auto op = std::make_shared<Operation>();
+  op->spec.kind = OpKind::kBarrier;  // for descriptions only: a join never runs as a request
+  op->join = true;
+  op->submitted = Clock::now();
+  op->pausedBefore = pausedSoFar();
+  std::unique_lock<std::mutex> lock(queueMutex_);
+  if (!stopped_.isOk()) {
+    Status why = stopped_;
+    lock.unlock();
+    tellPeerGone();
+    return why;
+  }
+  if (joinSubmitted_) {
+    return Status(Errc::kInvalidUsage, "join() was called again on this rank before the first returned")
+        .withHint("call join() from one thread, once per round");
+  }
+  joinSubmitted_ = true;
+  op->id = nextHandle_++;
+  handles_[op->id] = op;
+  incoming_.push_back(op);
+  if (idle_.load(std::memory_order_relaxed)) {
+    kick_ = true;
+    wake_.notify_one();
+  }
+  return op->id;
+}
+
+Result<int> Engine::waitJoin(HandleId handle) {
+  auto op = find(handle);
+  if (!op) return notPending(handle);
+  if (!op->join) return invalidUsage("handle " + std::to_string(handle) + " is not a join");
+  waitFor(op);
+  release(handle);
+  if (!op->status.isOk()) return op->status;
+  return op->lastJoined;
 }
 
 std::shared_ptr<Engine::Operation> Engine::find(HandleId handle) {
@@ -381,12 +437,13 @@ void Engine::threadMain() {
     bool progressed = false;
     if (cycleMutex_.try_lock()) {
       progressed = runCycle(ControlWait::kBrief);
-      pendingHere = pendingHere || !named_.empty() || !unnamed_.empty();
+      pendingHere = pendingHere || !named_.empty() || !unnamed_.empty() || join_;
       cycleMutex_.unlock();
     } else {
       pendingHere = true;  // a waiting thread is driving this cycle
     }
     interval = progressed || pendingHere ? options_.cycleTime : std::min(interval * 2, kMaxIdleInterval);
+    if (joinedHere_.load(std::memory_order_relaxed)) interval = std::chrono::microseconds(0);
     idle_.store(interval > options_.cycleTime, std::memory_order_relaxed);
     next = Clock::now() + interval;
   }
@@ -418,7 +475,7 @@ bool Engine::runCycle(ControlWait wait) {
       timelineUnwritten_ = false;
     }
   }
-  opsPending_.store(!named_.empty() || !unnamed_.empty(), std::memory_order_relaxed);
+  opsPending_.store(!named_.empty() || !unnamed_.empty() || join_, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(doneMutex_);
   done_.notify_all();
   return progressed_;
@@ -438,6 +495,10 @@ void Engine::takeIncoming(bool& shutdownAsked) {
     shutdownAsked = shutdownAsked_;
   }
   for (auto& op : arrived) {
+    if (op->join) {
+      join_ = op;
+      continue;
+    }
     op->track = trackFor(*op);
     if (timeline_ && !op->name.empty() && !earlyTicks_.empty()) {
       if (auto early = earlyTicks_.find(op->name); early != earlyTicks_.end()) {
@@ -461,8 +522,11 @@ Status Engine::negotiateAndRun(ControlWait wait) {
     mark.tsUs = timeline::TimelineWriter::nowUs();
     events_.push_back(std::move(mark));
   }
+  const bool joinedHere = joined_[static_cast<size_t>(rank_)];
+  const bool anyJoined = joinedCount_ > 0;
   ControlOffer offer;
   offer.shutdownRank = shutdownAsked ? rank_ : -1;
+  offer.joined = joinedHere;
   offer.cached.assign(cache_.slots(), 0);
   std::vector<std::shared_ptr<Operation>> announcing;
   for (auto& [name, op] : named_) {
@@ -471,7 +535,9 @@ Status Engine::negotiateAndRun(ControlWait wait) {
     if (slot && cache_.matches(*slot, rank_, op->spec)) offer.cached[*slot] = 1;
     else announcing.push_back(op);
   }
-  offer.hasAnnouncements = !announcing.empty();
+  // A join goes out once nothing submitted before it is pending here.
+  bool joining = join_ && !joinAnnounced_ && named_.empty() && unnamed_.empty();
+  offer.hasAnnouncements = !announcing.empty() || joining;
   size_t unnamedOffered = std::min<size_t>(unnamed_.size(), 255);
   offer.unnamedCount = static_cast<unsigned>(unnamedOffered);
   if (unnamedOffered > 0) {
@@ -486,7 +552,7 @@ Status Engine::negotiateAndRun(ControlWait wait) {
   // shape; its result counts only if every rank's did.
   backends::CollectiveBackend& control = *backends_.front();
   bool riding = lastUnnamed_ && lastUnnamed_->kind == OpKind::kAllreduce && lastUnnamed_->device == Device::kCpu &&
-                lastUnnamed_->bytes() <= kMaxRiderBytes && control.carriesRiders();
+                lastUnnamed_->bytes() <= kMaxRiderBytes && control.carriesRiders() && !anyJoined;
   if (riding) {
     rider_.assign(lastUnnamed_->bytes(), std::byte{0});
     offer.riderHoldsHead = !unnamed_.empty() && unnamed_[0]->spec == *lastUnnamed_;
@@ -508,27 +574,53 @@ Status Engine::negotiateAndRun(ControlWait wait) {
   for (size_t slot = 0; slot < agreed.cachedEverywhere.size(); ++slot) {
     if (!agreed.cachedEverywhere[slot]) continue;
     const Response* response = cache_.at(slot);
-    auto it = response != nullptr ? named_.find(response->name) : named_.end();
-    if (it == named_.end()) return internalError("the response cache disagrees between ranks at slot " + std::to_string(slot));
-    ready.emplace_back(*response, it->second);
-    named_.erase(it);
+    if (response == nullptr) return internalError("the response cache disagrees between ranks at slot " + std::to_string(slot));
+    Response run = *response;
+    if (anyJoined && !run.counts.empty()) {
+      for (int r = 0; r < size_; ++r) {
+        if (joined_[static_cast<size_t>(r)]) run.counts[static_cast<size_t>(r)] = 0;  // an allgather's joined shares
+      }
+    }
     cache_.touch(slot, tick_);
+    if (joinedHere) {
+      ready.emplace_back(run, standIn(run));
+      continue;
+    }
+    auto it = named_.find(response->name);
+    if (it == named_.end()) return internalError("the response cache disagrees between ranks at slot " + std::to_string(slot));
+    ready.emplace_back(std::move(run), it->second);
+    named_.erase(it);
   }
   if (agreed.anyAnnouncements) {
     std::vector<Response> decided;
-    HVD_RETURN_IF_ERROR(exchangeAnnouncements(announcing, decided));
+    HVD_RETURN_IF_ERROR(exchangeAnnouncements(announcing, joining, decided));
     for (Response& response : decided) {
       auto it = named_.find(response.name);
-      if (it == named_.end()) return internalError("tensor '" + response.name + "' was decided but is not pending here");
-      auto op = it->second;
-      named_.erase(it);
+      std::shared_ptr<Operation> op;
+      if (it != named_.end()) {
+        op = it->second;
+        named_.erase(it);
+      } else if (!joined_[static_cast<size_t>(rank_)]) {
+        return internalError("tensor '" + response.name + "' was decided but is not pending here");
+      }
       if (!response.error.empty()) {
-        complete(op, Status(Errc::kInvalidUsage, response.error));
+        if (op) complete(op, Status(Errc::kInvalidUsage, response.error));
         continue;
       }
       cache_.insert(response, tick_);
+      if (!op) op = standIn(response);
       ready.emplace_back(std::move(response), op);
     }
+  }
+  if (joinedCount_ > 0) {
+    // Every rank drops the same requests: what cannot run with ranks joined.
+    std::erase_if(ready, [&](auto& entry) {
+      Status refused = refusedWhileJoined(entry.first.spec);
+      if (refused.isOk()) return false;
+      if (!entry.first.name.empty()) refused = refused.withContext("tensor '" + entry.first.name + "'");
+      if (entry.second->id != 0) complete(entry.second, refused);
+      return true;
+    });
   }
   if (timeline_) {
     double nowUs = timeline::TimelineWriter::nowUs();
@@ -539,6 +631,21 @@ Status Engine::negotiateAndRun(ControlWait wait) {
   }
   progressed_ = !ready.empty() || agreed.anyAnnouncements || agreed.shutdownRank >= 0 || agreed.unnamedMin > 0;
   HVD_RETURN_IF_ERROR(execute(ready));
+  if (joinedCount_ == size_) {
+    // Every rank joined: each one's join returns, and the job goes on as before it.
+    if (join_) {
+      join_->lastJoined = lastJoined_;
+      complete(join_, Status::ok());
+    }
+    join_.reset();
+    joinAnnounced_ = false;
+    joined_.assign(static_cast<size_t>(size_), false);
+    joinedCount_ = 0;
+    table_.clearJoined();
+    joinedHere_.store(false, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(queueMutex_);
+    joinSubmitted_ = false;
+  }
   if (agreed.shutdownRank >= 0) {
     stop(agreed.shutdownRank == rank_
              ? Status(Errc::kInvalidUsage, "hvd was shut down on this rank while the request was pending")
@@ -573,8 +680,18 @@ Status Engine::takeUnnamed(const ControlAgreement& agreed, bool riding, double a
     complete(head, Status::ok());
     --take;
   }
-  if (take == 0 && !agreed.headsAgree) HVD_RETURN_IF_ERROR(failDisagreeingHead());
+  const bool joinedHere = joined_[static_cast<size_t>(rank_)];
+  if (take == 0 && !agreed.headsAgree) HVD_RETURN_IF_ERROR(failDisagreeingHead(joinedHere));
+  std::vector<Spec> theirs;
+  if (joinedCount_ > 0 && take > 0) HVD_RETURN_IF_ERROR(shareUnnamedSpecs(take, joinedHere, theirs));
   for (size_t i = 0; i < take; ++i) {
+    if (joinedHere) {
+      ++unnamedRun_;
+      ranLast = theirs[i];
+      Response response{"", theirs[i], {}, ""};
+      ready.emplace_back(response, standIn(response));
+      continue;
+    }
     auto op = unnamed_.front();
     unnamed_.pop_front();
     ++unnamedRun_;
@@ -588,18 +705,26 @@ Status Engine::takeUnnamed(const ControlAgreement& agreed, bool riding, double a
   return Status::ok();
 }
 
-Status Engine::failDisagreeingHead() {
-  auto head = unnamed_.front();
-  unnamed_.pop_front();
-  ++unnamedRun_;
+Status Engine::failDisagreeingHead(bool joinedHere) {
+  std::shared_ptr<Operation> head;
   WireWriter w;
-  w.spec(head->spec);
+  if (!joinedHere) {
+    head = unnamed_.front();
+    unnamed_.pop_front();
+    w.spec(head->spec);
+  }
+  ++unnamedRun_;
   std::vector<std::vector<std::byte>> specs;
   HVD_RETURN_IF_ERROR(backends::gatherBytes(*backends_.front(), size_, w.take(), specs));
+  if (joinedHere) return Status::ok();
   MessageTable explain(size_);
   std::optional<Response> verdict;
   std::string name = "unnamed collective #" + std::to_string(unnamedRun_);
   for (int r = 0; r < size_; ++r) {
+    if (joined_[static_cast<size_t>(r)]) {
+      explain.join(r);  // sent nothing
+      continue;
+    }
     WireReader reader(specs[static_cast<size_t>(r)]);
     Spec spec;
     if (!reader.spec(spec)) return internalError("rank " + std::to_string(r) + " sent a request this rank cannot read");
@@ -612,7 +737,81 @@ Status Engine::failDisagreeingHead() {
   return Status::ok();
 }
 
-Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& announcing, std::vector<Response>& decided) {
+Status Engine::shareUnnamedSpecs(size_t take, bool joinedHere, std::vector<Spec>& specs) {
+  WireWriter w;
+  if (!joinedHere) {
+    w.u64(take);
+    for (size_t i = 0; i < take; ++i) w.spec(unnamed_[i]->spec);
+  }
+  std::vector<std::vector<std::byte>> perRank;
+  HVD_RETURN_IF_ERROR(backends::gatherBytes(*backends_.front(), size_, w.take(), perRank));
+  if (!joinedHere) return Status::ok();
+  // The specs agree (their hashes did), but for an allgather's share, which a joined rank
+  // does not use: the first working rank's list serves.
+  for (int r = 0; r < size_; ++r) {
+    if (joined_[static_cast<size_t>(r)]) continue;
+    WireReader reader(perRank[static_cast<size_t>(r)]);
+    std::uint64_t n = 0;
+    bool ok = reader.u64(n) && n == take;
+    for (std::uint64_t i = 0; ok && i < n; ++i) ok = reader.spec(specs.emplace_back());
+    if (!ok || !reader.atEnd()) return internalError("rank " + std::to_string(r) + " sent specs this rank cannot read");
+    return Status::ok();
+  }
+  return internalError("every rank joined, yet unnamed requests ran");
+}
+
+std::shared_ptr<Engine::Operation> Engine::standIn(const Response& response) {
+  auto op = std::make_shared<Operation>();
+  op->name = response.name;
+  op->spec = response.spec;
+  switch (op->spec.kind) {
+    case OpKind::kAllreduce:
+      op->standIn.resize(op->spec.bytes());
+      fillReductionIdentity(op->standIn.data(), op->spec.count, op->spec.type, op->spec.op);
+      op->in = op->out = op->standIn.data();
+      break;
+    case OpKind::kBroadcast:
+      op->standIn.resize(op->spec.bytes());
+      op->out = op->standIn.data();
+      break;
+    case OpKind::kAllgather:
+      op->spec.count = 0;  // its share: nothing
+      break;
+    case OpKind::kBarrier:
+      break;
+  }
+  return op;
+}
+
+Status Engine::refusedWhileJoined(const Spec& spec) const {
+  std::vector<int> joined;
+  for (int r = 0; r < size_; ++r) {
+    if (joined_[static_cast<size_t>(r)]) joined.push_back(r);
+  }
+  if (spec.kind == OpKind::kBroadcast && joined_[static_cast<size_t>(spec.root)]) {
+    return Status(Errc::kInvalidUsage, describe(spec) + ": the root has called join(), so it has nothing to send")
+        .withHint("broadcast from a rank that has not joined, or before join()");
+  }
+  if (spec.device != Device::kCpu) {
+    return Status(Errc::kUnavailable, describe(spec) + " ran while " + rankList(joined) +
+                                          " had joined; join() takes part only in CPU tensors' collectives here")
+        .withHint("reduce GPU tensors before join(), or copy them to the CPU for the last uneven steps");
+  }
+  return Status::ok();
+}
+
+void Engine::recordJoins(const std::vector<int>& ranks, std::vector<Response>& decided) {
+  for (int r : ranks) {
+    joined_[static_cast<size_t>(r)] = true;
+    ++joinedCount_;
+    lastJoined_ = r;
+    for (Response& response : table_.join(r)) decided.push_back(std::move(response));
+  }
+  if (joined_[static_cast<size_t>(rank_)]) joinedHere_.store(joinedCount_ < size_, std::memory_order_relaxed);
+}
+
+Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& announcing, bool joining,
+                                     std::vector<Response>& decided) {
   WireWriter w;
   w.u64(announcing.size());
   for (auto& op : announcing) {
@@ -620,6 +819,9 @@ Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& an
     w.spec(op->spec);
     op->announced = true;
   }
+  w.u64(joining ? 1 : 0);
+  if (joining) joinAnnounced_ = true;
+  std::vector<int> joiners;
   std::vector<std::vector<std::byte>> perRank;
   HVD_RETURN_IF_ERROR(backends::gatherBytes(*backends_.front(), size_, w.take(), perRank));
   for (int r = 0; r < size_; ++r) {
@@ -643,8 +845,12 @@ Status Engine::exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& an
       }
       if (auto response = table_.record(r, a)) decided.push_back(std::move(*response));
     }
+    std::uint64_t joins = 0;
+    ok = ok && reader.u64(joins) && joins <= 1;
     if (!ok || !reader.atEnd()) return internalError("rank " + std::to_string(r) + " sent announcements this rank cannot read");
+    if (joins == 1) joiners.push_back(r);
   }
+  recordJoins(joiners, decided);
   return Status::ok();
 }
 
@@ -662,6 +868,7 @@ Status Engine::runStallCheck() {
   for (size_t i = 0; i < unnamed_.size(); ++i) {
     items.emplace_back("unnamed collective #" + std::to_string(unnamedRun_ + i + 1), waited(*unnamed_[i]));
   }
+  if (join_) items.emplace_back(kJoinItem, waited(*join_));
   w.u64(items.size());
   for (const auto& [name, waited] : items) {
     w.text(name);
@@ -684,6 +891,14 @@ Status Engine::runStallCheck() {
     if (!ok) return internalError("rank " + std::to_string(r) + " sent a stall report this rank cannot read");
   }
   std::vector<StallFinding> findings = findStalls(reports);
+  // A joined rank is not missing from the others' collectives: it takes part in them.
+  if (joinedCount_ > 0) {
+    for (auto& f : findings) {
+      if (f.name == kJoinItem) continue;
+      std::erase_if(f.missingRanks, [&](int r) { return joined_[static_cast<size_t>(r)]; });
+    }
+    std::erase_if(findings, [](const StallFinding& f) { return f.missingRanks.empty(); });
+  }
   double warnAfter = std::chrono::duration<double>(options_.stallWarning).count();
   std::vector<StallFinding> fresh;
   for (const auto& f : findings) {
@@ -914,8 +1129,10 @@ void Engine::stop(const Status& why, std::optional<int> goneRank) {
   }
   for (auto& [name, op] : named_) pending.push_back(op);
   for (auto& op : unnamed_) pending.push_back(op);
+  if (join_) pending.push_back(join_);
   named_.clear();
   unnamed_.clear();
+  join_.reset();
   // Before any caller hears of it: a rank may exit the moment its request fails.
   if (!pending.empty()) tellPeerGone();
   Status reason;

@@ -106,6 +106,18 @@ class Engine {
   // for Ctrl-C); kInvalidArgument for an unknown handle.
   Result<bool> waitFor(HandleId handle, std::chrono::milliseconds timeout);
 
+  // Horovod's join(): this rank has no more data. Its handle completes once every rank
+  // joined; until then this rank takes part in the collectives the others still run, with
+  // what changes none of their results: each reduction's identity in an allreduce, nothing
+  // in an allgather, a buffer it drops in a broadcast. A broadcast from a joined root, and
+  // a GPU tensor while any rank has joined, fail on every rank (this engine has no GPU
+  // stand-in). Requests submitted before it run first; requests submitted on this rank
+  // while it is pending are refused (kInvalidUsage), as is a second join.
+  Result<HandleId> submitJoin();
+  // Waits for a join and releases its handle: the last rank to join (the highest of those
+  // that joined in the same cycle).
+  Result<int> waitJoin(HandleId handle);
+
   // Asks every rank's engine to stop after the current cycle (the first rank to ask ends
   // the job's collectives: the others' pending requests fail saying so), then stops this
   // one's thread. Requests still pending here fail. Blocks at most the backends' timeout;
@@ -139,14 +151,26 @@ class Engine {
   bool runCycle(ControlWait wait);
   Status negotiateAndRun(ControlWait wait);
   void takeIncoming(bool& shutdownAsked);
-  Status exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& announcing, std::vector<Response>& decided);
+  Status exchangeAnnouncements(std::vector<std::shared_ptr<Operation>>& announcing, bool joining,
+                               std::vector<Response>& decided);
   Status runStallCheck();
   // A cycle's requests to run, in order, each with what was agreed for it.
   using ReadyList = std::vector<std::pair<Response, std::shared_ptr<Operation>>>;
   // The unnamed requests this cycle runs (a rider already ran; a disagreeing head fails).
   Status takeUnnamed(const ControlAgreement& agreed, bool riding, double agreeStartUs, ReadyList& ready);
   // Fails the first unnamed request, which ranks submitted differently, with each rank's spec.
-  Status failDisagreeingHead();
+  // With `joinedHere`, this rank has no request of its own and sends no spec.
+  Status failDisagreeingHead(bool joinedHere);
+  // A joined rank learns the specs of the unnamed requests the others run this cycle.
+  Status shareUnnamedSpecs(size_t take, bool joinedHere, std::vector<Spec>& specs);
+  // What a joined rank runs in the place of the request it never made (reduction_identity.h).
+  std::shared_ptr<Operation> standIn(const Response& response);
+  // While ranks have joined: a request every rank must fail (a broadcast from a joined
+  // root, a GPU tensor), or ok.
+  Status refusedWhileJoined(const Spec& spec) const;
+  // Records the ranks that joined this cycle (in rank order); the names that waited only
+  // for them are decided into `decided`.
+  void recordJoins(const std::vector<int>& ranks, std::vector<Response>& decided);
   Status execute(ReadyList& ready);
   Status runAllreduceGroup(const ReadyList& ready,
                            const std::vector<size_t>& members);
@@ -173,6 +197,7 @@ class Engine {
   std::set<std::string> activeNames_;  // named requests submitted and not yet finished
   HandleId nextHandle_ = 1;
   bool shutdownAsked_ = false;
+  bool joinSubmitted_ = false;  // a join is pending here: submissions are refused
   bool kick_ = false;               // run the next cycle now (a waiter could not drive it, or stopped)
   std::atomic<bool> idle_{false};   // the thread is backing off: a submission wakes it
   std::atomic<bool> opsPending_{false};  // after the last cycle, requests were still pending
@@ -215,6 +240,16 @@ class Engine {
   std::vector<std::byte> fusionBuffer_;
   std::chrono::steady_clock::time_point nextStallCheck_;
   std::set<std::string> warnedStalls_;
+  // join(): this rank's pending join (announced once nothing else is pending here), and
+  // which ranks have joined (the same on every rank: learnt from the announcements).
+  std::shared_ptr<Operation> join_;
+  bool joinAnnounced_ = false;
+  std::vector<bool> joined_;
+  int joinedCount_ = 0;
+  int lastJoined_ = -1;
+  // This rank joined: its thread runs cycles back to back (each waits in the control
+  // exchange for the others), so the ranks still working are not paced by its cycle time.
+  std::atomic<bool> joinedHere_{false};
 
   std::thread thread_;
 };

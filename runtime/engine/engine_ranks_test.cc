@@ -24,6 +24,7 @@
 using namespace std::chrono_literals;
 using hvd::DataType;
 using hvd::ReduceOp;
+using hvd::Status;
 using hvd::engine::Engine;
 using hvd::engine::OpKind;
 using hvd::engine::Spec;
@@ -585,4 +586,253 @@ TEST_CASE("a rank whose next request fails because a peer shut down tells its la
   CHECK(message == "rank 1 shut hvd down (hvd.shutdown()), so no collective runs after it");
   CHECK(reportsBeforeRequest == 0);
   CHECK(gone.peers == std::vector<int>{1});
+}
+
+namespace {
+
+Spec reduction(std::uint64_t count, ReduceOp op = ReduceOp::kSum) {
+  return Spec{OpKind::kAllreduce, DataType::kFloat32, op, 0, count, hvd::Device::kCpu};
+}
+
+// Element i of rank r's input: exact in float32, different on every rank.
+std::vector<float> ramp(int rank, size_t count) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(rank * 10 + static_cast<int>(i) + 1);
+  return v;
+}
+
+// What ranks `from` give under op, element by element (average: the sum over the job's size,
+// as Horovod's joined ranks count in it).
+std::vector<float> over(const std::vector<int>& from, size_t count, ReduceOp op, int size) {
+  std::vector<float> out = ramp(from[0], count);
+  for (size_t k = 1; k < from.size(); ++k) {
+    std::vector<float> v = ramp(from[k], count);
+    for (size_t i = 0; i < count; ++i) {
+      if (op == ReduceOp::kSum || op == ReduceOp::kAverage) out[i] += v[i];
+      if (op == ReduceOp::kMin) out[i] = std::min(out[i], v[i]);
+      if (op == ReduceOp::kMax) out[i] = std::max(out[i], v[i]);
+      if (op == ReduceOp::kProduct) out[i] *= v[i];
+    }
+  }
+  if (op == ReduceOp::kAverage) {
+    for (float& x : out) x /= static_cast<float>(size);
+  }
+  return out;
+}
+
+// Runs the named and unnamed allreduces of every op, an allgather each way, broadcasts from
+// `root` and a barrier, on a rank that has not joined, checking each against `working`.
+std::string workAlongsideJoined(Engine& e, int rank, const std::vector<int>& working, int root, int size,
+                                const std::string& round) {
+  const size_t n = 5;
+  std::vector<float> a = ramp(rank, n), b = ramp(rank, 3), c = ramp(rank, 700);
+  std::vector<hvd::engine::HandleId> fused;
+  for (auto* v : {&a, &b, &c}) {
+    std::string name = v == &a ? "a" : v == &b ? "b" : "c" + round;  // "a" and "b" are cached
+    auto h = e.submit({name, reduction(v->size()), v->data(), v->data()});
+    if (!h) return h.status().message();
+    fused.push_back(*h);
+  }
+  for (auto h : fused) {
+    if (Status s = e.wait(h); !s.isOk()) return s.message();
+  }
+  if (a != over(working, n, ReduceOp::kSum, size) || b != over(working, 3, ReduceOp::kSum, size) ||
+      c != over(working, 700, ReduceOp::kSum, size)) {
+    return round + ": a fused sum is wrong";
+  }
+  for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+    auto op = static_cast<ReduceOp>(o);
+    for (bool named : {true, false}) {
+      std::vector<float> v = ramp(rank, n);
+      auto h = e.submit({named ? "op" + std::to_string(o) : "", reduction(n, op), v.data(), v.data()});
+      if (!h) return h.status().message();
+      if (Status s = e.wait(*h); !s.isOk()) return s.message();
+      if (v != over(working, n, op, size)) {
+        return round + ": " + std::string(hvd::reduceOpName(op)) + (named ? " named" : " unnamed") + " is wrong";
+      }
+    }
+  }
+  for (bool named : {true, false}) {
+    std::vector<std::int32_t> mine(static_cast<size_t>(rank), rank);
+    Spec g{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, mine.size(), hvd::Device::kCpu};
+    auto h = e.submit({named ? "g" : "", g, mine.data(), nullptr});
+    if (!h) return h.status().message();
+    auto gathered = e.waitGathered(*h);
+    if (!gathered) return gathered.status().message();
+    std::vector<std::uint64_t> counts(static_cast<size_t>(size), 0);
+    std::vector<std::int32_t> expect;
+    for (int r : working) {
+      counts[static_cast<size_t>(r)] = static_cast<std::uint64_t>(r);
+      expect.insert(expect.end(), static_cast<size_t>(r), r);
+    }
+    std::vector<std::int32_t> all(gathered->bytes.size() / 4);
+    std::memcpy(all.data(), gathered->bytes.data(), gathered->bytes.size());
+    if (gathered->counts != counts || all != expect) return round + ": allgather is wrong";
+    std::vector<std::int32_t> data(4, rank == root ? 70 + root : -1);
+    Spec bcast{OpKind::kBroadcast, DataType::kInt32, ReduceOp::kSum, root, 4, hvd::Device::kCpu};
+    auto bh = e.submit({named ? "bc" : "", bcast, data.data(), data.data()});
+    if (!bh) return bh.status().message();
+    if (Status s = e.wait(*bh); !s.isOk()) return s.message();
+    if (data != std::vector<std::int32_t>(4, 70 + root)) return round + ": broadcast is wrong";
+  }
+  auto barrier = e.submit({"", Spec{OpKind::kBarrier, DataType::kUInt8, ReduceOp::kSum, 0, 0, hvd::Device::kCpu}});
+  if (!barrier || !e.wait(*barrier).isOk()) return round + ": barrier failed";
+  return "";
+}
+
+// join(), checking what it returns (-1: any rank).
+std::string joinExpecting(Engine& e, int last) {
+  auto j = e.submitJoin();
+  if (!j) return j.status().message();
+  auto lastJoined = e.waitJoin(*j);
+  if (!lastJoined) return lastJoined.status().message();
+  if (last < 0) return *lastJoined >= 0 ? "" : "join returned " + std::to_string(*lastJoined);  // any rank
+  return *lastJoined == last ? "" : "join returned " + std::to_string(*lastJoined);
+}
+
+}  // namespace
+
+TEST_CASE("ranks that joined take part in the others' collectives without changing a result, and join returns the last to join",
+          "[mp][engine]") {
+  const int size = 3;
+  for (bool sharedMemory : {true, false}) {
+    INFO((sharedMemory ? "shared memory" : "TCP"));
+    auto errors = onRanks(
+        size, {},
+        [&](int rank, Engine& e) -> std::string {
+          // Every rank reduces "a" and "b" once, so the later rounds find them cached.
+          for (const char* name : {"a", "b"}) {
+            std::vector<float> v = ramp(rank, std::string(name) == "a" ? 5 : 3);
+            auto h = e.submit({name, reduction(v.size()), v.data(), v.data()});
+            if (!h || !e.wait(*h).isOk()) return "warm-up failed";
+          }
+          // Rank 0 joins at once; rank 1 after a round with ranks 1 and 2; rank 2 last, after
+          // a round alone. Every round checks its results against the ranks still working.
+          if (rank >= 1) {
+            if (auto s = workAlongsideJoined(e, rank, {1, 2}, 2, size, "ranks 1-2"); !s.empty()) return s;
+          }
+          if (rank == 2) {
+            if (auto s = workAlongsideJoined(e, rank, {2}, 2, size, "rank 2"); !s.empty()) return s;
+          }
+          if (auto s = joinExpecting(e, 2); !s.empty()) return s;
+          // After every rank joined the job goes on with all of them, and joins again.
+          if (auto s = workAlongsideJoined(e, rank, {0, 1, 2}, 0, size, "all"); !s.empty()) return s;
+          if (rank != 1) {
+            if (auto s = workAlongsideJoined(e, rank, {0, 2}, 0, size, "ranks 0, 2"); !s.empty()) return s;
+          }
+          if (rank == 0) {
+            if (auto s = workAlongsideJoined(e, rank, {0}, 0, size, "rank 0"); !s.empty()) return s;
+          }
+          return joinExpecting(e, 0);
+        },
+        sharedMemory);
+    CHECK(errors == none(size));
+  }
+}
+
+TEST_CASE("a broadcast from a rank that joined fails on every rank that has not, naming the root", "[mp][engine]") {
+  const int size = 3;
+  std::vector<std::string> messages(size);
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    if (rank != 0) {
+      for (bool named : {true, false}) {
+        std::vector<std::int32_t> data(4, -1);
+        Spec bcast{OpKind::kBroadcast, DataType::kInt32, ReduceOp::kSum, 0, 4, hvd::Device::kCpu};
+        auto h = e.submit({named ? "from-0" : "", bcast, data.data(), data.data()});
+        if (!h) return h.status().message();
+        Status s = e.wait(*h);
+        if (s.code() != hvd::Errc::kInvalidUsage) return "broadcast from a joined root: " + s.message();
+        messages[static_cast<size_t>(rank)] += s.message() + "\n";
+      }
+      // Nor does a GPU tensor run: a joined rank has no device buffer to stand in with.
+      std::vector<float> onGpu(4);
+      Spec gpu = reduction(4);
+      gpu.device = hvd::Device::kCuda;
+      auto g = e.submit({"on-gpu", gpu, onGpu.data(), onGpu.data()});
+      if (!g) return g.status().message();
+      Status gs = e.wait(*g);
+      if (gs.code() != hvd::Errc::kUnavailable) return "a GPU tensor with a joined rank: " + gs.message();
+      messages[static_cast<size_t>(rank)] += gs.message() + "\n";
+      // The job goes on: the ranks still working reduce as before.
+      std::vector<float> v = ramp(rank, 4);
+      auto h = e.submit({"after", reduction(4), v.data(), v.data()});
+      if (!h || !e.wait(*h).isOk() || v != over({1, 2}, 4, ReduceOp::kSum, size)) return "allreduce after it failed";
+    }
+    return joinExpecting(e, -1);
+  });
+  CHECK(errors == none(size));
+  CHECK(messages[1] ==
+        "tensor 'from-0': broadcast of 4 int32 from root 0: the root has called join(), so it has nothing to send\n"
+        "broadcast of 4 int32 from root 0: the root has called join(), so it has nothing to send\n"
+        "tensor 'on-gpu': allreduce of 4 float32 (sum) on the GPU ran while rank 0 had joined; join() takes part "
+        "only in CPU tensors' collectives here\n");
+  CHECK(messages[2] == messages[1]);
+}
+
+TEST_CASE("a request or a second join on a rank whose join is pending is refused, and accepted once every rank joined",
+          "[mp][engine]") {
+  const int size = 2;
+  std::string refused, again;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    std::vector<float> v = ramp(rank, 4);
+    if (rank == 0) {
+      auto j = e.submitJoin();
+      if (!j) return j.status().message();
+      auto h = e.submit({"late", reduction(4), v.data(), v.data()});
+      if (h) return "a request on a joining rank was accepted";
+      refused = h.status().message() + " | " + h.status().hint();
+      auto second = e.submitJoin();
+      if (second) return "a second join was accepted";
+      again = second.status().message();
+      auto last = e.waitJoin(*j);
+      if (!last || *last != 1) return "join did not return rank 1";
+    } else {
+      std::this_thread::sleep_for(50ms);  // rank 1 joins last
+      if (auto s = joinExpecting(e, 1); !s.empty()) return s;
+    }
+    auto h = e.submit({"late", reduction(4), v.data(), v.data()});
+    if (!h || !e.wait(*h).isOk() || v != over({0, 1}, 4, ReduceOp::kSum, size)) return "allreduce after join failed";
+    return "";
+  });
+  CHECK(errors == none(size));
+  CHECK(refused ==
+        "allreduce of 4 float32 (sum) 'late' was submitted on a rank whose join() is pending | a rank that called "
+        "join() submits nothing until every rank joined and its join() returned");
+  CHECK(again == "join() was called again on this rank before the first returned");
+}
+
+TEST_CASE("ranks waiting in join name the rank that never joins in the stall warning and shutdown", "[mp][engine]") {
+  const int size = 3;
+  hvd::engine::EngineOptions options;
+  options.stallWarning = 300ms;
+  options.stallShutdown = 600ms;
+  std::vector<std::string> messages(size);
+  auto errors = onRanks(size, options, [&](int rank, Engine& e) -> std::string {
+    if (rank == 2) {
+      // Still working: its requests run with the joined ranks, so it is not what stalls.
+      for (int step = 0; step < 20; ++step) {
+        std::vector<float> v = ramp(rank, 4);
+        auto h = e.submit({"w", reduction(4), v.data(), v.data()});
+        Status s = h ? e.wait(*h) : h.status();  // the stall may stop the engine before or after the submission
+        if (!s.isOk()) {
+          messages[2] = s.message();
+          return "";
+        }
+        if (v != ramp(rank, 4)) return "the joined ranks changed rank 2's sum";
+        std::this_thread::sleep_for(100ms);
+      }
+      return "rank 2 never heard of the stall";
+    }
+    auto j = e.submitJoin();
+    if (!j) return j.status().message();
+    auto last = e.waitJoin(*j);
+    if (last) return "join returned though rank 2 never joined";
+    messages[static_cast<size_t>(rank)] = last.status().message();
+    return "";
+  });
+  CHECK(errors == none(size));
+  for (const auto& m : messages) {
+    CHECK_THAT(m, Catch::Matches("collective 'join\\(\\)' stalled: ranks 0, 1 waited [0-9]+ s for rank 2, which never "
+                                 "submitted it \\(HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=0\\)"));
+  }
 }

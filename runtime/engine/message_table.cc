@@ -30,25 +30,49 @@ std::optional<Response> MessageTable::record(int rank, const Announcement& annou
     return twice;
   }
   slot = announcement.spec;
-  if (++entry.announced < size_) return std::nullopt;
+  if (++entry.announced < size_ - joinedCount_) return std::nullopt;
   Response response = decide(announcement.name, entry);
   entries_.erase(announcement.name);
   return response;
 }
 
+std::vector<Response> MessageTable::join(int rank) {
+  std::vector<Response> decided;
+  if (joined_[static_cast<size_t>(rank)]) return decided;
+  joined_[static_cast<size_t>(rank)] = true;
+  ++joinedCount_;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->second.announced >= size_ - joinedCount_) {
+      decided.push_back(decide(it->first, it->second));
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return decided;
+}
+
+void MessageTable::clearJoined() {
+  joined_.assign(static_cast<size_t>(size_), false);
+  joinedCount_ = 0;
+}
+
 Response MessageTable::decide(const std::string& name, const Entry& entry) const {
-  Response response{name, *entry.specs[0], {}, ""};
+  // The lowest rank that announced it speaks for the spec (rank 0 unless it had joined).
+  const Spec& first = **std::find_if(entry.specs.begin(), entry.specs.end(), [](const auto& s) { return s.has_value(); });
+  Response response{name, first, {}, ""};
   bool agree = true;
-  for (const auto& spec : entry.specs) agree = agree && compatible(*spec, *entry.specs[0]);
+  for (const auto& spec : entry.specs) agree = agree && (!spec || compatible(*spec, first));
   if (agree) {
     if (response.spec.kind == OpKind::kAllgather) {
-      for (const auto& spec : entry.specs) response.counts.push_back(spec->count);
+      for (const auto& spec : entry.specs) response.counts.push_back(spec ? spec->count : 0);
     }
     return response;
   }
   // Group the ranks by what they asked for, in order of each group's lowest rank.
   std::vector<std::pair<std::string, std::vector<int>>> groups;
   for (int r = 0; r < size_; ++r) {
+    if (!entry.specs[static_cast<size_t>(r)]) continue;  // joined
     const Spec& spec = *entry.specs[static_cast<size_t>(r)];
     std::string text = describe(spec);
     // Allgather shares may differ in length: only the type, rows and device must agree.

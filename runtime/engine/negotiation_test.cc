@@ -8,10 +8,13 @@
 
 #include "runtime/engine/control_message.h"
 #include "runtime/engine/fusion_plan.h"
+#include "collectives/reduce.h"
 #include "runtime/engine/message_table.h"
+#include "runtime/engine/reduction_identity.h"
 #include "runtime/engine/response_cache.h"
 #include "runtime/engine/stall_inspector.h"
 #include "runtime/engine/wire.h"
+#include "tests/support/reduce_cases.h"
 
 using namespace hvd::engine;
 using hvd::DataType;
@@ -185,6 +188,97 @@ TEST_CASE("under a byte-wise minimum the control bytes give AND, OR, the lowest 
   CHECK(none.allAgree);
   busy.headHash = 41;
   CHECK_FALSE(decodeAgreement(agreeOver({quiet, busy})).headsAgree);
+}
+
+TEST_CASE("a joined rank's control offer leaves the other ranks' minimum as it was, save its own shutdown", "[unit]") {
+  ControlOffer busy, plain, joined;
+  busy.cached = {1, 0, 1};
+  busy.hasAnnouncements = true;
+  busy.unnamedCount = 3;
+  busy.headHash = 42, busy.allHash = 99;
+  busy.riderHoldsHead = true;
+  plain.cached = {0, 0, 0};
+  joined.cached = {0, 0, 0};  // what it has pending does not count: nothing
+  joined.joined = true;
+  CHECK(agreeOver({busy, joined}) == agreeOver({busy}));
+  CHECK(agreeOver({plain, joined}) == agreeOver({plain}));
+  joined.shutdownRank = 3;
+  joined.wantsStallCheck = true;  // rank 0 joined: the rank that never joins is found by stall checks
+  ControlAgreement a = decodeAgreement(agreeOver({busy, joined}));
+  CHECK(a.shutdownRank == 3);
+  CHECK(a.stallCheck);
+}
+
+TEST_CASE("a name is decided once every rank that has not joined announced it, and a join decides what waited for the joiner",
+          "[unit]") {
+  MessageTable table(3);
+  CHECK_FALSE(table.record(0, {"w", allreduce(10)}));
+  CHECK_FALSE(table.record(0, {"v", allreduce(4)}));
+  CHECK_FALSE(table.record(1, {"w", allreduce(10)}));
+  // Rank 2 joins (with nothing of its own pending): "w" waited only for it; "v" still waits for rank 1.
+  std::vector<Response> decided = table.join(2);
+  REQUIRE(decided.size() == 1);
+  CHECK(decided[0].name == "w");
+  CHECK(decided[0].error.empty());
+  CHECK(table.waiting() == std::map<std::string, std::vector<int>>{{"v", {0}}});
+  auto v = table.record(1, {"v", allreduce(4)});
+  REQUIRE(v);
+  CHECK(v->spec == allreduce(4));
+  // With rank 0 joined too, rank 1 alone decides, and its spec is the response's.
+  CHECK(table.join(0).empty());
+  auto alone = table.record(1, {"u", allreduce(7, DataType::kInt32)});
+  REQUIRE(alone);
+  CHECK(alone->spec == allreduce(7, DataType::kInt32));
+  // Once every rank joined the job starts over: all three must announce again.
+  CHECK(table.join(1).empty());
+  table.clearJoined();
+  CHECK_FALSE(table.record(1, {"u", allreduce(7)}));
+}
+
+TEST_CASE("an allgather decided after a rank joined gives that rank a share of nothing", "[unit]") {
+  MessageTable table(3);
+  Spec g{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, 5, hvd::Device::kCpu};
+  CHECK(table.join(0).empty());
+  CHECK_FALSE(table.record(1, {"g", g}));
+  g.count = 2;
+  auto decided = table.record(2, {"g", g});
+  REQUIRE(decided);
+  CHECK(decided->error.empty());
+  CHECK(decided->counts == std::vector<std::uint64_t>{0, 5, 2});
+  CHECK(decided->spec.count == 5);  // the lowest rank that announced it
+}
+
+TEST_CASE("specs that disagree after a join name only the ranks that announced them", "[unit]") {
+  MessageTable table(3);
+  CHECK(table.join(1).empty());
+  table.record(0, {"grad/w", allreduce(100)});
+  auto decided = table.record(2, {"grad/w", allreduce(99)});
+  REQUIRE(decided);
+  CHECK(decided->error ==
+        "tensor 'grad/w' was submitted differently by different ranks: rank 0 asked for allreduce of 100 float32 "
+        "(sum) but rank 2 asked for allreduce of 99 float32 (sum)");
+}
+
+TEST_CASE("the value a joined rank contributes leaves every type's sum, average, min, max and product as it was", "[unit]") {
+  namespace hc = hvd::collectives;
+  for (int t = 0; t < hvd::kDataTypeCount; ++t) {
+    for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+      auto type = static_cast<DataType>(t);
+      auto op = static_cast<ReduceOp>(o);
+      if (type == DataType::kBool && op == ReduceOp::kAverage) continue;  // refused at submission
+      INFO(hvd::dataTypeName(type) << " " << hvd::reduceOpName(op));
+      const size_t n = 13;  // small integers from -6 to 6 (0 to 12 unsigned), and 0 and 1 for bool
+      std::vector<std::byte> data = hvd::test::input(type, 5, n);
+      std::vector<std::byte> identity(data.size(), std::byte{0x5a});
+      fillReductionIdentity(identity.data(), n, type, op);
+      std::vector<std::byte> reduced = data;
+      hc::reduceInto(reduced.data(), identity.data(), n, type, op == ReduceOp::kAverage ? ReduceOp::kSum : op);
+      CHECK(reduced == data);
+      reduced = identity;
+      hc::reduceInto(reduced.data(), data.data(), n, type, op == ReduceOp::kAverage ? ReduceOp::kSum : op);
+      CHECK(reduced == data);
+    }
+  }
 }
 
 TEST_CASE("agreement hashes are equal exactly when specs are compatible", "[unit]") {

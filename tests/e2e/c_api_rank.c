@@ -92,6 +92,17 @@ int main(void) {
 
   CHECK(hvd_preemption_requested() == 0, "preemption announced without a notice");
   CHECK(hvd_barrier() == 0, "barrier failed");
+
+  /* join: every rank but the last joins at once; the last one's sums then hold its value
+   * alone, and it is the last to join on every rank. */
+  int last_joined = -1;
+  if (rank == size - 1) {
+    long long mine = 1000 + rank;
+    CHECK(hvd_allreduce(&mine, 1, HVD_INT64, HVD_SUM) == 0 && mine == 1000 + rank, "allreduce beside joined ranks wrong");
+    long long low = rank;
+    CHECK(hvd_allreduce(&low, 1, HVD_INT64, HVD_MIN) == 0 && low == rank, "min beside joined ranks wrong");
+  }
+  CHECK(hvd_join(&last_joined) == 0 && last_joined == size - 1, "join did not name the last rank");
   printf("c api ok on rank %d of %d\n", rank, size);
   free(all);
   free(sizes);

@@ -76,6 +76,13 @@ Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataTy
                                           std::vector<size_t>* countsPerRank,
                                           std::span<const std::int64_t> rowShape = {});
 Status barrier();
+// Horovod's join(): this rank has run out of data. Blocks until every rank joined; until
+// then this rank takes part in the others' CPU collectives without changing a result (the
+// identity of each reduction; average still divides by size(), as Horovod's does; nothing
+// in an allgather). Returns the last rank to join. Broadcasts from a joined rank and GPU
+// tensors fail on every rank while any rank has joined; this rank may submit nothing else
+// until it returns.
+Result<int> join();
 
 // GPU tensors (device memory, such as a CUDA tensor's data_ptr()), blocking like the host
 // calls; counts are elements. They run through NCCL when it loads and a GPU is visible,

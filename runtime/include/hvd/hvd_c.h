@@ -32,6 +32,9 @@ int hvd_allgather(const void* mine, size_t bytes, void* out);
 int hvd_allgather_sizes(size_t bytes, size_t* sizes_out);
 int hvd_allgatherv(const void* mine, const size_t* bytes_per_rank, void* out);
 int hvd_barrier(void);
+/* Horovod's join (hvd/hvd.h: hvd::join): blocks until every rank joined; stores the last
+ * rank to join in last_rank (may be NULL). */
+int hvd_join(int* last_rank);
 /* Asynchronous, named requests (see hvd/hvd.h): each returns 0 and stores a handle, or an
  * error code. name may be NULL or "" (then matched by order of submission, like the
  * blocking calls). Buffers must stay valid and untouched until the handle completes. */

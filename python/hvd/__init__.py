@@ -40,6 +40,7 @@ from ._ops import (
     broadcast_async,
     broadcast_async_,
     broadcast_object,
+    join,
     poll,
     synchronize,
 )

@@ -225,6 +225,18 @@ def barrier():
     _hvd.barrier()
 
 
+def join(device=-1):
+    """Horovod's join: this rank has run out of data. Returns once every rank joined, with
+    the rank that joined last. Meanwhile this rank takes part in the collectives the others
+    still run without changing their results (allreduce: the reduction's identity, so an
+    average still divides by size(), as Horovod's does; allgather: no rows). A broadcast
+    from a joined rank, and a GPU tensor while any rank has joined, raise on every rank.
+    `device` is Horovod's GPU for its zero tensors; accepted, and unused here."""
+    if not isinstance(device, int) or isinstance(device, bool):
+        raise TypeError(f"join: device must be an int (a GPU's index, or -1), not {device!r}")
+    return _hvd.join()
+
+
 def broadcast_object(obj, root_rank=0, name=None):
     """root_rank's picklable obj on every rank."""
     payload = np.frombuffer(pickle.dumps(obj), dtype=np.uint8) if _hvd.rank() == root_rank else None

@@ -241,6 +241,7 @@ void registerCollectives(nb::module_& m) {
   m.def("poll", [](Handle handle) { return check(hvd::poll(handle)); }, nb::arg("handle"));
   m.def("synchronize", [](Handle handle) { unlocked([&] { return hvd::synchronize(handle); }); }, nb::arg("handle"));
   m.def("barrier", [] { unlocked([] { return hvd::barrier(); }); });
+  m.def("join", [] { return unlocked([] { return hvd::join(); }); });
   m.def("preemption_requested", &hvd::preemptionRequested);
   m.def("preemption_agreed", [] { return unlocked([] { return hvd::preemptionAgreed(); }); });
 }

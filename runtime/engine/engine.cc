@@ -552,11 +552,13 @@ Status Engine::negotiateAndRun(ControlWait wait) {
   // shape; its result counts only if every rank's did.
   backends::CollectiveBackend& control = *backends_.front();
   bool riding = lastUnnamed_ && lastUnnamed_->kind == OpKind::kAllreduce && lastUnnamed_->device == Device::kCpu &&
-                lastUnnamed_->bytes() <= kMaxRiderBytes && control.carriesRiders() && !anyJoined;
+                lastUnnamed_->bytes() <= kMaxRiderBytes && control.carriesRiders();
   if (riding) {
     rider_.assign(lastUnnamed_->bytes(), std::byte{0});
     offer.riderHoldsHead = !unnamed_.empty() && unnamed_[0]->spec == *lastUnnamed_;
     if (offer.riderHoldsHead && !rider_.empty()) std::memcpy(rider_.data(), unnamed_[0]->in, rider_.size());
+    // A joined rank's rider holds what changes no one's result (its "holds" byte is neutral).
+    if (joinedHere) fillReductionIdentity(rider_.data(), lastUnnamed_->count, lastUnnamed_->type, lastUnnamed_->op);
   }
   std::vector<std::uint8_t> bytes = encodeOffer(offer);
   double agreeStartUs = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
@@ -664,7 +666,12 @@ Status Engine::takeUnnamed(const ControlAgreement& agreed, bool riding, double a
                 : agreed.headsAgree                                        ? 1
                                                                            : 0;
   std::optional<Spec> ranLast;
-  if (take > 0 && riding && agreed.ridersHoldHeads && agreed.headsAgree) {
+  const bool joinedHere = joined_[static_cast<size_t>(rank_)];
+  if (take > 0 && riding && agreed.ridersHoldHeads && agreed.headsAgree && joinedHere) {
+    ++unnamedRun_;  // the others' first one ran in the control exchange, with this rank's identity
+    ranLast = lastUnnamed_;
+    --take;
+  } else if (take > 0 && riding && agreed.ridersHoldHeads && agreed.headsAgree) {
     // The first one already ran, in the control exchange.
     auto head = unnamed_.front();
     unnamed_.pop_front();
@@ -680,7 +687,6 @@ Status Engine::takeUnnamed(const ControlAgreement& agreed, bool riding, double a
     complete(head, Status::ok());
     --take;
   }
-  const bool joinedHere = joined_[static_cast<size_t>(rank_)];
   if (take == 0 && !agreed.headsAgree) HVD_RETURN_IF_ERROR(failDisagreeingHead(joinedHere));
   std::vector<Spec> theirs;
   if (joinedCount_ > 0 && take > 0) HVD_RETURN_IF_ERROR(shareUnnamedSpecs(take, joinedHere, theirs));

@@ -652,6 +652,15 @@ std::string workAlongsideJoined(Engine& e, int rank, const std::vector<int>& wor
       }
     }
   }
+  // Blocking calls of one shape in a row ride in the control exchange, a joined rank's
+  // rider holding the identity.
+  for (int k = 0; k < 4; ++k) {
+    std::vector<float> v = ramp(rank, n);
+    auto h = e.submit({"", reduction(n, ReduceOp::kAverage), v.data(), v.data(), 0, true});
+    if (!h) return h.status().message();
+    if (Status s = e.wait(*h); !s.isOk()) return s.message();
+    if (v != over(working, n, ReduceOp::kAverage, size)) return round + ": a riding average is wrong";
+  }
   for (bool named : {true, false}) {
     std::vector<std::int32_t> mine(static_cast<size_t>(rank), rank);
     Spec g{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, mine.size(), hvd::Device::kCpu};

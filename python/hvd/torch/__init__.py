@@ -37,6 +37,7 @@ from .. import (  # noqa: F401  the core API, re-exported
     gloo_enabled,
     init,
     is_initialized,
+    join,
     local_rank,
     local_size,
     mpi_built,

@@ -119,6 +119,18 @@ try:
 except ValueError as error:
     assert "splits an average" in str(error), error
 
+# Horovod's join: rank 0 runs out of data first; the others' average, eager and in a
+# tf.function, counts it as zero over the whole job's size.
+if rank == 0:
+    last = hvd.join()
+else:
+    ones = tf.ones([3], tf.float32)
+    assert np.allclose(hvd.allreduce(ones).numpy(), (size - 1) / size), "eager allreduce beside a joined rank"
+    graph = tf.function(lambda t: hvd.allreduce(t, name="beside-joined"))(ones)
+    assert np.allclose(graph.numpy(), (size - 1) / size), "graph allreduce beside a joined rank"
+    last = hvd.join()
+assert last != 0 or size == 1, last
+
 # Under XLA the runtime cannot be called: a clear error, not a crash.
 try:
     tf.function(lambda t: hvd.allreduce(t), jit_compile=True)(x)

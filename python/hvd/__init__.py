@@ -107,6 +107,12 @@ def cross_size():
     return _hvd.cross_size()
 
 
+def is_homogeneous():
+    """Horovod's: whether every host runs as many ranks (learnt once, at init)."""
+    _initialized()
+    return _hvd.is_homogeneous()
+
+
 def operations_backend():
     """What moves CPU data: "tcp" (hvd's ring over shared memory and TCP) or "mpi"."""
     return _hvd.operations_backend()

@@ -206,6 +206,7 @@ void registerCollectives(nb::module_& m) {
   m.def("local_size", &hvd::localSize);
   m.def("cross_rank", &hvd::crossRank);
   m.def("cross_size", &hvd::crossSize);
+  m.def("is_homogeneous", &hvd::isHomogeneous);
   m.def("operations_backend", [] { return std::string(hvd::operationsBackend()); });
   m.def("built", [](const std::string& backend) { return hvd::built(backend); });
   m.def("nccl_built_version", [] { return hvd::ncclBuiltVersion(); });

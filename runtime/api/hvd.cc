@@ -170,6 +170,7 @@ int localRank() { auto rt = current(); return rt ? rt->identity().localRank : 0;
 int localSize() { auto rt = current(); return rt ? rt->identity().localSize : 1; }
 int crossRank() { auto rt = current(); return rt ? rt->identity().crossRank : 0; }
 int crossSize() { auto rt = current(); return rt ? rt->identity().crossSize : 1; }
+bool isHomogeneous() { auto rt = current(); return rt ? rt->homogeneous() : true; }
 const char* operationsBackend() {
   auto rt = current();
   return rt ? rt->engine().cpuBackendName().data() : "";

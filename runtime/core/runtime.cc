@@ -1,6 +1,7 @@
 // runtime/core/runtime.cc: assembling a rank: bootstrap, backends, engine.
 #include "runtime/core/runtime.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -82,6 +83,17 @@ Result<std::unique_ptr<Runtime>> Runtime::create(bootstrap::Identity identity,
   std::unique_ptr<Runtime> runtime(new Runtime());
   runtime->identity_ = identity;
   runtime->launcherSession_ = std::move(session);
+  // Every rank's local size, learnt once at the start in one small allgather: a rank's own
+  // local and cross sizes cannot tell (hosts of 1, 2 and 3 ranks: 2 x 3 hosts = 6 ranks).
+  auto cpu = std::find_if(backends.begin(), backends.end(), [](const auto& b) { return b->supports(Device::kCpu); });
+  if (cpu != backends.end() && identity.size > 1) {
+    std::vector<std::int32_t> localSizes(static_cast<size_t>(identity.size));
+    std::int32_t mine = identity.localSize;
+    std::vector<size_t> four(static_cast<size_t>(identity.size), sizeof mine);
+    HVD_RETURN_IF_ERROR((*cpu)->allgatherv(backends::TensorRef{&mine, sizeof mine, DataType::kUInt8, Device::kCpu}, four,
+                                           localSizes.data()));
+    runtime->homogeneous_ = std::all_of(localSizes.begin(), localSizes.end(), [&](auto n) { return n == mine; });
+  }
   auto engine = engine::Engine::start(identity.rank, identity.size, std::move(backends), options);
   if (!engine) return engine.status();
   runtime->engine_ = std::move(*engine);

@@ -30,6 +30,8 @@ class Runtime {
   ~Runtime();
 
   const bootstrap::Identity& identity() const { return identity_; }
+  // Horovod's is_homogeneous: every host runs as many ranks. The same answer on every rank.
+  bool homogeneous() const { return homogeneous_; }
   engine::Engine& engine() { return *engine_; }
   // Stops the engine (coordinated: see Engine::shutdown); idempotent.
   void shutdown();
@@ -37,6 +39,7 @@ class Runtime {
  private:
   Runtime() = default;
   bootstrap::Identity identity_;
+  bool homogeneous_ = true;
   std::shared_ptr<void> launcherSession_;  // declared before the engine: released after it
   std::unique_ptr<engine::Engine> engine_;
 };

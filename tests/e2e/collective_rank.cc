@@ -19,7 +19,8 @@
 //                                    ending (its leader a zombie) all that time; with fail it
 //                                    exits 3 (an exception raised after hvd was shut down)
 //   collective_rank identity         prints "rank=R size=N local_rank=L local_size=M
-//                                    cross_rank=C cross_size=K ops=tcp|mpi" as the runtime sees it
+//                                    cross_rank=C cross_size=K homogeneous=0|1 ops=tcp|mpi" as the
+//                                    runtime sees it
 //   collective_rank preempt          prints "started restart=<SLURM_RESTART_COUNT>", then
 //                                    allreduces until hvd::preemptionAgreed(); prints
 //                                    "checkpoint at step S (seen here|seen by a peer)",
@@ -430,9 +431,9 @@ int main(int argc, char** argv) {
   }
   std::string mode = argc > 1 ? argv[1] : "check";
   if (mode == "identity") {
-    std::printf("rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d ops=%s\n", hvd::rank(),
-                hvd::size(), hvd::localRank(), hvd::localSize(), hvd::crossRank(), hvd::crossSize(),
-                hvd::operationsBackend());
+    std::printf("rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d homogeneous=%d ops=%s\n",
+                hvd::rank(), hvd::size(), hvd::localRank(), hvd::localSize(), hvd::crossRank(), hvd::crossSize(),
+                hvd::isHomogeneous() ? 1 : 0, hvd::operationsBackend());
     return hvd::barrier().isOk() ? 0 : 1;
   }
   if (mode == "rings") printRings();

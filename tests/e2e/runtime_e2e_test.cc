@@ -98,7 +98,7 @@ TEST_CASE("started by plain mpirun, without hvdrun, ranks learn who they are fro
   REQUIRE(identity.exitCode == 0);
   for (int r = 0; r < 3; ++r) {
     CHECK(identity.out.find("rank=" + std::to_string(r) + " size=3 local_rank=" + std::to_string(r) +
-                            " local_size=3 cross_rank=0 cross_size=1 ops=tcp\n") != std::string::npos);
+                            " local_size=3 cross_rank=0 cross_size=1 homogeneous=1 ops=tcp\n") != std::string::npos);
   }
   auto check = mpirun({kCollective, "check"});
   INFO(check.out << check.err);

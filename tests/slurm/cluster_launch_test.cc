@@ -499,13 +499,14 @@ TEST_CASE("SIGQUIT sent to hvdrun is srun's to act on: the step ends at once and
 TEST_CASE("started by srun --mpi=pmix or mpirun without hvdrun, ranks on three nodes learn who they are from PMIx", "[cluster][launch][pmix]") {
   requireTestbed();
   const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
-  // -N3 -n5 --ntasks-per-node=2, block distribution: two ranks on node01 and node02, one on node03.
+  // -N3 -n5 --ntasks-per-node=2, block distribution: two ranks on node01 and node02, one on node03
+  // (so not homogeneous, on any rank).
   const std::vector<std::string> expected = {
-      "rank=0 size=5 local_rank=0 local_size=2 cross_rank=0 cross_size=3 ops=tcp",
-      "rank=1 size=5 local_rank=1 local_size=2 cross_rank=0 cross_size=3 ops=tcp",
-      "rank=2 size=5 local_rank=0 local_size=2 cross_rank=1 cross_size=3 ops=tcp",
-      "rank=3 size=5 local_rank=1 local_size=2 cross_rank=1 cross_size=3 ops=tcp",
-      "rank=4 size=5 local_rank=0 local_size=1 cross_rank=2 cross_size=3 ops=tcp"};
+      "rank=0 size=5 local_rank=0 local_size=2 cross_rank=0 cross_size=3 homogeneous=0 ops=tcp",
+      "rank=1 size=5 local_rank=1 local_size=2 cross_rank=0 cross_size=3 homogeneous=0 ops=tcp",
+      "rank=2 size=5 local_rank=0 local_size=2 cross_rank=1 cross_size=3 homogeneous=0 ops=tcp",
+      "rank=3 size=5 local_rank=1 local_size=2 cross_rank=1 cross_size=3 homogeneous=0 ops=tcp",
+      "rank=4 size=5 local_rank=0 local_size=1 cross_rank=2 cross_size=3 homogeneous=0 ops=tcp"};
   const std::vector<std::string> mpiEnv = {"OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,tcp", "OMPI_ALLOW_RUN_AS_ROOT=1",
                                            "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
   for (const std::vector<std::string>& launcher : {std::vector<std::string>{"srun", "--mpi=pmix", "-n", "5"},

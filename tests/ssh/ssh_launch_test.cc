@@ -254,8 +254,17 @@ TEST_CASE("over ssh the runtime's collectives agree across three hosts", "[ssh]"
   // Ranks on one host share memory; ranks on different hosts use TCP.
   auto identity = runSshJob(2, {kCollectiveRank, "identity"});
   INFO(identity.out << identity.err);
-  CHECK(identity.out.find("[5]<stdout>:rank=5 size=6 local_rank=1 local_size=2 cross_rank=2 cross_size=3") !=
+  CHECK(identity.out.find("[5]<stdout>:rank=5 size=6 local_rank=1 local_size=2 cross_rank=2 cross_size=3 homogeneous=1") !=
         std::string::npos);
+  // Five ranks on hosts of two slots: 2, 2 and 1, which every rank sees as not homogeneous,
+  // the ranks of the hosts of 2 as well as the one alone.
+  auto uneven = runSshJob(2, {"-np", "5", kCollectiveRank, "identity"});
+  INFO(uneven.out << uneven.err);
+  CHECK(uneven.exitCode == 0);
+  for (int rank = 0; rank < 5; ++rank) {
+    CHECK(std::regex_search(uneven.out, std::regex("\\[" + std::to_string(rank) + "\\]<stdout>:rank=" +
+                                                   std::to_string(rank) + " size=5 .* homogeneous=0 ops=tcp\n")));
+  }
 }
 
 TEST_CASE("over ssh every rank's timeline is on rank 0's clock although each host's steady clock is 1000 s apart",

@@ -39,6 +39,7 @@ from .. import (  # noqa: F401  the core API, re-exported
     gloo_built,
     gloo_enabled,
     init,
+    is_homogeneous,
     is_initialized,
     join,
     local_rank,

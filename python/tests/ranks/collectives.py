@@ -10,6 +10,7 @@ import hvd
 
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
+assert hvd.is_homogeneous(), "every rank on one host is homogeneous"  # uneven hosts: tests/ssh, tests/slurm
 
 OPS = [hvd.Sum, hvd.Average, hvd.Min, hvd.Max, hvd.Product]
 NUMPY_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64]

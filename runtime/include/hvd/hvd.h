@@ -55,6 +55,8 @@ int localRank();
 int localSize();
 int crossRank();
 int crossSize();
+// Horovod's is_homogeneous(): every host runs as many ranks (true before init()).
+bool isHomogeneous();
 // What moves the data: "tcp" (hvd's ring) or "mpi" (HOROVOD_CPU_OPERATIONS=mpi); "" before init.
 const char* operationsBackend();
 

@@ -29,6 +29,7 @@ int hvd_rank(void) { return hvd::rank(); }
 int hvd_size(void) { return hvd::size(); }
 int hvd_local_rank(void) { return hvd::localRank(); }
 int hvd_local_size(void) { return hvd::localSize(); }
+int hvd_is_homogeneous(void) { return hvd::isHomogeneous() ? 1 : 0; }
 int hvd_allreduce(void* data, size_t count, enum hvd_datatype type, enum hvd_reduce_op op) {
   return report(hvd::allreduce(data, count, static_cast<hvd::DataType>(type), static_cast<hvd::ReduceOp>(op)));
 }

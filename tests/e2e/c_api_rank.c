@@ -18,6 +18,7 @@
 int main(void) {
   CHECK(hvd_init() == 0, "hvd_init failed");
   int rank = hvd_rank(), size = hvd_size();
+  CHECK(hvd_is_homogeneous() == 1, "ranks on one host are not homogeneous");
 
   double sum[3] = {rank, 2.0 * rank, 1.0};
   CHECK(hvd_allreduce(sum, 3, HVD_FLOAT64, HVD_SUM) == 0, "allreduce failed");

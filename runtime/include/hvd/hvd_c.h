@@ -24,6 +24,7 @@ int hvd_rank(void);
 int hvd_size(void);
 int hvd_local_rank(void);
 int hvd_local_size(void);
+int hvd_is_homogeneous(void); /* 1 when every host runs as many ranks */
 int hvd_allreduce(void* data, size_t count, enum hvd_datatype type, enum hvd_reduce_op op);
 int hvd_broadcast(void* data, size_t bytes, int root);
 int hvd_allgather(const void* mine, size_t bytes, void* out);

@@ -10,6 +10,7 @@ mpirun or srun --mpi=pmix; alone, hvd is a world of one rank. docs/python.md has
 """
 
 import atexit as _atexit
+import os as _os
 
 from . import _hvd
 from ._hvd import (
@@ -111,6 +112,21 @@ def is_homogeneous():
     """Horovod's: whether every host runs as many ranks (learnt once, at init)."""
     _initialized()
     return _hvd.is_homogeneous()
+
+
+def start_timeline(file_path, mark_cycles=False):
+    """Horovod's: this rank's Chrome trace from now on (rank 0 writes file_path, rank r the
+    same name with .rank<r> before the extension; `hvdrun timeline merge` joins them), with
+    CYCLE_START marks if asked. Each rank starts its own; another file while one is being
+    written raises HvdUsageError (stop_timeline() first)."""
+    _initialized()
+    _hvd.start_timeline(_os.path.abspath(_os.fspath(file_path)), bool(mark_cycles))
+
+
+def stop_timeline():
+    """Writes and closes this rank's timeline; nothing without one."""
+    _initialized()
+    _hvd.stop_timeline()
 
 
 def operations_backend():

@@ -243,6 +243,11 @@ void registerCollectives(nb::module_& m) {
   m.def("synchronize", [](Handle handle) { unlocked([&] { return hvd::synchronize(handle); }); }, nb::arg("handle"));
   m.def("barrier", [] { unlocked([] { return hvd::barrier(); }); });
   m.def("join", [] { return unlocked([] { return hvd::join(); }); });
+  m.def(
+      "start_timeline",
+      [](const std::string& path, bool markCycles) { unlocked([&] { return hvd::startTimeline(path, markCycles); }); },
+      nb::arg("file_path"), nb::arg("mark_cycles") = false);
+  m.def("stop_timeline", [] { unlocked([] { return hvd::stopTimeline(); }); });
   m.def("preemption_requested", &hvd::preemptionRequested);
   m.def("preemption_agreed", [] { return unlocked([] { return hvd::preemptionAgreed(); }); });
 }

@@ -16,6 +16,7 @@
 #include "runtime/api/preemption.h"
 #include "runtime/backends/backend_factory.h"
 #include "runtime/core/runtime.h"
+#include "runtime/timeline/trace_files.h"
 
 namespace hvd {
 namespace {
@@ -232,6 +233,21 @@ Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataTy
 
 Status barrier() {
   return runNow({engine::OpKind::kBarrier, DataType::kUInt8, ReduceOp::kSum, 0, 0, Device::kCpu}, nullptr, nullptr);
+}
+
+Status startTimeline(std::string_view path, bool markCycles) {
+  auto found = usable();
+  if (!found) return found.status();
+  if (path.empty()) return invalidArgument("start_timeline: the file path is empty");
+  return (*found)->engine().startTimeline(timeline::rankTracePath(std::string(path), (*found)->identity().rank),
+                                          markCycles);
+}
+
+Status stopTimeline() {
+  auto found = usable();
+  if (!found) return found.status();
+  (*found)->engine().stopTimeline();
+  return Status::ok();
 }
 
 Result<int> join() {

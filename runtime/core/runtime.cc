@@ -42,11 +42,12 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   if (!job) return job.status();
   configureLog(*level, job->identity.rank);
   if (!job->warning.empty()) logMessage(LogLevel::kWarning, job->warning);
+  // Also for a timeline started later (start_timeline).
+  options->timelineMaxBytes = static_cast<std::uint64_t>(env.integer("HVD_TIMELINE_MAX_MB")) << 20;
+  options->sameClockAsRank0 = job->identity.crossRank == 0;
   if (const std::string& trace = env.text("HOROVOD_TIMELINE"); !trace.empty()) {
     options->timelinePath = timeline::rankTracePath(trace, job->identity.rank);
-    options->timelineMaxBytes = static_cast<std::uint64_t>(env.integer("HVD_TIMELINE_MAX_MB")) << 20;
     options->timelineMarkCycles = env.integer("HOROVOD_TIMELINE_MARK_CYCLES") == 1;
-    options->sameClockAsRank0 = job->identity.crossRank == 0;
   }
   // Peers fail when a rank dies, and hvdrun may hear of one of them first: each tells hvdrun
   // whose going failed it (only started by hvdrun; best effort, it may be going too).

@@ -121,21 +121,9 @@ Result<std::unique_ptr<Engine>> Engine::start(int rank, int size,
   std::rotate(backends.begin(), cpu, cpu + 1);
   std::unique_ptr<Engine> engine(new Engine(rank, size, std::move(backends), options));
   // Every rank measures, timeline or not, so that ranks never disagree on the collectives.
-  double offsetUs = 0;
-  HVD_RETURN_IF_ERROR(engine->measureClockOffset(offsetUs));
+  HVD_RETURN_IF_ERROR(engine->measureClockOffset(engine->clockOffsetUs_));
   if (!options.timelinePath.empty()) {
-    timeline::WriterOptions w;
-    w.path = options.timelinePath;
-    w.rank = rank;
-    w.maxBytes = options.timelineMaxBytes;
-    w.clockOffsetUs = options.sameClockAsRank0 ? 0.0 : offsetUs;
-    w.offsetNote = options.sameClockAsRank0
-                       ? "none: this rank runs on rank 0's host and reads the same clock"
-                       : "steady clock read by every rank right after a barrier at start-up; the offset is rank 0's "
-                         "reading minus this rank's, so it is off by at most the barrier's exit skew";
-    auto writer = timeline::TimelineWriter::open(std::move(w));
-    if (!writer) return writer.status().withContext("HOROVOD_TIMELINE");
-    engine->timeline_ = std::move(*writer);
+    HVD_RETURN_IF_ERROR(engine->openTimeline(options.timelinePath).withContext("HOROVOD_TIMELINE"));
   }
   engine->thread_ = std::thread([e = engine.get()] { e->threadMain(); });
   return engine;
@@ -152,6 +140,49 @@ Status Engine::measureClockOffset(double& offsetUs) {
   HVD_RETURN_IF_ERROR(control.allgatherv(TensorRef{&mine, sizeof mine, DataType::kUInt8, Device::kCpu}, eight, all.data()));
   offsetUs = all[0] - mine;
   return Status::ok();
+}
+
+Status Engine::openTimeline(const std::string& path) {
+  timeline::WriterOptions w;
+  w.path = path;
+  w.rank = rank_;
+  w.maxBytes = options_.timelineMaxBytes;
+  w.clockOffsetUs = options_.sameClockAsRank0 ? 0.0 : clockOffsetUs_;
+  w.offsetNote = options_.sameClockAsRank0
+                     ? "none: this rank runs on rank 0's host and reads the same clock"
+                     : "steady clock read by every rank right after a barrier at start-up; the offset is rank 0's "
+                       "reading minus this rank's, so it is off by at most the barrier's exit skew";
+  auto writer = timeline::TimelineWriter::open(std::move(w));
+  if (!writer) return writer.status();
+  timeline_ = std::move(*writer);
+  timelinePath_ = path;
+  tracks_.clear();  // the new file names its tracks afresh
+  return Status::ok();
+}
+
+Status Engine::startTimeline(const std::string& path, bool markCycles) {
+  std::lock_guard<std::mutex> cycle(cycleMutex_);
+  if (timeline_) {
+    if (path == timelinePath_) return Status::ok();
+    return Status(Errc::kInvalidUsage, "a timeline is already being written to " + timelinePath_)
+        .withHint("stop_timeline() first, then start the next");
+  }
+  HVD_RETURN_IF_ERROR(openTimeline(path));
+  options_.timelineMarkCycles = markCycles;
+  return Status::ok();
+}
+
+void Engine::stopTimeline() {
+  std::lock_guard<std::mutex> cycle(cycleMutex_);
+  if (timeline_ && !events_.empty()) timeline_->record(events_);
+  timeline_.reset();  // writes what is queued and closes the file
+  timelinePath_.clear();
+  events_.clear();
+  earlyTicks_.clear();
+  timelineUnwritten_ = false;
+  // Requests still pending name tracks of the closed file: a later one gets no spans of them.
+  for (auto& [name, op] : named_) op->track = -1;
+  for (auto& op : unnamed_) op->track = -1;
 }
 
 int Engine::fusionTrack() {

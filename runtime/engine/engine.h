@@ -124,6 +124,14 @@ class Engine {
   // idempotent.
   void shutdown();
 
+  // Horovod's start_timeline / stop_timeline: this rank's trace from the next cycle on, to
+  // `path` (the rank's own file: timeline/trace_files.h), with or without cycle marks.
+  // Starting the one already being written is a no-op; another is kInvalidUsage until
+  // stopTimeline(), which writes and closes the file (a no-op without one). Both wait for the
+  // cycle in flight.
+  Status startTimeline(const std::string& path, bool markCycles);
+  void stopTimeline();
+
   std::string_view cpuBackendName() const { return backends_.front()->name(); }
   // GPU calls submitted later run on this CUDA stream (nullptr: the backend's own).
   // Waits for the current cycle, so no call is mid-flight when the stream changes.
@@ -185,6 +193,8 @@ class Engine {
   void span(const Operation& op, const char* name, double fromUs, double toUs, bool withArgs = false);
   void tick(const Operation& op, int rank, double atUs);
   Status measureClockOffset(double& offsetUs);
+  // Opens timeline_ for `path` (cycleMutex_ held, or before the thread starts).
+  Status openTimeline(const std::string& path);
 
   int rank_, size_;
   EngineOptions options_;
@@ -226,6 +236,8 @@ class Engine {
   std::optional<Spec> lastUnnamed_;
   std::vector<std::byte> rider_;
   std::unique_ptr<timeline::TimelineWriter> timeline_;
+  std::string timelinePath_;  // timeline_'s file
+  double clockOffsetUs_ = 0;  // rank 0's clock minus this rank's, measured at start
   std::unordered_map<std::string, int> tracks_;  // tensor name -> timeline track
   // The cycle's timeline events, handed to the writer at once when the cycle ends.
   std::vector<timeline::Event> events_;

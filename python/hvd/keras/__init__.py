@@ -41,6 +41,8 @@ from .. import (  # noqa: F401  the core API, re-exported
     rocm_built,
     shutdown,
     size,
+    start_timeline,
+    stop_timeline,
 )
 from .. import _gradient_options
 from ..tensorflow import Compression, allgather, allreduce, allreduce_gradients, broadcast, broadcast_variables

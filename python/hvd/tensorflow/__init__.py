@@ -54,6 +54,8 @@ from .. import (  # noqa: F401  the core API, re-exported
     rocm_built,
     shutdown,
     size,
+    start_timeline,
+    stop_timeline,
 )
 from .. import _gradient_options, _ops
 from .compression import Compression

@@ -52,6 +52,8 @@ from .. import (  # noqa: F401  the core API, re-exported
     rocm_built,
     shutdown,
     size,
+    start_timeline,
+    stop_timeline,
     synchronize,
 )
 import torch as _torch

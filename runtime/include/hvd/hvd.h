@@ -86,6 +86,14 @@ Status barrier();
 // until it returns.
 Result<int> join();
 
+// Horovod's start_timeline / stop_timeline: this rank's Chrome trace from now on, as
+// HOROVOD_TIMELINE writes it (rank 0 to `path`, rank r to its `.rank<r>` name; docs/
+// timeline.md), with CYCLE_START marks if asked. Not collective: each rank starts its own.
+// kInvalidUsage while another file is being written (the same one: a no-op); stopping
+// without one is a no-op.
+Status startTimeline(std::string_view path, bool markCycles = false);
+Status stopTimeline();
+
 // GPU tensors (device memory, such as a CUDA tensor's data_ptr()), blocking like the host
 // calls; counts are elements. They run through NCCL when it loads and a GPU is visible,
 // else staged through pinned host memory and the host backend; HOROVOD_GPU_OPERATIONS=

@@ -103,8 +103,9 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
 // The child side of fork: never returns. Reports an exec failure's errno on errorFd.
 // argv and envp are made before fork: the child of a process with threads calls nothing
 // that allocates.
+// fileLimit: the descriptor limit hvdrun was started with, when it raised its own.
 [[noreturn]] void becomeRank(const RankProcess& spec, char* const* argv, char* const* envp, const cpu_set_t* cpus, int inFd,
-                             int outFd, int errFd, int errorFd, int goFd, pid_t parent) {
+                             int outFd, int errFd, int errorFd, int goFd, pid_t parent, const rlimit* fileLimit) {
   // A session of its own (so also a process group hvdrun and the guardian signal whole):
   // the kernel's autogroup scheduler then shares the CPU per rank, as under torchrun, not
   // per hvdrun session (ranks sharing one were scheduled 1.35-1.8x slower under load).
@@ -138,6 +139,8 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   // defaults it expects.
   for (int sig : kHandledSignals) ::signal(sig, SIG_DFL);
   ::signal(SIGPIPE, SIG_DFL);
+  // The program gets the limit it was started under: a soft limit past 1024 breaks select().
+  if (fileLimit != nullptr) (void)::setrlimit(RLIMIT_NOFILE, fileLimit);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -192,6 +195,7 @@ class Job {
   }
 
   Result<JobOutcome> run() {
+    HVD_RETURN_IF_ERROR(reserveDescriptors());
     HVD_RETURN_IF_ERROR(installSignals());
     // Every rank has both files, also one that never writes (an empty file says "silent";
     // a missing one would look like a lost rank).
@@ -225,21 +229,46 @@ class Job {
     return Status::ok();
   }
 
+  // Per rank started here: its stdout and stderr pipes stay open while it runs, and its
+  // rendezvous connection; set-up briefly needs two more pipes.
+  size_t descriptorsNeeded() const { return ranks_.size() * 4 + 64; }
+
+  Status outOfDescriptors(Status s, int error) const {
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    return s.withHint("hvdrun needs about " + std::to_string(descriptorsNeeded()) + " file descriptors for " +
+                      std::to_string(ranks_.size()) + " ranks on this machine, and this process may open " +
+                      (error == ENFILE ? "(the system's table is full) " : std::to_string(limit.rlim_cur) + " ") +
+                      "(ulimit -n); raise the limit or start fewer ranks here");
+  }
+
+  // Before any rank starts: a soft descriptor limit under what the job needs is raised
+  // (up to the hard limit; the ranks get the one hvdrun was started with), and a job whose
+  // ranks' two pipes each cannot fit even so fails at once. A typo'd -np 100000 used to
+  // fork ranks for 44 s before the same error.
+  Status reserveDescriptors() {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return Status::ok();
+    if (limit.rlim_cur < descriptorsNeeded() && limit.rlim_cur < limit.rlim_max) {
+      rlimit raised = limit;
+      raised.rlim_cur = std::min<rlim_t>(limit.rlim_max, descriptorsNeeded());
+      if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) raisedFrom_ = limit;
+    }
+    rlimit now{};
+    ::getrlimit(RLIMIT_NOFILE, &now);
+    // Held for the whole job: each rank's two pipes, and its two files with --output-filename.
+    size_t held = ranks_.size() * (options_.outputDir.empty() ? 2 : 4) + 64;
+    if (now.rlim_cur >= held) return Status::ok();
+    return outOfDescriptors(systemError("starting " + std::to_string(ranks_.size()) + " ranks", EMFILE), EMFILE);
+  }
+
   // A pipe for rank r; out of descriptors, the error says how many a job this size needs.
   Status openPipe(int fds[2], const Rank& r) {
     if (::pipe2(fds, O_CLOEXEC) == 0) return Status::ok();
     int error = errno;
     Status s = systemError("pipe for rank " + std::to_string(r.spec->rank), error);
     if (error != EMFILE && error != ENFILE) return s;
-    rlimit limit{};
-    ::getrlimit(RLIMIT_NOFILE, &limit);
-    // Per rank started here: its stdout and stderr pipes stay open while it runs, and its
-    // rendezvous connection; set-up briefly needs two more pipes.
-    size_t needed = ranks_.size() * 4 + 64;
-    return s.withHint("hvdrun needs about " + std::to_string(needed) + " file descriptors for " +
-                      std::to_string(ranks_.size()) + " ranks on this machine, and this process may open " +
-                      (error == ENFILE ? "(the system's table is full) " : std::to_string(limit.rlim_cur) + " ") +
-                      "(ulimit -n); raise the limit or start fewer ranks here");
+    return outOfDescriptors(s, error);
   }
 
   Status start(Rank& r) {
@@ -262,7 +291,7 @@ class Job {
     if (pid == 0) {
       ::close(goPipe[1]);  // else the read below would never see hvdrun's end close
       becomeRank(*r.spec, argv.data(), envp.data(), r.spec->cpus.empty() ? nullptr : &cpus, inPipe[0], outPipe[1], errPipe[1],
-                 execPipe[1], goPipe[0], parent);
+                 execPipe[1], goPipe[0], parent, raisedFrom_ ? &*raisedFrom_ : nullptr);
     }
     if (inPipe[0] >= 0 && feedsStdin) {
       ::close(inPipe[0]);
@@ -1296,6 +1325,7 @@ class Job {
   std::optional<Clock::time_point> preemptDeadline_;  // set by the preemption signal with a grace
   std::optional<Clock::time_point> killDeadline_;     // SIGKILL for whatever still runs then
   std::optional<Clock::time_point> ownEndDeadline_;   // awaitRankGone's rank is stopped then
+  std::optional<rlimit> raisedFrom_;  // the descriptor limit before reserveDescriptors raised it
   std::optional<int> awaitedRank_;                    // the rank awaitRankGone leaves to end by itself
   std::optional<Clock::time_point> helloDeadline_;    // kAgents: every hello by then
   bool agentsGreeted_ = false;                        // kAgents: every job went out

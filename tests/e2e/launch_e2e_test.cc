@@ -702,6 +702,35 @@ TEST_CASE("running out of file descriptors names the limit and how many the job 
                       "may open 40 (ulimit -n)") != std::string::npos);
 }
 
+TEST_CASE("a job whose ranks' pipes cannot fit under the descriptor limit fails before any rank starts", "[e2e][mp]") {
+  // -np 100000 for -np 10: before, hvdrun forked ranks until the descriptors ran out (44 s
+  // at a limit of 20000), and the first ones ran the program.
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(60);
+  auto run = hvd::cli::runAndCapture(
+      {"sh", "-c", "ulimit -n 200 && exec \"$0\" -np 20000 sh -c 'echo started'", HVD_HVDRUN_PATH}, o);
+  REQUIRE(run.isOk());
+  INFO(run->err);
+  CHECK(run->exitCode == 3);
+  CHECK(run->out.find("started") == std::string::npos);
+  CHECK(run->err.find("hvdrun: error: starting 20000 ranks: Too many open files\n  hint: hvdrun needs about 80064 file "
+                      "descriptors for 20000 ranks on this machine, and this process may open 200 (ulimit -n)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a soft descriptor limit too low for the job is raised for hvdrun and left as it was for the ranks", "[e2e][mp]") {
+  // 60 ranks hold 120 pipe ends and more while they start: before, a soft limit of 100 under
+  // a higher hard one failed the job, as a hard limit of 100 still does.
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(60);
+  auto run = hvd::cli::runAndCapture(
+      {"sh", "-c", "ulimit -S -n 100 && exec \"$0\" -np 60 sh -c 'ulimit -Sn'", HVD_HVDRUN_PATH}, o);
+  REQUIRE(run.isOk());
+  INFO(run->out << run->err);
+  CHECK(run->exitCode == 0);
+  for (int rank = 0; rank < 60; ++rank) CHECK(run->out.find("[" + std::to_string(rank) + "]<stdout>:100\n") != std::string::npos);
+}
+
 TEST_CASE("a rank's detached child holding its output pipe delays hvdrun's end by the drain grace only, without spinning", "[e2e][mp]") {
   hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
   o.timeout = std::chrono::seconds(20);

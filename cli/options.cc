@@ -163,6 +163,65 @@ void parsePreemptSignal(const std::string& text, Options& o) {
   }
 }
 
+// horovodrun's flags that hvdrun has under its own names (--nics, ...) are second names of
+// its options. These are the rest. Tuning that hvdrun has no counterpart for is accepted,
+// so a ported command line runs, with a note; what a fixed set of ranks cannot honour
+// (elastic training) is refused, saying so.
+struct HorovodrunFlag {
+  const char* name;
+  bool takesValue;
+  const char* note;  // why it changes nothing here, and what to use
+};
+constexpr HorovodrunFlag kIgnoredHorovodrunFlags[] = {
+    {"--hierarchical-allreduce", false,
+     "hvd's ring already runs over shared memory within a host and TCP between hosts, and NCCL picks its own topology"},
+    {"--hierarchical-allgather", false, "as for --hierarchical-allreduce"},
+    {"--autotune", false, "hvdrun has no autotuner: set --fusion-threshold-mb and --cycle-time-ms"},
+    {"--autotune-log-file", true, "hvdrun has no autotuner"},
+    {"--autotune-warmup-samples", true, "hvdrun has no autotuner"},
+    {"--autotune-steps-per-sample", true, "hvdrun has no autotuner"},
+    {"--autotune-bayes-opt-max-samples", true, "hvdrun has no autotuner"},
+    {"--autotune-gaussian-process-noise", true, "hvdrun has no autotuner"},
+    {"--num-nccl-streams", true, "hvd runs NCCL on one stream (hvd.set_gpu_stream picks it)"},
+    {"--thread-affinity", true, "pin ranks with --bind-to"},
+    {"--binding-args", true, "pin ranks with --bind-to, which hvdrun passes on to mpirun and srun"},
+    {"--tcp", false,
+     "hvd's ring moves CPU data over TCP and shared memory already; under --mpi, --mpi-args '--mca btl tcp,self' "
+     "chooses Open MPI's"},
+    {"--mpi-threads-disable", false, "hvd asks MPI for MPI_THREAD_SERIALIZED only"},
+    {"--log-with-timestamp", false, "the ranks' runtime log lines carry no time; --timestamp-output stamps every line"},
+};
+// Accepted silently: they ask for what hvdrun does anyway (hvdrun keeps no cache of start-up
+// checks for --disable-cache to turn off).
+constexpr const char* kDefaultHorovodrunFlags[] = {
+    "--disable-cache", "--no-hierarchical-allreduce", "--no-hierarchical-allgather", "--no-autotune",
+    "--no-timeline-mark-cycles", "--log-without-timestamp", "--log-hide-timestamp"};
+// Refused (exit 2) with this reason and hint.
+struct RefusedFlag {
+  const char* name;
+  const char* why;
+  const char* hint;
+};
+constexpr const char* kElasticWhy =
+    "is horovodrun's elastic training, which hvdrun does not do: it runs a fixed set of ranks and ends the job when "
+    "one fails";
+constexpr const char* kElasticHint =
+    "give -np (and -H or a Slurm allocation) for a fixed job; under Slurm, --requeue restarts it after a preemption";
+constexpr RefusedFlag kRefusedHorovodrunFlags[] = {
+    {"--min-np", kElasticWhy, kElasticHint},
+    {"--max-np", kElasticWhy, kElasticHint},
+    {"--host-discovery-script", kElasticWhy, kElasticHint},
+    {"--slots-per-host", kElasticWhy, kElasticHint},
+    {"--elastic-timeout", kElasticWhy, kElasticHint},
+    {"--reset-limit", kElasticWhy, kElasticHint},
+    {"--cooldown-range", kElasticWhy, kElasticHint},
+    {"--blacklist-cooldown-range", kElasticWhy, kElasticHint},
+    {"--jsrun", "is horovodrun's IBM LSF launcher, which hvdrun does not have",
+     "launch with --mpi (Open MPI's mpirun), or under Slurm"},
+    {"--torus-allreduce", "is horovodrun's torus allreduce, which hvd does not have",
+     "leave it out: hvd picks its allreduce by size (docs/runtime.md)"},
+};
+
 std::vector<std::string> knownOptionNames(const CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::Option* opt : app.get_options()) {
@@ -175,6 +234,9 @@ std::vector<std::string> knownOptionNames(const CLI::App& app) {
 
 [[noreturn]] void unknownOption(const CLI::App& app, const std::string& token) {
   std::string name = token.substr(0, token.find('='));
+  for (const RefusedFlag& f : kRefusedHorovodrunFlags) {
+    if (name == f.name) throw UserError(ExitCode::kUsage, name + " " + f.why, f.hint);
+  }
   std::string best = closestMatch(name, knownOptionNames(app), 3);  // suggest only close matches
   throw UserError(ExitCode::kUsage, "unknown option '" + name + "'",
                   best.empty() ? kUsageHint : "did you mean '" + best + "'?");
@@ -219,6 +281,9 @@ struct RawValues {
   std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
   std::vector<std::string> exports;  // -x NAME[=VALUE], as given
   bool noPrefix = false, noStallCheck = false, timelineMarkCycles = false;
+  std::string mpiArgs, glooTimeout;  // horovodrun's --mpi-args and --gloo-timeout-seconds
+  bool gloo = false;
+  std::string ignoredValue;  // what horovodrun's flags without a counterpart were given
 };
 
 // Options only `hvdrun sbatch` reads, and the ones about where settings come from: neither
@@ -227,7 +292,14 @@ const std::set<std::string> kSbatchOnlyKeys = {
     "submit", "template", "job-name", "partition", "account", "qos", "time", "constraint", "mem",
     "job-output", "job-error", "nodes", "ntasks-per-node", "gpus-per-node", "cpus-per-task",
     "sbatch-args", "modules", "env", "venv", "setup"};
-const std::set<std::string> kNotSettings = {"help", "version", "config-file", "profile", "no-config"};
+const std::set<std::string> kNotSettings = [] {
+  std::set<std::string> keys = {"help", "version", "config-file", "profile", "no-config"};
+  // horovodrun's flags that change nothing are for command lines only: no config key, and
+  // not passed on (a job script's hvdrun would note them again).
+  for (const HorovodrunFlag& f : kIgnoredHorovodrunFlags) keys.insert(std::string(f.name).substr(2));
+  for (const char* name : kDefaultHorovodrunFlags) keys.insert(std::string(name).substr(2));
+  return keys;
+}();
 // Settings that never go on a job script's launch line: what to print instead of running,
 // and where hosts come from (inside the job hvdrun reads the allocation).
 const std::set<std::string> kNotForJobs = {"dry-run", "check-build", "verbose", "format", "rank",
@@ -273,6 +345,11 @@ std::vector<std::string> runtimeVariables(const RawValues& raw) {
   if (!raw.timelineMaxMb.empty()) {
     vars.push_back("HVD_TIMELINE_MAX_MB=" + std::to_string(parseIntIn("--timeline-max-mb", raw.timelineMaxMb, 1, 1 << 20)));
   }
+  if (!raw.glooTimeout.empty()) {
+    // Gloo's timeout in horovodrun: how long a rank waits for its peers to connect and in
+    // an operation, as HVD_TIMEOUT is for hvd's ring.
+    vars.push_back("HVD_TIMEOUT=" + std::to_string(parseIntIn("--gloo-timeout-seconds", raw.glooTimeout, 1, 86400)));
+  }
   if (!raw.logLevel.empty()) {
     static const std::set<std::string> kLevels = {"trace", "debug", "info", "warning", "error", "fatal"};
     if (!kLevels.count(raw.logLevel)) {
@@ -299,6 +376,11 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
       ->group("Launch")->type_name("N");
   app.add_flag("--mpi", o.useMpi, "Launch through Open MPI's mpirun (inside or outside Slurm)")->group("Launch");
   app.add_flag("--pmix", o.pmix, "Under srun, start MPI programs with PMIx (srun --mpi=pmix)")->group("Launch");
+  app.add_flag("--gloo", raw.gloo, "horovodrun's: start ranks without MPI (the default; hvd's ring stands for Gloo)")
+      ->group("Launch");
+  app.add_option("--mpi-args", raw.mpiArgs, "With --mpi: more of mpirun's options, split at spaces (horovodrun's)")
+      ->group("Launch")
+      ->type_name("ARGS");
   app.add_option("-H,--hosts", o.hosts, "Hosts and slots: host:slots,... (hostlists allowed: node[01-04]:4)")
       ->group("Hosts and GPUs")->type_name("LIST");
   app.add_option("--hostfile", o.hostfile, "File of 'host slots=N' or 'host:N' lines")
@@ -315,7 +397,7 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
                  "per core), core:overload-allowed (as core, or cores round robin when ranks outnumber them), socket "
                  "(sockets round robin). srun and mpirun launches pass it to them")
       ->group("Hosts and GPUs")->type_name("none|core|core:overload-allowed|socket");
-  app.add_option("--network-interface", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
+  app.add_option("--network-interface,--nics", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
       ->group("Hosts and GPUs")->type_name("NAME");
   const char* ssh = "Hosts outside Slurm (ssh)";
   app.add_option("-p,--ssh-port", raw.sshPort, "Port of sshd on the other hosts (default: ssh's own, usually 22)")
@@ -346,7 +428,9 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
       ->group("Output")->type_name("DIR");
   app.add_option("--ranks-filter", raw.ranksFilter, "Show only these ranks on the console, e.g. 0,3-5 (files get all)")
       ->group("Output")->type_name("LIST");
-  app.add_flag("--timestamp-output", o.timestampOutput, "Start every console line with the time")->group("Output");
+  app.add_flag("--timestamp-output,--prefix-output-with-timestamp", o.timestampOutput,
+               "Start every console line with the time")
+      ->group("Output");
   app.add_option("--max-line-kb", raw.maxLineKb,
                  "Cut a rank's output line longer than this many KiB into lines of that size (default 1024)")
       ->group("Output")->type_name("KB");
@@ -384,6 +468,10 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_flag("--timeline-mark-cycles", raw.timelineMarkCycles, "Mark each engine cycle in the timeline")->group(engine);
   app.add_option("--timeline-max-mb", raw.timelineMaxMb, "Each rank's trace stops growing at this many MiB (default 64)")
       ->group(engine)->type_name("MB");
+  app.add_option("--gloo-timeout-seconds", raw.glooTimeout,
+                 "Seconds a rank waits for its peers to connect and in a collective (HVD_TIMEOUT; default 30)")
+      ->group(engine)
+      ->type_name("SECONDS");
   app.add_option("--log-level", raw.logLevel, "The ranks' runtime log level: trace, debug, info, warning, error, fatal")
       ->group(engine)->type_name("LEVEL");
   app.add_option("--signal", raw.signal,
@@ -437,6 +525,11 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
       ->group("Information");
   app.add_flag("--version", o.showVersion, "Print version, commit, compiler and backends")->group("Information");
   app.add_flag("-h,--help", o.help, "Print this help")->group("Information");
+  // horovodrun's flags without a counterpart: out of --help (docs/hvdrun.md lists them).
+  for (const HorovodrunFlag& f : kIgnoredHorovodrunFlags) {
+    (f.takesValue ? app.add_option(f.name, raw.ignoredValue) : app.add_flag(f.name))->group("");
+  }
+  for (const char* name : kDefaultHorovodrunFlags) app.add_flag(name)->group("");
 }
 
 const char* kDescription =
@@ -616,6 +709,28 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     unknownOption(app, o.program.front());
   }
   o.launchArgs = std::move(launch);
+  for (const HorovodrunFlag& f : kIgnoredHorovodrunFlags) {
+    if (app.get_option(f.name)->count() > 0) {
+      o.notes.push_back(std::string(f.name) + " (horovodrun's) changes nothing here: " + f.note);
+    }
+  }
+  if (raw.gloo && o.useMpi) {
+    throw UserError(ExitCode::kUsage, "--gloo and --mpi ask for two launches",
+                    "leave out --gloo (hvdrun starts ranks without MPI unless --mpi is given)");
+  }
+  if (!raw.mpiArgs.empty()) {
+    if (!o.useMpi) {
+      throw UserError(ExitCode::kUsage, "--mpi-args '" + raw.mpiArgs + "' is for mpirun, which runs only with --mpi",
+                      "add --mpi, or leave out --mpi-args");
+    }
+    std::istringstream words(raw.mpiArgs);
+    for (std::string w; words >> w;) o.mpiArgs.push_back(w);
+  }
+  if (o.networkInterface.find(',') != std::string::npos) {
+    throw UserError(ExitCode::kUsage,
+                    "--network-interface (or --nics) '" + o.networkInterface + "' names more than one interface",
+                    "hvd's ring uses one interface between hosts: give one of them");
+  }
   o.prefixOutput = !raw.noPrefix;
   if (!raw.ranksFilter.empty()) o.ranksFilter = parseRankList("--ranks-filter", raw.ranksFilter);
   // Far above any machine yet, and below what a plan can hold in memory in seconds: a typo

@@ -31,6 +31,9 @@ struct Options {
   std::vector<std::string> program;  // program and its arguments, verbatim
 
   bool useMpi = false;  // --mpi: launch through Open MPI's mpirun
+  // --mpi-args (horovodrun's): more of mpirun's own options, split at spaces, before the
+  // program on its command line; only with --mpi.
+  std::vector<std::string> mpiArgs;
   bool pmix = false;    // --pmix: under srun, give MPI programs PMIx (srun --mpi=pmix)
 
   // Hosts and GPUs.
@@ -111,6 +114,9 @@ struct Options {
   std::vector<std::string> launchArgs;
   // Canonical keys ("num-proc") of the options given on the command line itself.
   std::set<std::string> givenOnCommandLine;
+  // horovodrun's tuning flags that hvdrun has no counterpart for (--autotune, ...): each
+  // one given, as a note saying it changes nothing here and what to use instead.
+  std::vector<std::string> notes;
 };
 
 // One source of settings below the command line: a config file or the environment.

@@ -196,3 +196,61 @@ TEST_CASE("every option but help, version and the config's own has a settings ke
   }
   for (const char* excluded : {"help", "version", "config-file", "profile", "no-config"}) CHECK(keys.count(excluded) == 0);
 }
+
+TEST_CASE("horovodrun's spellings --nics --prefix-output-with-timestamp --gloo and --gloo-timeout-seconds take hvdrun's "
+          "meanings",
+          "[unit]") {
+  Options o = parseOptions({"--nics", "ib0", "--prefix-output-with-timestamp", "--gloo", "--gloo-timeout-seconds", "90",
+                            "-np", "2", "prog"});
+  CHECK(o.networkInterface == "ib0");
+  CHECK(o.timestampOutput);
+  CHECK_FALSE(o.useMpi);
+  CHECK(std::count(o.runtimeVariables.begin(), o.runtimeVariables.end(), "HVD_TIMEOUT=90") == 1);
+  CHECK(o.notes.empty());
+  // Passed on to a job script's hvdrun, which reads them alike.
+  const auto& args = o.launchArgs;
+  CHECK(std::find(args.begin(), args.end(), "ib0") != args.end());
+  CHECK(std::find(args.begin(), args.end(), "--prefix-output-with-timestamp") != args.end());
+  CHECK(parseOptions(args).networkInterface == "ib0");
+  CHECK(std::string(usageErrorOf({"--nics", "ib0,eth0", "prog"}).what()) ==
+        "--network-interface (or --nics) 'ib0,eth0' names more than one interface");
+  CHECK(std::string(usageErrorOf({"--gloo-timeout-seconds", "0", "prog"}).what()) ==
+        "--gloo-timeout-seconds expects a whole number from 1 to 86400, got '0'");
+}
+
+TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each and go no further", "[unit]") {
+  Options o = parseOptions({"--autotune", "--autotune-log-file", "trials.csv", "--hierarchical-allreduce",
+                            "--num-nccl-streams", "2", "--disable-cache", "--no-hierarchical-allgather", "-np", "2",
+                            "prog", "--autotune"});
+  CHECK(o.program == std::vector<std::string>{"prog", "--autotune"});
+  REQUIRE(o.notes.size() == 4);  // --disable-cache and the --no-... flags ask for what hvdrun does
+  CHECK(o.notes[0] == "--hierarchical-allreduce (horovodrun's) changes nothing here: hvd's ring already runs over "
+                      "shared memory within a host and TCP between hosts, and NCCL picks its own topology");
+  CHECK(o.notes[1] == "--autotune (horovodrun's) changes nothing here: hvdrun has no autotuner: set "
+                      "--fusion-threshold-mb and --cycle-time-ms");
+  for (const std::string& arg : o.launchArgs) CHECK(arg.find("autotune") == std::string::npos);
+  CHECK(std::find(o.launchArgs.begin(), o.launchArgs.end(), "--disable-cache") == o.launchArgs.end());
+  // Not settings a config file may hold.
+  for (const auto& key : hvd::cli::settingKeys()) CHECK(key.key.find("autotune") == std::string::npos);
+}
+
+TEST_CASE("horovodrun's elastic and jsrun flags are refused saying what they are", "[unit]") {
+  for (const char* flag : {"--min-np", "--max-np", "--host-discovery-script", "--blacklist-cooldown-range"}) {
+    UserError e = usageErrorOf({flag, "2", "-np", "2", "prog"});
+    CHECK(e.code() == ExitCode::kUsage);
+    CHECK(std::string(e.what()) == std::string(flag) +
+                                       " is horovodrun's elastic training, which hvdrun does not do: it runs a fixed "
+                                       "set of ranks and ends the job when one fails");
+    CHECK(e.hint().find("--requeue") != std::string::npos);
+  }
+  CHECK(std::string(usageErrorOf({"--jsrun", "-np", "2", "prog"}).what()) ==
+        "--jsrun is horovodrun's IBM LSF launcher, which hvdrun does not have");
+}
+
+TEST_CASE("horovodrun's --mpi-args is split at spaces and needs --mpi, and --gloo with --mpi is refused", "[unit]") {
+  Options o = parseOptions({"--mpi", "--mpi-args", "-x A=1  --mca btl self,tcp", "-np", "2", "prog"});
+  CHECK(o.mpiArgs == std::vector<std::string>{"-x", "A=1", "--mca", "btl", "self,tcp"});
+  CHECK(std::string(usageErrorOf({"--mpi-args=-v", "-np", "2", "prog"}).what()) ==
+        "--mpi-args '-v' is for mpirun, which runs only with --mpi");
+  CHECK(std::string(usageErrorOf({"--gloo", "--mpi", "-np", "2", "prog"}).what()) == "--gloo and --mpi ask for two launches");
+}

@@ -49,6 +49,8 @@ int runSbatchCommand(const std::vector<std::string>& args) {
     printTo(stdout, "{}\n{}", o.helpText, kSbatchShortOptionsHelp);
     return 0;
   }
+  // The job script's hvdrun is not given these (kNotSettings): say so here, once.
+  for (const std::string& note : o.notes) printTo(stderr, "hvdrun: note: {}\n", note);
   if (o.dryRun == o.sbatch.submit) {
     throw UserError(ExitCode::kUsage,
                     o.dryRun ? "--dry-run and --submit exclude each other" : "hvdrun sbatch needs --dry-run or --submit",

@@ -19,6 +19,7 @@ MpirunCommand mpirunLaunchCommand(const Plan& plan, const Options& o, const std:
   c.argv = mpirunCommand(plan, shim);
   std::vector<std::string> extra{"--tag-output", "--stdin", o.stdinRank ? std::to_string(*o.stdinRank) : "none"};
   if (asRoot) extra.push_back("--allow-run-as-root");
+  extra.insert(extra.end(), o.mpiArgs.begin(), o.mpiArgs.end());  // --mpi-args: the user's, after hvdrun's own
   c.env = {"HVD_PLAN_HOSTS=" + planHostsSpec(plan)};
   if (std::string gpus = planGpusSpec(plan); !gpus.empty()) c.env.push_back("HVD_PLAN_GPUS=" + gpus);
   c.env.insert(c.env.end(), jobWide.begin(), jobWide.end());

@@ -305,6 +305,23 @@ TEST_CASE("mpirun failing on its own is named as such with its last words and no
   CHECK(run.err.find("rank 0") == std::string::npos);
 }
 
+TEST_CASE("horovodrun's --mpi-args reach mpirun's command line and mpirun's refusal of one comes back in its words",
+          "[e2e][mp][mpi]") {
+  // Before, --mpi-args was an unknown option, and a ported horovodrun line failed on it.
+  auto run = runHvdrun({"--mpi", "--mpi-args", "-x MPI_ARGS_SEEN=yes --mca btl self,vader,tcp", "-np", "2", "sh", "-c",
+                        "echo seen=$MPI_ARGS_SEEN"},
+                       withTimeout(std::chrono::seconds(60)));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  CHECK(run.out.find("[0]<stdout>:seen=yes\n") != std::string::npos);
+  CHECK(run.out.find("[1]<stdout>:seen=yes\n") != std::string::npos);
+  auto refused = runHvdrun({"--mpi", "--mpi-args", "--no-such-mpirun-option", "-np", "2", "true"},
+                           withTimeout(std::chrono::seconds(60)));
+  INFO(refused.err);
+  CHECK(refused.exitCode == 1);
+  CHECK(refused.err.find("    | mpirun: Error: unknown option \"--no-such-mpirun-option\"\n") != std::string::npos);
+}
+
 TEST_CASE("under --mpi, a rank's line of nearly 1 MiB written in 200 pieces comes out as one line", "[e2e][mp][mpi]") {
   // Open MPI tags each piece, so mpirun's raw line is the payload plus 200 tags: past a raw
   // cap of exactly 1 MiB per rank, its rest (with no tag) came out as a line of mpirun's own.

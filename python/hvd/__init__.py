@@ -120,7 +120,10 @@ def start_timeline(file_path, mark_cycles=False):
     CYCLE_START marks if asked. Each rank starts its own; another file while one is being
     written raises HvdUsageError (stop_timeline() first)."""
     _initialized()
-    _hvd.start_timeline(_os.path.abspath(_os.fspath(file_path)), bool(mark_cycles))
+    path = _os.fspath(file_path)
+    if not path:
+        raise ValueError("start_timeline: the file path is empty")  # abspath would make it the directory
+    _hvd.start_timeline(_os.path.abspath(path), bool(mark_cycles))
 
 
 def stop_timeline():

@@ -26,6 +26,7 @@ def test_a_timeline_started_and_stopped_at_run_time_holds_only_what_ran_between_
         assert "marked" in tracks and "recorded" not in tracks, (rank_file, tracks)
         assert any(e.get("name") == "CYCLE_START" for e in events), rank_file
     assert not (tmp_path / "other.json").exists()
+    assert not tmp_path.with_name(tmp_path.name + ".rank1").exists()
     merged = tmp_path / "merged.json"
     subprocess.run([hvdrun_path(), "timeline", "merge", "-o", merged, tmp_path / "first.json",
                     tmp_path / "first.rank1.json"], check=True)

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -239,6 +240,12 @@ Status startTimeline(std::string_view path, bool markCycles) {
   auto found = usable();
   if (!found) return found.status();
   if (path.empty()) return invalidArgument("start_timeline: the file path is empty");
+  // Checked on every rank: rank r writes the name with ".rank<r>" added, which beside a
+  // directory would be a new file while rank 0 failed.
+  std::error_code ec;
+  if (std::filesystem::is_directory(std::filesystem::path(path), ec)) {
+    return invalidArgument("start_timeline: '" + std::string(path) + "' is a directory, not a file to write the trace to");
+  }
   return (*found)->engine().startTimeline(timeline::rankTracePath(std::string(path), (*found)->identity().rank),
                                           markCycles);
 }

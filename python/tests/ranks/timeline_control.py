@@ -21,6 +21,16 @@ try:
 except hvd.HvdUsageError as e:
     assert "already being written to" in str(e) and "first" in str(e), e
 hvd.stop_timeline()
+try:
+    hvd.start_timeline("")  # would have been the working directory, and rank 1's file beside it
+    raise AssertionError("an empty timeline path was taken")
+except ValueError as e:
+    assert "empty" in str(e), e
+try:
+    hvd.start_timeline(out)  # a directory: refused on every rank, rank 1's name beside it never made
+    raise AssertionError("a directory was taken for the timeline")
+except hvd.HvdInvalidArgumentError as e:
+    assert "is a directory" in str(e), e
 hvd.allreduce(x, name="between")  # stopped: in no file
 hvd.stop_timeline()  # without one: nothing
 hvd.start_timeline(f"{out}/second.json", mark_cycles=True)

@@ -7,6 +7,7 @@ result. The arrays stay referenced here until then, so the runtime never writes 
 memory Python has freed.
 """
 
+import itertools
 import pickle
 import threading
 
@@ -30,6 +31,15 @@ def _remember(handle, kind, finish, keep):
     with _pending_lock:
         _pending[handle] = (kind, finish, keep)
     return handle
+
+
+# A group's handle (Horovod's grouped_*_async) is negative, never the runtime's: it stands
+# for its members' handles, and synchronize hands finish the list of their results.
+_group_ids = itertools.count(-1, -1)
+
+
+def remember_group(handles, finish):
+    return _remember(next(_group_ids), "group", finish, tuple(handles))
 
 
 # The fast path for in-place calls on torch CPU tensors, the calls a training step makes by
@@ -179,6 +189,10 @@ def allgather_async(tensor, name=None):
 
 def poll(handle):
     """True once the async request has finished (synchronize will not block)."""
+    with _pending_lock:
+        entry = _pending.get(handle)
+    if entry is not None and entry[0] == "group":
+        return all(poll(member) for member in entry[2])
     return _hvd.poll(handle)
 
 
@@ -197,6 +211,8 @@ def synchronize(handle):
 
         raise HvdUsageError(f"hvd: handle {handle} is not pending (unknown, or already synchronized)")
     kind, finish, _keep = entry
+    if kind == "group":
+        return _synchronize_group(handle, finish, _keep)
     # Interrupted (KeyboardInterrupt between waits), the request stays pending and its
     # arrays stay referenced here, since the runtime may still write into them.
     try:
@@ -213,6 +229,21 @@ def synchronize(handle):
     if kind == "gather":
         return _arrays.from_gathered(*gathered, finish)
     return finish()
+
+
+def _synchronize_group(handle, finish, members):
+    """Every member's result, in order, handed to finish. A member that fails fails the group,
+    after the rest were waited for (each holds arrays the runtime may still write)."""
+    results, failure = [], None
+    for member in members:
+        try:
+            results.append(synchronize(member))
+        except _hvd.HvdError as e:
+            failure = failure or e
+    _forget(handle)
+    if failure is not None:
+        raise failure
+    return finish(results)
 
 
 def _forget(handle):

@@ -104,6 +104,51 @@ def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_facto
     return tensors
 
 
+def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0):
+    """Horovod's: starts grouped_allreduce; synchronize(handle) returns the new tensors."""
+    op = _ops._op(op, average)
+    handles = [
+        _ops.allreduce_async(t * prescale_factor if prescale_factor != 1.0 else t, op=op,
+                             name=None if name is None else f"{name}.{i}")
+        for i, t in enumerate(tensors)
+    ]
+    return _ops.remember_group(handles, lambda out: _postscaled(out, postscale_factor))
+
+
+def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0):
+    """Horovod's: starts grouped_allreduce_ (in place); synchronize(handle) returns tensors."""
+    op = _ops._op(op, average)
+    if prescale_factor != 1.0:
+        with _torch.no_grad():
+            for t in tensors:
+                t.mul_(prescale_factor)
+    handles = [_ops.allreduce_async_(t, op=op, name=None if name is None else f"{name}.{i}")
+               for i, t in enumerate(tensors)]
+    return _ops.remember_group(handles, lambda out: _postscaled(out, postscale_factor))
+
+
+def _postscaled(tensors, factor):
+    if factor != 1.0:
+        with _torch.no_grad():
+            for t in tensors:
+                t.mul_(factor)
+    return list(tensors)
+
+
+def grouped_allgather(tensors, name=None):
+    """Horovod's: each tensor gathered as allgather gathers it, every request submitted
+    before any is waited for; differentiable, as allgather."""
+    if any(_autograd.wants_grad(t) for t in tensors):
+        return [allgather(t, name=None if name is None else f"{name}.{i}") for i, t in enumerate(tensors)]
+    return _ops.synchronize(grouped_allgather_async(tensors, name=name))
+
+
+def grouped_allgather_async(tensors, name=None):
+    """Horovod's: starts grouped_allgather; synchronize(handle) returns the list."""
+    handles = [_ops.allgather_async(t, name=None if name is None else f"{name}.{i}") for i, t in enumerate(tensors)]
+    return _ops.remember_group(handles, list)
+
+
 def allgather(tensor, name=None):
     """Every rank's tensor stacked along the first dimension, in rank order; differentiable."""
     if _autograd.wants_grad(tensor):

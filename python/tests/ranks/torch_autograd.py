@@ -58,6 +58,36 @@ assert hvd.grouped_allreduce_(group, op=hvd.Average) is group
 check("grouped in place", group[0], torch.full((2,), mean_weight))
 check("grouped in place, second", group[1], torch.arange(3.0) * mean_weight)
 
+# The async grouped calls (Horovod's): one handle for the group, its results in order.
+handle = hvd.grouped_allreduce_async([torch.full((2,), float(rank)), torch.ones(3, dtype=torch.float64)],
+                                     op=hvd.Sum, postscale_factor=2.0, name="agrp")
+assert handle < 0, handle  # never one of the runtime's own handles
+while not hvd.poll(handle):
+    pass
+sa, sb = hvd.synchronize(handle)
+check("grouped async", sa, torch.full((2,), 2.0 * sum(range(size))))
+check("grouped async, second", sb, torch.full((3,), 2.0 * size, dtype=torch.float64))
+try:
+    hvd.synchronize(handle)
+    raise AssertionError("a group's handle was synchronized twice")
+except hvd.HvdUsageError:
+    pass
+group = [torch.full((2,), float(rank + 1))]
+assert hvd.synchronize(hvd.grouped_allreduce_async_(group, op=hvd.Sum, prescale_factor=3.0))[0] is group[0]
+check("grouped async in place", group[0], torch.full((2,), 3.0 * sum_weight))
+# grouped_allgather: each tensor as allgather gives it, with and without gradients.
+ga, gb = hvd.grouped_allgather([torch.full((rank + 1, 2), rank), torch.tensor([float(rank)])], name="gg")
+check("grouped allgather", ga, torch.cat([torch.full((r + 1, 2), r) for r in range(size)]))
+check("grouped allgather, second", gb, torch.arange(float(size)))
+(ha,) = hvd.synchronize(hvd.grouped_allgather_async([torch.tensor([rank])]))
+check("grouped allgather async", ha, torch.arange(size))
+x = leaf(rank + 1, 2)
+(y,) = hvd.grouped_allgather([x])
+(y * weight * torch.arange(1.0, y.shape[0] + 1).unsqueeze(1)).sum().backward()
+first = rank * (rank + 1) // 2
+check("grouped allgather gradient", x.grad,
+      mean_weight * torch.arange(first + 1.0, first + rank + 2).unsqueeze(1).expand(rank + 1, 2))
+
 # Rank r gives r + 1 rows of 2; row i of the result is weighted (i + 1) by every rank.
 x = leaf(rank + 1, 2)
 y = hvd.allgather(x)

@@ -1,0 +1,8 @@
+"""hvd.tensorflow.keras.callbacks: hvd.keras.callbacks under Horovod's tf.keras name."""
+
+from ...keras.callbacks import (  # noqa: F401
+    BroadcastGlobalVariablesCallback,
+    LearningRateScheduleCallback,
+    LearningRateWarmupCallback,
+    MetricAverageCallback,
+)

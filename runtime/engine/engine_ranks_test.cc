@@ -845,3 +845,28 @@ TEST_CASE("ranks waiting in join name the rank that never joins in the stall war
                                  "submitted it \\(HOROVOD_STALL_SHUTDOWN_TIME_SECONDS=0\\)"));
   }
 }
+
+TEST_CASE("a request still pending when its rank joins runs first, with the ranks that never submit it standing in",
+          "[mp][engine]") {
+  const int size = 3;
+  std::vector<float> result;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    if (rank == 0) {
+      // Submitted, not waited for, then join: the join waits for it, and it for ranks 1
+      // and 2, which join without ever submitting it.
+      std::vector<float> v = ramp(rank, 6);
+      auto h = e.submit({"only-rank-0", reduction(6, ReduceOp::kMax), v.data(), v.data()});
+      if (!h) return h.status().message();
+      auto j = e.submitJoin();
+      if (!j) return j.status().message();
+      if (Status s = e.wait(*h); !s.isOk()) return s.message();
+      result = v;
+      auto last = e.waitJoin(*j);
+      if (!last) return last.status().message();
+      return *last == 0 ? "" : "rank 0's join was not the last: " + std::to_string(*last);
+    }
+    return joinExpecting(e, 0);
+  });
+  CHECK(errors == none(size));
+  CHECK(result == ramp(0, 6));
+}

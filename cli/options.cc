@@ -570,6 +570,19 @@ bool takesNextToken(const CLI::App& app, const std::string& name, const std::str
   return opt != nullptr && opt->get_expected_min() > 0 && arg.find('=') == std::string::npos;
 }
 
+// An option that takes a value given an empty one ("--timeline-filename=$UNSET"): CLI11
+// then took the next token as its value, so "--timeline-filename= -np 2 ./train" failed
+// saying -np was missing. `next`: the token after arg, if any.
+void refuseEmptyValue(const CLI::App& app, const std::string& name, const std::string& arg, const std::string* next) {
+  const CLI::Option* opt = app.get_option_no_throw(name);
+  if (opt == nullptr || opt->get_expected_min() == 0) return;
+  const size_t eq = arg.find('=');
+  const bool empty = eq != std::string::npos ? eq + 1 == arg.size() : next != nullptr && next->empty();
+  if (!empty) return;
+  throw UserError(ExitCode::kUsage, name + " was given an empty value",
+                  "give it one, or leave the option out (an unset shell variable, as in " + name + "=$UNSET, is empty)");
+}
+
 CommandLine splitCommandLine(const CLI::App& app, const std::vector<std::string>& args) {
   CommandLine line;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -579,6 +592,7 @@ CommandLine splitCommandLine(const CLI::App& app, const std::vector<std::string>
       break;
     }
     std::string name = canonicalName(arg.substr(0, arg.find('=')));
+    refuseEmptyValue(app, name, arg, i + 1 < args.size() ? &args[i + 1] : nullptr);
     std::vector<std::string> tokens{name + (arg.find('=') != std::string::npos ? arg.substr(arg.find('=')) : "")};
     if (takesNextToken(app, name, arg) && i + 1 < args.size()) tokens.push_back(args[++i]);
     const CLI::Option* opt = app.get_option_no_throw(name);
@@ -671,9 +685,10 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   for (const auto& [key, tokens] : line.options) o.givenOnCommandLine.insert(key);
   // Each key from the highest layer that has it, unless the command line does.
   std::map<std::string, std::vector<std::string>> chosen;
+  std::map<std::string, std::string> chosenFrom;  // key -> the layer's origin, for messages
   for (const SettingLayer& layer : layers) {
     for (const auto& [key, values] : layer.values) {
-      if (o.givenOnCommandLine.count(key) == 0) chosen[key] = values;
+      if (o.givenOnCommandLine.count(key) == 0) chosen[key] = values, chosenFrom[key] = layer.origin;
     }
   }
   std::vector<std::string> merged;
@@ -682,6 +697,11 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   for (const SettingKey& key : keys) {
     auto it = chosen.find(key.key);
     if (it == chosen.end()) continue;
+    if (key.kind != SettingKind::kFlag &&
+        std::any_of(it->second.begin(), it->second.end(), [](const std::string& v) { return v.empty(); })) {
+      throw UserError(ExitCode::kUsage, chosenFrom[key.key] + ": '" + key.key + "' is empty",
+                      "give it a value, or leave it out");
+    }
     std::vector<std::string> tokens = tokensFor(key, it->second);
     merged.insert(merged.end(), tokens.begin(), tokens.end());
     if (!key.sbatchOnly && kNotForJobs.count(key.key) == 0) launch.insert(launch.end(), tokens.begin(), tokens.end());

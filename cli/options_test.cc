@@ -254,3 +254,26 @@ TEST_CASE("horovodrun's --mpi-args is split at spaces and needs --mpi, and --glo
         "--mpi-args '-v' is for mpirun, which runs only with --mpi");
   CHECK(std::string(usageErrorOf({"--gloo", "--mpi", "-np", "2", "prog"}).what()) == "--gloo and --mpi ask for two launches");
 }
+
+TEST_CASE("an option given an empty value is refused naming it instead of taking the next option as its value",
+          "[unit]") {
+  // "--timeline-filename=$UNSET -np 2 ./train": CLI11 took -np as the file name, and the
+  // error said -np was missing.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--timeline-filename=", "-np", "2", "prog"},
+        std::vector<std::string>{"--timeline-filename", "", "-np", "2", "prog"}}) {
+    UserError e = usageErrorOf(args);
+    CHECK(std::string(e.what()) == "--timeline-filename was given an empty value");
+    CHECK(e.hint().find("=$UNSET") != std::string::npos);
+  }
+  CHECK(std::string(usageErrorOf({"-np", "2", "-x", "", "prog"}).what()) == "-x was given an empty value");
+  // A flag given "=" is no value to miss; an empty argument of the program is the program's.
+  CHECK(parseOptions({"--no-gpu=", "-np", "2", "prog", ""}).program == std::vector<std::string>{"prog", ""});
+  hvd::cli::SettingLayer layer{"config.toml", {{"timeline-filename", {""}}}};
+  try {
+    parseOptions({"-np", "2", "prog"}, {layer});
+    FAIL("an empty config value was taken");
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()) == "config.toml: 'timeline-filename' is empty");
+  }
+}

@@ -781,6 +781,17 @@ void checkStdinRank(const Options& o, const Plan& plan) {
   }
 }
 
+// --ranks-filter names at least one rank of this job: one that names none showed nothing at
+// all on the console, as if every rank were silent. Ranks past the job's end are allowed
+// beside one in it, so one filter serves jobs of different sizes.
+void checkRanksFilter(const Options& o, const Plan& plan) {
+  const int ranks = static_cast<int>(plan.ranks.size());
+  if (o.ranksFilter.empty() || *o.ranksFilter.begin() < ranks) return;
+  throw UserError(ExitCode::kUsage,
+                  fmt::format("--ranks-filter names no rank of this job, which has {} ranks (0-{})", ranks, ranks - 1),
+                  "name at least one of the job's ranks; --output-filename keeps every rank's output in files");
+}
+
 // --timeline-filename: the ranks write their traces beside it and hvdrun merges them into
 // it, replacing it. Checked before anything starts: a directory that is not there failed
 // every rank at init, and a device (/dev/null) was replaced by a regular file.
@@ -828,6 +839,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const bool overSsh = !o.useMpi && plan.source != HostSource::kSlurm && ranksElsewhere(plan);
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
   checkStdinRank(o, plan);
+  checkRanksFilter(o, plan);
   checkTimelinePath(o);
   std::optional<SshLaunch> ssh;
   if (overSsh) ssh = sshLaunchFor(o);

@@ -480,6 +480,19 @@ TEST_CASE("output files hold every rank's lines while the console shows only the
   CHECK(read("rank.1/stderr") == "first complaint\nsecond complaint\nfinal words of rank 1\n");
 }
 
+TEST_CASE("a ranks filter naming none of the job's ranks is refused before any rank starts", "[e2e][mp]") {
+  // Before, the job ran with nothing at all on the console, as if every rank were silent.
+  auto run = runHvdrun({"-np", "2", "--ranks-filter", "2-3", "sh", "-c", "echo started"});
+  CHECK(run.exitCode == 2);
+  CHECK(run.out.find("started") == std::string::npos);
+  CHECK(run.err.find("hvdrun: error: --ranks-filter names no rank of this job, which has 2 ranks (0-1)\n") !=
+        std::string::npos);
+  // One rank in the job is enough: the filter serves jobs of other sizes too.
+  auto some = runHvdrun({"-np", "2", "--ranks-filter", "1,7", "sh", "-c", "echo started"});
+  CHECK(some.exitCode == 0);
+  CHECK(some.out == "[1]<stdout>:started\n");
+}
+
 TEST_CASE("timestamped output starts each console line with the time to the millisecond", "[e2e][mp]") {
   auto run = runHvdrun({"-np", "2", "--timestamp-output", kRank, "args", "x"});
   REQUIRE(run.exitCode == 0);

@@ -103,6 +103,23 @@ Result<engine::Spec> gatherSpec(size_t count, DataType type, Device device, std:
   return spec;
 }
 
+// A reducescatter's spec and this rank's output size in bytes; `count` must be whole rows.
+Result<std::pair<engine::Spec, std::uint64_t>> scatterSpec(size_t count, DataType type, ReduceOp op, Device device,
+                                                            std::span<const std::int64_t> rowShape) {
+  engine::Spec spec{engine::OpKind::kReducescatter, type, op, 0, count, device};
+  for (std::int64_t extent : rowShape) {
+    if (extent < 0) return Status(Errc::kInvalidArgument, "reducescatter: a row extent is negative");
+  }
+  spec.rows = engine::rowShapeOf(rowShape);
+  const std::uint64_t perRow = spec.rows.elements;
+  if (perRow == 0 ? count != 0 : count % perRow != 0) {
+    return Status(Errc::kInvalidArgument, "reducescatter: " + std::to_string(count) +
+                                              " elements are not whole rows of shape " + engine::describe(spec.rows));
+  }
+  const std::uint64_t rows = perRow == 0 ? 0 : count / perRow;
+  return std::pair{spec, engine::reducescatterShare(rows, rank(), size()).rows * perRow * dataTypeSize(type)};
+}
+
 // counts in elements of `type` (the byte calls gather uint8).
 Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type = DataType::kUInt8,
                                    std::span<const std::int64_t> rowShape = {}) {
@@ -325,6 +342,32 @@ Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t coun
   if (!spec) return spec.status();
   return submit(name, *spec, in, nullptr);
 }
+
+Result<Handle> reducescatterAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
+                                  ReduceOp op, std::span<const std::int64_t> rowShape, Device device) {
+  auto rt = usable();
+  if (!rt) return rt.status();
+  auto checked = scatterSpec(count, type, op, device, rowShape);
+  if (!checked) return checked.status();
+  return (*rt)->engine().submit({std::string(name), checked->first, in, out, checked->second});
+}
+
+Status reducescatter(const void* in, void* out, size_t count, DataType type, ReduceOp op,
+                     std::span<const std::int64_t> rowShape) {
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
+  auto checked = scatterSpec(count, type, op, Device::kCpu, rowShape);
+  if (!checked) return checked.status();
+  auto handle = rt->engine().submit(
+      {.spec = checked->first, .in = in, .out = out, .outBytes = checked->second, .waitedAtOnce = true});
+  if (!handle) return handle.status();
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
+  return rt->engine().wait(*handle);
+}
+
+size_t reducescatterRows(size_t rows) { return engine::reducescatterShare(rows, rank(), size()).rows; }
+size_t reducescatterFirstRow(size_t rows) { return engine::reducescatterShare(rows, rank(), size()).firstRow; }
 
 Result<bool> poll(Handle handle) {
   auto found = usable();

@@ -49,6 +49,13 @@ int hvd_allgatherv(const void* mine, const size_t* bytes_per_rank, void* out) {
   return report(hvd::allgatherv(mine, bytes_per_rank, out));
 }
 int hvd_barrier(void) { return report(hvd::barrier()); }
+int hvd_reducescatter(const void* in, void* out, size_t count, enum hvd_datatype type, enum hvd_reduce_op op,
+                      size_t row_elements) {
+  const std::int64_t row[] = {static_cast<std::int64_t>(row_elements)};
+  return report(hvd::reducescatter(in, out, count, static_cast<hvd::DataType>(type), static_cast<hvd::ReduceOp>(op),
+                                   row_elements == 1 ? std::span<const std::int64_t>{} : std::span<const std::int64_t>(row)));
+}
+size_t hvd_reducescatter_rows(size_t rows) { return hvd::reducescatterRows(rows); }
 int hvd_join(int* last_rank) {
   auto last = hvd::join();
   if (!last) return report(last.status());

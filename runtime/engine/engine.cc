@@ -77,19 +77,22 @@ double toUs(Clock::time_point t) { return std::chrono::duration<double, std::mic
 
 // Horovod's event names where the thing is the same.
 const char* negotiateName(OpKind kind) {
-  static const char* const kNames[] = {"NEGOTIATE_ALLREDUCE", "NEGOTIATE_BROADCAST", "NEGOTIATE_ALLGATHER", "NEGOTIATE_BARRIER"};
+  static const char* const kNames[] = {"NEGOTIATE_ALLREDUCE", "NEGOTIATE_BROADCAST", "NEGOTIATE_ALLGATHER",
+                                       "NEGOTIATE_BARRIER", "NEGOTIATE_REDUCESCATTER"};
   return kNames[static_cast<int>(kind)];
 }
 const char* opName(OpKind kind) {
-  static const char* const kNames[] = {"ALLREDUCE", "BROADCAST", "ALLGATHER", "BARRIER"};
+  static const char* const kNames[] = {"ALLREDUCE", "BROADCAST", "ALLGATHER", "BARRIER", "REDUCESCATTER"};
   return kNames[static_cast<int>(kind)];
 }
 // The collective itself, named after what moved it: hvd's ring/pairwise algorithms over
-// TCP and shared memory, Open MPI, or another backend.
+// TCP and shared memory, Open MPI, or another backend. A reducescatter runs as an allreduce.
 const char* activityName(std::string_view backend, OpKind kind) {
-  static const char* const kRing[] = {"RING_ALLREDUCE", "RING_BROADCAST", "RING_ALLGATHER", "RING_BARRIER"};
-  static const char* const kMpi[] = {"MPI_ALLREDUCE", "MPI_BCAST", "MPI_ALLGATHER", "MPI_BARRIER"};
-  static const char* const kOther[] = {"BACKEND_ALLREDUCE", "BACKEND_BROADCAST", "BACKEND_ALLGATHER", "BACKEND_BARRIER"};
+  static const char* const kRing[] = {"RING_ALLREDUCE", "RING_BROADCAST", "RING_ALLGATHER", "RING_BARRIER",
+                                      "RING_ALLREDUCE"};
+  static const char* const kMpi[] = {"MPI_ALLREDUCE", "MPI_BCAST", "MPI_ALLGATHER", "MPI_BARRIER", "MPI_ALLREDUCE"};
+  static const char* const kOther[] = {"BACKEND_ALLREDUCE", "BACKEND_BROADCAST", "BACKEND_ALLGATHER",
+                                       "BACKEND_BARRIER", "BACKEND_ALLREDUCE"};
   const char* const* table = backend == "tcp" ? kRing : backend == "mpi" ? kMpi : kOther;
   return table[static_cast<int>(kind)];
 }
@@ -251,13 +254,31 @@ Result<HandleId> Engine::submit(Submission s) {
                            std::to_string(size_) + ")");
   }
   if (spec.count > 0 && spec.kind != OpKind::kBarrier) {
-    bool needsIn = spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kAllgather;
+    // A reducescatter's output may be empty (more ranks than rows): checked when it runs.
+    bool needsIn = spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kAllgather ||
+                   spec.kind == OpKind::kReducescatter;
     bool needsOut = spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kBroadcast;
     if ((needsIn && s.in == nullptr) || (needsOut && s.out == nullptr)) {
       return invalidArgument(describe(spec) + (s.name.empty() ? "" : " '" + s.name + "'") + " was given a null buffer");
     }
     if (spec.count > (std::uint64_t{1} << 62) / dataTypeSize(spec.type)) {
       return invalidArgument(std::to_string(spec.count) + " elements is more than any buffer can hold");
+    }
+  }
+  if (spec.kind == OpKind::kReducescatter) {
+    // Checked here, where a wrong size fails this call alone, not the collective it joins.
+    if (spec.rows.elements == 0 ? spec.count != 0 : spec.count % spec.rows.elements != 0) {
+      return invalidArgument(describe(spec) + " is not a whole number of rows of " +
+                             std::to_string(spec.rows.elements) + " elements");
+    }
+    const std::uint64_t rows = spec.rows.elements == 0 ? 0 : spec.count / spec.rows.elements;
+    const Share share = reducescatterShare(rows, rank_, size_);
+    const std::uint64_t shareBytes = share.rows * spec.rows.elements * dataTypeSize(spec.type);
+    if (s.outBytes != shareBytes || (shareBytes > 0 && s.out == nullptr)) {
+      return invalidArgument(describe(spec) + ": rank " + std::to_string(rank_) + "'s share is " +
+                             std::to_string(share.rows) + " of the " + std::to_string(rows) + " rows (" +
+                             std::to_string(shareBytes) + " bytes), but the output buffer holds " +
+                             std::to_string(s.out == nullptr ? 0 : s.outBytes) + " bytes");
     }
   }
   auto op = std::make_shared<Operation>();
@@ -816,6 +837,16 @@ std::shared_ptr<Engine::Operation> Engine::standIn(const Response& response) {
       break;
     case OpKind::kBarrier:
       break;
+    case OpKind::kReducescatter: {
+      // The identity in, and room for this rank's rows (dropped).
+      const std::uint64_t rows = op->spec.rows.elements == 0 ? 0 : op->spec.count / op->spec.rows.elements;
+      op->outBytes = reducescatterShare(rows, rank_, size_).rows * op->spec.rows.elements * dataTypeSize(op->spec.type);
+      op->standIn.resize(op->spec.bytes() + op->outBytes);
+      fillReductionIdentity(op->standIn.data(), op->spec.count, op->spec.type, op->spec.op);
+      op->in = op->standIn.data();
+      op->out = op->standIn.data() + op->spec.bytes();
+      break;
+    }
   }
   return op;
 }
@@ -1108,6 +1139,8 @@ Status Engine::runAlone(const Response& response, Operation& op) {
       return backend->broadcast(TensorRef{op.out, spec.count, spec.type, spec.device}, spec.root);
     case OpKind::kBarrier:
       return backend->barrier();
+    case OpKind::kReducescatter:
+      return runReducescatter(*backend, op);
     case OpKind::kAllgather: {
       std::vector<std::uint64_t> counts = response.counts;
       if (counts.empty()) {  // unnamed: the shares are learnt now
@@ -1144,6 +1177,30 @@ Status Engine::runAlone(const Response& response, Operation& op) {
     }
   }
   return internalError("unknown request kind");
+}
+
+// An allreduce of the whole tensor, of which this rank keeps its rows: every backend runs
+// it, at twice the traffic of a ring's reduce-scatter (docs/runtime.md says so).
+Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation& op) {
+  const Spec& spec = op.spec;
+  const std::uint64_t rows = spec.rows.elements == 0 ? 0 : spec.count / spec.rows.elements;
+  const Share share = reducescatterShare(rows, rank_, size_);
+  const size_t width = spec.rows.elements * dataTypeSize(spec.type);
+  const size_t shareBytes = share.rows * width;  // the output's size, checked at submission
+  if (spec.count == 0) return Status::ok();  // the same on every rank: the count was agreed
+  if (spec.device == Device::kCpu) {
+    if (fusionBuffer_.size() < spec.bytes()) fusionBuffer_.resize(spec.bytes());
+    std::memcpy(fusionBuffer_.data(), op.in, spec.bytes());
+    HVD_RETURN_IF_ERROR(backend.allreduce(TensorRef{fusionBuffer_.data(), spec.count, spec.type, spec.device}, spec.op));
+    if (shareBytes > 0) std::memcpy(op.out, fusionBuffer_.data() + share.firstRow * width, shareBytes);
+    return Status::ok();
+  }
+  auto scratch = backend.scratch(spec.bytes(), op.in);
+  if (!scratch) return scratch.status();
+  HVD_RETURN_IF_ERROR(backend.copy(*scratch, op.in, spec.bytes()));
+  HVD_RETURN_IF_ERROR(backend.allreduce(TensorRef{*scratch, spec.count, spec.type, spec.device}, spec.op));
+  if (shareBytes > 0) HVD_RETURN_IF_ERROR(backend.copy(op.out, *scratch + share.firstRow * width, shareBytes));
+  return backend.finishCopies();
 }
 
 void Engine::complete(const std::shared_ptr<Operation>& op, Status status) {

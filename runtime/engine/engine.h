@@ -84,7 +84,7 @@ class Engine {
     void* out = nullptr;       // allreduce: may equal in; broadcast: in place; allgather:
                                // optional, on the tensor's device (else the result is host
                                // memory handed over by waitGathered)
-    std::uint64_t outBytes = 0;  // allgather with out: its size, checked against the total
+    std::uint64_t outBytes = 0;  // allgather with out, reducescatter: its size, checked when it runs
     // The submitting thread waits for it at once (a blocking call) and so drives its cycle
     // itself: an engine thread that is backing off is not woken for it.
     bool waitedAtOnce = false;
@@ -183,6 +183,7 @@ class Engine {
   Status runAllreduceGroup(const ReadyList& ready,
                            const std::vector<size_t>& members);
   Status runAlone(const Response& response, Operation& op);
+  Status runReducescatter(backends::CollectiveBackend& backend, Operation& op);
   backends::CollectiveBackend* backendFor(Device device);
   void complete(const std::shared_ptr<Operation>& op, Status status);
   void stop(const Status& why, std::optional<int> goneRank = std::nullopt);

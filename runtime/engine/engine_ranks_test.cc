@@ -870,3 +870,54 @@ TEST_CASE("a request still pending when its rank joins runs first, with the rank
   CHECK(errors == none(size));
   CHECK(result == ramp(0, 6));
 }
+
+namespace {
+
+Spec scatter(std::uint64_t rows, std::uint64_t perRow, ReduceOp op) {
+  Spec s{OpKind::kReducescatter, DataType::kFloat32, op, 0, rows * perRow, hvd::Device::kCpu};
+  const std::int64_t trailing[] = {static_cast<std::int64_t>(perRow)};
+  s.rows = hvd::engine::rowShapeOf(trailing);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("reducescatter gives each rank its rows of the reduction, split as Horovod splits them, beside a joined rank too",
+          "[mp][engine]") {
+  const int size = 3;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    for (std::uint64_t rows : {0ull, 1ull, 2ull, 3ull, 7ull, 9ull}) {
+      for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+        const auto op = static_cast<ReduceOp>(o);
+        for (bool named : {true, false}) {
+          const std::uint64_t perRow = 2;
+          std::vector<float> in = ramp(rank, rows * perRow);
+          const auto share = hvd::engine::reducescatterShare(rows, rank, size);
+          std::vector<float> out(share.rows * perRow, -1.0f);
+          auto h = e.submit({named ? "rs" + std::to_string(rows) : "", scatter(rows, perRow, op), in.data(), out.data(),
+                             out.size() * sizeof(float)});
+          if (!h) return h.status().message();
+          if (Status s = e.wait(*h); !s.isOk()) return s.message();
+          std::vector<float> all = over({0, 1, 2}, rows * perRow, op, size);
+          std::vector<float> mine(all.begin() + static_cast<long>(share.firstRow * perRow),
+                                  all.begin() + static_cast<long>((share.firstRow + share.rows) * perRow));
+          if (out != mine) return "reducescatter of " + std::to_string(rows) + " rows, " + std::string(hvd::reduceOpName(op)) +
+                                  (named ? " named" : " unnamed") + ", is wrong";
+        }
+      }
+    }
+    // A wrong output size fails this rank's call at once, not the collective.
+    std::vector<float> in(8), out(1);
+    auto wrong = e.submit({"rs-wrong", scatter(4, 2, ReduceOp::kSum), in.data(), out.data(), sizeof(float)});
+    if (wrong || wrong.status().message().find("'s share is") == std::string::npos) return "a wrong output size was taken";
+    // Rank 0 joined: the others' shares hold their sum alone; rank 0's rows still count in the split.
+    if (rank == 0) return joinExpecting(e, -1);
+    std::vector<float> in2 = ramp(rank, 6), out2(2);
+    auto h = e.submit({"rs-joined", scatter(3, 2, ReduceOp::kSum), in2.data(), out2.data(), out2.size() * sizeof(float)});
+    if (!h || !e.wait(*h).isOk()) return "reducescatter beside a joined rank failed";
+    std::vector<float> sum = over({1, 2}, 6, ReduceOp::kSum, size);
+    if (out2 != std::vector<float>(sum.begin() + 2 * rank, sum.begin() + 2 * rank + 2)) return "beside a joined rank: wrong";
+    return joinExpecting(e, -1);
+  });
+  CHECK(errors == none(size));
+}

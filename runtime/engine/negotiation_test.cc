@@ -418,3 +418,41 @@ TEST_CASE("an allgather's row shape survives the wire and an impossible one is r
   WireReader badReader(bad);
   CHECK_FALSE(badReader.spec(back));
 }
+
+TEST_CASE("reducescatter shares split the rows as Horovod does and cover every row once", "[unit]") {
+  CHECK(reducescatterShare(7, 0, 3).firstRow == 0);
+  CHECK(reducescatterShare(7, 0, 3).rows == 3);
+  CHECK(reducescatterShare(7, 1, 3).firstRow == 3);
+  CHECK(reducescatterShare(7, 2, 3).rows == 2);
+  CHECK(reducescatterShare(2, 2, 3).rows == 0);  // more ranks than rows
+  for (int size = 1; size <= 9; ++size) {
+    for (std::uint64_t rows = 0; rows <= 40; ++rows) {
+      std::uint64_t next = 0;
+      for (int r = 0; r < size; ++r) {
+        auto share = reducescatterShare(rows, r, size);
+        CHECK(share.firstRow == next);
+        CHECK((share.rows == rows / size || share.rows == rows / size + 1));
+        next += share.rows;
+      }
+      CHECK(next == rows);
+    }
+  }
+}
+
+TEST_CASE("a reducescatter's spec is described with its op and rows and survives the wire", "[unit]") {
+  Spec s{OpKind::kReducescatter, DataType::kFloat32, ReduceOp::kMax, 0, 12, hvd::Device::kCpu};
+  const std::int64_t trailing[] = {2, 3};
+  s.rows = rowShapeOf(trailing);
+  CHECK(describe(s) == "reducescatter of 12 float32 (max) in rows of shape (2, 3)");
+  WireWriter w;
+  w.spec(s);
+  auto bytes = w.take();
+  WireReader r(bytes);
+  Spec back;
+  REQUIRE(r.spec(back));
+  CHECK(back == s);
+  Spec other = s;
+  other.rows = rowShapeOf(std::vector<std::int64_t>{3, 2});
+  CHECK_FALSE(compatible(s, other));
+  CHECK(agreementHash(s) != agreementHash(other));
+}

@@ -1,6 +1,8 @@
 // runtime/engine/request.cc: descriptions and agreement hashes of request specs.
 #include "runtime/engine/request.h"
 
+#include <algorithm>
+
 namespace hvd::engine {
 namespace {
 
@@ -40,17 +42,28 @@ std::string_view opKindName(OpKind kind) {
     case OpKind::kBroadcast: return "broadcast";
     case OpKind::kAllgather: return "allgather";
     case OpKind::kBarrier: return "barrier";
+    case OpKind::kReducescatter: return "reducescatter";
   }
   return "?";
+}
+
+Share reducescatterShare(std::uint64_t rows, int rank, int size) {
+  const auto n = static_cast<std::uint64_t>(size), r = static_cast<std::uint64_t>(rank);
+  const std::uint64_t base = rows / n, extra = rows % n;
+  return Share{r * base + std::min(r, extra), base + (r < extra ? 1 : 0)};
 }
 
 std::string describe(const Spec& spec) {
   if (spec.kind == OpKind::kBarrier) return "barrier";
   std::string text = std::string(opKindName(spec.kind)) + " of " + std::to_string(spec.count) + " " +
                      std::string(dataTypeName(spec.type));
-  if (spec.kind == OpKind::kAllreduce) text += " (" + std::string(reduceOpName(spec.op)) + ")";
+  if (spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kReducescatter) {
+    text += " (" + std::string(reduceOpName(spec.op)) + ")";
+  }
   if (spec.kind == OpKind::kBroadcast) text += " from root " + std::to_string(spec.root);
-  if (spec.kind == OpKind::kAllgather && spec.rows.dims != 0) text += " in rows of shape " + describe(spec.rows);
+  if ((spec.kind == OpKind::kAllgather || spec.kind == OpKind::kReducescatter) && spec.rows.dims != 0) {
+    text += " in rows of shape " + describe(spec.rows);
+  }
   if (spec.device == Device::kCuda) text += " on the GPU";
   return text;
 }
@@ -63,6 +76,7 @@ bool compatible(const Spec& a, const Spec& b) {
     case OpKind::kBroadcast: return a.root == b.root && a.count == b.count;
     case OpKind::kAllgather: return a.rows == b.rows;
     case OpKind::kBarrier: return true;
+    case OpKind::kReducescatter: return a.op == b.op && a.count == b.count && a.rows == b.rows;
   }
   return false;
 }
@@ -74,7 +88,8 @@ std::uint64_t agreementHash(const Spec& spec, std::uint64_t seed) {
   h = mix(h, static_cast<std::uint64_t>(spec.device));
   if (spec.kind == OpKind::kAllreduce) h = mix(mix(h, static_cast<std::uint64_t>(spec.op)), spec.count);
   if (spec.kind == OpKind::kBroadcast) h = mix(mix(h, static_cast<std::uint64_t>(spec.root)), spec.count);
-  if (spec.kind == OpKind::kAllgather) {
+  if (spec.kind == OpKind::kReducescatter) h = mix(mix(h, static_cast<std::uint64_t>(spec.op)), spec.count);
+  if (spec.kind == OpKind::kAllgather || spec.kind == OpKind::kReducescatter) {
     h = mix(mix(h, spec.rows.elements), spec.rows.dims);
     for (size_t i = 0; i < RowShape::kMaxDims; ++i) h = mix(h, spec.rows.extents[i]);
   }

@@ -13,7 +13,10 @@
 
 namespace hvd::engine {
 
-enum class OpKind : std::uint8_t { kAllreduce, kBroadcast, kAllgather, kBarrier };
+// kReducescatter: Horovod's; every rank gets its share of the reduced tensor's rows
+// (reducescatterShare).
+enum class OpKind : std::uint8_t { kAllreduce, kBroadcast, kAllgather, kBarrier, kReducescatter };
+inline constexpr int kOpKindCount = 5;
 std::string_view opKindName(OpKind kind);  // "allreduce", ...
 
 // An allgather's rows: its tensor's shape past the first dimension, which every rank must
@@ -41,10 +44,17 @@ struct Spec {
   int root = 0;                  // broadcast only
   std::uint64_t count = 0;       // elements; for allgather this rank's own share
   Device device = Device::kCpu;
-  RowShape rows{};               // allgather only
+  RowShape rows{};               // allgather and reducescatter only
   bool operator==(const Spec&) const = default;
   std::uint64_t bytes() const { return count * dataTypeSize(type); }
 };
+
+// The rows of a reducescatter of `rows` rows that `rank` of `size` gets, as Horovod splits
+// them: rows / size each, and one more for each of the first rows % size ranks.
+struct Share {
+  std::uint64_t firstRow = 0, rows = 0;
+};
+Share reducescatterShare(std::uint64_t rows, int rank, int size);
 
 // "allreduce of 1000 float32 (sum)", "broadcast of 12 uint8 from root 0",
 // "allgather of 3 int32" (the count is this rank's; "... in rows of shape (2, 3)" for a

@@ -20,7 +20,7 @@ void WireWriter::spec(const Spec& s) {
       static_cast<std::uint64_t>(s.op) << 16 | static_cast<std::uint64_t>(s.device) << 24);
   u64(static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.root)));
   u64(s.count);
-  if (s.kind != OpKind::kAllgather) return;
+  if (s.kind != OpKind::kAllgather && s.kind != OpKind::kReducescatter) return;
   u64(s.rows.elements);
   u64(s.rows.dims);
   for (std::uint32_t extent : s.rows.extents) u64(extent);
@@ -46,13 +46,13 @@ bool WireReader::spec(Spec& s) {
   std::uint64_t packed = 0, root = 0, count = 0;
   if (!u64(packed) || !u64(root) || !u64(count)) return false;
   auto kind = packed & 0xff, type = (packed >> 8) & 0xff, op = (packed >> 16) & 0xff, device = (packed >> 24) & 0xff;
-  if (kind > 3 || type >= static_cast<std::uint64_t>(kDataTypeCount) || op >= static_cast<std::uint64_t>(kReduceOpCount) ||
+  if (kind >= static_cast<std::uint64_t>(kOpKindCount) || type >= static_cast<std::uint64_t>(kDataTypeCount) || op >= static_cast<std::uint64_t>(kReduceOpCount) ||
       device > 1 || (packed >> 32) != 0 || root > 0x7fffffff) {
     return false;
   }
   s = Spec{static_cast<OpKind>(kind), static_cast<DataType>(type), static_cast<ReduceOp>(op), static_cast<int>(root), count,
            static_cast<Device>(device)};
-  if (s.kind != OpKind::kAllgather) return true;
+  if (s.kind != OpKind::kAllgather && s.kind != OpKind::kReducescatter) return true;
   std::uint64_t elements = 0, dims = 0;
   if (!u64(elements) || !u64(dims)) return false;
   if (dims > RowShape::kMaxDims && dims != RowShape::kNotHeld) return false;

@@ -94,6 +94,25 @@ int main(void) {
   CHECK(hvd_preemption_requested() == 0, "preemption announced without a notice");
   CHECK(hvd_barrier() == 0, "barrier failed");
 
+  /* reducescatter: 2 * size + 1 rows of 3 ints, rank k's row i all k + i; summed, row i is
+   * size * i + size * (size - 1) / 2. Rank 0 gets one row more than the others. */
+  {
+    size_t rows = 2 * (size_t)size + 1, mine_rows = hvd_reducescatter_rows(rows);
+    CHECK(mine_rows == (rank == 0 ? 3u : 2u) || size == 1, "reducescatter share wrong");
+    int* rs_in = malloc(rows * 3 * sizeof(int));
+    int* rs_out = malloc(mine_rows * 3 * sizeof(int));
+    for (size_t i = 0; i < rows * 3; ++i) rs_in[i] = rank + (int)(i / 3);
+    CHECK(hvd_reducescatter(rs_in, rs_out, rows * 3, HVD_INT32, HVD_SUM, 3) == 0, "reducescatter failed");
+    size_t first = rank == 0 ? 0 : 3 + 2 * (size_t)(rank - 1);
+    if (size == 1) first = 0;
+    for (size_t i = 0; i < mine_rows * 3; ++i) {
+      int row = (int)(first + i / 3);
+      CHECK(rs_out[i] == size * row + size * (size - 1) / 2, "reducescatter data wrong");
+    }
+    free(rs_in);
+    free(rs_out);
+  }
+
   /* join: every rank but the last joins at once; the last one's sums then hold its value
    * alone, and it is the last to join on every rank. */
   int last_joined = -1;

@@ -129,6 +129,21 @@ Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, D
 // rowShape as for allgatherv: the rows must be the same on every rank.
 Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type,
                               Device device = Device::kCpu, std::span<const std::int64_t> rowShape = {});
+// Horovod's reducescatter: `count` elements in rows of `rowShape` (the tensor's shape past
+// its first dimension; empty: single elements), the same on every rank, reduced with `op`
+// (kAverage divides by size()); `out` receives this rank's rows of the result, as many as
+// reducescatterRows says. Runs as an allreduce of the whole tensor, of which each rank keeps
+// its rows: twice a ring reduce-scatter's traffic (docs/runtime.md).
+Result<Handle> reducescatterAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
+                                  ReduceOp op, std::span<const std::int64_t> rowShape = {},
+                                  Device device = Device::kCpu);
+// Blocking, host memory.
+Status reducescatter(const void* in, void* out, size_t count, DataType type, ReduceOp op,
+                     std::span<const std::int64_t> rowShape = {});
+// The rows this rank gets of a reducescatter of `rows` rows, and the first of them: rows /
+// size() each, one more for each of the first rows % size() ranks (Horovod's split).
+size_t reducescatterRows(size_t rows);
+size_t reducescatterFirstRow(size_t rows);
 // Whether the request has finished; never blocks. kInvalidArgument for a handle that is
 // not pending (unknown, or already synchronized).
 Result<bool> poll(Handle handle);

@@ -33,6 +33,11 @@ int hvd_allgather(const void* mine, size_t bytes, void* out);
 int hvd_allgather_sizes(size_t bytes, size_t* sizes_out);
 int hvd_allgatherv(const void* mine, const size_t* bytes_per_rank, void* out);
 int hvd_barrier(void);
+/* Horovod's reducescatter (hvd/hvd.h): count elements in rows of row_elements, reduced with
+ * op; out receives this rank's hvd_reducescatter_rows(count / row_elements) rows. */
+int hvd_reducescatter(const void* in, void* out, size_t count, enum hvd_datatype type, enum hvd_reduce_op op,
+                      size_t row_elements);
+size_t hvd_reducescatter_rows(size_t rows);
 /* Horovod's join (hvd/hvd.h: hvd::join): blocks until every rank joined; stores the last
  * rank to join in last_rank (may be NULL). */
 int hvd_join(int* last_rank);

@@ -43,6 +43,8 @@ from ._ops import (
     broadcast_object,
     join,
     poll,
+    reducescatter,
+    reducescatter_async,
     synchronize,
 )
 

@@ -97,6 +97,15 @@ def empty_like(x):
     return torch.empty(x.shape, dtype=x.dtype, device=x.device)
 
 
+def empty_shaped(like, shape):
+    """An uninitialized dense array of `like`'s type, dtype and device, of this shape."""
+    if isinstance(like, np.ndarray):
+        return np.empty(shape, dtype=like.dtype)
+    import torch
+
+    return torch.empty(shape, dtype=like.dtype, device=like.device)
+
+
 def from_gathered(data, counts, like):
     """The result of an allgather: the ranks' blocks of `like`'s trailing shape, stacked
     along the first dimension, as `like`'s type. data: uint8 NumPy array of every rank's

@@ -187,6 +187,23 @@ def allgather_async(tensor, name=None):
     return _remember(handle, "gather", x, (x,))
 
 
+def reducescatter(tensor, op=None, name=None):
+    """Horovod's: tensor (the same shape on every rank) reduced across ranks (op: Average by
+    default); this rank gets its rows of the result along the first dimension, rows //
+    size() of them, one more for each of the first rows % size() ranks."""
+    return synchronize(reducescatter_async(tensor, op=op, name=name))
+
+
+def reducescatter_async(tensor, op=None, name=None):
+    """Starts a reducescatter; synchronize(handle) returns this rank's rows."""
+    x = _arrays.as_input(tensor)
+    if len(x.shape) == 0:
+        raise ValueError("hvd: reducescatter splits the tensor's first dimension, and a 0-d tensor has none")
+    out = _arrays.empty_shaped(x, (_hvd.reducescatter_rows(x.shape[0]),) + tuple(x.shape[1:]))
+    handle = _hvd.reducescatter_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, None))
+    return _remember(handle, "plain", lambda: out, (x, out))
+
+
 def poll(handle):
     """True once the async request has finished (synchronize will not block)."""
     with _pending_lock:

@@ -143,6 +143,19 @@ void broadcast(const OutArray& array, int root) {
   }, array);
 }
 
+// out: this rank's rows (hvd.reducescatter sizes it by reducescatter_rows); the runtime
+// checks its size against the share.
+Handle reducescatterAsync(std::string_view name, const InArray& input, const OutArray& output, ReduceOp op) {
+  ArrayView in = viewOf(input, "tensor");
+  ArrayView out = viewOf(output, "output");
+  if (out.type != in.type || out.device != in.device) {
+    throw nb::type_error("hvd: reducescatter's output must have the tensor's dtype and device");
+  }
+  return unlocked([&] {
+    return hvd::reducescatterAsync(name, in.data, out.data, in.count, in.type, op, rowShapeOf(input), in.device);
+  });
+}
+
 Handle allgatherAsync(std::string_view name, const InArray& input) {
   ArrayView in = viewOf(input, "tensor");
   return unlocked([&] { return hvd::allgatherAsync(name, in.data, in.count, in.type, in.device, rowShapeOf(input)); });
@@ -234,6 +247,8 @@ void registerCollectives(nb::module_& m) {
   m.def("allgather", &allgather, nb::arg("input"),
         "Blocking; returns (every rank's bytes in rank order as a uint8 array, elements per rank).");
   m.def("allgather_async", &allgatherAsync, nb::arg("name"), nb::arg("input"));
+  m.def("reducescatter_async", &reducescatterAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
+  m.def("reducescatter_rows", &hvd::reducescatterRows, nb::arg("rows"));
   m.def("synchronize_allgather", &synchronizeAllgather, nb::arg("handle"));
   m.def("synchronize_for", &synchronizeFor, nb::arg("handle"), nb::arg("timeout_ms"),
         "synchronize, waiting at most timeout_ms: False while the request is pending.");

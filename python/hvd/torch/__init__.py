@@ -104,6 +104,25 @@ def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_facto
     return tensors
 
 
+def reducescatter(tensor, name=None, compression=Compression.none, op=None, prescale_factor=1.0,
+                  postscale_factor=1.0):
+    """Horovod's: tensor (the same shape on every rank) reduced across ranks (op: Average by
+    default), this rank getting its rows of the result (rows // size(), one more for each
+    of the first rows % size() ranks). Differentiable: the gradient gathers every rank's."""
+    compressed, ctx = compression.compress(tensor)
+    op = _ops._op(op, None)
+    if _autograd.wants_grad(compressed):
+        out = _autograd.Reducescatter.apply(compressed, op, name, prescale_factor, postscale_factor)
+    else:
+        out = _autograd._scaled_reducescatter(compressed, op, name, prescale_factor, postscale_factor)
+    return compression.decompress(out, ctx)
+
+
+def reducescatter_async(tensor, name=None, op=None):
+    """Horovod's: starts a reducescatter; synchronize(handle) returns this rank's rows."""
+    return _ops.reducescatter_async(tensor, op=op, name=name)
+
+
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0):
     """Horovod's: starts grouped_allreduce; synchronize(handle) returns the new tensors."""
     op = _ops._op(op, average)

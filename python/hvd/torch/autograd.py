@@ -13,7 +13,7 @@ gives no derivative of anything).
 
 import torch
 
-from .. import HvdUsageError, _ops, rank
+from .. import HvdUsageError, _ops, rank, size
 
 
 def wants_grad(tensor):
@@ -65,6 +65,35 @@ class Allgather(torch.autograd.Function):
         rows = _ops.allgather(torch.tensor([ctx.rows], dtype=torch.int64))
         first = int(rows[: rank()].sum())
         return averaged.narrow(0, first, ctx.rows).reshape(ctx.shape), None
+
+
+class Reducescatter(torch.autograd.Function):
+    """The gradient of rank k's tensor: every rank's output gradient, gathered in rank order
+    (rank r's rows came from every rank's rows of r), scaled as the forward was, over the
+    ranks for Average."""
+
+    @staticmethod
+    def forward(ctx, tensor, op, name, prescale_factor, postscale_factor):
+        ctx.op, ctx.scale = op, prescale_factor * postscale_factor
+        return _scaled_reducescatter(tensor.detach(), op, name, prescale_factor, postscale_factor)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if ctx.op not in (_ops.Average, _ops.Sum):
+            raise HvdUsageError(f"hvd: reducescatter with op {ctx.op.name} has no gradient; only Sum or Average "
+                                "carry one back (detach the tensor, or reduce with one of those)")
+        gathered = _ops.allgather(grad_output.contiguous())
+        scale = ctx.scale / (size() if ctx.op == _ops.Average else 1)
+        return gathered * scale if scale != 1.0 else gathered, None, None, None, None
+
+
+def _scaled_reducescatter(tensor, op, name, prescale_factor, postscale_factor):
+    if prescale_factor != 1.0:
+        tensor = tensor * prescale_factor
+    out = _ops.reducescatter(tensor, op=op, name=name)
+    if postscale_factor != 1.0:
+        out.mul_(postscale_factor)
+    return out
 
 
 class Broadcast(torch.autograd.Function):

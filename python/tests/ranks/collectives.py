@@ -99,6 +99,27 @@ for dtype in NUMPY_DTYPES:
             named = hvd.synchronize(hvd.allreduce_async(x, op=op, name=what))
             check(named, want, what + " async", tolerance(dtype))
 
+# reducescatter (Horovod's): this rank's rows of the reduction, rows // size each and one
+# more for each of the first rows % size ranks, for every dtype and op; shapes with a first
+# dimension, more ranks than rows among them.
+for dtype in NUMPY_DTYPES:
+    integer = np.issubdtype(dtype, np.integer)
+    for op in OPS:
+        for shape in [s for s in SHAPES if len(s) > 0] + [(2, 3)]:
+            what = f"numpy reducescatter {np.dtype(dtype).name} {op.name} {shape}"
+            rows = shape[0]
+            first = rank * (rows // size) + min(rank, rows % size)
+            mine = rows // size + (1 if rank < rows % size else 0)
+            want = expected(op, shape, integer)[first:first + mine]
+            check(hvd.reducescatter(values(rank, shape).astype(dtype), op=op), want, what, tolerance(dtype))
+            named = hvd.synchronize(hvd.reducescatter_async(values(rank, shape).astype(dtype), op=op, name=what))
+            check(named, want, what + " async", tolerance(dtype))
+try:
+    hvd.reducescatter(np.float32(1.0))
+    raise AssertionError("a 0-d tensor was scattered")
+except ValueError as e:
+    assert "first dimension" in str(e), e
+
 # NumPy arrays the in-place fast path leaves to the general one, which reduces or refuses
 # them as before: a strided view, a read-only array, another byte order, a dtype hvd lacks,
 # a name or average=, an op given as something else than hvd.ReduceOp.

@@ -88,6 +88,21 @@ first = rank * (rank + 1) // 2
 check("grouped allgather gradient", x.grad,
       mean_weight * torch.arange(first + 1.0, first + rank + 2).unsqueeze(1).expand(rank + 1, 2))
 
+# reducescatter: rank r's rows of the reduction; the gradient gathers every rank's output
+# gradient (rank r's loss weighs its rows by r + 1), scaled as the forward, over the ranks
+# for Average. 2 * size + 1 rows: rank 0 gets three, the others two.
+rows = 2 * size + 1
+shares = [rows // size + (1 if r < rows % size else 0) for r in range(size)]
+for op, divide in ((hvd.Average, size), (hvd.Sum, 1)):
+    x = leaf(rows, 2)
+    y = hvd.reducescatter(x, op=op, prescale_factor=2.0)
+    first = sum(shares[:rank])
+    reduced = sum(torch.arange(rows * 2.0).reshape(rows, 2).add(r) for r in range(size)) * 2.0 / divide
+    check(f"reducescatter {op.name}", y, reduced[first:first + shares[rank]])
+    (y * weight).sum().backward()
+    row_weights = torch.cat([torch.full((shares[r], 2), float(r + 1)) for r in range(size)])
+    check(f"reducescatter {op.name} gradient", x.grad, row_weights * 2.0 / divide)
+
 # Rank r gives r + 1 rows of 2; row i of the result is weighted (i + 1) by every rank.
 x = leaf(rank + 1, 2)
 y = hvd.allgather(x)

@@ -253,6 +253,43 @@ def _gather(tensor, name):
     return out
 
 
+def reducescatter(tensor, op=None, name=None):
+    """Horovod's: tensor (the same shape on every rank) reduced across ranks (op: Average by
+    default), this rank getting its rows of the result (rows // size(), one more on each of
+    the first rows % size() ranks); differentiable, the gradient gathering every rank's."""
+    tensor = tf.convert_to_tensor(tensor)
+    op = Average if op is None else op
+    if tensor.shape.rank == 0:
+        raise ValueError("hvd: reducescatter splits the tensor's first dimension, and a 0-d tensor has none")
+    if not _may_need_gradient():
+        return _scatter(tensor, op, name)
+
+    @tf.custom_gradient
+    def scatter(x):
+        def gradient(upstream):
+            if op not in (Average, Sum):
+                raise HvdUsageError(f"hvd: reducescatter with op {op.name} has no gradient; only Sum or Average "
+                                    "carry one back")
+            gathered = _gather(tf.convert_to_tensor(upstream), None)
+            return gathered / size() if op == Average else gathered
+
+        return _scatter(x, op, name), gradient
+
+    return scatter(tensor)
+
+
+def _scatter(tensor, op, name):
+    prefix = _group_name(name, "reducescatter")
+    if tf.executing_eagerly():
+        out = _ops.reducescatter(_host_array(tensor.numpy()), op=op, name=prefix)
+        return tf.cast(tf.convert_to_tensor(out), tensor.dtype)
+    _refuse_xla("reducescatter")
+    out = tf.numpy_function(lambda a: np.asarray(_ops.reducescatter(_host_array(a), op=op, name=prefix)).astype(a.dtype),
+                            [tensor], Tout=tensor.dtype, stateful=True, name="hvd_reducescatter")
+    out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
+    return out
+
+
 def _dense(gradient):
     return tf.convert_to_tensor(gradient) if isinstance(gradient, tf.IndexedSlices) else gradient
 

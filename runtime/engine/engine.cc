@@ -686,19 +686,23 @@ Status Engine::negotiateAndRun(ControlWait wait) {
   progressed_ = !ready.empty() || agreed.anyAnnouncements || agreed.shutdownRank >= 0 || agreed.unnamedMin > 0;
   HVD_RETURN_IF_ERROR(execute(ready));
   if (joinedCount_ == size_) {
-    // Every rank joined: each one's join returns, and the job goes on as before it.
-    if (join_) {
-      join_->lastJoined = lastJoined_;
-      complete(join_, Status::ok());
-    }
+    // Every rank joined: each one's join returns, and the job goes on as before it. The
+    // state is reset first: the caller may submit the moment its join is seen done.
+    std::shared_ptr<Operation> joined = std::move(join_);
     join_.reset();
     joinAnnounced_ = false;
     joined_.assign(static_cast<size_t>(size_), false);
     joinedCount_ = 0;
     table_.clearJoined();
     joinedHere_.store(false, std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(queueMutex_);
-    joinSubmitted_ = false;
+    {
+      std::lock_guard<std::mutex> lock(queueMutex_);
+      joinSubmitted_ = false;
+    }
+    if (joined) {
+      joined->lastJoined = lastJoined_;
+      complete(joined, Status::ok());
+    }
   }
   if (agreed.shutdownRank >= 0) {
     stop(agreed.shutdownRank == rank_

@@ -38,6 +38,7 @@
 #include "cli/os/adopted_orphans.h"
 #include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
+#include "cli/os/oom_kills.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
 #include "cli/plan_request.h"
@@ -184,6 +185,12 @@ std::string failureSummaryText(const JobOutcome& outcome, int total, const std::
                         "its peers until their timeout, so look there first\n",
                         rankListText(outcome.stoppedWhenFailed, 16), outcome.stoppedWhenFailed.size() == 1 ? "was" : "were",
                         f.rank);
+  }
+  if (f.signal == SIGKILL && outcome.oomKillsDuring > 0) {
+    text += fmt::format("  the kernel's OOM killer ended {} process(es) on this machine while the job ran (oom_kill in "
+                        "/proc/vmstat): rank {} most likely ran out of memory, its own or a limit's (a cgroup, Slurm's "
+                        "--mem); dmesg names what it killed\n",
+                        outcome.oomKillsDuring, f.rank);
   }
   if (f.signal != 0 && f.signal == outcome.noticePassedOn) {
     text += fmt::format("  hvdrun had passed {0} on to every rank (a notice, as from Slurm's --signal or scancel "
@@ -864,12 +871,16 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   if (o.useMpi || plan.source == HostSource::kSlurm) {
     jobWide.insert(jobWide.end(), o.runtimeVariables.begin(), o.runtimeVariables.end());
   }
+  const std::optional<std::uint64_t> oomKillsBefore = forksRanks ? kernelOomKills() : std::nullopt;
   JobOutcome outcome = o.useMpi ? launchWithMpirun(o, plan, jobWide, server.get(), preemption)
                        : plan.source == HostSource::kSlurm
                            ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
                        : ssh ? launchOverSsh(o, plan, *ssh, jobWide, server.get(), preemption, shmPrefix)
                            : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
                                            guardian ? &*guardian : nullptr, errorFiles ? &*errorFiles : nullptr);
+  if (auto after = oomKillsBefore ? kernelOomKills() : std::nullopt; after && *after > *oomKillsBefore) {
+    outcome.oomKillsDuring = *after - *oomKillsBefore;
+  }
   // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
   removeShmObjects(shmPrefix);
   // A notice sent to the ranks directly (scancel --signal=USR2) reaches hvdrun this way.

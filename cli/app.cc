@@ -186,11 +186,11 @@ std::string failureSummaryText(const JobOutcome& outcome, int total, const std::
                         rankListText(outcome.stoppedWhenFailed, 16), outcome.stoppedWhenFailed.size() == 1 ? "was" : "were",
                         f.rank);
   }
-  if (f.signal == SIGKILL && outcome.oomKillsDuring > 0) {
-    text += fmt::format("  the kernel's OOM killer ended {} process(es) on this machine while the job ran (oom_kill in "
+  if (f.signal == SIGKILL && f.oomKillsOnHost > 0) {
+    text += fmt::format("  the kernel's OOM killer ended {} process(es) on {} while the rank ran (oom_kill in "
                         "/proc/vmstat): rank {} most likely ran out of memory, its own or a limit's (a cgroup, Slurm's "
-                        "--mem); dmesg names what it killed\n",
-                        outcome.oomKillsDuring, f.rank);
+                        "--mem); dmesg there names what it killed\n",
+                        f.oomKillsOnHost, f.host, f.rank);
   }
   if (f.signal != 0 && f.signal == outcome.noticePassedOn) {
     text += fmt::format("  hvdrun had passed {0} on to every rank (a notice, as from Slurm's --signal or scancel "
@@ -347,6 +347,7 @@ std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, co
   f.rank = cause->rank;
   f.exitCode = cause->end.exitCode;
   f.signal = cause->end.signal;
+  f.oomKillsOnHost = cause->oomKillsOnHost;
   return f;
 }
 
@@ -878,8 +879,9 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
                        : ssh ? launchOverSsh(o, plan, *ssh, jobWide, server.get(), preemption, shmPrefix)
                            : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
                                            guardian ? &*guardian : nullptr, errorFiles ? &*errorFiles : nullptr);
-  if (auto after = oomKillsBefore ? kernelOomKills() : std::nullopt; after && *after > *oomKillsBefore) {
-    outcome.oomKillsDuring = *after - *oomKillsBefore;
+  if (auto after = oomKillsBefore ? kernelOomKills() : std::nullopt;
+      after && *after > *oomKillsBefore && outcome.firstFailure) {
+    outcome.firstFailure->oomKillsOnHost = *after - *oomKillsBefore;
   }
   // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
   removeShmObjects(shmPrefix);

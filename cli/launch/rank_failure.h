@@ -27,6 +27,9 @@ struct RankFailure {
   // srun or mpirun ended badly and neither its messages nor the task shims named a rank (it
   // could not start the job, or lost a node's daemon): its name; `rank` then means nothing.
   std::string launcher;
+  // Processes the kernel's OOM killer ended on the rank's host while it ran (oom_kills.h):
+  // a rank killed by a SIGKILL no one sent then most likely ran out of memory.
+  std::uint64_t oomKillsOnHost = 0;
 };
 
 }  // namespace hvd::cli

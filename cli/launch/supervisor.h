@@ -136,9 +136,6 @@ struct JobOutcome {
   // stopped rank stalls its peers, so it is the likelier cause. Local ranks only.
   std::vector<int> stoppedWhenFailed;
   bool preempted = false;       // the preemption signal arrived
-  // Ranks forked here: processes the kernel's OOM killer ended on this machine while the
-  // job ran (oom_kills.h); a rank killed by a SIGKILL of no one's then likely ran out of memory.
-  std::uint64_t oomKillsDuring = 0;
   int noticePassedOn = 0;       // the last notice (SIGUSR1, SIGUSR2) hvdrun passed on to the ranks
   int ranksStoppedAfterPreemption = 0;  // still running when preemptGrace ended
   int ranksStoppedAfterCoordinator = 0;  // still running when the coordinator rank exited 0

@@ -17,6 +17,7 @@
 #include "cli/launch/torch_error_file.h"
 #include "cli/os/adopted_orphans.h"
 #include "cli/os/console.h"
+#include "cli/os/oom_kills.h"
 #include "cli/os/subprocess.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/rendezvous/client.h"
@@ -121,22 +122,26 @@ std::string endReportKey(long long index) { return std::string(kEndReportCountKe
 
 std::string encodeTaskEndReport(const TaskEndReport& report) {
   return std::to_string(report.rank) + " " + std::to_string(report.end.exitCode) + " " +
-         std::to_string(report.end.signal) + " " + (report.toldToStop ? "1" : "0");
+         std::to_string(report.end.signal) + " " + (report.toldToStop ? "1" : "0") + " " +
+         std::to_string(std::min<std::uint64_t>(report.oomKillsOnHost, 1 << 24));
 }
 
+// Four fields from an hvdrun before the OOM count, five since.
 std::optional<TaskEndReport> decodeTaskEndReport(std::string_view text) {
-  long long fields[4] = {};
+  long long fields[5] = {};
   size_t at = 0;
-  for (int i = 0; i < 4; ++i) {
-    size_t end = i < 3 ? text.find(' ', at) : text.size();
-    if (end == std::string_view::npos || end == at) return std::nullopt;
-    auto [ptr, ec] = std::from_chars(text.data() + at, text.data() + end, fields[i]);
-    if (ec != std::errc() || ptr != text.data() + end || fields[i] < 0 || fields[i] > (1 << 24)) return std::nullopt;
+  int n = 0;
+  for (; n < 5 && at <= text.size(); ++n) {
+    size_t end = text.find(' ', at);
+    if (end == std::string_view::npos) end = text.size();
+    if (end == at) return std::nullopt;
+    auto [ptr, ec] = std::from_chars(text.data() + at, text.data() + end, fields[n]);
+    if (ec != std::errc() || ptr != text.data() + end || fields[n] < 0 || fields[n] > (1 << 24)) return std::nullopt;
     at = end + 1;
   }
-  if (fields[3] > 1) return std::nullopt;
+  if (n < 4 || at <= text.size() || fields[3] > 1) return std::nullopt;
   return TaskEndReport{static_cast<int>(fields[0]), TaskEnd{static_cast<int>(fields[1]), static_cast<int>(fields[2])},
-                       fields[3] == 1};
+                       fields[3] == 1, static_cast<std::uint64_t>(fields[4])};
 }
 
 std::optional<TaskEndReport> rootCauseOf(const std::vector<TaskEndReport>& inArrivalOrder) {
@@ -236,6 +241,7 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   if (::pipe2(execPipe, O_CLOEXEC) != 0) return systemError("cannot start rank " + std::to_string(job.rank), errno);
   const pid_t shim = ::getpid();
   (void)adoptOrphans();  // what the rank leaves outside its session is stopped at its end
+  const std::optional<std::uint64_t> oomKillsBefore = kernelOomKills();
   pid_t child = ::fork();
   if (child < 0) return systemError("cannot start rank " + std::to_string(job.rank), errno);
   if (child == 0) {
@@ -271,6 +277,9 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
   if (!clean && !gStoppedForCoordinator.load()) {
     // Told or not as the rank ended, before any wait below lets the launcher's stop arrive.
     TaskEndReport report{job.rank, end, toldToStop(end)};
+    if (auto after = oomKillsBefore ? kernelOomKills() : std::nullopt; after && *after > *oomKillsBefore) {
+      report.oomKillsOnHost = *after - *oomKillsBefore;
+    }
     if (end.signal == 0 && !report.toldToStop) {
       if (auto went = peerGoneOf(env, job.rank); went && *went != job.rank) {
         awaitEndOf(env, *went, std::min<std::chrono::milliseconds>(kOwnEndWindow, job.killGrace));

@@ -49,6 +49,7 @@ struct TaskEndReport {
   int rank = 0;
   TaskEnd end;
   bool toldToStop = false;  // the launcher had signalled the task (SIGTERM, SIGINT, SIGHUP) first
+  std::uint64_t oomKillsOnHost = 0;  // the kernel's OOM kills on its node while it ran (oom_kills.h)
 };
 std::string encodeTaskEndReport(const TaskEndReport& report);
 std::optional<TaskEndReport> decodeTaskEndReport(std::string_view text);

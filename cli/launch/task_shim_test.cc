@@ -19,8 +19,14 @@ TEST_CASE("a task's end report reads back as it was written and anything else is
     CHECK(back->end.exitCode == r.end.exitCode);
     CHECK(back->end.signal == r.end.signal);
     CHECK(back->toldToStop == r.toldToStop);
+    CHECK(back->oomKillsOnHost == 0);
   }
-  for (const char* bad : {"", "3", "3 1 0", "3 1 0 2", "3 1 0 1 ", "-1 1 0 0", "3 x 0 0", "3  1 0 0", "99999999999 1 0 0"}) {
+  TaskEndReport oom = killed(5, 9);
+  oom.oomKillsOnHost = 2;  // the OOM killer ran on the rank's node while it did
+  CHECK(decodeTaskEndReport(encodeTaskEndReport(oom))->oomKillsOnHost == 2);
+  CHECK(decodeTaskEndReport("5 0 9 0")->oomKillsOnHost == 0);  // an hvdrun from before the count
+  for (const char* bad : {"", "3", "3 1 0", "3 1 0 2", "3 1 0 1 ", "-1 1 0 0", "3 x 0 0", "3  1 0 0", "99999999999 1 0 0",
+                          "3 1 0 0 1 1", "3 1 0 0 x"}) {
     INFO("'" << bad << "'");
     CHECK_FALSE(decodeTaskEndReport(bad).has_value());
   }

@@ -25,6 +25,7 @@
 
 #include "tests/support/cpu_list.h"
 #include "tests/support/hvdrun_runner.h"
+#include "tests/support/memory_cgroup.h"
 
 using hvd::test::environmentWith;
 using hvd::test::processGone;
@@ -493,46 +494,10 @@ TEST_CASE("a ranks filter naming none of the job's ranks is refused before any r
   CHECK(some.out == "[1]<stdout>:started\n");
 }
 
-namespace {
-
-// A memory cgroup of `bytes` without swap, made for one test (cgroup v1's memory controller,
-// or v2's memory.max); "" where this machine lets the test make none (not root, no memory
-// controller). The caller removes it once its processes are gone.
-std::string makeMemoryCgroup(size_t bytes) {
-  auto write = [](const std::string& path, const std::string& value) {
-    std::ofstream out(path);
-    out << value;
-    out.flush();
-    return static_cast<bool>(out);
-  };
-  const std::string name = "hvd-oom-test-" + std::to_string(::getpid());
-  const std::string v1 = "/sys/fs/cgroup/memory/" + name;
-  if (::mkdir(v1.c_str(), 0755) == 0) {
-    bool ok = write(v1 + "/memory.limit_in_bytes", std::to_string(bytes));
-    if (ok && std::filesystem::exists(v1 + "/memory.memsw.limit_in_bytes")) {
-      ok = write(v1 + "/memory.memsw.limit_in_bytes", std::to_string(bytes));
-    }
-    if (ok) return v1;
-    ::rmdir(v1.c_str());
-  }
-  for (const std::string root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-    const std::string v2 = root + "/" + name;
-    if (!std::filesystem::exists(root + "/cgroup.controllers") || ::mkdir(v2.c_str(), 0755) != 0) continue;
-    if (write(v2 + "/memory.max", std::to_string(bytes)) &&
-        (!std::filesystem::exists(v2 + "/memory.swap.max") || write(v2 + "/memory.swap.max", "0"))) {
-      return v2;
-    }
-    ::rmdir(v2.c_str());
-  }
-  return "";
-}
-
-}  // namespace
-
 TEST_CASE("a rank the kernel's OOM killer ends is named as most likely out of memory", "[e2e][mp]") {
   // Rank 1 moves itself into a 64 MiB cgroup and allocates 256 MiB. Before, the summary said
   // only "was killed by SIGKILL", which at 2 a.m. could be anything.
-  const std::string cgroup = makeMemoryCgroup(64u << 20);
+  const std::string cgroup = hvd::test::makeMemoryCgroup(64u << 20);
   if (cgroup.empty()) {
     hvd::test::skipTest("no memory cgroup can be made here (needs root and cgroup v1's memory or v2's memory.max)");
   }
@@ -540,14 +505,13 @@ TEST_CASE("a rank the kernel's OOM killer ends is named as most likely out of me
                         "if [ \"$HVD_RANK\" = 1 ]; then echo $$ > " + cgroup +
                             "/cgroup.procs && exec python3 -c 'b = bytearray(256 << 20)'; else sleep 30; fi"},
                        withTimeout(std::chrono::seconds(60)));
-  for (int i = 0; i < 50 && ::rmdir(cgroup.c_str()) != 0 && errno == EBUSY; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the killed process leaves it
-  }
+  hvd::test::removeCgroup(cgroup);
   INFO(run.err);
   CHECK(run.exitCode == 137);
   CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL") != std::string::npos);
-  CHECK(run.err.find("  the kernel's OOM killer ended 1 process(es) on this machine while the job ran (oom_kill in "
-                     "/proc/vmstat): rank 1 most likely ran out of memory") != std::string::npos);
+  CHECK(run.err.find("  the kernel's OOM killer ended 1 process(es) on " + hvd::test::hostName() +
+                     " while the rank ran (oom_kill in /proc/vmstat): rank 1 most likely ran out of memory") !=
+        std::string::npos);
   CHECK_FALSE(std::filesystem::exists(cgroup));
 }
 

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "tests/support/hvdrun_runner.h"
+#include "tests/support/memory_cgroup.h"
 
 namespace {
 
@@ -494,6 +495,25 @@ TEST_CASE("SIGQUIT sent to hvdrun is srun's to act on: the step ends at once and
   INFO(text);
   CHECK(text.find("hvdrun: interrupted by SIGQUIT; stopped 4 rank(s)") != std::string::npos);
   CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGQUIT));
+}
+
+TEST_CASE("under srun a rank the OOM killer ends is named by its node's task shim as most likely out of memory",
+          "[cluster][launch]") {
+  // Rank 1, on node02, moves itself into a 64 MiB cgroup and allocates 256 MiB.
+  requireTestbed();
+  const std::string cgroup = hvd::test::makeMemoryCgroup(64u << 20);
+  if (cgroup.empty()) {
+    hvd::test::skipTest("no memory cgroup can be made here (needs root and cgroup v1's memory or v2's memory.max)");
+  }
+  auto run = inAllocation({"-N2", "-n2"}, {kHvdrun, "sh", "-c",
+                                           "if [ \"$HVD_RANK\" = 1 ]; then echo $$ > " + cgroup +
+                                               "/cgroup.procs && exec python3 -c 'b = bytearray(256 << 20)'; "
+                                               "else sleep 30; fi"});
+  hvd::test::removeCgroup(cgroup);
+  INFO(run.err);
+  CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host node02") != std::string::npos);
+  CHECK(run.err.find("  the kernel's OOM killer ended 1 process(es) on node02 while the rank ran (oom_kill in "
+                     "/proc/vmstat): rank 1 most likely ran out of memory") != std::string::npos);
 }
 
 TEST_CASE("started by srun --mpi=pmix or mpirun without hvdrun, ranks on three nodes learn who they are from PMIx", "[cluster][launch][pmix]") {

@@ -23,6 +23,7 @@
 #include "cli/os/console.h"
 #include "cli/os/cpu_topology.h"
 #include "cli/os/machine.h"
+#include "cli/os/oom_kills.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/cpu_binding.h"
 #include "cli/plan/thread_defaults.h"
@@ -230,7 +231,12 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   // A rank here that failed because another went (a SIGTERM handler that shut hvd down):
   // one here is left to end by itself, as hvdrun leaves its own ranks (supervisor.h).
   supervision.peerGoneOf = [&rankEnv](int rank) { return peerGoneOf(rankEnv, rank); };
-  supervision.onFailure = [&](const RankFailure& f) {
+  const std::optional<std::uint64_t> oomKillsBefore = kernelOomKills();
+  supervision.onFailure = [&](const RankFailure& failure) {
+    RankFailure f = failure;
+    if (auto now = oomKillsBefore ? kernelOomKills() : std::nullopt; now && *now > *oomKillsBefore) {
+      f.oomKillsOnHost = *now - *oomKillsBefore;
+    }
     // Before the record: hvdrun reads the exception once the failure is reported.
     if (auto file = errorFileOf.find(f.rank); file != errorFileOf.end()) handOverRecordedError(rankEnv, f.rank, file->second);
     printTo(stderr, "{}\n", formatAgentFailure(f));

@@ -264,7 +264,7 @@ std::string formatAgentFailure(const RankFailure& f) {
   // The host last: a plan's host name has no spaces, and the rest are numbers and a time.
   return std::string(kFailurePrefix) + "rank=" + std::to_string(f.rank) + " pid=" + std::to_string(f.pid) +
          " code=" + std::to_string(f.exitCode) + " signal=" + std::to_string(f.signal) + " when=" + f.when +
-         " host=" + f.host;
+         " oom=" + std::to_string(f.oomKillsOnHost) + " host=" + f.host;
 }
 
 std::optional<RankFailure> parseAgentFailure(std::string_view line) {
@@ -284,6 +284,9 @@ std::optional<RankFailure> parseAgentFailure(std::string_view line) {
   f.signal = static_cast<int>(sig);
   f.when = std::string(*w);
   f.host = std::string(*h);
+  // The OOM killer's kills on the host while its ranks ran; absent from an older agent's.
+  long long oom = 0;
+  if (auto o = word(line, "oom"); o && parseNumber(*o, oom)) f.oomKillsOnHost = static_cast<std::uint64_t>(oom);
   return f;
 }
 

@@ -118,7 +118,7 @@ TEST_CASE("signal lines carry a signal number and nothing else", "[agent]") {
   CHECK_FALSE(parseAgentSignal("kill 15").has_value());
 }
 
-TEST_CASE("a rank failure record read back names the same rank pid code signal time and host", "[agent]") {
+TEST_CASE("a rank failure record read back names the same rank pid code signal time OOM kills and host", "[agent]") {
   RankFailure f;
   f.rank = 7;
   f.pid = 4242;
@@ -134,8 +134,13 @@ TEST_CASE("a rank failure record read back names the same rank pid code signal t
   CHECK(back->signal == 0);
   CHECK(back->when == f.when);
   CHECK(back->host == f.host);
+  CHECK(back->oomKillsOnHost == 0);
   f.signal = 11;
+  f.oomKillsOnHost = 3;
   CHECK(parseAgentFailure(formatAgentFailure(f))->signal == 11);
+  CHECK(parseAgentFailure(formatAgentFailure(f))->oomKillsOnHost == 3);
+  // An agent from before the OOM count says nothing of it.
+  CHECK(parseAgentFailure("hvdrun-agent: failed rank=1 pid=1 code=0 signal=9 when=t host=h")->oomKillsOnHost == 0);
   CHECK_FALSE(parseAgentFailure("[3]<stderr>:hvdrun-agent: failed rank=1").has_value());
   CHECK_FALSE(parseAgentFailure("hvdrun-agent: failed rank=x pid=1 code=1 signal=0 when=t host=h").has_value());
 }

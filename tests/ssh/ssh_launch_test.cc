@@ -29,6 +29,7 @@
 #include "runtime/common/json.h"
 #include "tests/support/cpu_list.h"
 #include "tests/support/hvdrun_runner.h"
+#include "tests/support/memory_cgroup.h"
 
 namespace {
 
@@ -242,6 +243,25 @@ TEST_CASE("SIGQUIT sent to hvdrun reaches every rank on every host and the job e
     CHECK(text.find("[" + std::to_string(r) + "]<stdout>:got SIGQUIT\n") != std::string::npos);
   }
   CHECK(code == 128 + SIGQUIT);
+}
+
+TEST_CASE("over ssh a rank the OOM killer ends is named by its host's agent as most likely out of memory", "[ssh]") {
+  // Rank 1, on the second host, moves itself into a 64 MiB cgroup and allocates 256 MiB.
+  const std::string cgroup = hvd::test::makeMemoryCgroup(64u << 20);
+  if (cgroup.empty()) {
+    hvd::test::skipTest("no memory cgroup can be made here (needs root and cgroup v1's memory or v2's memory.max)");
+  }
+  auto run = runSshJob(1, {"sh", "-c",
+                           "if [ \"$HVD_RANK\" = 1 ]; then echo $$ > " + cgroup +
+                               "/cgroup.procs && exec python3 -c 'b = bytearray(256 << 20)'; else sleep 30; fi"});
+  hvd::test::removeCgroup(cgroup);
+  INFO(run.err);
+  const std::string host = bed().hosts[1];
+  CHECK(run.exitCode == 137);
+  CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host " + host) != std::string::npos);
+  CHECK(run.err.find("  the kernel's OOM killer ended 1 process(es) on " + host +
+                     " while the rank ran (oom_kill in /proc/vmstat): rank 1 most likely ran out of memory") !=
+        std::string::npos);
 }
 
 TEST_CASE("over ssh the runtime's collectives agree across three hosts", "[ssh]") {

@@ -21,13 +21,25 @@ def test_python_m_hvd_check_build_prints_the_report_of_the_hvdrun_installed_besi
     installed = os.path.join(sysconfig.get_path("scripts"), "hvdrun")
     ours = run(sys.executable, "-m", "hvd", "--check-build")
     theirs = run(installed, "--check-build")
-    assert ours.returncode == 0 and ours.stdout == theirs.stdout
+    assert ours.returncode == 0 and ours.stdout.startswith(theirs.stdout), ours
     assert "Available Controllers:" in ours.stdout and "[X] TCP" in ours.stdout
+    # Then the frameworks, as Horovod's report lists them: this venv has all three.
+    # Before, a Python user could not see from it which frameworks hvd would serve.
+    assert ours.stdout[len(theirs.stdout):] == ("\nAvailable Frameworks:\n    [X] TensorFlow\n    [X] PyTorch\n"
+                                                "    [X] Keras\n"), ours.stdout
+    verbose = run(sys.executable, "-m", "hvd", "--check-build", "--verbose")
+    assert verbose.returncode == 0 and f"[X] PyTorch ({torch_version()}; hvd.torch)" in verbose.stdout, verbose.stdout
+
+
+def torch_version():
+    import importlib.metadata
+
+    return importlib.metadata.version("torch")
 
 
 def test_python_m_hvd_with_anything_else_prints_its_usage_and_exits_2():
     wrong = run(sys.executable, "-m", "hvd", "--bogus")
-    assert wrong.returncode == 2 and "usage: python -m hvd --check-build" in wrong.stderr
+    assert wrong.returncode == 2 and "usage: python -m hvd --check-build [--verbose]" in wrong.stderr
 
 
 def test_the_package_carries_its_type_stubs_and_finds_libhvd_beside_itself():

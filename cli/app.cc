@@ -879,9 +879,9 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
                        : ssh ? launchOverSsh(o, plan, *ssh, jobWide, server.get(), preemption, shmPrefix)
                            : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
                                            guardian ? &*guardian : nullptr, errorFiles ? &*errorFiles : nullptr);
-  if (auto after = oomKillsBefore ? kernelOomKills() : std::nullopt;
-      after && *after > *oomKillsBefore && outcome.firstFailure) {
-    outcome.firstFailure->oomKillsOnHost = *after - *oomKillsBefore;
+  if (oomKillsBefore.has_value() && outcome.firstFailure) {
+    const std::uint64_t before = *oomKillsBefore;
+    if (auto after = kernelOomKills(); after && *after > before) outcome.firstFailure->oomKillsOnHost = *after - before;
   }
   // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
   removeShmObjects(shmPrefix);

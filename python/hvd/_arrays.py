@@ -126,5 +126,7 @@ def from_gathered(data, counts, like):
         return data.view(like.dtype).reshape(shape)
     import torch
 
+    if data.size == 0:  # nothing came (every rank gave no rows): torch views no empty buffer as another dtype
+        return torch.empty(shape, dtype=like.dtype, device=like.device)
     out = torch.from_numpy(data).view(like.dtype).reshape(shape)
     return out if like.device.type == "cpu" else out.to(like.device)

@@ -204,6 +204,28 @@ def reducescatter_async(tensor, op=None, name=None):
     return _remember(handle, "plain", lambda: out, (x, out))
 
 
+def alltoall(tensor, splits=None, name=None):
+    """Horovod's: sends splits[d] of tensor's rows (first dimension) to rank d, in order
+    (splits None: rows // size() to each, which must divide evenly), and returns the rows
+    every rank sent this one, in rank order; with splits, (output, received_splits)."""
+    return synchronize(alltoall_async(tensor, splits=splits, name=name))
+
+
+def alltoall_async(tensor, splits=None, name=None):
+    """Starts an alltoall; synchronize(handle) returns what alltoall returns."""
+    x = _arrays.as_input(tensor)
+    if len(x.shape) == 0:
+        raise ValueError("hvd: alltoall splits the tensor's first dimension, and a 0-d tensor has none")
+    rows = []
+    if splits is not None:
+        values = splits.detach().cpu().numpy() if _arrays.is_torch(splits) else np.asarray(splits)
+        if values.ndim != 1 or values.dtype.kind not in "iu" or (values < 0).any():
+            raise ValueError(f"hvd: alltoall's splits must be whole numbers of rows, one per rank, not {splits!r}")
+        rows = [int(v) for v in values]
+    handle = _hvd.alltoall_async(_name(name), _arrays.passed(x), rows)
+    return _remember(handle, "alltoall", (x, splits is not None), (x,))
+
+
 def poll(handle):
     """True once the async request has finished (synchronize will not block)."""
     with _pending_lock:
@@ -233,7 +255,7 @@ def synchronize(handle):
     # Interrupted (KeyboardInterrupt between waits), the request stays pending and its
     # arrays stay referenced here, since the runtime may still write into them.
     try:
-        if kind == "gather":
+        if kind in ("gather", "alltoall"):
             while (gathered := _hvd.synchronize_allgather_for(handle, _WAIT_MS)) is None:
                 pass
         else:
@@ -245,6 +267,18 @@ def synchronize(handle):
     _forget(handle)
     if kind == "gather":
         return _arrays.from_gathered(*gathered, finish)
+    if kind == "alltoall":
+        like, with_splits = finish
+        out = _arrays.from_gathered(*gathered, like)
+        if not with_splits:
+            return out
+        per_row = int(np.prod(like.shape[1:])) if len(like.shape) > 1 else 1
+        received = np.array([c // per_row if per_row else 0 for c in gathered[1]], dtype=np.int32)
+        if _arrays.is_torch(like):
+            import torch
+
+            received = torch.from_numpy(received)
+        return out, received
     return finish()
 
 

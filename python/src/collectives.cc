@@ -156,6 +156,11 @@ Handle reducescatterAsync(std::string_view name, const InArray& input, const Out
   });
 }
 
+Handle alltoallAsync(std::string_view name, const InArray& input, const std::vector<std::uint64_t>& splits) {
+  ArrayView in = viewOf(input, "tensor");
+  return unlocked([&] { return hvd::alltoallAsync(name, in.data, in.count, in.type, splits, rowShapeOf(input), in.device); });
+}
+
 Handle allgatherAsync(std::string_view name, const InArray& input) {
   ArrayView in = viewOf(input, "tensor");
   return unlocked([&] { return hvd::allgatherAsync(name, in.data, in.count, in.type, in.device, rowShapeOf(input)); });
@@ -249,6 +254,7 @@ void registerCollectives(nb::module_& m) {
   m.def("allgather_async", &allgatherAsync, nb::arg("name"), nb::arg("input"));
   m.def("reducescatter_async", &reducescatterAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
   m.def("reducescatter_rows", &hvd::reducescatterRows, nb::arg("rows"));
+  m.def("alltoall_async", &alltoallAsync, nb::arg("name"), nb::arg("input"), nb::arg("splits"));
   m.def("synchronize_allgather", &synchronizeAllgather, nb::arg("handle"));
   m.def("synchronize_for", &synchronizeFor, nb::arg("handle"), nb::arg("timeout_ms"),
         "synchronize, waiting at most timeout_ms: False while the request is pending.");

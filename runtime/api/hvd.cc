@@ -366,6 +366,20 @@ Status reducescatter(const void* in, void* out, size_t count, DataType type, Red
   return rt->engine().wait(*handle);
 }
 
+Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count, DataType type,
+                             std::span<const std::uint64_t> splits, std::span<const std::int64_t> rowShape, Device device) {
+  auto rt = usable();
+  if (!rt) return rt.status();
+  engine::Spec spec{engine::OpKind::kAlltoall, type, ReduceOp::kSum, 0, count, device};
+  for (std::int64_t extent : rowShape) {
+    if (extent < 0) return Status(Errc::kInvalidArgument, "alltoall: a row extent is negative");
+  }
+  spec.rows = engine::rowShapeOf(rowShape);
+  engine::Engine::Submission s{std::string(name), spec, in};
+  s.splits.assign(splits.begin(), splits.end());
+  return (*rt)->engine().submit(std::move(s));
+}
+
 size_t reducescatterRows(size_t rows) { return engine::reducescatterShare(rows, rank(), size()).rows; }
 size_t reducescatterFirstRow(size_t rows) { return engine::reducescatterShare(rows, rank(), size()).firstRow; }
 

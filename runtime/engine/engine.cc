@@ -51,6 +51,7 @@ struct Engine::Operation {
   bool announced = false;  // cycle state
   int track = -1;          // timeline track; -1 without a timeline
   double readyUs = 0;      // when negotiation decided it (timeline)
+  std::vector<std::uint64_t> sendCounts;  // alltoall: elements to each rank
   bool join = false;       // a join(): lastJoined is its result
   int lastJoined = -1;
   std::vector<std::byte> standIn;  // a joined rank's stand-in: its buffer
@@ -78,21 +79,23 @@ double toUs(Clock::time_point t) { return std::chrono::duration<double, std::mic
 // Horovod's event names where the thing is the same.
 const char* negotiateName(OpKind kind) {
   static const char* const kNames[] = {"NEGOTIATE_ALLREDUCE", "NEGOTIATE_BROADCAST", "NEGOTIATE_ALLGATHER",
-                                       "NEGOTIATE_BARRIER", "NEGOTIATE_REDUCESCATTER"};
+                                       "NEGOTIATE_BARRIER", "NEGOTIATE_REDUCESCATTER", "NEGOTIATE_ALLTOALL"};
   return kNames[static_cast<int>(kind)];
 }
 const char* opName(OpKind kind) {
-  static const char* const kNames[] = {"ALLREDUCE", "BROADCAST", "ALLGATHER", "BARRIER", "REDUCESCATTER"};
+  static const char* const kNames[] = {"ALLREDUCE", "BROADCAST", "ALLGATHER", "BARRIER", "REDUCESCATTER", "ALLTOALL"};
   return kNames[static_cast<int>(kind)];
 }
 // The collective itself, named after what moved it: hvd's ring/pairwise algorithms over
-// TCP and shared memory, Open MPI, or another backend. A reducescatter runs as an allreduce.
+// TCP and shared memory, Open MPI, or another backend. A reducescatter runs as an allreduce,
+// an alltoall as an allgather.
 const char* activityName(std::string_view backend, OpKind kind) {
   static const char* const kRing[] = {"RING_ALLREDUCE", "RING_BROADCAST", "RING_ALLGATHER", "RING_BARRIER",
-                                      "RING_ALLREDUCE"};
-  static const char* const kMpi[] = {"MPI_ALLREDUCE", "MPI_BCAST", "MPI_ALLGATHER", "MPI_BARRIER", "MPI_ALLREDUCE"};
+                                      "RING_ALLREDUCE", "RING_ALLGATHER"};
+  static const char* const kMpi[] = {"MPI_ALLREDUCE", "MPI_BCAST", "MPI_ALLGATHER", "MPI_BARRIER", "MPI_ALLREDUCE",
+                                     "MPI_ALLGATHER"};
   static const char* const kOther[] = {"BACKEND_ALLREDUCE", "BACKEND_BROADCAST", "BACKEND_ALLGATHER",
-                                       "BACKEND_BARRIER", "BACKEND_ALLREDUCE"};
+                                       "BACKEND_BARRIER", "BACKEND_ALLREDUCE", "BACKEND_ALLGATHER"};
   const char* const* table = backend == "tcp" ? kRing : backend == "mpi" ? kMpi : kOther;
   return table[static_cast<int>(kind)];
 }
@@ -256,7 +259,7 @@ Result<HandleId> Engine::submit(Submission s) {
   if (spec.count > 0 && spec.kind != OpKind::kBarrier) {
     // A reducescatter's output may be empty (more ranks than rows): checked when it runs.
     bool needsIn = spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kAllgather ||
-                   spec.kind == OpKind::kReducescatter;
+                   spec.kind == OpKind::kReducescatter || spec.kind == OpKind::kAlltoall;
     bool needsOut = spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kBroadcast;
     if ((needsIn && s.in == nullptr) || (needsOut && s.out == nullptr)) {
       return invalidArgument(describe(spec) + (s.name.empty() ? "" : " '" + s.name + "'") + " was given a null buffer");
@@ -281,9 +284,35 @@ Result<HandleId> Engine::submit(Submission s) {
                              std::to_string(s.out == nullptr ? 0 : s.outBytes) + " bytes");
     }
   }
+  std::vector<std::uint64_t> sendCounts;
+  if (spec.kind == OpKind::kAlltoall) {
+    const std::uint64_t perRow = spec.rows.elements;
+    if (perRow == 0 ? spec.count != 0 : spec.count % perRow != 0) {
+      return invalidArgument(describe(spec) + " is not a whole number of rows of " + std::to_string(perRow) + " elements");
+    }
+    const std::uint64_t rows = perRow == 0 ? 0 : spec.count / perRow;
+    std::vector<std::uint64_t> splits = s.splits;
+    if (splits.empty()) {
+      if (rows % static_cast<std::uint64_t>(size_) != 0) {
+        return Status(Errc::kInvalidArgument, describe(spec) + ": " + std::to_string(rows) +
+                                                  " rows do not split evenly over " + std::to_string(size_) + " ranks")
+            .withHint("give splits: the rows for each rank, in rank order");
+      }
+      splits.assign(static_cast<size_t>(size_), rows / static_cast<std::uint64_t>(size_));
+    }
+    std::uint64_t total = 0;
+    for (std::uint64_t n : splits) total += n;
+    if (splits.size() != static_cast<size_t>(size_) || total != rows) {
+      return invalidArgument(describe(spec) + ": splits give " + std::to_string(splits.size()) + " ranks " +
+                             std::to_string(total) + " rows, but the job has " + std::to_string(size_) +
+                             " ranks and the tensor " + std::to_string(rows) + " rows");
+    }
+    for (std::uint64_t n : splits) sendCounts.push_back(n * perRow);
+  }
   auto op = std::make_shared<Operation>();
   op->name = std::move(s.name);
   op->spec = spec;
+  op->sendCounts = std::move(sendCounts);
   op->in = s.in;
   op->out = s.out;
   op->outBytes = s.outBytes;
@@ -433,7 +462,9 @@ Status Engine::wait(HandleId handle) {
 Result<Gathered> Engine::waitGathered(HandleId handle) {
   auto op = find(handle);
   if (!op) return notPending(handle);
-  if (op->spec.kind != OpKind::kAllgather) return invalidUsage("handle " + std::to_string(handle) + " is not an allgather");
+  if (!sharesRows(op->spec.kind)) {
+    return invalidUsage("handle " + std::to_string(handle) + " is not an allgather or alltoall");
+  }
   waitFor(op);
   release(handle);
   if (!op->status.isOk()) return op->status;
@@ -837,7 +868,9 @@ std::shared_ptr<Engine::Operation> Engine::standIn(const Response& response) {
       op->out = op->standIn.data();
       break;
     case OpKind::kAllgather:
+    case OpKind::kAlltoall:  // refused while ranks have joined (refusedWhileJoined)
       op->spec.count = 0;  // its share: nothing
+      op->sendCounts.assign(static_cast<size_t>(size_), 0);
       break;
     case OpKind::kBarrier:
       break;
@@ -863,6 +896,12 @@ Status Engine::refusedWhileJoined(const Spec& spec) const {
   if (spec.kind == OpKind::kBroadcast && joined_[static_cast<size_t>(spec.root)]) {
     return Status(Errc::kInvalidUsage, describe(spec) + ": the root has called join(), so it has nothing to send")
         .withHint("broadcast from a rank that has not joined, or before join()");
+  }
+  if (spec.kind == OpKind::kAlltoall) {
+    return Status(Errc::kUnavailable, describe(spec) + " ran while " + rankList(joined) +
+                                          " had joined; a joined rank has nothing to send and nowhere to keep what "
+                                          "it is sent")
+        .withHint("run alltoalls before join()");
   }
   if (spec.device != Device::kCpu) {
     return Status(Errc::kUnavailable, describe(spec) + " ran while " + rankList(joined) +
@@ -1145,6 +1184,8 @@ Status Engine::runAlone(const Response& response, Operation& op) {
       return backend->barrier();
     case OpKind::kReducescatter:
       return runReducescatter(*backend, op);
+    case OpKind::kAlltoall:
+      return runAlltoall(*backend, op);
     case OpKind::kAllgather: {
       std::vector<std::uint64_t> counts = response.counts;
       if (counts.empty()) {  // unnamed: the shares are learnt now
@@ -1205,6 +1246,48 @@ Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation&
   HVD_RETURN_IF_ERROR(backend.allreduce(TensorRef{*scratch, spec.count, spec.type, spec.device}, spec.op));
   if (shareBytes > 0) HVD_RETURN_IF_ERROR(backend.copy(op.out, *scratch + share.firstRow * width, shareBytes));
   return backend.finishCopies();
+}
+
+// Every rank's send counts, then every rank's whole buffer, gathered; this rank keeps the
+// rows each rank sent it. Right on every backend at once, at size() times the traffic of a
+// pairwise exchange (docs/runtime.md says so); host memory only for now.
+Status Engine::runAlltoall(backends::CollectiveBackend& backend, Operation& op) {
+  const Spec& spec = op.spec;
+  if (spec.device != Device::kCpu) {
+    return unavailable(describe(spec) + ": alltoall moves host tensors only here; copy the tensor to the CPU");
+  }
+  const size_t n = static_cast<size_t>(size_), width = dataTypeSize(spec.type);
+  std::vector<std::uint64_t> matrix(n * n);  // [from * n + to]: elements
+  std::vector<size_t> row(n, n * sizeof(std::uint64_t));
+  HVD_RETURN_IF_ERROR(backends_.front()->allgatherv(
+      TensorRef{op.sendCounts.data(), n * sizeof(std::uint64_t), DataType::kUInt8, Device::kCpu}, row, matrix.data()));
+  std::vector<size_t> bytesPerRank(n);
+  size_t total = 0;
+  for (size_t k = 0; k < n; ++k) {
+    std::uint64_t sent = 0;
+    for (size_t d = 0; d < n; ++d) sent += matrix[k * n + d];
+    bytesPerRank[k] = static_cast<size_t>(sent) * width;
+    total += bytesPerRank[k];
+  }
+  std::vector<std::byte> all(total);
+  HVD_RETURN_IF_ERROR(backend.allgatherv(TensorRef{const_cast<void*>(op.in), spec.count, spec.type, spec.device},
+                                         bytesPerRank, all.data()));
+  const size_t me = static_cast<size_t>(rank_);
+  op.gathered.counts.assign(n, 0);
+  size_t received = 0;
+  for (size_t k = 0; k < n; ++k) received += static_cast<size_t>(matrix[k * n + me]) * width;
+  op.gathered.bytes.resize(received);
+  size_t blockStart = 0, at = 0;
+  for (size_t k = 0; k < n; ++k) {
+    std::uint64_t before = 0;  // what rank k sends the ranks below this one, ahead of this one's rows
+    for (size_t d = 0; d < me; ++d) before += matrix[k * n + d];
+    const size_t bytes = static_cast<size_t>(matrix[k * n + me]) * width;
+    if (bytes > 0) std::memcpy(op.gathered.bytes.data() + at, all.data() + blockStart + before * width, bytes);
+    op.gathered.counts[k] = matrix[k * n + me];
+    at += bytes;
+    blockStart += bytesPerRank[k];
+  }
+  return Status::ok();
 }
 
 void Engine::complete(const std::shared_ptr<Operation>& op, Status status) {

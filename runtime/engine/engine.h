@@ -88,6 +88,9 @@ class Engine {
     // The submitting thread waits for it at once (a blocking call) and so drives its cycle
     // itself: an engine thread that is backing off is not woken for it.
     bool waitedAtOnce = false;
+    // alltoall: rows to each rank, in rank order (empty: rows / size to each, which must
+    // divide evenly). Checked against count at submission.
+    std::vector<std::uint64_t> splits{};
   };
   // Does not block on other ranks. Errors: kInvalidUsage for a name already pending on
   // this rank, or after the engine stopped (with the reason it stopped). The caller's
@@ -99,7 +102,8 @@ class Engine {
   // Blocks until the request finished and releases the handle. The request's error names
   // the tensor and the ranks or peer involved.
   Status wait(HandleId handle);
-  // wait() for an allgather, handing over its result.
+  // wait() for an allgather or an alltoall, handing over its result (an alltoall's counts:
+  // the elements each rank sent this one).
   Result<Gathered> waitGathered(HandleId handle);
   // Waits at most `timeout` for the request: true once it finished (wait() then returns at
   // once), false while it is pending. Lets a caller look up between waits (Python checks
@@ -184,6 +188,7 @@ class Engine {
                            const std::vector<size_t>& members);
   Status runAlone(const Response& response, Operation& op);
   Status runReducescatter(backends::CollectiveBackend& backend, Operation& op);
+  Status runAlltoall(backends::CollectiveBackend& backend, Operation& op);
   backends::CollectiveBackend* backendFor(Device device);
   void complete(const std::shared_ptr<Operation>& op, Status status);
   void stop(const Status& why, std::optional<int> goneRank = std::nullopt);

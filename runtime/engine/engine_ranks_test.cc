@@ -921,3 +921,65 @@ TEST_CASE("reducescatter gives each rank its rows of the reduction, split as Hor
   });
   CHECK(errors == none(size));
 }
+
+TEST_CASE("alltoall gives each rank the rows every rank sent it, in rank order, with splits or split evenly",
+          "[mp][engine]") {
+  const int size = 3;
+  auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+    // Rank k sends rank d (k + d) % 3 rows of 2, each element 100 * k + 10 * d + its row.
+    auto rowsFrom = [](int k, int d) { return static_cast<std::uint64_t>((k + d) % 3); };
+    auto value = [](int k, int d, std::uint64_t row) { return static_cast<std::int32_t>(100 * k + 10 * d + row); };
+    for (bool named : {true, false}) {
+      std::vector<std::uint64_t> splits;
+      std::vector<std::int32_t> send;
+      for (int d = 0; d < size; ++d) {
+        splits.push_back(rowsFrom(rank, d));
+        for (std::uint64_t row = 0; row < rowsFrom(rank, d); ++row) send.insert(send.end(), 2, value(rank, d, row));
+      }
+      Spec spec{OpKind::kAlltoall, DataType::kInt32, ReduceOp::kSum, 0, send.size(), hvd::Device::kCpu};
+      const std::int64_t trailing[] = {2};
+      spec.rows = hvd::engine::rowShapeOf(trailing);
+      Engine::Submission s{named ? "a2a" : "", spec, send.data()};
+      s.splits = splits;
+      auto h = e.submit(std::move(s));
+      if (!h) return h.status().message();
+      auto got = e.waitGathered(*h);
+      if (!got) return got.status().message();
+      std::vector<std::int32_t> expect;
+      std::vector<std::uint64_t> counts;
+      for (int k = 0; k < size; ++k) {
+        counts.push_back(rowsFrom(k, rank) * 2);
+        for (std::uint64_t row = 0; row < rowsFrom(k, rank); ++row) expect.insert(expect.end(), 2, value(k, rank, row));
+      }
+      std::vector<std::int32_t> all(got->bytes.size() / 4);
+      std::memcpy(all.data(), got->bytes.data(), got->bytes.size());
+      if (all != expect || got->counts != counts) return std::string(named ? "named" : "unnamed") + " alltoall is wrong";
+    }
+    // Without splits: 6 rows, 2 to each rank.
+    std::vector<float> even = ramp(rank, 6);
+    Spec spec{OpKind::kAlltoall, DataType::kFloat32, ReduceOp::kSum, 0, 6, hvd::Device::kCpu};
+    auto h = e.submit({"even", spec, even.data()});
+    if (!h) return h.status().message();
+    auto got = e.waitGathered(*h);
+    if (!got || got->counts != std::vector<std::uint64_t>(3, 2)) return "an even alltoall is wrong";
+    std::vector<float> all(6);
+    std::memcpy(all.data(), got->bytes.data(), 24);
+    for (int k = 0; k < size; ++k) {
+      std::vector<float> from = ramp(k, 6);
+      if (all[2 * k] != from[2 * rank] || all[2 * k + 1] != from[2 * rank + 1]) return "an even alltoall's rows are wrong";
+    }
+    // Rows that do not split evenly, and splits that do not add up, are refused at once.
+    std::vector<float> five(5);
+    spec.count = 5;
+    auto uneven = e.submit({"uneven", spec, five.data()});
+    if (uneven || uneven.status().message().find("do not split evenly over 3 ranks") == std::string::npos) {
+      return "5 rows were split over 3 ranks";
+    }
+    Engine::Submission wrong{"wrong", spec, five.data()};
+    wrong.splits = {1, 1};
+    auto bad = e.submit(std::move(wrong));
+    if (bad || bad.status().message().find("splits give 2 ranks 2 rows") == std::string::npos) return "bad splits taken";
+    return "";
+  });
+  CHECK(errors == none(size));
+}

@@ -75,9 +75,9 @@ Response MessageTable::decide(const std::string& name, const Entry& entry) const
     if (!entry.specs[static_cast<size_t>(r)]) continue;  // joined
     const Spec& spec = *entry.specs[static_cast<size_t>(r)];
     std::string text = describe(spec);
-    // Allgather shares may differ in length: only the type, rows and device must agree.
-    if (spec.kind == OpKind::kAllgather) {
-      text = "allgather of " + std::string(dataTypeName(spec.type)) +
+    // Allgather and alltoall shares may differ in length: only the type, rows and device must agree.
+    if (sharesRows(spec.kind)) {
+      text = std::string(opKindName(spec.kind)) + " of " + std::string(dataTypeName(spec.type)) +
              (spec.rows.dims != 0 ? " in rows of shape " + describe(spec.rows) : "") +
              (spec.device == Device::kCuda ? " on the GPU" : "");
     }

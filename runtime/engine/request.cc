@@ -43,6 +43,7 @@ std::string_view opKindName(OpKind kind) {
     case OpKind::kAllgather: return "allgather";
     case OpKind::kBarrier: return "barrier";
     case OpKind::kReducescatter: return "reducescatter";
+    case OpKind::kAlltoall: return "alltoall";
   }
   return "?";
 }
@@ -61,7 +62,7 @@ std::string describe(const Spec& spec) {
     text += " (" + std::string(reduceOpName(spec.op)) + ")";
   }
   if (spec.kind == OpKind::kBroadcast) text += " from root " + std::to_string(spec.root);
-  if ((spec.kind == OpKind::kAllgather || spec.kind == OpKind::kReducescatter) && spec.rows.dims != 0) {
+  if ((spec.kind != OpKind::kAllreduce && spec.kind != OpKind::kBroadcast) && spec.rows.dims != 0) {
     text += " in rows of shape " + describe(spec.rows);
   }
   if (spec.device == Device::kCuda) text += " on the GPU";
@@ -74,7 +75,8 @@ bool compatible(const Spec& a, const Spec& b) {
   switch (a.kind) {
     case OpKind::kAllreduce: return a.op == b.op && a.count == b.count;
     case OpKind::kBroadcast: return a.root == b.root && a.count == b.count;
-    case OpKind::kAllgather: return a.rows == b.rows;
+    case OpKind::kAllgather:
+    case OpKind::kAlltoall: return a.rows == b.rows;
     case OpKind::kBarrier: return true;
     case OpKind::kReducescatter: return a.op == b.op && a.count == b.count && a.rows == b.rows;
   }
@@ -89,7 +91,7 @@ std::uint64_t agreementHash(const Spec& spec, std::uint64_t seed) {
   if (spec.kind == OpKind::kAllreduce) h = mix(mix(h, static_cast<std::uint64_t>(spec.op)), spec.count);
   if (spec.kind == OpKind::kBroadcast) h = mix(mix(h, static_cast<std::uint64_t>(spec.root)), spec.count);
   if (spec.kind == OpKind::kReducescatter) h = mix(mix(h, static_cast<std::uint64_t>(spec.op)), spec.count);
-  if (spec.kind == OpKind::kAllgather || spec.kind == OpKind::kReducescatter) {
+  if (sharesRows(spec.kind) || spec.kind == OpKind::kReducescatter) {
     h = mix(mix(h, spec.rows.elements), spec.rows.dims);
     for (size_t i = 0; i < RowShape::kMaxDims; ++i) h = mix(h, spec.rows.extents[i]);
   }

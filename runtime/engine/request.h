@@ -14,9 +14,12 @@
 namespace hvd::engine {
 
 // kReducescatter: Horovod's; every rank gets its share of the reduced tensor's rows
-// (reducescatterShare).
-enum class OpKind : std::uint8_t { kAllreduce, kBroadcast, kAllgather, kBarrier, kReducescatter };
-inline constexpr int kOpKindCount = 5;
+// (reducescatterShare). kAlltoall: Horovod's; every rank sends each rank some of its rows.
+enum class OpKind : std::uint8_t { kAllreduce, kBroadcast, kAllgather, kBarrier, kReducescatter, kAlltoall };
+inline constexpr int kOpKindCount = 6;
+
+// Kinds whose count is each rank's own (it may differ between ranks) and whose rows must agree.
+inline bool sharesRows(OpKind kind) { return kind == OpKind::kAllgather || kind == OpKind::kAlltoall; }
 std::string_view opKindName(OpKind kind);  // "allreduce", ...
 
 // An allgather's rows: its tensor's shape past the first dimension, which every rank must
@@ -44,7 +47,7 @@ struct Spec {
   int root = 0;                  // broadcast only
   std::uint64_t count = 0;       // elements; for allgather this rank's own share
   Device device = Device::kCpu;
-  RowShape rows{};               // allgather and reducescatter only
+  RowShape rows{};               // allgather, reducescatter and alltoall only
   bool operator==(const Spec&) const = default;
   std::uint64_t bytes() const { return count * dataTypeSize(type); }
 };

@@ -20,7 +20,7 @@ void WireWriter::spec(const Spec& s) {
       static_cast<std::uint64_t>(s.op) << 16 | static_cast<std::uint64_t>(s.device) << 24);
   u64(static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.root)));
   u64(s.count);
-  if (s.kind != OpKind::kAllgather && s.kind != OpKind::kReducescatter) return;
+  if (!sharesRows(s.kind) && s.kind != OpKind::kReducescatter) return;
   u64(s.rows.elements);
   u64(s.rows.dims);
   for (std::uint32_t extent : s.rows.extents) u64(extent);
@@ -52,7 +52,7 @@ bool WireReader::spec(Spec& s) {
   }
   s = Spec{static_cast<OpKind>(kind), static_cast<DataType>(type), static_cast<ReduceOp>(op), static_cast<int>(root), count,
            static_cast<Device>(device)};
-  if (s.kind != OpKind::kAllgather && s.kind != OpKind::kReducescatter) return true;
+  if (!sharesRows(s.kind) && s.kind != OpKind::kReducescatter) return true;
   std::uint64_t elements = 0, dims = 0;
   if (!u64(elements) || !u64(dims)) return false;
   if (dims > RowShape::kMaxDims && dims != RowShape::kNotHeld) return false;

@@ -118,6 +118,21 @@ def reducescatter(tensor, name=None, compression=Compression.none, op=None, pres
     return compression.decompress(out, ctx)
 
 
+def alltoall(tensor, splits=None, name=None):
+    """Horovod's: splits[d] of tensor's rows to rank d (None: an even split), the rows every
+    rank sent this one back in rank order; with splits, (output, received_splits), as in
+    Horovod. Differentiable: the gradient goes back the way the rows came."""
+    if _autograd.wants_grad(tensor):
+        out, received = _autograd.Alltoall.apply(tensor, splits, name)
+        return out if splits is None else (out, received)
+    return _ops.alltoall(tensor, splits=splits, name=name)
+
+
+def alltoall_async(tensor, splits=None, name=None):
+    """Horovod's: starts an alltoall; synchronize(handle) returns what alltoall returns."""
+    return _ops.alltoall_async(tensor, splits=splits, name=name)
+
+
 def reducescatter_async(tensor, name=None, op=None):
     """Horovod's: starts a reducescatter; synchronize(handle) returns this rank's rows."""
     return _ops.reducescatter_async(tensor, op=op, name=name)

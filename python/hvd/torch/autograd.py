@@ -96,6 +96,23 @@ def _scaled_reducescatter(tensor, op, name, prescale_factor, postscale_factor):
     return out
 
 
+class Alltoall(torch.autograd.Function):
+    """The gradient goes back the way the rows came: an alltoall of the output gradient with
+    the splits this rank received."""
+
+    @staticmethod
+    def forward(ctx, tensor, splits, name):
+        out, received = _ops.alltoall(tensor.detach(), splits=splits, name=name)
+        ctx.received = received
+        ctx.mark_non_differentiable(received)
+        return out, received
+
+    @staticmethod
+    def backward(ctx, grad_output, _received_grad):
+        grad, _ = _ops.alltoall(grad_output.contiguous(), splits=ctx.received)
+        return grad, None, None
+
+
 class Broadcast(torch.autograd.Function):
     @staticmethod
     def forward(ctx, tensor, root_rank, name):

@@ -114,6 +114,28 @@ for dtype in NUMPY_DTYPES:
             check(hvd.reducescatter(values(rank, shape).astype(dtype), op=op), want, what, tolerance(dtype))
             named = hvd.synchronize(hvd.reducescatter_async(values(rank, shape).astype(dtype), op=op, name=what))
             check(named, want, what + " async", tolerance(dtype))
+# alltoall (Horovod's): rank k sends rank d (k + d) % 3 + 1 rows of shape (2,), each row
+# 100 * k + 10 * d + its index; every dtype; without splits an even split of 2 rows each.
+for dtype in NUMPY_DTYPES:
+    sends = [(rank + d) % 3 + 1 for d in range(size)]
+    rows = [np.full((2,), 100 * rank + 10 * d + i) for d in range(size) for i in range(sends[d])]
+    x = np.stack(rows).astype(np.float64).astype(dtype) if dtype not in (np.int8, np.uint8) else np.stack(rows) % 100
+    x = x.astype(dtype)
+    out, received = hvd.alltoall(x, splits=sends, name=f"a2a {np.dtype(dtype).name}")
+    want = [np.full((2,), 100 * k + 10 * rank + i) for k in range(size) for i in range((k + rank) % 3 + 1)]
+    want = np.stack(want) % 100 if dtype in (np.int8, np.uint8) else np.stack(want)
+    assert received.tolist() == [(k + rank) % 3 + 1 for k in range(size)], received
+    check(out, want.astype(np.float64), f"numpy alltoall {np.dtype(dtype).name}", tolerance(dtype))
+even = hvd.alltoall(np.arange(2 * size, dtype=np.float32) + 100 * rank)
+check(even, np.array([100 * k + 2 * rank + i for k in range(size) for i in range(2)], dtype=np.float64),
+      "numpy alltoall, even", 0)
+for bad, says in (([1] * (size + 1), "splits give"), ([-1] + [0] * (size - 1), "whole numbers of rows")):
+    try:
+        hvd.alltoall(np.zeros((size, 2), np.float32), splits=bad)
+        raise AssertionError(f"alltoall took splits {bad}")
+    except (hvd.HvdInvalidArgumentError, ValueError) as e:
+        assert says in str(e), e
+
 try:
     hvd.reducescatter(np.float32(1.0))
     raise AssertionError("a 0-d tensor was scattered")

@@ -103,6 +103,19 @@ for op, divide in ((hvd.Average, size), (hvd.Sum, 1)):
     row_weights = torch.cat([torch.full((shares[r], 2), float(r + 1)) for r in range(size)])
     check(f"reducescatter {op.name} gradient", x.grad, row_weights * 2.0 / divide)
 
+# alltoall: the gradient goes back the way the rows came. Rank r sends its first row to
+# rank 0 and the rest to rank 1 (rank 2 and up get none: an empty result there); rank d
+# weighs what it got by d + 1.
+x = leaf(3, 2)
+splits = torch.tensor([1, 2] + [0] * (size - 2)) if size > 1 else torch.tensor([3])
+y, received = hvd.alltoall(x, splits=splits)
+assert received.tolist() == [int(splits[rank]) if rank < len(splits) else 0 for _ in range(size)], received
+assert y.shape == (int(splits[rank]) * size, 2), y.shape
+(y * weight).sum().backward()
+check("alltoall gradient", x.grad, torch.tensor([[1.0, 1.0], [2.0, 2.0], [2.0, 2.0]]) if size > 1 else torch.ones(3, 2))
+# Every rank giving no rows: an empty result of the right shape (it raised from torch before).
+assert hvd.allgather(torch.empty(0, 3)).shape == (0, 3)
+
 # Rank r gives r + 1 rows of 2; row i of the result is weighted (i + 1) by every rank.
 x = leaf(rank + 1, 2)
 y = hvd.allgather(x)

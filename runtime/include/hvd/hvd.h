@@ -137,6 +137,14 @@ Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t coun
 Result<Handle> reducescatterAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
                                   ReduceOp op, std::span<const std::int64_t> rowShape = {},
                                   Device device = Device::kCpu);
+// Horovod's alltoall: this rank's `count` elements in rows of `rowShape` (the same rows on
+// every rank; counts may differ), splits[d] rows of them to rank d in order (empty: rows /
+// size() to each, which must divide evenly). synchronizeAllgather returns the rows every
+// rank sent this one, in rank order, with the element count each sent. Host memory; runs
+// as an allgather of every rank's whole buffer (size() times a pairwise exchange's traffic).
+Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count, DataType type,
+                             std::span<const std::uint64_t> splits = {}, std::span<const std::int64_t> rowShape = {},
+                             Device device = Device::kCpu);
 // Blocking, host memory.
 Status reducescatter(const void* in, void* out, size_t count, DataType type, ReduceOp op,
                      std::span<const std::int64_t> rowShape = {});
@@ -162,8 +170,8 @@ Status synchronize(Handle handle);
 // default): the calls wait for good.
 using WaitInterrupt = bool (*)();
 void setWaitInterrupt(WaitInterrupt check);
-// For an allgather handle, instead of synchronize: every rank's elements back to back in
-// rank order, and how many each rank gave.
+// For an allgather (or alltoall) handle, instead of synchronize: every rank's elements back
+// to back in rank order, and how many each rank gave (sent this rank).
 struct Gathered {
   std::vector<std::byte> data;
   std::vector<size_t> counts;

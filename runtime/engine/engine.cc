@@ -316,6 +316,17 @@ Result<HandleId> Engine::submit(Submission s) {
   op->in = s.in;
   op->out = s.out;
   op->outBytes = s.outBytes;
+  return enqueue(std::move(op), s.waitedAtOnce);
+}
+
+Result<HandleId> Engine::submitJoin() {
+  auto op = std::make_shared<Operation>();
+  op->spec.kind = OpKind::kBarrier;  // for descriptions only: a join never runs as a request
+  op->join = true;
+  return enqueue(std::move(op), false);
+}
+
+Result<HandleId> Engine::enqueue(std::shared_ptr<Operation> op, bool waitedAtOnce) {
   op->submitted = Clock::now();
   op->pausedBefore = pausedSoFar();
   std::unique_lock<std::mutex> lock(queueMutex_);
@@ -325,8 +336,12 @@ Result<HandleId> Engine::submit(Submission s) {
     tellPeerGone();
     return why;
   }
+  if (joinSubmitted_ && op->join) {
+    return Status(Errc::kInvalidUsage, "join() was called again on this rank before the first returned")
+        .withHint("call join() from one thread, once per round");
+  }
   if (joinSubmitted_) {
-    return Status(Errc::kInvalidUsage, describe(spec) + (op->name.empty() ? "" : " '" + op->name + "'") +
+    return Status(Errc::kInvalidUsage, describe(op->spec) + (op->name.empty() ? "" : " '" + op->name + "'") +
                                            " was submitted on a rank whose join() is pending")
         .withHint("a rank that called join() submits nothing until every rank joined and its join() returned");
   }
@@ -334,38 +349,11 @@ Result<HandleId> Engine::submit(Submission s) {
     return Status(Errc::kInvalidUsage, "tensor '" + op->name + "' was submitted again before its first submission finished")
         .withHint("wait for the first handle, or give each pending request its own name");
   }
+  joinSubmitted_ = joinSubmitted_ || op->join;
   op->id = nextHandle_++;
   handles_[op->id] = op;
   incoming_.push_back(op);
-  if (idle_.load(std::memory_order_relaxed) && !s.waitedAtOnce) {
-    kick_ = true;
-    wake_.notify_one();
-  }
-  return op->id;
-}
-
-Result<HandleId> Engine::submitJoin() {
-  auto op = std::make_shared<Operation>();
-  op->spec.kind = OpKind::kBarrier;  // for descriptions only: a join never runs as a request
-  op->join = true;
-  op->submitted = Clock::now();
-  op->pausedBefore = pausedSoFar();
-  std::unique_lock<std::mutex> lock(queueMutex_);
-  if (!stopped_.isOk()) {
-    Status why = stopped_;
-    lock.unlock();
-    tellPeerGone();
-    return why;
-  }
-  if (joinSubmitted_) {
-    return Status(Errc::kInvalidUsage, "join() was called again on this rank before the first returned")
-        .withHint("call join() from one thread, once per round");
-  }
-  joinSubmitted_ = true;
-  op->id = nextHandle_++;
-  handles_[op->id] = op;
-  incoming_.push_back(op);
-  if (idle_.load(std::memory_order_relaxed)) {
+  if (idle_.load(std::memory_order_relaxed) && !waitedAtOnce) {
     kick_ = true;
     wake_.notify_one();
   }

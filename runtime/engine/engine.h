@@ -150,6 +150,9 @@ class Engine {
   // Has the thread run the next cycle at once.
   void kick();
   std::shared_ptr<Operation> find(HandleId handle);
+  // Registers a request or join (under queueMutex_), refusing it when the engine stopped, a
+  // join is pending here, or its name is; wakes the thread unless the caller drives it.
+  Result<HandleId> enqueue(std::shared_ptr<Operation> op, bool waitedAtOnce);
   // Waits for op, driving cycles when no other thread is; with `timeout`, only that long
   // (counted from the end of the first cycle, so a call done in it reads no clock). True
   // when op completed.

@@ -29,10 +29,15 @@ class Allreduce(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        if ctx.op not in (_ops.Average, _ops.Sum):
-            raise HvdUsageError(f"hvd: allreduce with op {ctx.op.name} has no gradient; only Sum or Average "
-                                "carry one back (detach the tensor, or reduce with one of those)")
+        _require_gradient("allreduce", ctx.op)
         return _scaled_allreduce(grad_output.contiguous(), ctx.op, None, *ctx.scale), None, None, None, None
+
+
+def _require_gradient(what, op):
+    """Only Sum and Average carry a gradient back; the other ops raise saying so."""
+    if op not in (_ops.Average, _ops.Sum):
+        raise HvdUsageError(f"hvd: {what} with op {op.name} has no gradient; only Sum or Average carry one back "
+                            f"(detach the tensor, or reduce with one of those)")
 
 
 class GroupedAllreduce(torch.autograd.Function):
@@ -45,9 +50,7 @@ class GroupedAllreduce(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        if ctx.op not in (_ops.Average, _ops.Sum):
-            raise HvdUsageError(f"hvd: grouped_allreduce with op {ctx.op.name} has no gradient; only Sum or Average "
-                                "carry one back (detach the tensors, or reduce with one of those)")
+        _require_gradient("grouped_allreduce", ctx.op)
         grads = grouped_allreduce([g.contiguous() for g in grad_outputs], ctx.op, None, *ctx.scale)
         return (None, None, None, None, *grads)
 
@@ -79,21 +82,14 @@ class Reducescatter(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        if ctx.op not in (_ops.Average, _ops.Sum):
-            raise HvdUsageError(f"hvd: reducescatter with op {ctx.op.name} has no gradient; only Sum or Average "
-                                "carry one back (detach the tensor, or reduce with one of those)")
+        _require_gradient("reducescatter", ctx.op)
         gathered = _ops.allgather(grad_output.contiguous())
         scale = ctx.scale / (size() if ctx.op == _ops.Average else 1)
         return gathered * scale if scale != 1.0 else gathered, None, None, None, None
 
 
 def _scaled_reducescatter(tensor, op, name, prescale_factor, postscale_factor):
-    if prescale_factor != 1.0:
-        tensor = tensor * prescale_factor
-    out = _ops.reducescatter(tensor, op=op, name=name)
-    if postscale_factor != 1.0:
-        out.mul_(postscale_factor)
-    return out
+    return _scaled(_ops.reducescatter, tensor, op, name, prescale_factor, postscale_factor)
 
 
 class Alltoall(torch.autograd.Function):
@@ -142,9 +138,14 @@ def grouped_allreduce(tensors, op, name, prescale_factor, postscale_factor):
 
 
 def _scaled_allreduce(tensor, op, name, prescale_factor, postscale_factor):
+    return _scaled(_ops.allreduce, tensor, op, name, prescale_factor, postscale_factor)
+
+
+def _scaled(collective, tensor, op, name, prescale_factor, postscale_factor):
+    """collective(tensor * prescale_factor) * postscale_factor, multiplying only when not 1."""
     if prescale_factor != 1.0:
         tensor = tensor * prescale_factor
-    out = _ops.allreduce(tensor, name=name, op=op)
+    out = collective(tensor, op=op, name=name)
     if postscale_factor != 1.0:
         out.mul_(postscale_factor)
     return out

@@ -118,6 +118,31 @@ def reducescatter(tensor, name=None, compression=Compression.none, op=None, pres
     return compression.decompress(out, ctx)
 
 
+def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=None, prescale_factor=1.0,
+                          postscale_factor=1.0):
+    """Horovod's: each tensor reduce-scattered as reducescatter does it, every request
+    submitted before any is waited for; differentiable, as reducescatter."""
+    if any(_autograd.wants_grad(t) for t in tensors):
+        return [reducescatter(t, name=None if name is None else f"{name}.{i}", compression=compression, op=op,
+                              prescale_factor=prescale_factor, postscale_factor=postscale_factor)
+                for i, t in enumerate(tensors)]
+    compressed = [compression.compress(t) for t in tensors]
+    handle = grouped_reducescatter_async([c for c, _ in compressed], name=name, op=op, prescale_factor=prescale_factor,
+                                         postscale_factor=postscale_factor)
+    return [compression.decompress(r, ctx) for r, (_, ctx) in zip(_ops.synchronize(handle), compressed)]
+
+
+def grouped_reducescatter_async(tensors, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0):
+    """Horovod's: starts grouped_reducescatter; synchronize(handle) returns the list."""
+    op = _ops._op(op, None)
+    handles = [
+        _ops.reducescatter_async(t * prescale_factor if prescale_factor != 1.0 else t, op=op,
+                                 name=None if name is None else f"{name}.{i}")
+        for i, t in enumerate(tensors)
+    ]
+    return _ops.remember_group(handles, lambda out: _postscaled(out, postscale_factor))
+
+
 def alltoall(tensor, splits=None, name=None):
     """Horovod's: splits[d] of tensor's rows to rank d (None: an even split), the rows every
     rank sent this one back in rank order; with splits, (output, received_splits), as in

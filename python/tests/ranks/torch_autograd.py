@@ -103,6 +103,17 @@ for op, divide in ((hvd.Average, size), (hvd.Sum, 1)):
     row_weights = torch.cat([torch.full((shares[r], 2), float(r + 1)) for r in range(size)])
     check(f"reducescatter {op.name} gradient", x.grad, row_weights * 2.0 / divide)
 
+# grouped_reducescatter: each tensor as reducescatter gives it, with and without gradients.
+ga, gb = hvd.grouped_reducescatter([torch.full((rows, 2), float(rank)), torch.arange(float(rows)) + rank], op=hvd.Sum,
+                                   postscale_factor=2.0, name="grs")
+check("grouped reducescatter", ga, torch.full((shares[rank], 2), 2.0 * sum(range(size))))
+check("grouped reducescatter, second",
+      gb, 2.0 * sum(torch.arange(float(rows)) + r for r in range(size))[sum(shares[:rank]):sum(shares[:rank + 1])])
+x = leaf(rows, 2)
+(y,) = hvd.grouped_reducescatter([x], op=hvd.Sum)
+(y * weight).sum().backward()
+check("grouped reducescatter gradient", x.grad, torch.cat([torch.full((shares[r], 2), float(r + 1)) for r in range(size)]))
+
 # alltoall: the gradient goes back the way the rows came. Rank r sends its first row to
 # rank 0 and the rest to rank 1 (rank 2 and up get none: an empty result there); rank d
 # weighs what it got by d + 1.

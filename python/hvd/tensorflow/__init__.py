@@ -256,7 +256,8 @@ def _gather(tensor, name):
 def reducescatter(tensor, op=None, name=None):
     """Horovod's: tensor (the same shape on every rank) reduced across ranks (op: Average by
     default), this rank getting its rows of the result (rows // size(), one more on each of
-    the first rows % size() ranks); differentiable, the gradient gathering every rank's."""
+    the first rows % size() ranks); differentiable as Horovod's: the output gradients
+    gathered, times size() for Sum."""
     tensor = tf.convert_to_tensor(tensor)
     op = Average if op is None else op
     if tensor.shape.rank == 0:
@@ -270,8 +271,9 @@ def reducescatter(tensor, op=None, name=None):
             if op not in (Average, Sum):
                 raise HvdUsageError(f"hvd: reducescatter with op {op.name} has no gradient; only Sum or Average "
                                     "carry one back")
+            # Horovod's: times size() for Sum (its tests: output gradients of ones give size()).
             gathered = _gather(tf.convert_to_tensor(upstream), None)
-            return gathered / size() if op == Average else gathered
+            return gathered * size() if op == Sum else gathered
 
         return _scatter(x, op, name), gradient
 

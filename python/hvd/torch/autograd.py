@@ -71,9 +71,9 @@ class Allgather(torch.autograd.Function):
 
 
 class Reducescatter(torch.autograd.Function):
-    """The gradient of rank k's tensor: every rank's output gradient, gathered in rank order
-    (rank r's rows came from every rank's rows of r), scaled as the forward was, over the
-    ranks for Average."""
+    """Horovod's gradient: every rank's output gradient gathered in rank order (rank r's rows
+    came from every rank's rows of r), times size() for Sum (as Horovod's tests have it:
+    output gradients of ones give inputs size()), and times the forward's scale factors."""
 
     @staticmethod
     def forward(ctx, tensor, op, name, prescale_factor, postscale_factor):
@@ -84,7 +84,7 @@ class Reducescatter(torch.autograd.Function):
     def backward(ctx, grad_output):
         _require_gradient("reducescatter", ctx.op)
         gathered = _ops.allgather(grad_output.contiguous())
-        scale = ctx.scale / (size() if ctx.op == _ops.Average else 1)
+        scale = ctx.scale * (size() if ctx.op == _ops.Sum else 1)
         return gathered * scale if scale != 1.0 else gathered, None, None, None, None
 
 

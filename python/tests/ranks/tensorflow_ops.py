@@ -119,8 +119,8 @@ try:
 except ValueError as error:
     assert "splits an average" in str(error), error
 
-# reducescatter: this rank's rows of the reduction, eager and in a tf.function; the
-# gradient gathers every rank's (rank r's loss weighs its rows by r + 1), over size for Average.
+# reducescatter: this rank's rows of the reduction, eager and in a tf.function; Horovod's
+# gradient gathers every rank's (rank r's loss weighs its rows by r + 1), as is for Average.
 rows = 2 * size + 1
 shares = [rows // size + (1 if r < rows % size else 0) for r in range(size)]
 first = sum(shares[:rank])
@@ -133,7 +133,7 @@ v = tf.Variable(mine)
 with tf.GradientTape() as tape:
     loss = tf.reduce_sum(hvd.reducescatter(v) * (rank + 1))
 row_weights = np.concatenate([np.full((shares[r], 2), r + 1.0) for r in range(size)])
-assert np.allclose(tape.gradient(loss, v).numpy(), row_weights / size), "reducescatter gradient"
+assert np.allclose(tape.gradient(loss, v).numpy(), row_weights), "reducescatter gradient"
 
 # Horovod's join: rank 0 runs out of data first; the others' average, eager and in a
 # tf.function, counts it as zero over the whole job's size.

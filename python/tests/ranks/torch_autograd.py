@@ -88,9 +88,9 @@ first = rank * (rank + 1) // 2
 check("grouped allgather gradient", x.grad,
       mean_weight * torch.arange(first + 1.0, first + rank + 2).unsqueeze(1).expand(rank + 1, 2))
 
-# reducescatter: rank r's rows of the reduction; the gradient gathers every rank's output
-# gradient (rank r's loss weighs its rows by r + 1), scaled as the forward, over the ranks
-# for Average. 2 * size + 1 rows: rank 0 gets three, the others two.
+# reducescatter: rank r's rows of the reduction; Horovod's gradient gathers every rank's
+# output gradient (rank r's loss weighs its rows by r + 1), scaled as the forward, times
+# size for Sum (its own tests: ones in, size out). 2 * size + 1 rows: rank 0 gets three.
 rows = 2 * size + 1
 shares = [rows // size + (1 if r < rows % size else 0) for r in range(size)]
 for op, divide in ((hvd.Average, size), (hvd.Sum, 1)):
@@ -101,7 +101,7 @@ for op, divide in ((hvd.Average, size), (hvd.Sum, 1)):
     check(f"reducescatter {op.name}", y, reduced[first:first + shares[rank]])
     (y * weight).sum().backward()
     row_weights = torch.cat([torch.full((shares[r], 2), float(r + 1)) for r in range(size)])
-    check(f"reducescatter {op.name} gradient", x.grad, row_weights * 2.0 / divide)
+    check(f"reducescatter {op.name} gradient", x.grad, row_weights * 2.0 * (size if op == hvd.Sum else 1))
 
 # grouped_reducescatter: each tensor as reducescatter gives it, with and without gradients.
 ga, gb = hvd.grouped_reducescatter([torch.full((rows, 2), float(rank)), torch.arange(float(rows)) + rank], op=hvd.Sum,
@@ -112,7 +112,8 @@ check("grouped reducescatter, second",
 x = leaf(rows, 2)
 (y,) = hvd.grouped_reducescatter([x], op=hvd.Sum)
 (y * weight).sum().backward()
-check("grouped reducescatter gradient", x.grad, torch.cat([torch.full((shares[r], 2), float(r + 1)) for r in range(size)]))
+check("grouped reducescatter gradient", x.grad,
+      torch.cat([torch.full((shares[r], 2), float(r + 1)) for r in range(size)]) * size)
 
 # alltoall: the gradient goes back the way the rows came. Rank r sends its first row to
 # rank 0 and the rest to rank 1 (rank 2 and up get none: an empty result there); rank d

@@ -292,6 +292,55 @@ def _scatter(tensor, op, name):
     return out
 
 
+def alltoall(tensor, splits=None, name=None):
+    """Horovod's: splits[d] of tensor's rows to rank d (None: an even split), the rows every
+    rank sent this one back in rank order; with splits, (output, received_splits) as int32.
+    Differentiable: the gradient goes back the way the rows came."""
+    tensor = tf.convert_to_tensor(tensor)
+    if tensor.shape.rank == 0:
+        raise ValueError("hvd: alltoall splits the tensor's first dimension, and a 0-d tensor has none")
+    if not _may_need_gradient():
+        out, received = _exchange(tensor, splits, name)
+        return out if splits is None else (out, received)
+
+    @tf.custom_gradient
+    def exchange(x):
+        out, received = _exchange(x, splits, name)
+
+        def gradient(*upstream):  # the received splits are integers: no gradient of theirs
+            return _exchange(tf.convert_to_tensor(upstream[0]), received, None)[0]
+
+        return (out, received), gradient
+
+    out, received = exchange(tensor)
+    return out if splits is None else (out, received)
+
+
+def _exchange(tensor, splits, name):
+    """alltoall's output and received splits (int32), eager or in a graph."""
+    prefix = _group_name(name, "alltoall")
+
+    def host(array, split_array):
+        x = _host_array(array)
+        if split_array is None and array.shape[0] % size() == 0:
+            split_array = np.full(size(), array.shape[0] // size(), dtype=np.int64)
+        if split_array is None:  # rows that do not split evenly: the runtime's error names them
+            _ops.alltoall(x, name=prefix)
+        out, received = _ops.alltoall(x, splits=split_array, name=prefix)
+        return np.asarray(out).astype(array.dtype), np.asarray(received, dtype=np.int32)
+
+    split_tensor = tf.constant([], dtype=tf.int64) if splits is None else tf.cast(tf.convert_to_tensor(splits), tf.int64)
+    if tf.executing_eagerly():
+        out, received = host(tensor.numpy(), None if splits is None else split_tensor.numpy())
+        return tf.cast(tf.convert_to_tensor(out), tensor.dtype), tf.convert_to_tensor(received)
+    _refuse_xla("alltoall")
+    out, received = tf.numpy_function(lambda a, s: host(a, None if splits is None else s), [tensor, split_tensor],
+                                      Tout=[tensor.dtype, tf.int32], stateful=True, name="hvd_alltoall")
+    out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
+    received.set_shape([None])
+    return out, received
+
+
 def _dense(gradient):
     return tf.convert_to_tensor(gradient) if isinstance(gradient, tf.IndexedSlices) else gradient
 

@@ -135,6 +135,24 @@ with tf.GradientTape() as tape:
 row_weights = np.concatenate([np.full((shares[r], 2), r + 1.0) for r in range(size)])
 assert np.allclose(tape.gradient(loss, v).numpy(), row_weights), "reducescatter gradient"
 
+# alltoall: rank r sends its first row to rank 0 and the rest to rank 1 (none to the rest),
+# eager, in a tf.function and through the tape, where the gradient goes back the way the
+# rows came (rank d weighs what it got by d + 1).
+rows3 = np.arange(6, dtype=np.float32).reshape(3, 2) + 10 * rank
+splits3 = [1, 2] + [0] * (size - 2) if size > 1 else [3]
+out, received = hvd.alltoall(rows3, splits=splits3)
+assert received.numpy().tolist() == [splits3[rank]] * size, received
+assert np.allclose(out.numpy(), np.concatenate([(np.arange(6, dtype=np.float32).reshape(3, 2) + 10 * k)[
+    sum(splits3[:rank]):sum(splits3[:rank + 1])] for k in range(size)]).reshape(-1, 2)), "eager alltoall"
+even = tf.function(lambda t: hvd.alltoall(t, name="a2a-graph"))(tf.constant(np.arange(2.0 * size) + 100 * rank))
+assert np.allclose(even.numpy(), [100 * k + 2 * rank + i for k in range(size) for i in range(2)]), "graph alltoall"
+v = tf.Variable(rows3)
+with tf.GradientTape() as tape:
+    mine, _ = hvd.alltoall(v, splits=splits3)
+    loss = tf.reduce_sum(mine * (rank + 1))
+want = np.array([[1.0, 1.0], [2.0, 2.0], [2.0, 2.0]]) if size > 1 else np.ones((3, 2))
+assert np.allclose(tape.gradient(loss, v).numpy(), want), "alltoall gradient"
+
 # Horovod's join: rank 0 runs out of data first; the others' average, eager and in a
 # tf.function, counts it as zero over the whole job's size.
 if rank == 0:

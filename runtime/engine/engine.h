@@ -114,8 +114,8 @@ class Engine {
   // joined; until then this rank takes part in the collectives the others still run, with
   // what changes none of their results: each reduction's identity in an allreduce, nothing
   // in an allgather, a buffer it drops in a broadcast. A broadcast from a joined root, and
-  // a GPU tensor while any rank has joined, fail on every rank (this engine has no GPU
-  // stand-in). Requests submitted before it run first; requests submitted on this rank
+  // a GPU tensor or an alltoall while any rank has joined, fail on every rank (this engine
+  // has no GPU stand-in, and a joined rank nowhere to keep what an alltoall sends it). Requests submitted before it run first; requests submitted on this rank
   // while it is pending are refused (kInvalidUsage), as is a second join.
   Result<HandleId> submitJoin();
   // Waits for a join and releases its handle: the last rank to join (the highest of those

@@ -109,7 +109,8 @@ def reducescatter(tensor, name=None, compression=Compression.none, op=None, pres
                   postscale_factor=1.0):
     """Horovod's: tensor (the same shape on every rank) reduced across ranks (op: Average by
     default), this rank getting its rows of the result (rows // size(), one more for each
-    of the first rows % size() ranks). Differentiable: the gradient gathers every rank's."""
+    of the first rows % size() ranks). Differentiable with Horovod's gradient: every rank's
+    output gradient gathered, times size() for Sum (see autograd.py)."""
     compressed, ctx = compression.compress(tensor)
     op = _ops._op(op, None)
     if _autograd.wants_grad(compressed):

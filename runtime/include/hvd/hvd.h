@@ -81,9 +81,9 @@ Status barrier();
 // Horovod's join(): this rank has run out of data. Blocks until every rank joined; until
 // then this rank takes part in the others' CPU collectives without changing a result (the
 // identity of each reduction; average still divides by size(), as Horovod's does; nothing
-// in an allgather). Returns the last rank to join. Broadcasts from a joined rank and GPU
-// tensors fail on every rank while any rank has joined; this rank may submit nothing else
-// until it returns.
+// in an allgather). Returns the last rank to join. Broadcasts from a joined rank, GPU
+// tensors and alltoalls fail on every rank while any rank has joined; this rank may submit
+// nothing else until it returns.
 Result<int> join();
 
 // Horovod's start_timeline / stop_timeline: this rank's Chrome trace from now on, as

@@ -4,12 +4,14 @@
 // plain loopback sockets moving the same bytes with no collective logic (tcp_wire.h).
 // Rank 0 prints nccl-tests columns:
 //   size count type redop root time(us) algbw busbw #wrong
-// busbw = algbw x 2(n-1)/n for allreduce, x 1 for broadcast. Each size is checked.
+// busbw = algbw x 2(n-1)/n for allreduce, x 1 for broadcast, x (n-1)/n for reducescatter and
+// alltoall (nccl-tests' factors; size is each rank's input, cut into n equal parts for
+// those two). Each size is checked.
 // With --samples 1 each iteration is timed on its own and rank 0 adds, after a size's line,
 //   #samples size us us ...       (as many such lines as 1000 figures a line needs)
 // one figure per iteration, the slowest rank's (so the spread of single collectives can be
 // told: bench/contention_bench.sh pools them into median, p10 and p90).
-//   collective_perf --impl hvd|mpi|tcp-wire --op allreduce|broadcast [--min 4] [--max 67108864] [--iters N]
+//   collective_perf --impl hvd|mpi|tcp-wire --op allreduce|broadcast|reducescatter|alltoall [--min 4] [--max 67108864] [--iters N]
 //                   [--factor 2] [--samples 1] [--seconds S]
 // --factor is nccl-tests' -f: the next size is the last one times it. --seconds S raises each
 // size's iterations until they take about S seconds (the median of a few after the warm-up,
@@ -81,6 +83,36 @@ struct Impl {
 #endif
     if (auto s = hvd::broadcast(data, n * sizeof(float), 0); !s.isOk()) fail(s.message());
   }
+  // count: this rank's input, a multiple of size; `out` receives count / size elements.
+  void reducescatter(const float* in, float* out, size_t count) {
+#ifdef HVD_BENCH_MPI
+    if (mpi) {
+      MPI_Reduce_scatter_block(in, out, static_cast<int>(count) / size, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      return;
+    }
+#endif
+    if (auto s = hvd::reducescatter(in, out, count, hvd::DataType::kFloat32, hvd::ReduceOp::kSum); !s.isOk()) {
+      fail(s.message());
+    }
+  }
+  // count / size elements to each rank; the result, count elements, in `out` (MPI) or
+  // `received` (hvd hands its own buffer over: the time includes no copy out of it).
+  const float* alltoall(const float* in, float* out, size_t count) {
+#ifdef HVD_BENCH_MPI
+    if (mpi) {
+      const int each = static_cast<int>(count) / size;
+      MPI_Alltoall(in, each, MPI_FLOAT, out, each, MPI_FLOAT, MPI_COMM_WORLD);
+      return out;
+    }
+#endif
+    auto h = hvd::alltoallAsync("", in, count, hvd::DataType::kFloat32);
+    if (!h) fail(h.status().message());
+    auto got = hvd::synchronizeAllgather(*h);
+    if (!got) fail(got.status().message());
+    received = std::move(got->data);
+    return reinterpret_cast<const float*>(received.data());
+  }
+  std::vector<std::byte> received;
   void barrier() {
 #ifdef HVD_BENCH_MPI
     if (mpi) {
@@ -132,6 +164,12 @@ int main(int argc, char** argv) {
   if (implName != "hvd" && implName != "mpi" && implName != "tcp-wire") {
     Impl::fail("unknown --impl '" + implName + "' (hvd, mpi or tcp-wire)");
   }
+  if (op != "allreduce" && op != "broadcast" && op != "reducescatter" && op != "alltoall") {
+    Impl::fail("unknown --op '" + op + "' (allreduce, broadcast, reducescatter or alltoall)");
+  }
+  if (implName == "tcp-wire" && op != "allreduce" && op != "broadcast") {
+    Impl::fail("--impl tcp-wire moves an allreduce's or a broadcast's bytes only");
+  }
   Impl impl;
   impl.mpi = implName == "mpi";
 #ifdef HVD_BENCH_MPI
@@ -155,14 +193,21 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < impl.wireOut.size(); ++i) impl.wireOut[i] = Impl::wirePattern(impl.rank, i);
   }
   const int n = impl.size;
-  const bool reduce = op == "allreduce";
+  const bool reduce = op == "allreduce", scatter = op == "reducescatter", exchange = op == "alltoall";
+  const size_t un = static_cast<size_t>(n);
   if (impl.rank == 0) {
     std::printf("#%11s %12s %6s %6s %5s %10s %8s %8s %6s\n", "size", "count", "type", "redop", "root", "time(us)",
                 "algbw", "busbw", "#wrong");
   }
-  std::vector<float> data(maxBytes / sizeof(float) + 1);
-  for (size_t bytes = minBytes; bytes <= maxBytes; bytes *= factor) {
-    size_t count = bytes / sizeof(float);
+  std::vector<float> data(maxBytes / sizeof(float) + 1), out(scatter || exchange ? data.size() : 0);
+  for (size_t step = minBytes; step <= maxBytes; step *= factor) {
+    size_t bytes = step, count = bytes / sizeof(float);
+    if (scatter || exchange) {  // n equal parts
+      count = count / un * un;
+      if (count == 0) continue;
+      bytes = count * sizeof(float);
+    }
+    const float* result = nullptr;  // alltoall's
     int iters = static_cast<int>(std::max<size_t>(5, std::min<size_t>(200, (256u << 20) / (bytes * 8 + 1))));
     if (fixedIters > 0) iters = fixedIters;
     auto fill = [&] {
@@ -171,13 +216,24 @@ int main(int argc, char** argv) {
     // Warm up, then check correctness once per size.
     auto once = [&] {
       if (impl.wire) impl.wireCollective(bytes, reduce);
+      else if (scatter) impl.reducescatter(data.data(), out.data(), count);
+      else if (exchange) result = impl.alltoall(data.data(), out.data(), count);
       else reduce ? impl.allreduce(data.data(), count) : impl.broadcast(data.data(), count);
     };
     fill();
     once();
     long wrong = 0;
     if (impl.wire) wrong = impl.wireWrong(bytes, reduce);
-    for (size_t i = 0; i < count && !impl.wire; ++i) {
+    // Element i of rank k's input is (k + 1) * ((i % 7) + 1).
+    const size_t part = count / un, mine = static_cast<size_t>(impl.rank) * part;
+    for (size_t i = 0; i < part && scatter; ++i) {
+      wrong += out[i] != static_cast<float>(n * (n + 1) / 2 * (((mine + i) % 7) + 1));
+    }
+    for (size_t i = 0; i < count && exchange; ++i) {
+      const size_t from = i / part, at = mine + i % part;  // element `at` of rank from's input
+      wrong += result[i] != static_cast<float>((from + 1) * ((at % 7) + 1));
+    }
+    for (size_t i = 0; i < count && !impl.wire && !scatter && !exchange; ++i) {
       float expect = reduce ? static_cast<float>(n * (n + 1) / 2 * ((i % 7) + 1)) : static_cast<float>((i % 7) + 1);
       wrong += data[i] != expect;
     }
@@ -223,10 +279,10 @@ int main(int argc, char** argv) {
     double seconds = slowest / iters;
     if (samples) impl.maxOverRanks(each.data(), each.size());
     double algbw = static_cast<double>(bytes) / seconds / 1e9;
-    double busbw = reduce ? algbw * 2 * (n - 1) / n : algbw;
+    double busbw = reduce ? algbw * 2 * (n - 1) / n : scatter || exchange ? algbw * (n - 1) / n : algbw;
     if (impl.rank == 0) {
-      std::printf("%12zu %12zu %6s %6s %5d %10.2f %8.3f %8.3f %6ld\n", bytes, count, "float", reduce ? "sum" : "none",
-                  reduce ? -1 : 0, seconds * 1e6, algbw, busbw, wrong);
+      std::printf("%12zu %12zu %6s %6s %5d %10.2f %8.3f %8.3f %6ld\n", bytes, count, "float",
+                  reduce || scatter ? "sum" : "none", op == "broadcast" ? 0 : -1, seconds * 1e6, algbw, busbw, wrong);
       // Lines of at most 1000 figures: hvdrun cuts a rank's line at --max-line-kb (1 MiB by default).
       for (size_t i = 0; i < each.size(); ++i) {
         if (i % 1000 == 0) std::printf("%s#samples %zu", i == 0 ? "" : "\n", bytes);

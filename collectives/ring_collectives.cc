@@ -48,6 +48,36 @@ Status ringAllreduceLarge(Transport& t, void* data, size_t count, DataType type,
   return Status::ok();
 }
 
+Status ringReduceScatterv(Transport& t, void* data, std::span<const size_t> countsPerRank, DataType type, ReduceOp op,
+                          void* out) {
+  const int n = t.size(), r = t.rank();
+  if (countsPerRank.size() != static_cast<size_t>(n)) {
+    return Status(Errc::kInvalidArgument, "reducescatter: " + std::to_string(countsPerRank.size()) +
+                                              " counts given for " + std::to_string(n) + " ranks");
+  }
+  const size_t width = dataTypeSize(type);
+  std::vector<size_t> offset(static_cast<size_t>(n) + 1, 0);
+  for (size_t k = 0; k < static_cast<size_t>(n); ++k) offset[k + 1] = offset[k] + countsPerRank[k];
+  auto part = [&](int k) {
+    const size_t i = static_cast<size_t>(((k % n) + n) % n);
+    return Chunk{offset[i], countsPerRank[i]};
+  };
+  // Step s sends part (r - s - 1), raw at step 0 and since holding what the ranks to the
+  // left added, and reduces part (r - s - 2) into this rank's own as it arrives; after
+  // n - 1 steps part r holds every rank's.
+  for (int step = 0; step < n - 1; ++step) {
+    Chunk send = part(r - step - 1), recv = part(r - step - 2);
+    HVD_RETURN_IF_ERROR(exchangeAndReduce(t, t.right(), bytesOf(data, send.offset * width, send.count * width), t.left(),
+                                          static_cast<std::byte*>(data) + recv.offset * width, recv.count, type, op,
+                                          Operands::kTargetFirst));
+  }
+  Chunk mine = part(r);
+  if (mine.count == 0) return Status::ok();
+  std::memcpy(out, static_cast<const std::byte*>(data) + mine.offset * width, mine.count * width);
+  if (op == ReduceOp::kAverage) divideForAverage(out, mine.count, type, n);
+  return Status::ok();
+}
+
 Status ringAllgather(Transport& t, const void* mine, size_t bytes, void* out) {
   std::vector<size_t> sizes(static_cast<size_t>(t.size()), bytes);
   return ringAllgatherv(t, mine, sizes, out);

@@ -22,6 +22,14 @@ Status ringAllreduceLarge(Transport& t, void* data, size_t count, DataType type,
 // step costs its latency rather than its bytes.
 Status ringAllreduceSmall(Transport& t, void* data, size_t count, DataType type, ReduceOp op);
 
+// The reduce-scatter phase of ringAllreduceLarge with a split of the caller's choosing:
+// every rank's `data` (the sum of countsPerRank elements, the same counts on every rank)
+// is reduced, and this rank's part, countsPerRank[rank] elements from the sum of the counts
+// before it, lands in `out` (kAverage divides it by size). `data` is the call's scratch:
+// it is left holding partial sums. Parts may be empty. Half an allreduce's traffic.
+Status ringReduceScatterv(Transport& t, void* data, std::span<const size_t> countsPerRank, DataType type, ReduceOp op,
+                          void* out);
+
 // Every rank contributes `bytes`; `out` (size * bytes) receives all, in rank order.
 Status ringAllgather(Transport& t, const void* mine, size_t bytes, void* out);
 

@@ -81,6 +81,21 @@ int hvd_broadcast_async(const char* name, void* data, size_t count, enum hvd_dat
 int hvd_allgather_async(const char* name, const void* in, size_t count, enum hvd_datatype type, int64_t* handle) {
   return handleOut(hvd::allgatherAsync(name != nullptr ? name : "", in, count, static_cast<hvd::DataType>(type)), handle);
 }
+int hvd_alltoall_async(const char* name, const void* in, size_t count, enum hvd_datatype type, const uint64_t* splits,
+                       size_t row_elements, int64_t* handle) {
+  const std::int64_t row[] = {static_cast<std::int64_t>(row_elements)};
+  std::span<const std::uint64_t> perRank;
+  if (splits != nullptr) perRank = {splits, static_cast<size_t>(hvd::size())};
+  return handleOut(hvd::alltoallAsync(name != nullptr ? name : "", in, count, static_cast<hvd::DataType>(type), perRank,
+                                      row_elements == 1 ? std::span<const std::int64_t>{} : std::span<const std::int64_t>(row)),
+                   handle);
+}
+int hvd_alltoall(const void* in, size_t count, enum hvd_datatype type, const uint64_t* splits, size_t row_elements,
+                 void** data, size_t* bytes, size_t* counts_per_rank) {
+  int64_t handle = 0;
+  if (int rc = hvd_alltoall_async(nullptr, in, count, type, splits, row_elements, &handle); rc != 0) return rc;
+  return hvd_synchronize_allgather(handle, data, bytes, counts_per_rank);
+}
 int hvd_poll(int64_t handle, int* done) {
   auto d = hvd::poll(handle);
   if (!d) return report(d.status());

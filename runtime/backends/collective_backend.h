@@ -39,6 +39,29 @@ class CollectiveBackend {
   // blocks in rank order.
   virtual Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) = 0;
   virtual Status barrier() = 0;
+
+  // Horovod's reducescatter and alltoall, for host tensors, where a backend has a primitive
+  // that moves less than the engine's composition of the calls above (an allreduce of which
+  // each rank keeps its part; an allgather of every rank's whole buffer). The engine asks
+  // has...() first and composes where it says no.
+  //
+  // reducescatter: every rank's `data` (the sum of countsPerRank elements, the same counts on
+  // every rank) reduced with `op`; this rank's part, countsPerRank[rank] elements from the
+  // sum of the counts before it, lands in `out` (kAverage divides by the rank count). `data`
+  // is the call's scratch: it may be left holding anything. Parts may be empty.
+  virtual bool hasReducescatter() const { return false; }
+  virtual Status reducescatter(const TensorRef& data, std::span<const size_t> countsPerRank, ReduceOp op, void* out) {
+    (void)data, (void)countsPerRank, (void)op, (void)out;
+    return Status(Errc::kInternal, std::string(name()) + " has no reducescatter of its own");
+  }
+  // alltoallv: bytesMatrix[from * size + to] is what rank `from` sends rank `to`, the same
+  // matrix on every rank; `send` holds this rank's blocks in destination order, and `out`
+  // (its column's sum) receives the blocks sent to it in source order. Blocks may be empty.
+  virtual bool hasAlltoall() const { return false; }
+  virtual Status alltoallv(const TensorRef& send, std::span<const size_t> bytesMatrix, void* out) {
+    (void)send, (void)bytesMatrix, (void)out;
+    return Status(Errc::kInternal, std::string(name()) + " has no alltoall of its own");
+  }
   // After a failure: the rank whose closed connection caused it (it died or exited), when
   // that is why; the runtime tells hvdrun, which then names that rank, not this one.
   virtual std::optional<int> peerGone() const { return std::nullopt; }

@@ -1212,8 +1212,9 @@ Status Engine::runAlone(const Response& response, Operation& op) {
   return internalError("unknown request kind");
 }
 
-// An allreduce of the whole tensor, of which this rank keeps its rows: every backend runs
-// it, at twice the traffic of a ring's reduce-scatter (docs/runtime.md says so).
+// Host tensors go to the backend's own reduce-scatter where it has one (half an
+// allreduce's traffic); otherwise, and on GPUs, an allreduce of the whole tensor of which
+// this rank keeps its rows, at twice the traffic (docs/runtime.md says so).
 Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation& op) {
   const Spec& spec = op.spec;
   const std::uint64_t rows = spec.rows.elements == 0 ? 0 : spec.count / spec.rows.elements;
@@ -1222,9 +1223,16 @@ Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation&
   const size_t shareBytes = share.rows * width;  // the output's size, checked at submission
   if (spec.count == 0) return Status::ok();  // the same on every rank: the count was agreed
   if (spec.device == Device::kCpu) {
+    // The backends reduce in place, and the caller's input stays the caller's.
     if (fusionBuffer_.size() < spec.bytes()) fusionBuffer_.resize(spec.bytes());
     std::memcpy(fusionBuffer_.data(), op.in, spec.bytes());
-    HVD_RETURN_IF_ERROR(backend.allreduce(TensorRef{fusionBuffer_.data(), spec.count, spec.type, spec.device}, spec.op));
+    TensorRef all{fusionBuffer_.data(), spec.count, spec.type, spec.device};
+    if (backend.hasReducescatter()) {
+      std::vector<size_t> counts;
+      for (int r = 0; r < size_; ++r) counts.push_back(reducescatterShare(rows, r, size_).rows * spec.rows.elements);
+      return backend.reducescatter(all, counts, spec.op, op.out);
+    }
+    HVD_RETURN_IF_ERROR(backend.allreduce(all, spec.op));
     if (shareBytes > 0) std::memcpy(op.out, fusionBuffer_.data() + share.firstRow * width, shareBytes);
     return Status::ok();
   }
@@ -1236,9 +1244,10 @@ Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation&
   return backend.finishCopies();
 }
 
-// Every rank's send counts, then every rank's whole buffer, gathered; this rank keeps the
-// rows each rank sent it. Right on every backend at once, at size() times the traffic of a
-// pairwise exchange (docs/runtime.md says so); host memory only for now.
+// Every rank's send counts gathered first; then the backend's own alltoall where it has
+// one, else every rank's whole buffer gathered, of which this rank keeps the rows each rank
+// sent it, at size() times a pairwise exchange's traffic (docs/runtime.md says so). Host
+// memory only for now.
 Status Engine::runAlltoall(backends::CollectiveBackend& backend, Operation& op) {
   const Spec& spec = op.spec;
   if (spec.device != Device::kCpu) {
@@ -1249,6 +1258,17 @@ Status Engine::runAlltoall(backends::CollectiveBackend& backend, Operation& op) 
   std::vector<size_t> row(n, n * sizeof(std::uint64_t));
   HVD_RETURN_IF_ERROR(backends_.front()->allgatherv(
       TensorRef{op.sendCounts.data(), n * sizeof(std::uint64_t), DataType::kUInt8, Device::kCpu}, row, matrix.data()));
+  const size_t me = static_cast<size_t>(rank_);
+  if (backend.hasAlltoall()) {
+    std::vector<size_t> bytesMatrix;
+    size_t received = 0;
+    op.gathered.counts.assign(n, 0);
+    for (size_t k = 0; k < n * n; ++k) bytesMatrix.push_back(static_cast<size_t>(matrix[k]) * width);
+    for (size_t k = 0; k < n; ++k) op.gathered.counts[k] = matrix[k * n + me], received += bytesMatrix[k * n + me];
+    op.gathered.bytes.resize(received);
+    return backend.alltoallv(TensorRef{const_cast<void*>(op.in), spec.count, spec.type, spec.device}, bytesMatrix,
+                             op.gathered.bytes.data());
+  }
   std::vector<size_t> bytesPerRank(n);
   size_t total = 0;
   for (size_t k = 0; k < n; ++k) {
@@ -1260,7 +1280,6 @@ Status Engine::runAlltoall(backends::CollectiveBackend& backend, Operation& op) 
   std::vector<std::byte> all(total);
   HVD_RETURN_IF_ERROR(backend.allgatherv(TensorRef{const_cast<void*>(op.in), spec.count, spec.type, spec.device},
                                          bytesPerRank, all.data()));
-  const size_t me = static_cast<size_t>(rank_);
   op.gathered.counts.assign(n, 0);
   size_t received = 0;
   for (size_t k = 0; k < n; ++k) received += static_cast<size_t>(matrix[k * n + me]) * width;

@@ -922,6 +922,92 @@ TEST_CASE("reducescatter gives each rank its rows of the reduction, split as Hor
   CHECK(errors == none(size));
 }
 
+// A backend that passes everything on to the real one, counting the reducescatters and
+// alltoalls it runs as such, or hiding that the real one has them (so the engine composes).
+class PrimitiveCounter : public hvd::backends::CollectiveBackend {
+ public:
+  PrimitiveCounter(std::unique_ptr<CollectiveBackend> inner, bool hide, std::atomic<int>& calls)
+      : inner_(std::move(inner)), hide_(hide), calls_(calls) {}
+  std::string_view name() const override { return inner_->name(); }
+  bool supports(hvd::Device d) const override { return inner_->supports(d); }
+  hvd::Status allreduce(const hvd::backends::TensorRef& t, ReduceOp op) override { return inner_->allreduce(t, op); }
+  hvd::Status broadcast(const hvd::backends::TensorRef& t, int root) override { return inner_->broadcast(t, root); }
+  hvd::Status allgatherv(const hvd::backends::TensorRef& t, std::span<const size_t> b, void* out) override {
+    return inner_->allgatherv(t, b, out);
+  }
+  hvd::Status barrier() override { return inner_->barrier(); }
+  hvd::Status agree(std::span<std::uint8_t> bytes, ControlWait wait) override { return inner_->agree(bytes, wait); }
+  bool hasReducescatter() const override { return !hide_ && inner_->hasReducescatter(); }
+  hvd::Status reducescatter(const hvd::backends::TensorRef& t, std::span<const size_t> counts, ReduceOp op,
+                            void* out) override {
+    ++calls_;
+    return inner_->reducescatter(t, counts, op, out);
+  }
+  bool hasAlltoall() const override { return !hide_ && inner_->hasAlltoall(); }
+  hvd::Status alltoallv(const hvd::backends::TensorRef& t, std::span<const size_t> matrix, void* out) override {
+    ++calls_;
+    return inner_->alltoallv(t, matrix, out);
+  }
+
+ private:
+  std::unique_ptr<CollectiveBackend> inner_;
+  bool hide_;
+  std::atomic<int>& calls_;
+};
+
+TEST_CASE("reducescatter and alltoall run on the backend's own primitives where it has them and are composed where not, alike",
+          "[mp][engine]") {
+  const bool hide = GENERATE(false, true);
+  const bool sharedMemory = GENERATE(true, false);
+  INFO((hide ? "composed" : "the backend's own") << (sharedMemory ? " over shared memory" : " over TCP"));
+  const int size = 3;
+  std::atomic<int> calls{0};
+  auto errors = onRanks(
+      size, {},
+      [&](int rank, Engine& e) -> std::string {
+        // 7001 rows of 2 floats: past the host arena, so the ring's reduce-scatter runs.
+        for (std::uint64_t rows : {std::uint64_t{4}, std::uint64_t{7001}}) {
+          std::vector<float> in = ramp(rank, rows * 2);
+          const auto share = hvd::engine::reducescatterShare(rows, rank, size);
+          std::vector<float> out(share.rows * 2, -1.0f);
+          auto h = e.submit({"rs", scatter(rows, 2, ReduceOp::kAverage), in.data(), out.data(), out.size() * sizeof(float)});
+          if (!h) return h.status().message();
+          if (Status s = e.wait(*h); !s.isOk()) return s.message();
+          std::vector<float> all = over({0, 1, 2}, rows * 2, ReduceOp::kAverage, size);
+          if (out != std::vector<float>(all.begin() + static_cast<long>(share.firstRow * 2),
+                                        all.begin() + static_cast<long>((share.firstRow + share.rows) * 2))) {
+            return "reducescatter of " + std::to_string(rows) + " rows is wrong";
+          }
+        }
+        // Rank k sends rank d 1000 * (k + d) rows of one int64, each 1000 * k + d.
+        std::vector<std::uint64_t> splits;
+        std::vector<std::int64_t> send;
+        for (int d = 0; d < size; ++d) {
+          splits.push_back(1000u * static_cast<std::uint64_t>(rank + d));
+          send.insert(send.end(), splits.back(), 1000 * rank + d);
+        }
+        Spec spec{OpKind::kAlltoall, DataType::kInt64, ReduceOp::kSum, 0, send.size(), hvd::Device::kCpu};
+        Engine::Submission a{"a2a", spec, send.data()};
+        a.splits = splits;
+        auto h = e.submit(std::move(a));
+        if (!h) return h.status().message();
+        auto got = e.waitGathered(*h);
+        if (!got) return got.status().message();
+        std::vector<std::int64_t> expect;
+        for (int k = 0; k < size; ++k) expect.insert(expect.end(), 1000u * static_cast<size_t>(k + rank), 1000 * k + rank);
+        std::vector<std::int64_t> received(got->bytes.size() / sizeof(std::int64_t));
+        std::memcpy(received.data(), got->bytes.data(), got->bytes.size());
+        return received == expect ? "" : "alltoall is wrong";
+      },
+      sharedMemory, 10s,
+      [&](int, Backends& backends) {
+        for (auto& b : backends) b = std::make_unique<PrimitiveCounter>(std::move(b), hide, calls);
+      });
+  CHECK(errors == none(size));
+  // Each rank: two reducescatters and one alltoall, or none of them as such.
+  CHECK(calls.load() == (hide ? 0 : 3 * size));
+}
+
 TEST_CASE("alltoall gives each rank the rows every rank sent it, in rank order, with splits or split evenly",
           "[mp][engine]") {
   const int size = 3;

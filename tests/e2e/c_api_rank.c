@@ -113,6 +113,43 @@ int main(void) {
     free(rs_out);
   }
 
+  /* alltoall: rank k sends rank d k + d + 1 rows of 2 ints, each 100 * k + d; then the same
+   * without splits, 2 rows to each rank. */
+  {
+    uint64_t* splits = malloc((size_t)size * sizeof(uint64_t));
+    size_t sent = 0, expected = 0;
+    for (int d = 0; d < size; ++d) splits[d] = (uint64_t)(rank + d + 1), sent += splits[d];
+    int* a2a = malloc(sent * 2 * sizeof(int));
+    size_t at = 0;
+    for (int d = 0; d < size; ++d) {
+      for (uint64_t i = 0; i < splits[d] * 2; ++i) a2a[at++] = 100 * rank + d;
+    }
+    void* got = NULL;
+    size_t got_bytes = 0;
+    size_t* counts = malloc((size_t)size * sizeof(size_t));
+    CHECK(hvd_alltoall(a2a, sent * 2, HVD_INT32, splits, 2, &got, &got_bytes, counts) == 0, "alltoall failed");
+    at = 0;
+    for (int k = 0; k < size; ++k) {
+      CHECK(counts[k] == (size_t)(k + rank + 1) * 2, "alltoall counts wrong");
+      for (size_t i = 0; i < counts[k]; ++i) CHECK(((int*)got)[at++] == 100 * k + rank, "alltoall data wrong");
+      expected += counts[k];
+    }
+    CHECK(got_bytes == expected * sizeof(int), "alltoall size wrong");
+    free(got);
+    int even[64];
+    for (int i = 0; i < 2 * size; ++i) even[i] = 1000 * rank + i;
+    CHECK(hvd_alltoall(even, 2 * (size_t)size, HVD_INT32, NULL, 1, &got, &got_bytes, NULL) == 0, "even alltoall failed");
+    CHECK(got_bytes == 2 * (size_t)size * sizeof(int), "even alltoall size wrong");
+    for (int k = 0; k < size; ++k) {
+      CHECK(((int*)got)[2 * k] == 1000 * k + 2 * rank && ((int*)got)[2 * k + 1] == 1000 * k + 2 * rank + 1,
+            "even alltoall data wrong");
+    }
+    free(got);
+    free(counts);
+    free(a2a);
+    free(splits);
+  }
+
   /* join: every rank but the last joins at once; the last one's sums then hold its value
    * alone, and it is the last to join on every rank. */
   int last_joined = -1;

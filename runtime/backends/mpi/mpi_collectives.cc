@@ -28,6 +28,8 @@ struct Api {
   decltype(&MPI_Allreduce) allreduce = nullptr;
   decltype(&MPI_Bcast) bcast = nullptr;
   decltype(&MPI_Allgatherv) allgatherv = nullptr;
+  decltype(&MPI_Reduce_scatter) reduceScatter = nullptr;
+  decltype(&MPI_Alltoallv) alltoallv = nullptr;
   decltype(&MPI_Barrier) barrier = nullptr;
   decltype(&MPI_Error_string) errorString = nullptr;
   decltype(&MPI_Op_create) opCreate = nullptr;
@@ -58,6 +60,8 @@ Result<std::unique_ptr<Api>> loadApi() {
   api->allreduce = l.function<decltype(&MPI_Allreduce)>("MPI_Allreduce");
   api->bcast = l.function<decltype(&MPI_Bcast)>("MPI_Bcast");
   api->allgatherv = l.function<decltype(&MPI_Allgatherv)>("MPI_Allgatherv");
+  api->reduceScatter = l.function<decltype(&MPI_Reduce_scatter)>("MPI_Reduce_scatter");
+  api->alltoallv = l.function<decltype(&MPI_Alltoallv)>("MPI_Alltoallv");
   api->barrier = l.function<decltype(&MPI_Barrier)>("MPI_Barrier");
   api->errorString = l.function<decltype(&MPI_Error_string)>("MPI_Error_string");
   api->opCreate = l.function<decltype(&MPI_Op_create)>("MPI_Op_create");
@@ -76,6 +80,7 @@ Result<std::unique_ptr<Api>> loadApi() {
   api->errorsReturn = symbol<MPI_Errhandler>(l, "ompi_mpi_errors_return");
   bool complete = api->initialized && api->finalized && api->initThread && api->finalize && api->commRank &&
                   api->commSize && api->allreduce && api->bcast && api->allgatherv && api->barrier &&
+                  api->reduceScatter && api->alltoallv &&
                   api->errorString && api->opCreate && api->setErrhandler && api->world && api->byte &&
                   api->errorsReturn;
   for (auto t : api->types) complete = complete && t != nullptr;
@@ -111,14 +116,7 @@ class MpiCollectives : public CollectiveBackend {
     if (count > static_cast<size_t>(INT32_MAX)) return Status(Errc::kInvalidArgument, "MPI_Allreduce takes at most 2^31-1 elements");
     int t = static_cast<int>(type);
     MPI_Op mpiOp = nullptr;
-    ReduceOp base = type == DataType::kBool     ? collectives::logicalOf(op)
-                    : op == ReduceOp::kAverage ? ReduceOp::kSum
-                                               : op;
-    if (type == DataType::kFloat16 || type == DataType::kBFloat16) {
-      HVD_RETURN_IF_ERROR(halfOpFor(base, type, mpiOp));
-    } else {
-      mpiOp = api_->ops[base == ReduceOp::kSum ? 0 : base == ReduceOp::kMin ? 1 : base == ReduceOp::kMax ? 2 : 3];
-    }
+    HVD_RETURN_IF_ERROR(opFor(op, type, mpiOp));
     HVD_RETURN_IF_ERROR(check("MPI_Allreduce", api_->allreduce(MPI_IN_PLACE, data, static_cast<int>(count),
                                                                api_->types[t], mpiOp, api_->world)));
     if (op == ReduceOp::kAverage) collectives::divideForAverage(data, count, type, size_);
@@ -149,6 +147,54 @@ class MpiCollectives : public CollectiveBackend {
                                                     displacements.data(), api_->byte, api_->world));
   }
 
+  bool hasReducescatter() const override { return true; }
+  Status reducescatter(const TensorRef& t, std::span<const size_t> countsPerRank, ReduceOp op, void* out) override {
+    if (!poisoned_.isOk()) return poisoned_;
+    if (countsPerRank.size() != static_cast<size_t>(size_)) {
+      return Status(Errc::kInvalidArgument, "reducescatter: " + std::to_string(countsPerRank.size()) +
+                                                " counts given for " + std::to_string(size_) + " ranks");
+    }
+    std::vector<int> counts;
+    for (size_t c : countsPerRank) {
+      if (c > static_cast<size_t>(INT32_MAX)) {
+        return Status(Errc::kInvalidArgument, "MPI_Reduce_scatter takes at most 2^31-1 elements per rank");
+      }
+      counts.push_back(static_cast<int>(c));
+    }
+    if (t.count == 0) return Status::ok();
+    MPI_Op mpiOp = nullptr;
+    HVD_RETURN_IF_ERROR(opFor(op, t.type, mpiOp));
+    HVD_RETURN_IF_ERROR(check("MPI_Reduce_scatter", api_->reduceScatter(t.data, out, counts.data(),
+                                                                        api_->types[static_cast<int>(t.type)], mpiOp,
+                                                                        api_->world)));
+    const size_t mine = countsPerRank[static_cast<size_t>(rank_)];
+    if (op == ReduceOp::kAverage && mine > 0) collectives::divideForAverage(out, mine, t.type, size_);
+    return Status::ok();
+  }
+
+  bool hasAlltoall() const override { return true; }
+  Status alltoallv(const TensorRef& t, std::span<const size_t> bytesMatrix, void* out) override {
+    if (!poisoned_.isOk()) return poisoned_;
+    const size_t n = static_cast<size_t>(size_), me = static_cast<size_t>(rank_);
+    if (bytesMatrix.size() != n * n) {
+      return Status(Errc::kInvalidArgument, "alltoall: " + std::to_string(bytesMatrix.size()) +
+                                                " block sizes given for " + std::to_string(n) + " ranks");
+    }
+    std::vector<int> sendCounts, sendAt, recvCounts, recvAt;
+    size_t sent = 0, received = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t to = bytesMatrix[me * n + k], from = bytesMatrix[k * n + me];
+      if (sent + to > static_cast<size_t>(INT32_MAX) || received + from > static_cast<size_t>(INT32_MAX)) {
+        return Status(Errc::kInvalidArgument, "MPI_Alltoallv takes at most 2 GiB");
+      }
+      sendCounts.push_back(static_cast<int>(to)), sendAt.push_back(static_cast<int>(sent));
+      recvCounts.push_back(static_cast<int>(from)), recvAt.push_back(static_cast<int>(received));
+      sent += to, received += from;
+    }
+    return check("MPI_Alltoallv", api_->alltoallv(t.data, sendCounts.data(), sendAt.data(), api_->byte, out,
+                                                  recvCounts.data(), recvAt.data(), api_->byte, api_->world));
+  }
+
   Status barrier() override {
     if (!poisoned_.isOk()) return poisoned_;
     return check("MPI_Barrier", api_->barrier(api_->world));
@@ -175,6 +221,17 @@ class MpiCollectives : public CollectiveBackend {
     api_->errorString(rc, text, &length);
     poisoned_ = Status(Errc::kRemote, std::string(call) + " failed on rank " + std::to_string(rank_) + ": " + text);
     return poisoned_;
+  }
+
+  // MPI's operation for `op` on `type`: bool's logical one, the sum for an average (the
+  // caller divides), and the runtime's own kernel for the 16-bit floats.
+  Status opFor(ReduceOp op, DataType type, MPI_Op& out) {
+    ReduceOp base = type == DataType::kBool     ? collectives::logicalOf(op)
+                    : op == ReduceOp::kAverage ? ReduceOp::kSum
+                                               : op;
+    if (type == DataType::kFloat16 || type == DataType::kBFloat16) return halfOpFor(base, type, out);
+    out = api_->ops[base == ReduceOp::kSum ? 0 : base == ReduceOp::kMin ? 1 : base == ReduceOp::kMax ? 2 : 3];
+    return Status::ok();
   }
 
   // User-defined ops are created once per (op, type); MPI calls the function with no

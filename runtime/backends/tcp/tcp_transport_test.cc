@@ -24,6 +24,7 @@
 #include "collectives/exchange_reduce.h"
 #include "collectives/halving_doubling.h"
 #include "collectives/halving_schedule.h"
+#include "collectives/ring_alltoall.h"
 #include "collectives/ring_collectives.h"
 #include "runtime/backends/tcp/host_allreduce.h"
 #include "runtime/backends/tcp/host_arena.h"
@@ -151,6 +152,109 @@ TEST_CASE("every allreduce algorithm equals the serial result for every type, op
       CHECK(errors[static_cast<size_t>(r)] == "");
     }
   }
+}
+
+// An allreduce made of a reduce-scatter with an awkward split (the remainder on the last
+// rank, rank 1's part empty and given to rank 0 from 3 ranks) and an allgather of the parts,
+// so that checkAllreduce checks every rank's part against the serial result.
+hvd::Status scatterThenGather(hc::Transport& t, void* data, size_t count, DataType type, ReduceOp op) {
+  const size_t n = static_cast<size_t>(t.size()), width = hc::dataTypeSize(type);
+  std::vector<size_t> counts(n, count / n), bytes;
+  counts[n - 1] += count % n;
+  if (n > 2) counts[0] += counts[1], counts[1] = 0;
+  for (size_t c : counts) bytes.push_back(c * width);
+  std::vector<std::byte> part(counts[static_cast<size_t>(t.rank())] * width);
+  HVD_RETURN_IF_ERROR(hc::ringReduceScatterv(t, data, counts, type, op, part.data()));
+  return hc::ringAllgatherv(t, part.data(), bytes, data);
+}
+
+TEST_CASE("a reduce-scatter with any split gives each rank its part of the serial result for every type and op", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
+  for (int size = 1; size <= 6; ++size) {
+    auto errors = onRing(size, [size](int, hc::Transport& ring) -> std::string {
+      for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(1009), size_t(size * 3 + 1), size_t(300007)}) {
+        for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAverage, ReduceOp::kMin, ReduceOp::kMax, ReduceOp::kProduct}) {
+          std::string e = checkAllreduce<float>(ring, size, DataType::kFloat32, op, count, scatterThenGather);
+          if (e.empty()) e = checkAllreduce<int64_t>(ring, size, DataType::kInt64, op, count, scatterThenGather);
+          if (e.empty() && op != ReduceOp::kProduct) {
+            e = checkAllreduce<uint16_t>(ring, size, DataType::kBFloat16, op, count, scatterThenGather);
+          }
+          if (!e.empty()) return e;
+        }
+      }
+      return "";
+    });
+    for (int r = 0; r < size; ++r) {
+      INFO("size " << size << " rank " << r);
+      CHECK(errors[static_cast<size_t>(r)] == "");
+    }
+  }
+}
+
+TEST_CASE("a reduce-scatter with a count list of the wrong length is refused before any traffic", "[mp][collectives]") {
+  auto errors = onRing(2, [](int, hc::Transport& ring) -> std::string {
+    std::vector<size_t> counts{1, 1, 1};
+    float f[3] = {};
+    auto s = hc::ringReduceScatterv(ring, f, counts, DataType::kFloat32, ReduceOp::kSum, f);
+    return s.isOk() ? "accepted" : s.message();
+  });
+  for (const auto& e : errors) CHECK(e == "reducescatter: 3 counts given for 2 ranks");
+}
+
+TEST_CASE("an alltoall delivers every block to its rank in source order, empty and large blocks included, 1 to 8 ranks", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  INFO("shared memory " << useSharedMemory);
+  for (int size = 1; size <= 8; ++size) {
+    // What `from` sends `to`: often nothing, sometimes a few bytes, once 200 KiB (from 1 to 0).
+    auto bytesOf = [](int from, int to) -> size_t {
+      if (from == 1 && to == 0) return 200003;
+      return static_cast<size_t>((from * 5 + to * 3) % 7 == 0 ? 0 : (from * 13 + to * 7) % 29);
+    };
+    auto byteAt = [](int from, int to, size_t i) { return static_cast<unsigned char>(from * 41 + to * 17 + i * 3); };
+    auto errors = onRing(size, [&](int rank, hc::Transport& ring) -> std::string {
+      std::vector<size_t> matrix;
+      for (int f = 0; f < size; ++f) {
+        for (int t = 0; t < size; ++t) matrix.push_back(bytesOf(f, t));
+      }
+      std::vector<unsigned char> send;
+      for (int t = 0; t < size; ++t) {
+        for (size_t i = 0; i < bytesOf(rank, t); ++i) send.push_back(byteAt(rank, t, i));
+      }
+      size_t total = 0;
+      for (int f = 0; f < size; ++f) total += bytesOf(f, rank);
+      std::vector<std::byte> scratch;  // kept from the first call for the second
+      for (int call = 0; call < 2; ++call) {
+        std::vector<unsigned char> out(total, 0xEE);
+        if (auto s = hc::ringAlltoallv(ring, send.data(), matrix, out.data(), scratch); !s.isOk()) return s.message();
+        size_t at = 0;
+        for (int f = 0; f < size; ++f) {
+          for (size_t i = 0; i < bytesOf(f, rank); ++i, ++at) {
+            if (out[at] != byteAt(f, rank, i)) {
+              return "call " + std::to_string(call) + ": block from rank " + std::to_string(f) + " wrong at byte " +
+                     std::to_string(i);
+            }
+          }
+        }
+      }
+      return "";
+    });
+    for (int r = 0; r < size; ++r) {
+      INFO("size " << size << " rank " << r);
+      CHECK(errors[static_cast<size_t>(r)] == "");
+    }
+  }
+}
+
+TEST_CASE("an alltoall with a matrix of the wrong size is refused before any traffic", "[mp][collectives]") {
+  auto errors = onRing(2, [](int, hc::Transport& ring) -> std::string {
+    std::vector<size_t> matrix{1, 1};
+    char c[2] = {};
+    std::vector<std::byte> scratch;
+    auto s = hc::ringAlltoallv(ring, c, matrix, c, scratch);
+    return s.isOk() ? "accepted" : s.message();
+  });
+  for (const auto& e : errors) CHECK(e == "alltoall: 2 block sizes given for 2 ranks (4 needed)");
 }
 
 TEST_CASE("allgatherv gathers blocks of different sizes, empty ones included, in rank order", "[mp][collectives]") {

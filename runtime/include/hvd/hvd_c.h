@@ -38,6 +38,13 @@ int hvd_barrier(void);
 int hvd_reducescatter(const void* in, void* out, size_t count, enum hvd_datatype type, enum hvd_reduce_op op,
                       size_t row_elements);
 size_t hvd_reducescatter_rows(size_t rows);
+/* Horovod's alltoall (hvd/hvd.h): this rank's count elements in rows of row_elements (the
+ * same on every rank), splits[d] rows of them to rank d in order (hvd_size() entries; NULL:
+ * the rows split evenly, which they must). *data receives malloc'ed memory with the rows
+ * every rank sent this one, in rank order (free() it), *bytes its size, and counts_per_rank
+ * (hvd_size() entries, may be NULL) how many elements each rank sent. Host memory. */
+int hvd_alltoall(const void* in, size_t count, enum hvd_datatype type, const uint64_t* splits, size_t row_elements,
+                 void** data, size_t* bytes, size_t* counts_per_rank);
 /* Horovod's join (hvd/hvd.h: hvd::join): blocks until every rank joined; stores the last
  * rank to join in last_rank (may be NULL). */
 int hvd_join(int* last_rank);
@@ -49,11 +56,14 @@ int hvd_allreduce_async(const char* name, const void* in, void* out, size_t coun
 int hvd_broadcast_async(const char* name, void* data, size_t count, enum hvd_datatype type, int root,
                         int64_t* handle);
 int hvd_allgather_async(const char* name, const void* in, size_t count, enum hvd_datatype type, int64_t* handle);
+/* hvd_alltoall's request: its result through hvd_synchronize_allgather. */
+int hvd_alltoall_async(const char* name, const void* in, size_t count, enum hvd_datatype type, const uint64_t* splits,
+                       size_t row_elements, int64_t* handle);
 /* *done = 1 when the request has finished, else 0; never blocks. */
 int hvd_poll(int64_t handle, int* done);
 /* Blocks until the request finished and releases the handle; its outcome. */
 int hvd_synchronize(int64_t handle);
-/* For an allgather handle, instead of hvd_synchronize: *data receives malloc'ed memory with
+/* For an allgather (or alltoall) handle, instead of hvd_synchronize: *data receives malloc'ed memory with
  * every rank's elements in rank order (free() it), *bytes its size, and counts_per_rank
  * (hvd_size() entries, may be NULL) how many elements each rank gave. */
 int hvd_synchronize_allgather(int64_t handle, void** data, size_t* bytes, size_t* counts_per_rank);

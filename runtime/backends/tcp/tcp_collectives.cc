@@ -3,7 +3,7 @@
 
 #include "collectives/allreduce.h"
 #include "collectives/combine_allreduce.h"
-#include "collectives/ring_alltoall.h"
+#include "collectives/hypercube_alltoall.h"
 #include "collectives/ring_collectives.h"
 #include "runtime/backends/tcp/host_allreduce.h"
 
@@ -67,7 +67,7 @@ class RingCollectives : public CollectiveBackend {
   bool hasAlltoall() const override { return true; }
   Status alltoallv(const TensorRef& send, std::span<const size_t> bytesMatrix, void* out) override {
     placeCaller();
-    return collectives::ringAlltoallv(*ring_, send.data, bytesMatrix, out, bundles_);
+    return collectives::alltoallv(*ring_, send.data, bytesMatrix, out, bundles_);
   }
   Status barrier() override {
     if (!inArena(0)) return collectives::ringBarrier(*ring_);
@@ -132,7 +132,7 @@ class RingCollectives : public CollectiveBackend {
   std::unique_ptr<TcpTransport> ring_;
   collectives::AllreduceAlgorithm algorithm_;
   std::vector<std::byte> combined_;  // agree's buffer with a rider
-  std::vector<std::byte> bundles_;   // alltoall's bundles in flight
+  std::vector<std::byte> bundles_;   // alltoall's blocks in flight
   std::unique_ptr<HostArena> arena_;
   // Declared last, so it lets its thread go before the links close.
   std::unique_ptr<ContentionPin> pin_;

@@ -24,6 +24,7 @@
 #include "collectives/exchange_reduce.h"
 #include "collectives/halving_doubling.h"
 #include "collectives/halving_schedule.h"
+#include "collectives/hypercube_alltoall.h"
 #include "collectives/ring_alltoall.h"
 #include "collectives/ring_collectives.h"
 #include "runtime/backends/tcp/host_allreduce.h"
@@ -202,10 +203,16 @@ TEST_CASE("a reduce-scatter with a count list of the wrong length is refused bef
   for (const auto& e : errors) CHECK(e == "reducescatter: 3 counts given for 2 ranks");
 }
 
-TEST_CASE("an alltoall delivers every block to its rank in source order, empty and large blocks included, 1 to 8 ranks", "[mp][collectives]") {
+using AlltoallAlgorithm = hvd::Status (*)(hc::Transport&, const void*, std::span<const size_t>, void*,
+                                          std::vector<std::byte>&);
+
+TEST_CASE("an alltoall delivers every block to its rank in source order, empty and large blocks included, 1 to 16 ranks", "[mp][collectives]") {
   useSharedMemory = GENERATE(true, false);
-  INFO("shared memory " << useSharedMemory);
-  for (int size = 1; size <= 8; ++size) {
+  const bool ring = GENERATE(true, false);  // else the hypercube, on powers of two
+  INFO("shared memory " << useSharedMemory << (ring ? ", ring" : ", hypercube"));
+  for (int size : {1, 2, 3, 4, 5, 7, 8, 16}) {
+    if (!ring && (size & (size - 1)) != 0) continue;
+    AlltoallAlgorithm algorithm = ring ? hc::ringAlltoallv : hc::hypercubeAlltoallv;
     // What `from` sends `to`: often nothing, sometimes a few bytes, once 200 KiB (from 1 to 0).
     auto bytesOf = [](int from, int to) -> size_t {
       if (from == 1 && to == 0) return 200003;
@@ -226,7 +233,7 @@ TEST_CASE("an alltoall delivers every block to its rank in source order, empty a
       std::vector<std::byte> scratch;  // kept from the first call for the second
       for (int call = 0; call < 2; ++call) {
         std::vector<unsigned char> out(total, 0xEE);
-        if (auto s = hc::ringAlltoallv(ring, send.data(), matrix, out.data(), scratch); !s.isOk()) return s.message();
+        if (auto s = algorithm(ring, send.data(), matrix, out.data(), scratch); !s.isOk()) return s.message();
         size_t at = 0;
         for (int f = 0; f < size; ++f) {
           for (size_t i = 0; i < bytesOf(f, rank); ++i, ++at) {
@@ -246,15 +253,25 @@ TEST_CASE("an alltoall delivers every block to its rank in source order, empty a
   }
 }
 
-TEST_CASE("an alltoall with a matrix of the wrong size is refused before any traffic", "[mp][collectives]") {
+TEST_CASE("an alltoall with a matrix of the wrong size, or a hypercube off a power of two, is refused before any traffic", "[mp][collectives]") {
   auto errors = onRing(2, [](int, hc::Transport& ring) -> std::string {
     std::vector<size_t> matrix{1, 1};
     char c[2] = {};
     std::vector<std::byte> scratch;
     auto s = hc::ringAlltoallv(ring, c, matrix, c, scratch);
-    return s.isOk() ? "accepted" : s.message();
+    auto h = hc::hypercubeAlltoallv(ring, c, matrix, c, scratch);
+    return s.isOk() || h.isOk() ? "accepted" : s.message() + "; " + h.message();
   });
-  for (const auto& e : errors) CHECK(e == "alltoall: 2 block sizes given for 2 ranks (4 needed)");
+  for (const auto& e : errors) {
+    CHECK(e == "alltoall: 2 block sizes given for 2 ranks (4 needed); alltoall: 2 block sizes given for 2 ranks (4 needed)");
+  }
+  auto three = onRing(3, [](int, hc::Transport& ring) -> std::string {
+    std::vector<size_t> matrix(9, 0);
+    std::vector<std::byte> scratch;
+    auto h = hc::hypercubeAlltoallv(ring, nullptr, matrix, nullptr, scratch);
+    return h.isOk() ? "accepted" : h.message();
+  });
+  for (const auto& e : three) CHECK(e == "hypercube alltoall: 3 ranks is not a power of two");
 }
 
 TEST_CASE("allgatherv gathers blocks of different sizes, empty ones included, in rank order", "[mp][collectives]") {

@@ -959,13 +959,16 @@ TEST_CASE("reducescatter and alltoall run on the backend's own primitives where 
           "[mp][engine]") {
   const bool hide = GENERATE(false, true);
   const bool sharedMemory = GENERATE(true, false);
-  INFO((hide ? "composed" : "the backend's own") << (sharedMemory ? " over shared memory" : " over TCP"));
-  const int size = 3;
+  const int size = GENERATE(3, 4);  // hvd's ring alltoall, its hypercube
+  INFO((hide ? "composed" : "the backend's own") << (sharedMemory ? " over shared memory" : " over TCP") << ", "
+                                                  << size << " ranks");
   std::atomic<int> calls{0};
   auto errors = onRanks(
       size, {},
       [&](int rank, Engine& e) -> std::string {
         // 7001 rows of 2 floats: past the host arena, so the ring's reduce-scatter runs.
+        std::vector<int> everyRank(static_cast<size_t>(size));
+        std::iota(everyRank.begin(), everyRank.end(), 0);
         for (std::uint64_t rows : {std::uint64_t{4}, std::uint64_t{7001}}) {
           std::vector<float> in = ramp(rank, rows * 2);
           const auto share = hvd::engine::reducescatterShare(rows, rank, size);
@@ -973,7 +976,7 @@ TEST_CASE("reducescatter and alltoall run on the backend's own primitives where 
           auto h = e.submit({"rs", scatter(rows, 2, ReduceOp::kAverage), in.data(), out.data(), out.size() * sizeof(float)});
           if (!h) return h.status().message();
           if (Status s = e.wait(*h); !s.isOk()) return s.message();
-          std::vector<float> all = over({0, 1, 2}, rows * 2, ReduceOp::kAverage, size);
+          std::vector<float> all = over(everyRank, rows * 2, ReduceOp::kAverage, size);
           if (out != std::vector<float>(all.begin() + static_cast<long>(share.firstRow * 2),
                                         all.begin() + static_cast<long>((share.firstRow + share.rows) * 2))) {
             return "reducescatter of " + std::to_string(rows) + " rows is wrong";

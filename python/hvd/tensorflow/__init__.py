@@ -292,6 +292,49 @@ def _scatter(tensor, op, name):
     return out
 
 
+def grouped_reducescatter(tensors, op=None, name=None):
+    """Horovod's: each tensor reduce-scattered as reducescatter does it, every request
+    submitted before any is waited for; differentiable as reducescatter."""
+    tensors = [tf.convert_to_tensor(t) for t in tensors]
+    op = Average if op is None else op
+    if any(t.shape.rank == 0 for t in tensors):
+        raise ValueError("hvd: reducescatter splits the tensor's first dimension, and a 0-d tensor has none")
+    if not tensors:
+        return []
+    if not _may_need_gradient():
+        return _scatter_group(tensors, op, name)
+
+    @tf.custom_gradient
+    def scatter(*xs):
+        def gradient(*upstream):
+            if op not in (Average, Sum):
+                raise HvdUsageError(f"hvd: reducescatter with op {op.name} has no gradient; only Sum or Average "
+                                    "carry one back")
+            gathered = [_gather(tf.convert_to_tensor(u), None) for u in upstream]
+            return [g * size() if op == Sum else g for g in gathered]
+
+        return _scatter_group(list(xs), op, name), gradient
+
+    return list(scatter(*tensors))
+
+
+def _scatter_group(tensors, op, name):
+    prefix = _group_name(name, "grouped_reducescatter")
+
+    def host(arrays):
+        handles = [_ops.reducescatter_async(_host_array(a), op=op, name=f"{prefix}.{i}") for i, a in enumerate(arrays)]
+        return [_ops.synchronize(h) for h in handles]
+
+    if tf.executing_eagerly():
+        return [tf.cast(tf.convert_to_tensor(r), t.dtype) for r, t in zip(host([t.numpy() for t in tensors]), tensors)]
+    _refuse_xla("grouped_reducescatter")
+    out = tf.numpy_function(lambda *arrays: [np.asarray(r).astype(a.dtype) for r, a in zip(host(list(arrays)), arrays)],
+                            tensors, Tout=[t.dtype for t in tensors], stateful=True, name="hvd_grouped_reducescatter")
+    for o, t in zip(out, tensors):
+        o.set_shape(tf.TensorShape([None]).concatenate(t.shape[1:]))
+    return list(out)
+
+
 def alltoall(tensor, splits=None, name=None):
     """Horovod's: splits[d] of tensor's rows to rank d (None: an even split), the rows every
     rank sent this one back in rank order; with splits, (output, received_splits) as int32.

@@ -134,6 +134,24 @@ with tf.GradientTape() as tape:
     loss = tf.reduce_sum(hvd.reducescatter(v) * (rank + 1))
 row_weights = np.concatenate([np.full((shares[r], 2), r + 1.0) for r in range(size)])
 assert np.allclose(tape.gradient(loss, v).numpy(), row_weights), "reducescatter gradient"
+# grouped_reducescatter (Horovod's): two tensors of different shapes at once, eager, in a
+# tf.function and through the tape; Sum's gradient is the gathered one times size().
+wide = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) * (rank + 1)
+wide_total = sum(np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) * (r + 1) for r in range(size))
+a, b = hvd.grouped_reducescatter([mine, wide], op=hvd.Sum)
+assert np.allclose(a.numpy(), total[first:first + shares[rank]]), "eager grouped reducescatter"
+assert np.allclose(b.numpy(), wide_total[first:first + shares[rank]]), "eager grouped reducescatter, second"
+pair = tf.function(lambda x, y: hvd.grouped_reducescatter([x, y], name="grs-graph"))(tf.constant(mine), tf.constant(wide))
+assert np.allclose(pair[1].numpy(), wide_total[first:first + shares[rank]] / size), "graph grouped reducescatter"
+assert pair[1].shape[1:] == (3,), pair[1].shape
+v, w = tf.Variable(mine), tf.Variable(wide)
+with tf.GradientTape() as tape:
+    a, b = hvd.grouped_reducescatter([v, w], op=hvd.Sum)
+    loss = tf.reduce_sum(a * (rank + 1)) + tf.reduce_sum(b)
+grad_v, grad_w = tape.gradient(loss, [v, w])
+assert np.allclose(grad_v.numpy(), row_weights * size), "grouped reducescatter gradient"
+assert np.allclose(grad_w.numpy(), np.full((rows, 3), float(size))), "grouped reducescatter gradient, second"
+assert hvd.grouped_reducescatter([]) == []
 
 # alltoall: rank r sends its first row to rank 0 and the rest to rank 1 (none to the rest),
 # eager, in a tf.function and through the tape, where the gradient goes back the way the

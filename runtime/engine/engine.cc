@@ -87,16 +87,24 @@ const char* opName(OpKind kind) {
   return kNames[static_cast<int>(kind)];
 }
 // The collective itself, named after what moved it: hvd's ring/pairwise algorithms over
-// TCP and shared memory, Open MPI, or another backend. A reducescatter runs as an allreduce,
-// an alltoall as an allgather.
-const char* activityName(std::string_view backend, OpKind kind) {
+// TCP and shared memory, Open MPI, or another backend; a reducescatter or alltoall the
+// backend has no primitive for (runReducescatter, runAlltoall) by the allreduce or
+// allgather it ran as.
+const char* activityName(const backends::CollectiveBackend* backend, const Spec& spec) {
   static const char* const kRing[] = {"RING_ALLREDUCE", "RING_BROADCAST", "RING_ALLGATHER", "RING_BARRIER",
-                                      "RING_ALLREDUCE", "RING_ALLGATHER"};
-  static const char* const kMpi[] = {"MPI_ALLREDUCE", "MPI_BCAST", "MPI_ALLGATHER", "MPI_BARRIER", "MPI_ALLREDUCE",
-                                     "MPI_ALLGATHER"};
+                                      "RING_REDUCESCATTER", "RING_ALLTOALL"};
+  static const char* const kMpi[] = {"MPI_ALLREDUCE", "MPI_BCAST", "MPI_ALLGATHER", "MPI_BARRIER",
+                                     "MPI_REDUCE_SCATTER", "MPI_ALLTOALLV"};
   static const char* const kOther[] = {"BACKEND_ALLREDUCE", "BACKEND_BROADCAST", "BACKEND_ALLGATHER",
-                                       "BACKEND_BARRIER", "BACKEND_ALLREDUCE", "BACKEND_ALLGATHER"};
-  const char* const* table = backend == "tcp" ? kRing : backend == "mpi" ? kMpi : kOther;
+                                       "BACKEND_BARRIER", "BACKEND_REDUCESCATTER", "BACKEND_ALLTOALL"};
+  const std::string_view name = backend != nullptr ? backend->name() : "";
+  const char* const* table = name == "tcp" ? kRing : name == "mpi" ? kMpi : kOther;
+  OpKind kind = spec.kind;
+  if (kind == OpKind::kReducescatter &&
+      (backend == nullptr || !backend->hasReducescatter() || spec.device != Device::kCpu)) {
+    kind = OpKind::kAllreduce;
+  }
+  if (kind == OpKind::kAlltoall && (backend == nullptr || !backend->hasAlltoall())) kind = OpKind::kAllgather;
   return table[static_cast<int>(kind)];
 }
 
@@ -1066,7 +1074,7 @@ Status Engine::execute(ReadyList& ready) {
         backends::CollectiveBackend* backend = backendFor(op.spec.device);
         if (t0 - op.readyUs > 1.0) span(op, "QUEUE", op.readyUs, t0);  // only when it waited
         span(op, opName(op.spec.kind), t0, t1, true);
-        span(op, activityName(backend != nullptr ? backend->name() : "", op.spec.kind), t0, t1);
+        span(op, activityName(backend, op.spec), t0, t1);
       }
       complete(ready[members[0]].second, s);
     }
@@ -1145,7 +1153,7 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
     group.spec = first;
     group.spec.count = total / dataTypeSize(first.type);
     span(group, "MEMCPY_IN_FUSION_BUFFER", t0, t1);
-    span(group, activityName(backend->name(), OpKind::kAllreduce), t1, t2, true);
+    span(group, activityName(backend, Spec{OpKind::kAllreduce}), t1, t2, true);
     span(group, "MEMCPY_OUT_FUSION_BUFFER", t2, t3);
   }
   for (size_t m : members) complete(ready[m].second, s);

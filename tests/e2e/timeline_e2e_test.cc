@@ -101,6 +101,48 @@ TEST_CASE("a run with one late rank records every phase in order, a tick per ran
   CHECK(missing.err.find("hvdrun: error: timeline summary: cannot read '" + dir.path() + "/none.json'") == 0);
 }
 
+// How many events of each name the trace holds on rank `pid`, on any track.
+std::map<std::string, int> namesOn(const Json& trace, int pid) {
+  std::map<std::string, int> out;
+  for (const auto& e : trace.array()) {
+    if (e.has("tid") && e["pid"].number() == pid && e["ph"].str() != "M") ++out[e["name"].str()];
+  }
+  return out;
+}
+
+TEST_CASE("a reducescatter and an alltoall show as what moved them: hvd's ring or Open MPI's call", "[e2e][mp][timeline]") {
+  hvd::test::TempDir dir;
+  std::vector<std::pair<std::vector<std::string>, std::string>> runs{{{"-np", "3"}, "RING_"}};
+#ifdef HVD_MPI_CROSSCHECK_PATH
+  runs.push_back({{"--mpi", "-np", "3"}, "MPI_"});
+#endif
+  for (const auto& [launch, prefix] : runs) {
+    std::string path = dir.path() + "/" + prefix + "trace.json";
+    std::vector<std::string> args = launch;
+    args.insert(args.end(), {"--timeline-filename", path, HVD_C_API_RANK_PATH});
+    auto o = options();
+    if (prefix == "MPI_") {
+      o.env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "CUDA_VISIBLE_DEVICES",
+                               "HOROVOD_CPU_OPERATIONS=mpi", "OMPI_MCA_pml=ob1", "OMPI_MCA_btl=self,vader,tcp"});
+    }
+    auto run = runHvdrun(args, o);
+    INFO(prefix << "\n" << run.out << run.err);
+    REQUIRE(run.exitCode == 0);
+    std::string error;
+    hvd::Json trace = readTrace(path, error);
+    INFO(error);
+    REQUIRE(error.empty());
+    for (int rank = 0; rank < 3; ++rank) {
+      INFO("rank " << rank);
+      auto names = namesOn(trace, rank);
+      CHECK(names[prefix == "MPI_" ? "MPI_REDUCE_SCATTER" : "RING_REDUCESCATTER"] == 1);
+      CHECK(names[prefix == "MPI_" ? "MPI_ALLTOALLV" : "RING_ALLTOALL"] == 2);
+      CHECK(names["REDUCESCATTER"] == 1);
+      CHECK(names["ALLTOALL"] == 2);
+    }
+  }
+}
+
 TEST_CASE("the trace stays valid JSON when a rank is SIGKILLed mid-run, and when hvdrun is", "[e2e][mp][timeline]") {
   hvd::test::TempDir dir;
   std::string path = dir.path() + "/trace.json";

@@ -9,15 +9,18 @@
 # hvd.tensorflow against MultiWorkerMirroredStrategy (bench/keras_step_time.py). Rows:
 # nccl-tests columns; the figure is the median of --repeat interleaved runs. Prints;
 # asserts nothing.
-#   bash bench/run_python_bench.sh [--np "2 4"] [--repeat 3] [--sizes 4,65536,...]
+# --op reducescatter or alltoall times those instead (every framework's call of that name;
+# see bench/python_allreduce.py), and stops after their table.
+#   bash bench/run_python_bench.sh [--np "2 4"] [--repeat 3] [--sizes 4,65536,...] [--op allreduce]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-nps="2 4" repeat=3 sizes=65536,1048576,16777216,67108864
+nps="2 4" repeat=3 sizes=65536,1048576,16777216,67108864 op=allreduce
 while [[ $# -gt 0 ]]; do
   case $1 in
     --np) nps=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
     --sizes) sizes=$2; shift 2 ;;
+    --op) op=$2; shift 2 ;;
     *) echo "run_python_bench.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -42,7 +45,7 @@ warn_failed() {
 # (empty: collective_perf's rule).
 run_all() {
   local label=$1 np=$2 cxx_sizes=$3 py_sizes=$4 iters=$5 peer_iters=$6
-  "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op allreduce \
+  "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op "$op" \
     $cxx_sizes ${iters:+--iters $iters} | awk -v sizes=",$py_sizes," 'index(sizes, "," $1 ",")' | record "$label:c++" ||
     warn_failed "$label:c++"
   for framework in hvd hvd-numpy torch; do
@@ -50,20 +53,24 @@ run_all() {
     [[ $framework == hvd-numpy ]] && array=numpy
     [[ $framework == torch ]] && n=$peer_iters
     "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 .venv/bin/python bench/python_allreduce.py \
-      --framework "${framework%-numpy}" --array "$array" --sizes "$py_sizes" ${n:+--iters $n} 2>"$errors" |
+      --framework "${framework%-numpy}" --array "$array" --op "$op" --sizes "$py_sizes" ${n:+--iters $n} 2>"$errors" |
       record "$label:$framework" || warn_failed "$label:$framework"
   done
   if [[ $have_horovod == yes ]]; then
     for controller in gloo mpi; do
       "$horovod/bin/horovodrun" "--$controller" -np "$np" -H "localhost:$np" "$horovod/bin/python" \
-        bench/python_allreduce.py --framework horovod --sizes "$py_sizes" ${peer_iters:+--iters $peer_iters} 2>"$errors" |
+        bench/python_allreduce.py --framework horovod --op "$op" --sizes "$py_sizes" ${peer_iters:+--iters $peer_iters} \
+        2>"$errors" |
         sed -n -E 's/^\[(1,)?0\]<stdout>://p' | record "$label:horovod-$controller" || warn_failed "$label:horovod-$controller"
     done
   fi
 }
+# The latency row: 4 bytes, or one float per rank where each rank's tensor is cut in parts.
+smallest() { [[ $op == allreduce ]] && echo 4 || echo $((4 * $1)); }
 for np in $nps; do
+  small=$(smallest "$np")
   for ((round = 0; round < repeat; round++)); do
-    run_all "np$np" "$np" "--min 4 --max 4" 4 20000 2000                   # latency: 20,000 calls of 4 bytes (peers 2,000)
+    run_all "np$np" "$np" "--min $small --max $small" "$small" 20000 2000  # latency: 20,000 calls (peers 2,000)
     run_all "np$np" "$np" "--min 65536 --max 67108864" "$sizes" "" ""      # bandwidth, collective_perf's iterations
   done
 done
@@ -71,12 +78,12 @@ done
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 [[ $have_horovod == yes ]] || echo "# Horovod: not measured ($horovod has no horovodrun: bash bench/setup_horovod.sh)"
 for np in $nps; do
-  echo "# allreduce, float32 torch tensors (hvd-numpy: NumPy arrays), sum, in place; np $np; medians of $repeat runs"
+  echo "# $op, float32 torch tensors (hvd-numpy: NumPy arrays), sum; np $np; medians of $repeat runs"
   printf "%12s" "size"
   names=(c++ hvd hvd-numpy torch horovod-gloo horovod-mpi)
   for n in "${names[@]}"; do printf " %22s" "$n time(us)/busbw"; done
   echo "  #wrong"
-  for size in 4 ${sizes//,/ }; do
+  for size in $(smallest "$np") ${sizes//,/ }; do
     printf "%12s" "$size"
     wrong=0
     for n in "${names[@]}"; do
@@ -88,6 +95,8 @@ for np in $nps; do
     echo "  $wrong"
   done
 done
+
+[[ $op == allreduce ]] || exit 0
 
 # Training step time of the digits example at the largest --np.
 np=${nps##* }

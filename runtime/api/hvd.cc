@@ -366,10 +366,11 @@ Status reducescatter(const void* in, void* out, size_t count, DataType type, Red
   return rt->engine().wait(*handle);
 }
 
-Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count, DataType type,
-                             std::span<const std::uint64_t> splits, std::span<const std::int64_t> rowShape, Device device) {
-  auto rt = usable();
-  if (!rt) return rt.status();
+namespace {
+
+Result<engine::Engine::Submission> alltoallSubmission(std::string_view name, const void* in, size_t count,
+                                                      DataType type, std::span<const std::uint64_t> splits,
+                                                      std::span<const std::int64_t> rowShape, Device device) {
   engine::Spec spec{engine::OpKind::kAlltoall, type, ReduceOp::kSum, 0, count, device};
   for (std::int64_t extent : rowShape) {
     if (extent < 0) return Status(Errc::kInvalidArgument, "alltoall: a row extent is negative");
@@ -377,7 +378,34 @@ Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count
   spec.rows = engine::rowShapeOf(rowShape);
   engine::Engine::Submission s{std::string(name), spec, in};
   s.splits.assign(splits.begin(), splits.end());
-  return (*rt)->engine().submit(std::move(s));
+  return s;
+}
+
+}  // namespace
+
+Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count, DataType type,
+                             std::span<const std::uint64_t> splits, std::span<const std::int64_t> rowShape, Device device) {
+  auto rt = usable();
+  if (!rt) return rt.status();
+  auto s = alltoallSubmission(name, in, count, type, splits, rowShape, device);
+  if (!s) return s.status();
+  return (*rt)->engine().submit(std::move(*s));
+}
+
+Result<Gathered> alltoall(const void* in, size_t count, DataType type, std::span<const std::uint64_t> splits,
+                          std::span<const std::int64_t> rowShape) {
+  auto found = usable();
+  if (!found) return found.status();
+  const auto& rt = *found;
+  auto s = alltoallSubmission("", in, count, type, splits, rowShape, Device::kCpu);
+  if (!s) return s.status();
+  s->waitedAtOnce = true;  // this thread drives the cycle, as the other blocking calls do
+  auto handle = rt->engine().submit(std::move(*s));
+  if (!handle) return handle.status();
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
+  auto gathered = rt->engine().waitGathered(*handle);
+  if (!gathered) return gathered.status();
+  return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};
 }
 
 size_t reducescatterRows(size_t rows) { return engine::reducescatterShare(rows, rank(), size()).rows; }

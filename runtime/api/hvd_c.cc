@@ -67,6 +67,18 @@ static int handleOut(const hvd::Result<hvd::Handle>& h, int64_t* handle) {
   *handle = *h;
   return 0;
 }
+// A gathered result in malloc'ed memory, as hvd_synchronize_allgather documents.
+static int handOver(const hvd::Result<hvd::Gathered>& g, void** data, size_t* bytes, size_t* counts_per_rank) {
+  if (!g) return report(g.status());
+  *data = std::malloc(g->data.empty() ? 1 : g->data.size());
+  if (*data == nullptr) return report(hvd::Status(hvd::Errc::kSystem, "out of memory for the allgather's result"));
+  if (!g->data.empty()) std::memcpy(*data, g->data.data(), g->data.size());
+  *bytes = g->data.size();
+  if (counts_per_rank != nullptr) {
+    for (size_t r = 0; r < g->counts.size(); ++r) counts_per_rank[r] = g->counts[r];
+  }
+  return 0;
+}
 int hvd_allreduce_async(const char* name, const void* in, void* out, size_t count, enum hvd_datatype type,
                         enum hvd_reduce_op op, int64_t* handle) {
   return handleOut(hvd::allreduceAsync(name != nullptr ? name : "", in, out, count, static_cast<hvd::DataType>(type),
@@ -92,9 +104,12 @@ int hvd_alltoall_async(const char* name, const void* in, size_t count, enum hvd_
 }
 int hvd_alltoall(const void* in, size_t count, enum hvd_datatype type, const uint64_t* splits, size_t row_elements,
                  void** data, size_t* bytes, size_t* counts_per_rank) {
-  int64_t handle = 0;
-  if (int rc = hvd_alltoall_async(nullptr, in, count, type, splits, row_elements, &handle); rc != 0) return rc;
-  return hvd_synchronize_allgather(handle, data, bytes, counts_per_rank);
+  const std::int64_t row[] = {static_cast<std::int64_t>(row_elements)};
+  std::span<const std::uint64_t> perRank;
+  if (splits != nullptr) perRank = {splits, static_cast<size_t>(hvd::size())};
+  auto g = hvd::alltoall(in, count, static_cast<hvd::DataType>(type), perRank,
+                         row_elements == 1 ? std::span<const std::int64_t>{} : std::span<const std::int64_t>(row));
+  return handOver(g, data, bytes, counts_per_rank);
 }
 int hvd_poll(int64_t handle, int* done) {
   auto d = hvd::poll(handle);
@@ -104,16 +119,7 @@ int hvd_poll(int64_t handle, int* done) {
 }
 int hvd_synchronize(int64_t handle) { return report(hvd::synchronize(handle)); }
 int hvd_synchronize_allgather(int64_t handle, void** data, size_t* bytes, size_t* counts_per_rank) {
-  auto g = hvd::synchronizeAllgather(handle);
-  if (!g) return report(g.status());
-  *data = std::malloc(g->data.empty() ? 1 : g->data.size());
-  if (*data == nullptr) return report(hvd::Status(hvd::Errc::kSystem, "out of memory for the allgather's result"));
-  if (!g->data.empty()) std::memcpy(*data, g->data.data(), g->data.size());
-  *bytes = g->data.size();
-  if (counts_per_rank != nullptr) {
-    for (size_t r = 0; r < g->counts.size(); ++r) counts_per_rank[r] = g->counts[r];
-  }
-  return 0;
+  return handOver(hvd::synchronizeAllgather(handle), data, bytes, counts_per_rank);
 }
 int hvd_preemption_requested(void) { return hvd::preemptionRequested() ? 1 : 0; }
 const char* hvd_last_error(void) { return lastError.c_str(); }

@@ -113,8 +113,8 @@ int main(void) {
     free(rs_out);
   }
 
-  /* alltoall: rank k sends rank d k + d + 1 rows of 2 ints, each 100 * k + d; then the same
-   * without splits, 2 rows to each rank. */
+  /* alltoall: rank k sends rank d k + d + 1 rows of 2 ints, each 100 * k + d; then, named
+   * and asynchronous, the same without splits, 2 rows to each rank. */
   {
     uint64_t* splits = malloc((size_t)size * sizeof(uint64_t));
     size_t sent = 0, expected = 0;
@@ -138,7 +138,10 @@ int main(void) {
     free(got);
     int even[64];
     for (int i = 0; i < 2 * size; ++i) even[i] = 1000 * rank + i;
-    CHECK(hvd_alltoall(even, 2 * (size_t)size, HVD_INT32, NULL, 1, &got, &got_bytes, NULL) == 0, "even alltoall failed");
+    int64_t a2a_handle = 0;
+    CHECK(hvd_alltoall_async("even", even, 2 * (size_t)size, HVD_INT32, NULL, 1, &a2a_handle) == 0,
+          "even alltoall failed");
+    CHECK(hvd_synchronize_allgather(a2a_handle, &got, &got_bytes, NULL) == 0, "even alltoall failed");
     CHECK(got_bytes == 2 * (size_t)size * sizeof(int), "even alltoall size wrong");
     for (int k = 0; k < size; ++k) {
       CHECK(((int*)got)[2 * k] == 1000 * k + 2 * rank && ((int*)got)[2 * k + 1] == 1000 * k + 2 * rank + 1,

@@ -178,6 +178,12 @@ struct Gathered {
   std::vector<size_t> counts;
 };
 Result<Gathered> synchronizeAllgather(Handle handle);
+// alltoallAsync and synchronizeAllgather in one blocking call, host memory. The calling
+// thread drives the collective at once, as the other blocking calls do, where a request
+// left to the engine's thread may wait a cycle (np=2 from Python: 34-107 us a call against
+// 4-8; bench/python_allreduce.py --op alltoall).
+Result<Gathered> alltoall(const void* in, size_t count, DataType type, std::span<const std::uint64_t> splits = {},
+                          std::span<const std::int64_t> rowShape = {});
 
 // Preemption (hvdrun --signal, --requeue; docs/sbatch.md). True once this rank has been
 // told the job is about to end: hvdrun created the file HVD_PREEMPT_FILE names, or the

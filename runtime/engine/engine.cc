@@ -1064,7 +1064,8 @@ Status Engine::execute(ReadyList& ready) {
     const auto& members = groups[g].members;
     Status s;
     if (members.size() > 1) {
-      s = runAllreduceGroup(ready, members);
+      s = ready[members[0]].first.spec.kind == OpKind::kReducescatter ? runReducescatterGroup(ready, members)
+                                                                        : runAllreduceGroup(ready, members);
     } else {
       Operation& op = *ready[members[0]].second;
       double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
@@ -1154,6 +1155,79 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
     group.spec.count = total / dataTypeSize(first.type);
     span(group, "MEMCPY_IN_FUSION_BUFFER", t0, t1);
     span(group, activityName(backend, Spec{OpKind::kAllreduce}), t1, t2, true);
+    span(group, "MEMCPY_OUT_FUSION_BUFFER", t2, t3);
+  }
+  for (size_t m : members) complete(ready[m].second, s);
+  return s;
+}
+
+// Host reducescatters of one type and op: every member's part for rank 0, then every
+// member's part for rank 1, ..., packed into one buffer, so that one reduce-scatter (or,
+// on a backend without one, one allreduce) gives each rank its parts of all of them.
+Status Engine::runReducescatterGroup(const ReadyList& ready, const std::vector<size_t>& members) {
+  const Spec& first = ready[members[0]].first.spec;
+  backends::CollectiveBackend* backend = backendFor(first.device);
+  if (backend == nullptr) {
+    Status none = unavailable("no backend moves " + describe(first));
+    for (size_t m : members) complete(ready[m].second, none);
+    return none;
+  }
+  const size_t n = static_cast<size_t>(size_), me = static_cast<size_t>(rank_), width = dataTypeSize(first.type);
+  // parts[i * n + r]: the elements of member i that rank r keeps; perRank[r]: all of rank r's.
+  std::vector<size_t> parts(members.size() * n), perRank(n, 0);
+  for (size_t i = 0; i < members.size(); ++i) {
+    const Spec& spec = ready[members[i]].first.spec;
+    const std::uint64_t rows = spec.rows.elements == 0 ? 0 : spec.count / spec.rows.elements;
+    for (size_t r = 0; r < n; ++r) {
+      parts[i * n + r] = reducescatterShare(rows, static_cast<int>(r), size_).rows * spec.rows.elements;
+      perRank[r] += parts[i * n + r];
+    }
+  }
+  size_t total = 0, mineAt = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (r == me) mineAt = total;
+    total += perRank[r];
+  }
+  // The packed buffer, then room for this rank's result.
+  if (fusionBuffer_.size() < (total + perRank[me]) * width) fusionBuffer_.resize((total + perRank[me]) * width);
+  std::byte* fused = fusionBuffer_.data();
+  double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
+  std::vector<size_t> taken(members.size(), 0);  // elements of each member packed so far
+  size_t at = 0;
+  for (size_t r = 0; r < n; ++r) {
+    for (size_t i = 0; i < members.size(); ++i) {
+      const size_t count = parts[i * n + r];
+      if (count > 0) std::memcpy(fused + at * width, static_cast<const std::byte*>(ready[members[i]].second->in) +
+                                                         taken[i] * width, count * width);
+      taken[i] += count, at += count;
+    }
+  }
+  double t1 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
+  TensorRef all{fused, total, first.type, Device::kCpu};
+  std::byte* mine = fused + total * width;
+  Status s;
+  if (total > 0 && backend->hasReducescatter()) {
+    s = backend->reducescatter(all, perRank, first.op, mine);
+  } else if (total > 0) {
+    s = backend->allreduce(all, first.op);
+    mine = fused + mineAt * width;
+  }
+  double t2 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
+  at = 0;
+  for (size_t i = 0; i < members.size() && s.isOk(); ++i) {
+    const size_t count = parts[i * n + me];
+    if (count > 0) std::memcpy(ready[members[i]].second->out, mine + at * width, count * width);
+    at += count;
+  }
+  if (timeline_) {
+    double t3 = timeline::TimelineWriter::nowUs();
+    for (size_t m : members) span(*ready[m].second, opName(OpKind::kReducescatter), t0, t3, true);
+    Operation group;
+    group.track = fusionTrack();
+    group.spec = first;
+    group.spec.count = total;
+    span(group, "MEMCPY_IN_FUSION_BUFFER", t0, t1);
+    span(group, activityName(backend, group.spec), t1, t2, true);
     span(group, "MEMCPY_OUT_FUSION_BUFFER", t2, t3);
   }
   for (size_t m : members) complete(ready[m].second, s);

@@ -189,6 +189,7 @@ class Engine {
   Status execute(ReadyList& ready);
   Status runAllreduceGroup(const ReadyList& ready,
                            const std::vector<size_t>& members);
+  Status runReducescatterGroup(const ReadyList& ready, const std::vector<size_t>& members);
   Status runAlone(const Response& response, Operation& op);
   Status runReducescatter(backends::CollectiveBackend& backend, Operation& op);
   Status runAlltoall(backends::CollectiveBackend& backend, Operation& op);

@@ -1,4 +1,4 @@
-// runtime/engine/fusion_plan.cc: one open group per (type, op, device); a request that
+// runtime/engine/fusion_plan.cc: one open group per (kind, type, op, device); a request that
 // would overflow its group closes it and opens the next.
 #include "runtime/engine/fusion_plan.h"
 
@@ -9,15 +9,17 @@ namespace hvd::engine {
 
 std::vector<FusionGroup> planFusion(std::span<const Spec> ready, std::uint64_t thresholdBytes) {
   std::vector<FusionGroup> groups;
-  std::map<std::tuple<DataType, ReduceOp, Device>, size_t> open;  // key -> index in groups
+  std::map<std::tuple<OpKind, DataType, ReduceOp, Device>, size_t> open;  // key -> index in groups
   for (size_t i = 0; i < ready.size(); ++i) {
     const Spec& spec = ready[i];
-    bool fusable = spec.kind == OpKind::kAllreduce && thresholdBytes > 0 && spec.bytes() <= thresholdBytes;
+    // Reducescatters on the host only: the engine packs their parts rank by rank with memcpy.
+    bool kind = spec.kind == OpKind::kAllreduce || (spec.kind == OpKind::kReducescatter && spec.device == Device::kCpu);
+    bool fusable = kind && thresholdBytes > 0 && spec.bytes() <= thresholdBytes;
     if (!fusable) {
       groups.push_back({{i}, spec.bytes()});
       continue;
     }
-    auto key = std::make_tuple(spec.type, spec.op, spec.device);
+    auto key = std::make_tuple(spec.kind, spec.type, spec.op, spec.device);
     auto it = open.find(key);
     if (it != open.end() && groups[it->second].bytes + spec.bytes() <= thresholdBytes) {
       groups[it->second].members.push_back(i);

@@ -1,6 +1,7 @@
 // runtime/engine/fusion_plan.h: which of a cycle's ready requests run together. Allreduces
-// of the same type, operation and device are packed, in order, into groups of at most the
-// fusion threshold's bytes (one larger than it runs alone); everything else runs alone.
+// of the same type, operation and device, and host reducescatters of the same type and
+// operation, are packed, in order, into groups of at most the fusion threshold's bytes (one
+// larger than it runs alone); everything else runs alone. A group holds one kind of request.
 // Pure and deterministic: every rank plans the same list the same way.
 #pragma once
 

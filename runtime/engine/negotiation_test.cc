@@ -324,7 +324,25 @@ TEST_CASE("fusion packs allreduces of one type and op up to the threshold and le
   CHECK(planFusion({}, 1000).empty());
 }
 
-TEST_CASE("fusion keeps every request exactly once, each group under the threshold, on random lists", "[unit]") {
+TEST_CASE("fusion packs host reducescatters of one type and op apart from allreduces and leaves GPU ones alone", "[unit]") {
+  auto scatter = [](std::uint64_t count, ReduceOp op = ReduceOp::kSum, hvd::Device device = hvd::Device::kCpu) {
+    Spec s{OpKind::kReducescatter, DataType::kFloat32, op, 0, count, device};
+    s.rows.elements = 1;
+    return s;
+  };
+  std::vector<Spec> ready{scatter(10),                                   // 40 B
+                          allreduce(10),                                 // an allreduce: its own group
+                          scatter(20),                                   // joins the first
+                          scatter(10, ReduceOp::kAverage),               // another op
+                          scatter(10, ReduceOp::kSum, hvd::Device::kCuda),  // on a GPU: alone
+                          scatter(10, ReduceOp::kSum, hvd::Device::kCuda),
+                          allreduce(5)};                                 // joins the allreduce
+  std::vector<std::vector<size_t>> members;
+  for (const auto& g : planFusion(ready, 1000)) members.push_back(g.members);
+  CHECK(members == std::vector<std::vector<size_t>>{{0, 2}, {1, 6}, {3}, {4}, {5}});
+}
+
+TEST_CASE("fusion keeps every request exactly once, each group of one kind and under the threshold, on random lists", "[unit]") {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 500; ++trial) {
     std::vector<Spec> ready;
@@ -332,6 +350,7 @@ TEST_CASE("fusion keeps every request exactly once, each group under the thresho
     for (size_t i = 0; i < n; ++i) {
       ready.push_back(allreduce(rng() % 300, rng() % 2 ? DataType::kFloat32 : DataType::kInt8,
                                 rng() % 2 ? ReduceOp::kSum : ReduceOp::kMin));
+      if (rng() % 3 == 0) ready.back().kind = OpKind::kReducescatter, ready.back().rows.elements = 1;
     }
     std::uint64_t threshold = rng() % 2000;
     std::vector<int> seen(n, 0);
@@ -340,6 +359,7 @@ TEST_CASE("fusion keeps every request exactly once, each group under the thresho
       for (size_t m : g.members) {
         ++seen[m];
         bytes += ready[m].bytes();
+        CHECK(ready[m].kind == ready[g.members[0]].kind);
         CHECK(ready[m].type == ready[g.members[0]].type);
         CHECK(ready[m].op == ready[g.members[0]].op);
       }

@@ -242,6 +242,31 @@ def allgather(tensor, name=None):
     return gather(tensor)
 
 
+def grouped_allgather(tensors, name=None):
+    """Horovod's: each tensor gathered as allgather gathers it, every request submitted before
+    any is waited for (one at a time where a gradient may be asked for); differentiable as
+    allgather."""
+    tensors = [tf.convert_to_tensor(t) for t in tensors]
+    if _may_need_gradient():
+        return [allgather(t, name=None if name is None else f"{name}.{i}") for i, t in enumerate(tensors)]
+    if not tensors:
+        return []
+    prefix = _group_name(name, "grouped_allgather")
+
+    def host(arrays):
+        handles = [_ops.allgather_async(_host_array(a), name=f"{prefix}.{i}") for i, a in enumerate(arrays)]
+        return [np.asarray(_ops.synchronize(h)).astype(a.dtype) for h, a in zip(handles, arrays)]
+
+    if tf.executing_eagerly():
+        return [tf.convert_to_tensor(r) for r in host([t.numpy() for t in tensors])]
+    _refuse_xla("grouped_allgather")
+    out = tf.numpy_function(lambda *arrays: host(list(arrays)), tensors, Tout=[t.dtype for t in tensors],
+                            stateful=True, name="hvd_grouped_allgather")
+    for o, t in zip(out, tensors):
+        o.set_shape(tf.TensorShape([None]).concatenate(t.shape[1:]))
+    return list(out)
+
+
 def _gather(tensor, name):
     prefix = _group_name(name, "allgather")
     if tf.executing_eagerly():
@@ -408,6 +433,73 @@ def allreduce_gradients(gradients, op=None, compression=Compression.none, name="
     for i, r in zip(present, reduced):
         out[i] = r
     return out
+
+
+# Horovod's graph-era ops: this rank's place as an int32 tensor.
+def size_op(process_set_id=0, name=None):
+    """size() as an int32 tensor (Horovod's)."""
+    return _identity_op(size, process_set_id, name)
+
+
+def local_size_op(process_set_id=0, name=None):
+    """local_size() as an int32 tensor (Horovod's)."""
+    return _identity_op(local_size, process_set_id, name)
+
+
+def rank_op(process_set_id=0, name=None):
+    """rank() as an int32 tensor (Horovod's)."""
+    return _identity_op(rank, process_set_id, name)
+
+
+def local_rank_op(process_set_id=0, name=None):
+    """local_rank() as an int32 tensor (Horovod's)."""
+    return _identity_op(local_rank, process_set_id, name)
+
+
+def cross_rank_op(process_set_id=0, name=None):
+    """cross_rank() as an int32 tensor (Horovod's)."""
+    return _identity_op(cross_rank, process_set_id, name)
+
+
+def cross_size_op(process_set_id=0, name=None):
+    """cross_size() as an int32 tensor (Horovod's)."""
+    return _identity_op(cross_size, process_set_id, name)
+
+
+def _identity_op(value, process_set_id, name):
+    if process_set_id != 0:
+        raise HvdUsageError(f"hvd: process set {process_set_id}: hvd has only the global process set (0)")
+    return tf.constant(value(), dtype=tf.int32, name=name)
+
+
+def broadcast_object_fn(root_rank=0, session=None, name=None):
+    """Horovod's: a function that broadcasts a picklable object from root_rank (TensorFlow 2:
+    no session)."""
+    if session is not None:
+        raise HvdUsageError("hvd: broadcast_object_fn takes no session under TensorFlow 2 (hvd has no TF1 graph mode)")
+    return lambda obj: broadcast_object(obj, root_rank=root_rank, name=name)
+
+
+def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="", device_sparse="",
+                         compression=Compression.none, sparse_as_dense=False, backward_passes_per_step=1, op=Average,
+                         gradient_predivide_factor=1.0, average_aggregated_gradients=False, num_groups=0, groups=None):
+    """Horovod's, for a Keras optimizer (what TensorFlow 2 programs use): as
+    hvd.keras.DistributedOptimizer, its gradients averaged (op) across ranks before it applies
+    them, in model.fit and in a custom loop's apply_gradients. A TensorFlow 1
+    tf.compat.v1.train.Optimizer is refused: use DistributedGradientTape with it."""
+    if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+        raise HvdUsageError(f"hvd: {type(optimizer).__name__} is a TensorFlow 1 optimizer, which hvd does not wrap; "
+                            "average the gradients with hvd.DistributedGradientTape, or use a Keras optimizer")
+    if use_locking:
+        raise HvdUsageError("hvd: use_locking is for TensorFlow 1 optimizers; a Keras optimizer takes none")
+    from .. import keras as _keras  # imported here: hvd.keras itself imports this module
+
+    return _keras.DistributedOptimizer(optimizer, name=name, device_dense=device_dense, device_sparse=device_sparse,
+                                       compression=compression, sparse_as_dense=sparse_as_dense,
+                                       gradient_predivide_factor=gradient_predivide_factor, op=op,
+                                       backward_passes_per_step=backward_passes_per_step,
+                                       average_aggregated_gradients=average_aggregated_gradients,
+                                       num_groups=num_groups, groups=groups)
 
 
 class DistributedGradientTape:

@@ -153,6 +153,48 @@ assert np.allclose(grad_v.numpy(), row_weights * size), "grouped reducescatter g
 assert np.allclose(grad_w.numpy(), np.full((rows, 3), float(size))), "grouped reducescatter gradient, second"
 assert hvd.grouped_reducescatter([]) == []
 
+# grouped_allgather (Horovod's): rank r gives r + 1 rows of 2 and 3 elements, eager, in a
+# tf.function and through the tape (allgather's gradient: this rank's rows of the average).
+pieces = [np.full((rank + 1, 2), float(rank), np.float32), np.full((rank + 1, 3), 10.0 + rank, np.float32)]
+want = [np.concatenate([np.full((r + 1, k), base + r, np.float32) for r in range(size)]) for k, base in ((2, 0.0), (3, 10.0))]
+for got, w in zip(hvd.grouped_allgather(pieces), want):
+    assert np.array_equal(got.numpy(), w), "eager grouped allgather"
+graph = tf.function(lambda x, y: hvd.grouped_allgather([x, y], name="gag-graph"))(*[tf.constant(p) for p in pieces])
+assert all(np.array_equal(g.numpy(), w) for g, w in zip(graph, want)), "graph grouped allgather"
+assert graph[1].shape[1:] == (3,), graph[1].shape
+v = tf.Variable(pieces[0])
+with tf.GradientTape() as tape:
+    gathered = hvd.grouped_allgather([v])[0]
+    loss = tf.reduce_sum(gathered * (rank + 1))
+assert np.allclose(tape.gradient(loss, v).numpy(), np.full((rank + 1, 2), (size + 1) / 2)), "grouped allgather gradient"
+
+# Horovod's graph-era identity ops, and broadcast_object_fn.
+assert [int(op()) for op in (hvd.size_op, hvd.rank_op, hvd.local_size_op, hvd.local_rank_op, hvd.cross_size_op,
+                             hvd.cross_rank_op)] == [size, rank, hvd.local_size(), hvd.local_rank(), hvd.cross_size(),
+                                                     hvd.cross_rank()]
+assert int(tf.function(lambda: hvd.rank_op() * 10)()) == rank * 10
+try:
+    hvd.size_op(process_set_id=1)
+    raise AssertionError("a process set other than the global one was taken")
+except hvd.HvdUsageError as error:
+    assert "only the global process set" in str(error), error
+assert hvd.broadcast_object_fn(root_rank=size - 1)({"from": rank}) == {"from": size - 1}
+
+# hvd.tensorflow.DistributedOptimizer on a Keras optimizer in a custom loop: apply_gradients
+# averages rank r's gradient (r + 1) before SGD's step; a TensorFlow 1 optimizer is refused.
+import keras  # noqa: E402
+
+w = tf.Variable([1.0, 1.0])
+opt = hvd.DistributedOptimizer(keras.optimizers.SGD(learning_rate=0.5))
+opt.apply_gradients([(tf.constant([rank + 1.0, 2.0 * (rank + 1)]), w)])
+mean = (size + 1) / 2
+assert np.allclose(w.numpy(), [1.0 - 0.5 * mean, 1.0 - 0.5 * 2 * mean]), w.numpy()
+try:
+    hvd.DistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))
+    raise AssertionError("a TensorFlow 1 optimizer was wrapped")
+except hvd.HvdUsageError as error:
+    assert "TensorFlow 1 optimizer" in str(error), error
+
 # alltoall: rank r sends its first row to rank 0 and the rest to rank 1 (none to the rest),
 # eager, in a tf.function and through the tape, where the gradient goes back the way the
 # rows came (rank d weighs what it got by d + 1).

@@ -22,6 +22,17 @@ struct Held {
 // step every block arriving is this rank's, so that order is source order, as in `out`.
 bool before(const Held& a, const Held& b) { return a.to != b.to ? a.to < b.to : a.from < b.from; }
 
+// What crosses between a rank and its partner at the step for `bit`, from the side of the
+// rank whose holdings go: blocks whose source agrees with `sourceLike` from `bit` up, bound
+// for ranks that agree with `destLike` below 2 * bit. n / 2 blocks, visited as f(from, to).
+template <typename F>
+void forEachCrossing(int n, int bit, int sourceLike, int destLike, F f) {
+  const int sourceBase = sourceLike & ~(bit - 1), destBase = destLike & (2 * bit - 1);
+  for (int j = 0; j < bit; ++j) {
+    for (int d = destBase; d < n; d += 2 * bit) f(sourceBase + j, d);
+  }
+}
+
 }  // namespace
 
 Status hypercubeAlltoallv(Transport& t, const void* send, std::span<const size_t> bytesMatrix, void* out,
@@ -51,23 +62,16 @@ Status hypercubeAlltoallv(Transport& t, const void* send, std::span<const size_t
   }
 
   // The scratch: one region packs what goes out; behind it, each step's arrivals stay until
-  // passed on or copied out. Sized for the largest step going out and every step coming in.
+  // passed on or copied out. Sized for the largest step going out and every step coming in
+  // but the last (which lands in `out`). Going: held here (source agrees with this rank from
+  // `bit` up), bound across (destination agrees with the partner up to `bit`); coming: the
+  // same from the partner's side.
   size_t packLargest = 0, arrivals = 0;
   for (int bit = 1; bit < n; bit <<= 1) {
-    size_t going = 0, coming = 0;
-    for (int s = 0; s < n; ++s) {
-      for (int d = 0; d < n; ++d) {
-        const int lowMask = bit - 1;
-        // Held here before this step, going across: source agrees with r from `bit` up,
-        // destination agrees below `bit` and differs at it.
-        if (((s ^ r) & ~lowMask) == 0 && ((d ^ r) & lowMask) == 0 && ((d ^ r) & bit) != 0) going += size(s, d);
-        // Held by the partner, coming here: as above from its side.
-        const int p = r ^ bit;
-        if (((s ^ p) & ~lowMask) == 0 && ((d ^ r) & (lowMask | bit)) == 0 && bit < n / 2) coming += size(s, d);
-      }
-    }
+    size_t going = 0;
+    forEachCrossing(n, bit, r, r ^ bit, [&](int from, int to) { going += size(from, to); });
     packLargest = std::max(packLargest, going);
-    arrivals += coming;
+    if (bit < n / 2) forEachCrossing(n, bit, r ^ bit, r, [&](int from, int to) { arrivals += size(from, to); });
   }
   if (scratch.size() < packLargest + arrivals) scratch.resize(packLargest + arrivals);
   std::byte* pack = scratch.data();
@@ -84,15 +88,8 @@ Status hypercubeAlltoallv(Transport& t, const void* send, std::span<const size_t
       if (h.size > 0) std::memcpy(pack + packed, h.bytes, h.size);
       packed += h.size;
     }
-    // What the partner sends: its blocks (source agreeing with it from `bit` up) bound for
-    // ranks agreeing with this one up to `bit`.
-    const int lowMask = bit - 1;
-    for (int s = 0; s < n; ++s) {
-      if (((s ^ partner) & ~lowMask) != 0) continue;
-      for (int d = 0; d < n; ++d) {
-        if (((d ^ r) & (lowMask | bit)) == 0) coming.push_back({s, d, nullptr, size(s, d)});
-      }
-    }
+    // What the partner sends: its blocks bound for ranks agreeing with this one up to `bit`.
+    forEachCrossing(n, bit, partner, r, [&](int from, int to) { coming.push_back({from, to, nullptr, size(from, to)}); });
     std::sort(coming.begin(), coming.end(), before);
     size_t arriving = 0;
     for (const Held& h : coming) arriving += h.size;

@@ -56,6 +56,10 @@ long countWrong(CUdeviceptr buf, size_t count, float want) {
 void fill(CUdeviceptr buf, size_t count, float v) {
   std::vector<float> host(count, v);
   cu->cuMemcpy(buf, reinterpret_cast<CUdeviceptr>(host.data()), count * 4);
+  // From pageable memory cuMemcpy may return before its DMA lands, and hvd's copies run on
+  // a stream of its own that does not wait for it: the staged rows of 8 B to 4 KiB read
+  // stale values (every element wrong, on an H100).
+  cu->cuStreamSynchronize(nullptr);
 }
 
 }  // namespace

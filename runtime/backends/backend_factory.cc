@@ -44,6 +44,15 @@ Result<std::unique_ptr<CollectiveBackend>> openGpuBackend(const BackendSetup& se
     bool wanted = *choice == GpuOperations::kAuto || (*choice == GpuOperations::kNccl) == (entry.id == "nccl");
     if (!wanted) continue;
     bool explicitChoice = *choice != GpuOperations::kAuto;
+    if (entry.id == "nccl" && setup.gpusShared && entry.open != nullptr) {
+      const char* why = "ranks share a GPU (hvdrun --oversubscribe-gpus), and NCCL takes one GPU per rank";
+      if (explicitChoice) {
+        return Status(Errc::kInvalidUsage, std::string("HOROVOD_GPU_OPERATIONS=nccl, but ") + why)
+            .withHint("give each rank its own GPU, or unset HOROVOD_GPU_OPERATIONS for the staged path");
+      }
+      reasons += (reasons.empty() ? "" : "; ") + std::string(why);
+      continue;
+    }
     if (entry.open == nullptr) {
       if (explicitChoice) {
         return Status(Errc::kUnavailable, "HOROVOD_GPU_OPERATIONS=nccl but this hvd was " + std::string(entry.notCompiledReason));
@@ -97,7 +106,8 @@ Result<GpuOperations> gpuOperations(const EnvSnapshot& env) {
   return GpuOperations::kAuto;
 }
 
-Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const BackendSetup& setup) {
+Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const BackendSetup& setup,
+                                                                     const BeforeGpu& beforeGpu) {
   auto cpu = cpuOperations(*setup.env);
   if (!cpu) return cpu.status();
   // Checked before anything connects: a typo should not cost a rendezvous.
@@ -119,6 +129,7 @@ Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const Backe
   if (host == opened.end()) return invalidUsage("no backend moves CPU tensors (HOROVOD_CPU_OPERATIONS=" + *cpu + ")");
   BackendSetup gpuSetup = setup;
   gpuSetup.hostBackend = host->get();
+  if (beforeGpu) HVD_RETURN_IF_ERROR(beforeGpu(**host, gpuSetup));
   auto gpu = openGpuBackend(gpuSetup);
   if (!gpu) return gpu.status();
   opened.push_back(std::move(*gpu));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ struct BackendSetup {
   // For GPU backends: the first backend that moves host tensors (the staged path runs on
   // it; NCCL sends its unique id through it). Owned by the same runtime, outlives them.
   CollectiveBackend* hostBackend = nullptr;
+  // For GPU backends: some GPU is held by two ranks (hvdrun --oversubscribe-gpus), which
+  // NCCL refuses ("Duplicate GPU detected"): left to choose, the staged path runs.
+  bool gpusShared = false;
 };
 
 // A backend's opener: a backend that the settings do not ask for returns a null pointer
@@ -64,6 +68,10 @@ int ncclBuildVersion();
 // settings name a backend that is not compiled in or cannot load; kInvalidUsage when no
 // backend moves CPU tensors. GPU backends come last; when none can run here, a stand-in
 // takes GPU tensors and fails each with the reason (no driver, no device, ...).
-Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const BackendSetup& setup);
+// beforeGpu (optional) runs once the host backends are open, before the GPU backend is
+// chosen: init's GPU check, which learns over the host backend whether ranks share GPUs.
+using BeforeGpu = std::function<Status(CollectiveBackend& host, BackendSetup& gpuSetup)>;
+Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const BackendSetup& setup,
+                                                                     const BeforeGpu& beforeGpu = nullptr);
 
 }  // namespace hvd::backends

@@ -103,6 +103,37 @@ TEST_CASE("HOROVOD_GPU_OPERATIONS=cpu picks the staged path and never NCCL", "[u
   CHECK((name == "cuda-staged" || name == "none"));
 }
 
+TEST_CASE("ranks that share a GPU never get NCCL: left to choose the staged path runs, and asked for NCCL init fails",
+          "[unit]") {
+  auto shareGpus = [](CollectiveBackend&, BackendSetup& gpu) {
+    gpu.gpusShared = true;
+    return hvd::Status::ok();
+  };
+  auto env = environment({});
+  BackendSetup setup;
+  setup.env = &env;
+  auto opened = openBackends(setup, shareGpus);
+  REQUIRE(opened.isOk());
+  std::string name(gpuBackendOf(*opened).name());
+  CHECK((name == "cuda-staged" || name == "none"));
+  auto nccl = environment({{"HOROVOD_GPU_OPERATIONS", "nccl"}});
+  setup.env = &nccl;
+  auto refused = openBackends(setup, shareGpus);
+  REQUIRE_FALSE(refused.isOk());
+  // Where this hvd was built without NCCL, that is the reason given instead.
+  if (refused.status().code() == hvd::Errc::kInvalidUsage) {
+    CHECK(refused.status().message() ==
+          "HOROVOD_GPU_OPERATIONS=nccl, but ranks share a GPU (hvdrun --oversubscribe-gpus), and NCCL takes one GPU "
+          "per rank");
+  }
+  // The check's own failure ends the opening.
+  auto failing = openBackends(setup, [](CollectiveBackend&, BackendSetup&) {
+    return hvd::Status(hvd::Errc::kInvalidUsage, "GPUs not one per rank");
+  });
+  REQUIRE_FALSE(failing.isOk());
+  CHECK(failing.status().message() == "GPUs not one per rank");
+}
+
 TEST_CASE("HOROVOD_GPU_OPERATIONS=nccl where NCCL cannot run fails init with the reason", "[unit]") {
   auto env = environment({{"HOROVOD_GPU_OPERATIONS", "nccl"}});
   BackendSetup setup;

@@ -34,6 +34,13 @@ class CollectiveBackend {
   // registry's order of preference and gives each tensor to the first that says yes.
   virtual bool supports(Device device) const = 0;
   virtual Status allreduce(const TensorRef& data, ReduceOp op) = 0;  // in place
+  // Whether allreduce can reduce `type` with `op` at all (NCCL has no 16-bit integers). The
+  // engine asks at submission, so that a refusal fails that call on each rank alike instead
+  // of the collective, which would poison the backend for every later call.
+  virtual Status canReduce(DataType type, ReduceOp op) const {
+    (void)type, (void)op;
+    return Status::ok();
+  }
   virtual Status broadcast(const TensorRef& data, int root) = 0;      // in place
   // bytesPerRank: one entry per rank, equal everywhere; out (on mine's device) receives the
   // blocks in rank order.

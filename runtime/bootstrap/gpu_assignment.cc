@@ -74,6 +74,7 @@ GpuVerdict checkGpuAssignment(std::span<const GpuReport> reports, bool allowShar
   for (const auto& r : reports) {
     if (!r.gpu.empty()) holders[r.gpu].push_back(r.rank);
   }
+  for (const auto& [gpu, ranks] : holders) verdict.shared = verdict.shared || ranks.size() > 1;
   if (!allowShared) {
     for (auto& [gpu, ranks] : holders) {
       if (ranks.size() < 2) continue;

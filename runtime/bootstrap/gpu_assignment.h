@@ -30,6 +30,7 @@ std::optional<GpuReport> decodeGpuReport(const std::string& text);
 struct GpuVerdict {
   std::vector<std::string> problems;  // one sentence each; empty: all is well
   std::string table;                  // the offending ranks' reports, aligned; "" when fine
+  bool shared = false;                // some GPU is held by two ranks (allowed or not)
   bool ok() const { return problems.empty(); }
 };
 

@@ -42,6 +42,14 @@ TEST_CASE("two ranks on one GPU fail naming both ranks and the GPU; only offende
   CHECK(checkGpuAssignment(reports, true).ok());  // --oversubscribe-gpus
 }
 
+TEST_CASE("a verdict says whether any GPU is held by two ranks, allowed or not", "[unit]") {
+  std::vector<GpuReport> shared{pinned(0, "n1", "0", "GPU-a"), pinned(1, "n1", "0", "GPU-a")};
+  std::vector<GpuReport> apart{pinned(0, "n1", "0", "GPU-a"), pinned(1, "n1", "1", "GPU-b")};
+  CHECK(checkGpuAssignment(shared, true).shared);  // --oversubscribe-gpus: allowed, and said
+  CHECK(checkGpuAssignment(shared, false).shared);
+  CHECK_FALSE(checkGpuAssignment(apart, true).shared);
+}
+
 TEST_CASE("a planned GPU the driver does not show fails naming the rank, the variable and the host", "[unit]") {
   auto missing = pinned(3, "n2", "0,7", "");
   missing.driverGpus = 1;

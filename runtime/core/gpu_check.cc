@@ -35,7 +35,8 @@ bootstrap::GpuReport ownReport(const EnvSnapshot& env, int rank) {
 
 }  // namespace
 
-Status checkRankGpus(const EnvSnapshot& env, const bootstrap::Identity& identity, backends::CollectiveBackend& host) {
+Result<bool> checkRankGpus(const EnvSnapshot& env, const bootstrap::Identity& identity,
+                           backends::CollectiveBackend& host) {
   std::string mine = bootstrap::encodeGpuReport(ownReport(env, identity.rank));
   std::vector<bootstrap::GpuReport> reports;
   if (identity.size == 1) {
@@ -53,7 +54,7 @@ Status checkRankGpus(const EnvSnapshot& env, const bootstrap::Identity& identity
     }
   }
   auto verdict = bootstrap::checkGpuAssignment(reports, env.integer("HVD_OVERSUBSCRIBE_GPUS") == 1);
-  if (verdict.ok()) return Status::ok();
+  if (verdict.ok()) return verdict.shared;
   std::string problems;
   for (const auto& p : verdict.problems) problems += (problems.empty() ? "" : "; ") + p;
   const char* hint =

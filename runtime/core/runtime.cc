@@ -71,9 +71,13 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   setup.secret = job->secret;
   setup.timeout = job->timeout;
   setup.env = &env;
-  auto opened = backends::openBackends(setup);
+  auto opened = backends::openBackends(setup, [&](backends::CollectiveBackend& host, backends::BackendSetup& gpu) {
+    auto shared = checkRankGpus(env, job->identity, host);
+    if (!shared) return shared.status();
+    gpu.gpusShared = *shared;
+    return Status::ok();
+  });
   if (!opened) return opened.status();
-  HVD_RETURN_IF_ERROR(checkRankGpus(env, job->identity, *opened->front()));
   job->store.reset();  // addresses are exchanged: release the rendezvous connection
   return create(job->identity, std::move(*opened), *options, job->launcherSession);
 }

@@ -260,6 +260,13 @@ Result<HandleId> Engine::submit(Submission s) {
     return Status(Errc::kInvalidArgument, "allreduce: an average of bool tensors is no bool")
         .withHint("use sum or max for 'any rank', min or product for 'every rank', or cast to a number to average");
   }
+  if ((spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kReducescatter) && spec.count > 0) {
+    // What the backend cannot reduce fails here, on every rank alike (the spec is the same
+    // everywhere), and leaves the backend usable: run, it poisoned the backend for good.
+    if (backends::CollectiveBackend* backend = backendFor(spec.device)) {
+      if (Status s = backend->canReduce(spec.type, spec.op); !s.isOk()) return s;
+    }
+  }
   if (spec.kind == OpKind::kBroadcast && (spec.root < 0 || spec.root >= size_)) {
     return invalidArgument("broadcast root " + std::to_string(spec.root) + " is not a rank (the job has " +
                            std::to_string(size_) + ")");

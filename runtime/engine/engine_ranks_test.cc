@@ -955,6 +955,48 @@ class PrimitiveCounter : public hvd::backends::CollectiveBackend {
   std::atomic<int>& calls_;
 };
 
+// A backend that cannot reduce int16 (as NCCL cannot), passing everything else on.
+class NoInt16 : public PrimitiveCounter {
+ public:
+  using PrimitiveCounter::PrimitiveCounter;
+  hvd::Status canReduce(DataType type, ReduceOp) const override {
+    if (type != DataType::kInt16) return hvd::Status::ok();
+    return hvd::Status(hvd::Errc::kInvalidUsage, "this backend has no int16");
+  }
+};
+
+TEST_CASE("a type the backend cannot reduce is refused at submission on every rank and later calls still run",
+          "[mp][engine]") {
+  const int size = 3;
+  std::atomic<int> calls{0};
+  auto errors = onRanks(
+      size, {},
+      [&](int rank, Engine& e) -> std::string {
+        std::vector<std::int16_t> shorts(4, 1);
+        for (OpKind kind : {OpKind::kAllreduce, OpKind::kReducescatter}) {
+          Spec spec{kind, DataType::kInt16, ReduceOp::kSum, 0, 3, hvd::Device::kCpu};
+          spec.rows.elements = 1;
+          auto refused = e.submit({"", spec, shorts.data(), shorts.data(), kind == OpKind::kAllreduce ? 6u : 2u});
+          if (refused || refused.status().message() != "this backend has no int16") return "int16 was taken";
+        }
+        // Nothing ran, so nothing is poisoned: the next allreduce, int16 of nothing included, runs.
+        Spec none{OpKind::kAllreduce, DataType::kInt16, ReduceOp::kSum, 0, 0, hvd::Device::kCpu};
+        auto empty = e.submit({"", none, shorts.data(), shorts.data()});
+        if (!empty || !e.wait(*empty).isOk()) return "an empty int16 allreduce failed";
+        std::vector<float> v(5, static_cast<float>(rank + 1));
+        auto h = e.submit({"", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 5, hvd::Device::kCpu},
+                           v.data(), v.data()});
+        if (!h) return h.status().message();
+        if (Status s = e.wait(*h); !s.isOk()) return s.message();
+        return v == std::vector<float>(5, 6.0f) ? "" : "the allreduce after the refusals is wrong";
+      },
+      true, 10s,
+      [&](int, Backends& backends) {
+        for (auto& b : backends) b = std::make_unique<NoInt16>(std::move(b), false, calls);
+      });
+  CHECK(errors == none(size));
+}
+
 TEST_CASE("reducescatter and alltoall run on the backend's own primitives where it has them and are composed where not, alike",
           "[mp][engine]") {
   const bool hide = GENERATE(false, true);

@@ -41,19 +41,30 @@ TEST_CASE("NCCL reduces, broadcasts and gathers device buffers right for every t
 
 TEST_CASE("the staged path is right with 4 ranks sharing one GPU when --oversubscribe-gpus allows it", "[e2e][gpu]") {
   requireUsable("cuda");
-  auto run = runHvdrun({"-np", "4", "--oversubscribe-gpus", kGpuRank, "--expect-backend", "cuda-staged", "--max-mib", "64"},
-                       options({"HOROVOD_GPU_OPERATIONS=cpu", "CUDA_VISIBLE_DEVICES=0"}));
-  INFO(run.out << run.err);
-  REQUIRE(run.exitCode == 0);
-  for (int r = 0; r < 4; ++r) {
-    CHECK(run.out.find("gpu_rank: rank " + std::to_string(r) + " ok (backend cuda-staged") != std::string::npos);
+  // Asked for, and left to choose: ranks that share a GPU never get NCCL, which refuses a
+  // GPU twice in one communicator (before, every call failed: "Duplicate GPU detected").
+  for (const char* choice : {"HOROVOD_GPU_OPERATIONS=cpu", "HOROVOD_GPU_OPERATIONS=auto"}) {
+    auto run = runHvdrun({"-np", "4", "--oversubscribe-gpus", kGpuRank, "--expect-backend", "cuda-staged", "--max-mib",
+                          "64"},
+                         options({choice, "CUDA_VISIBLE_DEVICES=0"}));
+    INFO(choice << "\n" << run.out << run.err);
+    REQUIRE(run.exitCode == 0);
+    for (int r = 0; r < 4; ++r) {
+      CHECK(run.out.find("gpu_rank: rank " + std::to_string(r) + " ok (backend cuda-staged") != std::string::npos);
+    }
   }
 }
 
 TEST_CASE("two ranks holding one GPU fail at start with a table of who holds which GPU", "[e2e][gpu]") {
   requireUsable("cuda");
-  // CUDA_VISIBLE_DEVICES set for hvdrun itself: it pins nothing, and both ranks inherit GPU 0.
-  auto run = runHvdrun({"-np", "2", kGpuRank}, options({"CUDA_VISIBLE_DEVICES=0"}));
+  // CUDA_VISIBLE_DEVICES=0 for hvdrun itself: its plan sees one GPU for two ranks and
+  // refuses before any rank starts (seen on an H100, 2026-11-26).
+  auto planned = runHvdrun({"-np", "2", kGpuRank}, options({"CUDA_VISIBLE_DEVICES=0"}));
+  INFO(planned.out << planned.err);
+  CHECK(planned.exitCode == 2);
+  CHECK(planned.err.find("offers 1 GPU(s) but its 2 rank(s) need 2") != std::string::npos);
+  // With --no-gpu hvdrun pins nothing, both ranks inherit GPU 0, and init's check finds it.
+  auto run = runHvdrun({"-np", "2", "--no-gpu", kGpuRank}, options({"CUDA_VISIBLE_DEVICES=0"}));
   INFO(run.out << run.err);
   std::string all = run.out + run.err;
   CHECK(run.exitCode != 0);

@@ -134,6 +134,9 @@ void upload(void* device, const std::vector<std::byte>& host) {
                                      host.size()) != CUDA_SUCCESS) {
     fail("cuMemcpy to the device failed");
   }
+  // From pageable memory cuMemcpy may return before its DMA lands, and hvd's stream does
+  // not wait for it (as a framework synchronizes its stream before handing a tensor over).
+  cu->cuStreamSynchronize(nullptr);
 }
 std::vector<std::byte> download(const void* device, size_t bytes) {
   std::vector<std::byte> host(bytes);
@@ -286,7 +289,9 @@ int main(int argc, char** argv) {
   }
   cu = *driver;
   if (hvd::Status s = hvd::init(); !s.isOk()) {
-    std::fprintf(stderr, "gpu_rank: init: %s\n", s.message().c_str());
+    // With the hint, as a program showing hvd's errors would: it names --oversubscribe-gpus.
+    std::fprintf(stderr, "gpu_rank: init: %s\n%s%s", s.message().c_str(), s.hint().empty() ? "" : "  hint: ",
+                 s.hint().empty() ? "" : (s.hint() + "\n").c_str());
     return 1;
   }
   // The test's own allocations need a current context; the primary one, as frameworks use.
@@ -297,11 +302,12 @@ int main(int argc, char** argv) {
   fusedAsync();
   broadcasts();
   allgathers();
+  const int rank = hvd::rank();  // after shutdown every rank is rank 0 of 1 (seen on an H100)
   hvd::shutdown();
   if (failures > 0) {
-    std::fprintf(stderr, "gpu_rank: rank %d: %d of %d checks failed\n", hvd::rank(), failures, checks);
+    std::fprintf(stderr, "gpu_rank: rank %d: %d failures in %d checks\n", rank, failures, checks);
     return 1;
   }
-  std::printf("gpu_rank: rank %d ok (backend %s, %d checks)\n", hvd::rank(), backend.c_str(), checks);
+  std::printf("gpu_rank: rank %d ok (backend %s, %d checks)\n", rank, backend.c_str(), checks);
   return 0;
 }

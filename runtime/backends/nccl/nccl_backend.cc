@@ -36,6 +36,8 @@ class NcclBackend final : public CollectiveBackend {
   std::string_view name() const override { return "nccl"; }
   bool supports(Device device) const override { return device == Device::kCuda; }
 
+  Status canReduce(DataType type, ReduceOp op) const override { return ncclReductionOf(type, op).status(); }
+
   Status allreduce(const TensorRef& data, ReduceOp op) override {
     HVD_RETURN_IF_ERROR(ensureComm(data.data));
     if (data.count == 0) return Status::ok();

@@ -1174,9 +1174,66 @@ void Engine::spanFusedGroup(const ReadyList& ready, const std::vector<size_t>& m
   span(group, "MEMCPY_OUT_FUSION_BUFFER", t2, t3);
 }
 
-// Host reducescatters of one type and op: every member's part for rank 0, then every
-// member's part for rank 1, ..., packed into one buffer, so that one reduce-scatter (or,
-// on a backend without one, one allreduce) gives each rank its parts of all of them.
+// Host reducescatters of one type and op (one, or a fused group): every member's part for
+// rank 0, then every member's part for rank 1, ..., packed into the fusion buffer, so that
+// one reduce-scatter (or, on a backend without one, one allreduce) gives each rank its parts
+// of all of them. `total`: the elements packed; t1 and t2 (with a timeline): when the
+// collective began and ended.
+Status Engine::hostReducescatter(backends::CollectiveBackend& backend, const std::vector<Operation*>& ops,
+                                 size_t& total, double& t1, double& t2) {
+  const DataType type = ops[0]->spec.type;
+  const ReduceOp op = ops[0]->spec.op;
+  const size_t n = static_cast<size_t>(size_), me = static_cast<size_t>(rank_), width = dataTypeSize(type);
+  // parts[i * n + r]: the elements of member i that rank r keeps; perRank[r]: all of rank r's.
+  std::vector<size_t> parts(ops.size() * n), perRank(n, 0);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Spec& spec = ops[i]->spec;
+    const std::uint64_t rows = spec.rows.elements == 0 ? 0 : spec.count / spec.rows.elements;
+    for (size_t r = 0; r < n; ++r) {
+      parts[i * n + r] = reducescatterShare(rows, static_cast<int>(r), size_).rows * spec.rows.elements;
+      perRank[r] += parts[i * n + r];
+    }
+  }
+  size_t mineAt = 0;
+  total = 0;
+  for (size_t r = 0; r < n; ++r) {
+    if (r == me) mineAt = total;
+    total += perRank[r];
+  }
+  // The packed buffer, then room for this rank's result.
+  if (fusionBuffer_.size() < (total + perRank[me]) * width) fusionBuffer_.resize((total + perRank[me]) * width);
+  std::byte* fused = fusionBuffer_.data();
+  std::vector<size_t> taken(ops.size(), 0);  // elements of each member packed so far
+  size_t at = 0;
+  for (size_t r = 0; r < n; ++r) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const size_t count = parts[i * n + r];
+      if (count > 0) std::memcpy(fused + at * width, static_cast<const std::byte*>(ops[i]->in) +
+                                                         taken[i] * width, count * width);
+      taken[i] += count, at += count;
+    }
+  }
+  if (timeline_) t1 = timeline::TimelineWriter::nowUs();
+  TensorRef all{fused, total, type, Device::kCpu};
+  std::byte* mine = fused + total * width;
+  Status s;
+  if (total > 0 && backend.hasReducescatter()) {
+    s = backend.reducescatter(all, perRank, op, mine);
+  } else if (total > 0) {
+    s = backend.allreduce(all, op);
+    mine = fused + mineAt * width;
+  }
+  if (timeline_) t2 = timeline::TimelineWriter::nowUs();
+  at = 0;
+  for (size_t i = 0; i < ops.size() && s.isOk(); ++i) {
+    const size_t count = parts[i * n + me];
+    if (count > 0) std::memcpy(ops[i]->out, mine + at * width, count * width);
+    at += count;
+  }
+  return s;
+}
+
+// A fused group of host reducescatters (hostReducescatter), with its timeline spans.
 Status Engine::runReducescatterGroup(const ReadyList& ready, const std::vector<size_t>& members) {
   const Spec& first = ready[members[0]].first.spec;
   backends::CollectiveBackend* backend = backendFor(first.device);
@@ -1185,53 +1242,11 @@ Status Engine::runReducescatterGroup(const ReadyList& ready, const std::vector<s
     for (size_t m : members) complete(ready[m].second, none);
     return none;
   }
-  const size_t n = static_cast<size_t>(size_), me = static_cast<size_t>(rank_), width = dataTypeSize(first.type);
-  // parts[i * n + r]: the elements of member i that rank r keeps; perRank[r]: all of rank r's.
-  std::vector<size_t> parts(members.size() * n), perRank(n, 0);
-  for (size_t i = 0; i < members.size(); ++i) {
-    const Spec& spec = ready[members[i]].first.spec;
-    const std::uint64_t rows = spec.rows.elements == 0 ? 0 : spec.count / spec.rows.elements;
-    for (size_t r = 0; r < n; ++r) {
-      parts[i * n + r] = reducescatterShare(rows, static_cast<int>(r), size_).rows * spec.rows.elements;
-      perRank[r] += parts[i * n + r];
-    }
-  }
-  size_t total = 0, mineAt = 0;
-  for (size_t r = 0; r < n; ++r) {
-    if (r == me) mineAt = total;
-    total += perRank[r];
-  }
-  // The packed buffer, then room for this rank's result.
-  if (fusionBuffer_.size() < (total + perRank[me]) * width) fusionBuffer_.resize((total + perRank[me]) * width);
-  std::byte* fused = fusionBuffer_.data();
-  double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
-  std::vector<size_t> taken(members.size(), 0);  // elements of each member packed so far
-  size_t at = 0;
-  for (size_t r = 0; r < n; ++r) {
-    for (size_t i = 0; i < members.size(); ++i) {
-      const size_t count = parts[i * n + r];
-      if (count > 0) std::memcpy(fused + at * width, static_cast<const std::byte*>(ready[members[i]].second->in) +
-                                                         taken[i] * width, count * width);
-      taken[i] += count, at += count;
-    }
-  }
-  double t1 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
-  TensorRef all{fused, total, first.type, Device::kCpu};
-  std::byte* mine = fused + total * width;
-  Status s;
-  if (total > 0 && backend->hasReducescatter()) {
-    s = backend->reducescatter(all, perRank, first.op, mine);
-  } else if (total > 0) {
-    s = backend->allreduce(all, first.op);
-    mine = fused + mineAt * width;
-  }
-  double t2 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
-  at = 0;
-  for (size_t i = 0; i < members.size() && s.isOk(); ++i) {
-    const size_t count = parts[i * n + me];
-    if (count > 0) std::memcpy(ready[members[i]].second->out, mine + at * width, count * width);
-    at += count;
-  }
+  double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0, t1 = 0, t2 = 0;
+  std::vector<Operation*> ops;
+  for (size_t m : members) ops.push_back(ready[m].second.get());
+  size_t total = 0;
+  Status s = hostReducescatter(*backend, ops, total, t1, t2);
   if (timeline_) {
     Spec whole = first;
     whole.count = total;
@@ -1306,25 +1321,16 @@ Status Engine::runAlone(const Response& response, Operation& op) {
 // this rank keeps its rows, at twice the traffic (docs/runtime.md says so).
 Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation& op) {
   const Spec& spec = op.spec;
+  if (spec.count == 0) return Status::ok();  // the same on every rank: the count was agreed
+  if (spec.device == Device::kCpu) {
+    size_t total = 0;
+    double t1 = 0, t2 = 0;  // this op's spans come from runAlone's caller
+    return hostReducescatter(backend, {&op}, total, t1, t2);
+  }
   const std::uint64_t rows = spec.rows.elements == 0 ? 0 : spec.count / spec.rows.elements;
   const Share share = reducescatterShare(rows, rank_, size_);
   const size_t width = spec.rows.elements * dataTypeSize(spec.type);
   const size_t shareBytes = share.rows * width;  // the output's size, checked at submission
-  if (spec.count == 0) return Status::ok();  // the same on every rank: the count was agreed
-  if (spec.device == Device::kCpu) {
-    // The backends reduce in place, and the caller's input stays the caller's.
-    if (fusionBuffer_.size() < spec.bytes()) fusionBuffer_.resize(spec.bytes());
-    std::memcpy(fusionBuffer_.data(), op.in, spec.bytes());
-    TensorRef all{fusionBuffer_.data(), spec.count, spec.type, spec.device};
-    if (backend.hasReducescatter()) {
-      std::vector<size_t> counts;
-      for (int r = 0; r < size_; ++r) counts.push_back(reducescatterShare(rows, r, size_).rows * spec.rows.elements);
-      return backend.reducescatter(all, counts, spec.op, op.out);
-    }
-    HVD_RETURN_IF_ERROR(backend.allreduce(all, spec.op));
-    if (shareBytes > 0) std::memcpy(op.out, fusionBuffer_.data() + share.firstRow * width, shareBytes);
-    return Status::ok();
-  }
   auto scratch = backend.scratch(spec.bytes(), op.in);
   if (!scratch) return scratch.status();
   HVD_RETURN_IF_ERROR(backend.copy(*scratch, op.in, spec.bytes()));

@@ -190,6 +190,8 @@ class Engine {
   Status runAllreduceGroup(const ReadyList& ready,
                            const std::vector<size_t>& members);
   Status runReducescatterGroup(const ReadyList& ready, const std::vector<size_t>& members);
+  Status hostReducescatter(backends::CollectiveBackend& backend, const std::vector<Operation*>& ops, size_t& total,
+                           double& t1, double& t2);
   void spanFusedGroup(const ReadyList& ready, const std::vector<size_t>& members, const Spec& whole,
                       const backends::CollectiveBackend* backend, double t0, double t1, double t2);
   Status runAlone(const Response& response, Operation& op);

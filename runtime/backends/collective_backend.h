@@ -47,15 +47,17 @@ class CollectiveBackend {
   virtual Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) = 0;
   virtual Status barrier() = 0;
 
-  // Horovod's reducescatter and alltoall, for host tensors, where a backend has a primitive
-  // that moves less than the engine's composition of the calls above (an allreduce of which
-  // each rank keeps its part; an allgather of every rank's whole buffer). The engine asks
-  // has...() first and composes where it says no.
+  // Horovod's reducescatter and alltoall, where a backend has a primitive that moves less
+  // than the engine's composition of the calls above (an allreduce of which each rank keeps
+  // its part; an allgather of every rank's whole buffer). The engine asks has...() first and
+  // composes where it says no (host tensors) or refuses (alltoalls of GPU tensors).
   //
   // reducescatter: every rank's `data` (the sum of countsPerRank elements, the same counts on
   // every rank) reduced with `op`; this rank's part, countsPerRank[rank] elements from the
-  // sum of the counts before it, lands in `out` (kAverage divides by the rank count). `data`
-  // is the call's scratch: it may be left holding anything. Parts may be empty.
+  // sum of the counts before it, lands in `out` (kAverage divides by the rank count). On the
+  // host `data` is the engine's packing buffer, which the backend may leave holding
+  // anything; a GPU tensor's `data` is the caller's, which a GPU backend only reads. Parts
+  // may be empty.
   virtual bool hasReducescatter() const { return false; }
   virtual Status reducescatter(const TensorRef& data, std::span<const size_t> countsPerRank, ReduceOp op, void* out) {
     (void)data, (void)countsPerRank, (void)op, (void)out;
@@ -63,7 +65,8 @@ class CollectiveBackend {
   }
   // alltoallv: bytesMatrix[from * size + to] is what rank `from` sends rank `to`, the same
   // matrix on every rank; `send` holds this rank's blocks in destination order, and `out`
-  // (its column's sum) receives the blocks sent to it in source order. Blocks may be empty.
+  // (its column's sum, on send's device) receives the blocks sent to it in source order.
+  // Blocks may be empty.
   virtual bool hasAlltoall() const { return false; }
   virtual Status alltoallv(const TensorRef& send, std::span<const size_t> bytesMatrix, void* out) {
     (void)send, (void)bytesMatrix, (void)out;

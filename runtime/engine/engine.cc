@@ -100,10 +100,7 @@ const char* activityName(const backends::CollectiveBackend* backend, const Spec&
   const std::string_view name = backend != nullptr ? backend->name() : "";
   const char* const* table = name == "tcp" ? kRing : name == "mpi" ? kMpi : kOther;
   OpKind kind = spec.kind;
-  if (kind == OpKind::kReducescatter &&
-      (backend == nullptr || !backend->hasReducescatter() || spec.device != Device::kCpu)) {
-    kind = OpKind::kAllreduce;
-  }
+  if (kind == OpKind::kReducescatter && (backend == nullptr || !backend->hasReducescatter())) kind = OpKind::kAllreduce;
   if (kind == OpKind::kAlltoall && (backend == nullptr || !backend->hasAlltoall())) kind = OpKind::kAllgather;
   return table[static_cast<int>(kind)];
 }
@@ -1316,9 +1313,9 @@ Status Engine::runAlone(const Response& response, Operation& op) {
   return internalError("unknown request kind");
 }
 
-// Host tensors go to the backend's own reduce-scatter where it has one (half an
-// allreduce's traffic); otherwise, and on GPUs, an allreduce of the whole tensor of which
-// this rank keeps its rows, at twice the traffic (docs/runtime.md says so).
+// The backend's own reduce-scatter where it has one (half an allreduce's traffic);
+// otherwise an allreduce of the whole tensor of which this rank keeps its rows, at twice
+// the traffic (docs/runtime.md says so).
 Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation& op) {
   const Spec& spec = op.spec;
   if (spec.count == 0) return Status::ok();  // the same on every rank: the count was agreed
@@ -1328,6 +1325,13 @@ Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation&
     return hostReducescatter(backend, {&op}, total, t1, t2);
   }
   const std::uint64_t rows = spec.rows.elements == 0 ? 0 : spec.count / spec.rows.elements;
+  if (backend.hasReducescatter()) {
+    // A GPU tensor's rows are already in rank order: no packing, and the backend only reads it.
+    std::vector<size_t> perRank;
+    for (int r = 0; r < size_; ++r) perRank.push_back(reducescatterShare(rows, r, size_).rows * spec.rows.elements);
+    return backend.reducescatter(TensorRef{const_cast<void*>(op.in), spec.count, spec.type, spec.device}, perRank,
+                                 spec.op, op.out);
+  }
   const Share share = reducescatterShare(rows, rank_, size_);
   const size_t width = spec.rows.elements * dataTypeSize(spec.type);
   const size_t shareBytes = share.rows * width;  // the output's size, checked at submission
@@ -1340,13 +1344,17 @@ Status Engine::runReducescatter(backends::CollectiveBackend& backend, Operation&
 }
 
 // Every rank's send counts gathered first; then the backend's own alltoall where it has
-// one, else every rank's whole buffer gathered, of which this rank keeps the rows each rank
-// sent it, at size() times a pairwise exchange's traffic (docs/runtime.md says so). Host
-// memory only for now.
+// one, else (host tensors) every rank's whole buffer gathered, of which this rank keeps the
+// rows each rank sent it, at size() times a pairwise exchange's traffic (docs/runtime.md
+// says so). A GPU alltoall receives into the backend's device buffer and hands the result
+// over in host memory, as a GPU allgather without an output buffer does (Gathered is host
+// memory).
 Status Engine::runAlltoall(backends::CollectiveBackend& backend, Operation& op) {
   const Spec& spec = op.spec;
-  if (spec.device != Device::kCpu) {
-    return unavailable(describe(spec) + ": alltoall moves host tensors only here; copy the tensor to the CPU");
+  if (spec.device != Device::kCpu && !backend.hasAlltoall()) {
+    // Alike on every rank: the GPU backend is the job's choice, made at init.
+    return unavailable(describe(spec) + ": the " + std::string(backend.name()) +
+                       " backend has no alltoall for GPU tensors; copy the tensor to the CPU");
   }
   const size_t n = static_cast<size_t>(size_), width = dataTypeSize(spec.type);
   std::vector<std::uint64_t> matrix(n * n);  // [from * n + to]: elements
@@ -1361,8 +1369,13 @@ Status Engine::runAlltoall(backends::CollectiveBackend& backend, Operation& op) 
     for (size_t k = 0; k < n * n; ++k) bytesMatrix.push_back(static_cast<size_t>(matrix[k]) * width);
     for (size_t k = 0; k < n; ++k) op.gathered.counts[k] = matrix[k * n + me], received += bytesMatrix[k * n + me];
     op.gathered.bytes.resize(received);
-    return backend.alltoallv(TensorRef{const_cast<void*>(op.in), spec.count, spec.type, spec.device}, bytesMatrix,
-                             op.gathered.bytes.data());
+    TensorRef send{const_cast<void*>(op.in), spec.count, spec.type, spec.device};
+    if (spec.device == Device::kCpu) return backend.alltoallv(send, bytesMatrix, op.gathered.bytes.data());
+    auto scratch = backend.scratch(received, spec.count > 0 ? op.in : nullptr);
+    if (!scratch) return scratch.status();
+    HVD_RETURN_IF_ERROR(backend.alltoallv(send, bytesMatrix, *scratch));
+    HVD_RETURN_IF_ERROR(backend.copy(op.gathered.bytes.data(), *scratch, received));
+    return backend.finishCopies();
   }
   std::vector<size_t> bytesPerRank(n);
   size_t total = 0;

@@ -1,6 +1,7 @@
 // tests/gpu/gpu_rank.cc: a rank that checks hvd's GPU collectives on device memory: every
 // type, every operation, sizes from 0 to 256 MiB, blocking and async (fused) allreduce,
-// broadcast from every root, allgatherv of uneven shares. Values are small integers, exact
+// broadcast from every root, allgatherv of uneven shares, reducescatter in even and uneven
+// parts, alltoall of uneven and empty blocks. Values are small integers, exact
 // in every type (bfloat16 included) for up to 4 ranks, so results compare exactly (average
 // within rounding). Prints one line per failure and "gpu_rank: rank R ok ..." at the end.
 //   gpu_rank [--expect-backend nccl|cuda-staged] [--max-mib N]
@@ -272,6 +273,97 @@ void allgathers() {
   if (gathered->data != want || gathered->counts != counts) fail("async allgather on the GPU: wrong data or counts");
 }
 
+// Every op on types NCCL reduces natively, in even parts (ncclReduceScatter) and uneven
+// ones (a reduce per rank), async: the result is this rank's rows of the allreduce's.
+void reducescatters(const std::string& backend) {
+  const int n = hvd::size();
+  const size_t counts[] = {0, 1, 7, static_cast<size_t>(n) * 4096, (1u << 20) + 3};
+  for (DataType t : {DataType::kFloat32, DataType::kBFloat16, DataType::kInt32, DataType::kInt64, DataType::kUInt16}) {
+    for (int oi = 0; oi < hvd::kReduceOpCount; ++oi) {
+      auto op = static_cast<ReduceOp>(oi);
+      for (size_t count : counts) {
+        const size_t w = hvd::dataTypeSize(t), rows = hvd::reducescatterRows(count);
+        const size_t first = hvd::reducescatterFirstRow(count);
+        std::string what = "reducescatter " + std::string(hvd::reduceOpName(op)) + " of " + std::to_string(count) +
+                           " " + std::string(hvd::dataTypeName(t));
+        DeviceBuffer in(count * w), out(rows * w);
+        upload(in.get(), pattern(t, count, hvd::rank()));
+        auto h = hvd::reducescatterAsync("rs", in.get(), out.get(), count, t, op, {}, Device::kCuda);
+        if (t == DataType::kUInt16 && backend == "nccl" && count > 0) {
+          ++checks;
+          if (h) fail(what + ": was not refused");
+          continue;
+        }
+        if (!h) {
+          fail(what + ": " + h.status().message());
+          continue;
+        }
+        check(hvd::synchronize(*h), what);
+        auto got = download(out.get(), rows * w);
+        ++checks;
+        for (size_t i = 0; i < rows; ++i) {
+          double want = expected(t, op, first + i, n);
+          if (op == ReduceOp::kAverage && !isFloat(t)) want = std::trunc(want);
+          double tolerance = op == ReduceOp::kAverage ? (isFloat(t) ? 0.02 * want : 1.0) : 0.0;
+          if (std::fabs(load(t, got.data() + i * w) - want) > tolerance) {
+            fail(what + ": row " + std::to_string(first + i) + " is wrong");
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Rank k sends rank d (k + d) % 3 * 1000 rows of 3 float32 (some blocks empty), and an
+// even split; each rank gets its rows in rank order, in host memory.
+void alltoalls() {
+  const int n = hvd::size(), me = hvd::rank();
+  const std::int64_t rowShape[] = {3};
+  std::vector<std::uint64_t> splits;
+  std::vector<std::byte> send, want;
+  std::vector<size_t> wantCounts;
+  for (int d = 0; d < n; ++d) splits.push_back(static_cast<std::uint64_t>((me + d) % 3) * 1000);
+  for (int d = 0; d < n; ++d) {
+    std::vector<std::byte> block(splits[static_cast<size_t>(d)] * 3 * 4);
+    for (size_t i = 0; i < block.size() / 4; ++i) store(DataType::kFloat32, block.data() + i * 4, 100.0 * me + d);
+    send.insert(send.end(), block.begin(), block.end());
+  }
+  for (int k = 0; k < n; ++k) {
+    const size_t rows = static_cast<size_t>((k + me) % 3) * 1000;
+    wantCounts.push_back(rows * 3);
+    std::vector<std::byte> block(rows * 3 * 4);
+    for (size_t i = 0; i < rows * 3; ++i) store(DataType::kFloat32, block.data() + i * 4, 100.0 * k + me);
+    want.insert(want.end(), block.begin(), block.end());
+  }
+  DeviceBuffer in(send.size());
+  upload(in.get(), send);
+  auto h = hvd::alltoallAsync("a2a", in.get(), send.size() / 4, DataType::kFloat32, splits, rowShape, Device::kCuda);
+  if (!h) return fail("alltoallAsync: " + h.status().message());
+  auto got = hvd::synchronizeAllgather(*h);
+  ++checks;
+  if (!got) return fail("alltoall on the GPU: " + got.status().message());
+  if (got->data != want || got->counts != wantCounts) fail("alltoall of uneven blocks on the GPU: wrong data or counts");
+  // Even: 5 rows of int64 to each rank, splits left to hvd.
+  std::vector<std::byte> even(static_cast<size_t>(n) * 5 * 8);
+  for (size_t i = 0; i < even.size() / 8; ++i) store(DataType::kInt64, even.data() + i * 8, 1000.0 * me + i);
+  DeviceBuffer evenIn(even.size());
+  upload(evenIn.get(), even);
+  auto e = hvd::alltoallAsync("a2a-even", evenIn.get(), even.size() / 8, DataType::kInt64, {}, {}, Device::kCuda);
+  if (!e) return fail("alltoallAsync (even): " + e.status().message());
+  auto evenGot = hvd::synchronizeAllgather(*e);
+  ++checks;
+  if (!evenGot) return fail("even alltoall on the GPU: " + evenGot.status().message());
+  std::vector<std::byte> evenWant(even.size());
+  for (int k = 0; k < n; ++k) {
+    for (size_t i = 0; i < 5; ++i) {
+      store(DataType::kInt64, evenWant.data() + (static_cast<size_t>(k) * 5 + i) * 8,
+            1000.0 * k + static_cast<double>(static_cast<size_t>(me) * 5 + i));
+    }
+  }
+  if (evenGot->data != evenWant) fail("even alltoall on the GPU: wrong data");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -302,6 +394,8 @@ int main(int argc, char** argv) {
   fusedAsync();
   broadcasts();
   allgathers();
+  reducescatters(backend);
+  alltoalls();
   const int rank = hvd::rank();  // after shutdown every rank is rank 0 of 1 (seen on an H100)
   hvd::shutdown();
   if (failures > 0) {

@@ -1,6 +1,6 @@
-"""hvd.torch on CUDA tensors: allreduce (in and out of place, named async), broadcast and
-allgather against the values every rank can compute, on the GPU of its local rank (or GPU 0
-when ranks share one). Prints "ok <backend>" on success."""
+"""hvd.torch on CUDA tensors: allreduce (in and out of place, named async), broadcast,
+allgather, reducescatter and alltoall against the values every rank can compute, on the
+GPU of its local rank (or GPU 0 when ranks share one). Prints "ok <backend>" on success."""
 
 import sys
 
@@ -32,6 +32,19 @@ def main():
     assert torch.equal(b, torch.full((7,), float(n - 1), device=device))
     g = hvd.allgather(torch.full((r + 1, 2), float(r), device=device))
     assert g.device == device and g.shape == (n * (n + 1) // 2, 2)
+    # reducescatter (uneven rows: 2n+1) and alltoall (uneven and empty blocks) on the GPU.
+    rows = 2 * n + 1
+    x = torch.arange(rows * 3, device=device, dtype=torch.float32).reshape(rows, 3) + r
+    part = hvd.reducescatter(x, op=hvd.Sum)
+    whole = sum(torch.arange(rows * 3, device=device, dtype=torch.float32).reshape(rows, 3) + k for k in range(n))
+    first = r * (rows // n) + min(r, rows % n)
+    assert part.device == device and torch.equal(part, whole[first:first + part.shape[0]]), (part, whole)
+    splits = torch.tensor([(r + d) % 3 for d in range(n)], dtype=torch.int32)
+    send = torch.cat([torch.full((int(s), 2), float(100 * r + d), device=device) for d, s in enumerate(splits)])
+    got, received = hvd.alltoall(send, splits=splits)
+    want = torch.cat([torch.full(((k + r) % 3, 2), float(100 * k + r), device=device) for k in range(n)])
+    assert got.device == device and torch.equal(got, want), (got, want)
+    assert received.tolist() == [(k + r) % 3 for k in range(n)], received
     # On torch's own stream: hvd's work queues behind the kernel that filled z.
     hvd.set_gpu_stream(torch.cuda.current_stream().cuda_stream)
     z = torch.full((1 << 20,), float(r + 1), device=device) * 2

@@ -11,7 +11,8 @@ namespace {
 
 class StagedBackend final : public CollectiveBackend {
  public:
-  StagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host) : device_(std::move(device)), host_(host) {}
+  StagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host, int rank)
+      : device_(std::move(device)), host_(host), rank_(static_cast<size_t>(rank)) {}
 
   std::string_view name() const override { return "cuda-staged"; }
   bool supports(Device device) const override { return device == Device::kCuda; }
@@ -37,6 +38,26 @@ class StagedBackend final : public CollectiveBackend {
     HVD_RETURN_IF_ERROR(host_.allgatherv(TensorRef{*send, mine.count, mine.type, Device::kCpu}, bytesPerRank, *receive));
     HVD_RETURN_IF_ERROR(fail(device_->copy(out, *receive, total)));
     return fail(device_->finish());
+  }
+
+  // Both run on the host backend's own primitive, so the staged path has them where it has.
+  bool hasReducescatter() const override { return host_.hasReducescatter(); }
+  Status reducescatter(const TensorRef& data, std::span<const size_t> countsPerRank, ReduceOp op, void* out) override {
+    const size_t mine = countsPerRank[rank_] * dataTypeSize(data.type);
+    return staged(data, mine, out, [&](const TensorRef& send, std::byte* receive) {
+      return host_.reducescatter(send, countsPerRank, op, receive);
+    });
+  }
+
+  bool hasAlltoall() const override { return host_.hasAlltoall(); }
+  Status alltoallv(const TensorRef& send, std::span<const size_t> bytesMatrix, void* out) override {
+    size_t n = 0;  // the matrix is n by n
+    while (n * n < bytesMatrix.size()) ++n;
+    size_t received = 0;
+    for (size_t from = 0; from < n; ++from) received += bytesMatrix[from * n + rank_];
+    return staged(send, received, out, [&](const TensorRef& staging, std::byte* receive) {
+      return host_.alltoallv(staging, bytesMatrix, receive);
+    });
   }
 
   Status barrier() override { return host_.barrier(); }
@@ -71,6 +92,23 @@ class StagedBackend final : public CollectiveBackend {
     return fail(device_->finish());
   }
 
+  // Out of place: `data` staged out, `collective` from it into `outBytes` of host memory,
+  // those staged back into `out`.
+  template <typename Collective>
+  Status staged(const TensorRef& data, size_t outBytes, void* out, Collective collective) {
+    if (!poisoned_.isOk()) return poisoned_;
+    HVD_RETURN_IF_ERROR(fail(device_->select(data.count > 0 ? data.data : out)));
+    auto send = device_->pinned(data.bytes(), 0);
+    if (!send) return fail(send.status());
+    auto receive = device_->pinned(outBytes, 1);
+    if (!receive) return fail(receive.status());
+    HVD_RETURN_IF_ERROR(fail(device_->copy(*send, data.data, data.bytes())));
+    HVD_RETURN_IF_ERROR(fail(device_->finish()));
+    HVD_RETURN_IF_ERROR(collective(TensorRef{*send, data.count, data.type, Device::kCpu}, *receive));
+    HVD_RETURN_IF_ERROR(fail(device_->copy(out, *receive, outBytes)));
+    return fail(device_->finish());
+  }
+
   // A device failure poisons the backend (the host backend poisons itself on its own).
   Status fail(Status s) {
     if (!s.isOk() && poisoned_.isOk() && s.code() != Errc::kInvalidUsage) poisoned_ = s;
@@ -79,6 +117,7 @@ class StagedBackend final : public CollectiveBackend {
 
   std::unique_ptr<StagingDevice> device_;
   CollectiveBackend& host_;
+  size_t rank_;
   Status poisoned_;
 };
 
@@ -122,14 +161,15 @@ class DriverStaging final : public StagingDevice {
 
 }  // namespace
 
-std::unique_ptr<CollectiveBackend> makeStagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host) {
-  return std::make_unique<StagedBackend>(std::move(device), host);
+std::unique_ptr<CollectiveBackend> makeStagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host,
+                                                     int rank) {
+  return std::make_unique<StagedBackend>(std::move(device), host, rank);
 }
 
 Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   auto driver = CudaDriver::load();
   if (!driver) return driver.status();
-  return makeStagedBackend(std::make_unique<DriverStaging>(**driver, setup.timeout), *setup.hostBackend);
+  return makeStagedBackend(std::make_unique<DriverStaging>(**driver, setup.timeout), *setup.hostBackend, setup.rank);
 }
 
 }  // namespace hvd::backends::cuda

@@ -32,8 +32,11 @@ class StagingDevice {
   virtual void useStream(void* stream) { (void)stream; }
 };
 
-// A staged backend over `device`, running the collectives on `host` (which must outlive it).
-std::unique_ptr<CollectiveBackend> makeStagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host);
+// A staged backend over `device`, running the collectives on `host` (which must outlive it);
+// `rank`: this rank's place in the host backend's world (the size of its reducescatter part
+// and of what its alltoall receives).
+std::unique_ptr<CollectiveBackend> makeStagedBackend(std::unique_ptr<StagingDevice> device, CollectiveBackend& host,
+                                                     int rank);
 
 // The opener for the registry: the staged path on the driver's GPU over setup.hostBackend.
 // Cheap: the GPU is opened at the first GPU tensor. kUnavailable when no GPU is visible.

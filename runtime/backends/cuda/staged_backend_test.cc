@@ -31,6 +31,7 @@ namespace {
 struct HostStaging final : hvd::backends::cuda::StagingDevice {
   std::vector<std::byte> pinnedSlots[2], scratchBuffer;
   int* copies = nullptr;
+  int* scratches = nullptr;
   bool* failCopies = nullptr;
   void** stream = nullptr;
   void useStream(void* s) override {
@@ -43,6 +44,7 @@ struct HostStaging final : hvd::backends::cuda::StagingDevice {
     return b.data();
   }
   hvd::Result<std::byte*> scratch(size_t bytes) override {
+    if (scratches != nullptr) ++*scratches;
     if (scratchBuffer.size() < bytes + 1) scratchBuffer.resize(bytes + 1);
     return scratchBuffer.data();
   }
@@ -55,11 +57,46 @@ struct HostStaging final : hvd::backends::cuda::StagingDevice {
   hvd::Status finish() override { return hvd::Status::ok(); }
 };
 
+// The host backend with its reduce-scatter and alltoall hidden (as a backend without them),
+// everything else passed on.
+class WithoutPrimitives final : public hvd::backends::CollectiveBackend {
+ public:
+  explicit WithoutPrimitives(CollectiveBackend& inner) : inner_(inner) {}
+  std::string_view name() const override { return inner_.name(); }
+  bool supports(Device d) const override { return inner_.supports(d); }
+  hvd::Status allreduce(const hvd::backends::TensorRef& t, ReduceOp op) override { return inner_.allreduce(t, op); }
+  hvd::Status broadcast(const hvd::backends::TensorRef& t, int root) override { return inner_.broadcast(t, root); }
+  hvd::Status allgatherv(const hvd::backends::TensorRef& t, std::span<const size_t> b, void* out) override {
+    return inner_.allgatherv(t, b, out);
+  }
+  hvd::Status barrier() override { return inner_.barrier(); }
+
+ private:
+  CollectiveBackend& inner_;
+};
+
+// What a test asks of the staging on rank 0 (the counters and switches), and of the host
+// backend under it on every rank.
+struct StagedOptions {
+  int* copies = nullptr;
+  int* scratches = nullptr;
+  bool* failCopies = nullptr;
+  void** stream = nullptr;
+  bool hidePrimitives = false;
+};
+
 // body(rank, engine) on `size` thread-ranks whose GPU backend is the staged one over host
 // memory; returns each rank's failure ("" for success).
 std::vector<std::string> onStagedRanks(int size, const std::function<std::string(int, Engine&)>& body,
+                                       std::uint64_t fusionBytes, const StagedOptions& o);
+std::vector<std::string> onStagedRanks(int size, const std::function<std::string(int, Engine&)>& body,
                                        std::uint64_t fusionBytes = 64 << 20, int* copies = nullptr,
                                        bool* failCopies = nullptr, void** stream = nullptr) {
+  return onStagedRanks(size, body, fusionBytes, StagedOptions{copies, nullptr, failCopies, stream, false});
+}
+
+std::vector<std::string> onStagedRanks(int size, const std::function<std::string(int, Engine&)>& body,
+                                       std::uint64_t fusionBytes, const StagedOptions& o) {
   hvd::test::MemoryStore store;
   std::vector<std::string> errors(static_cast<size_t>(size));
   std::vector<std::thread> threads;
@@ -78,8 +115,15 @@ std::vector<std::string> onStagedRanks(int size, const std::function<std::string
         return;
       }
       auto staging = std::make_unique<HostStaging>();
-      if (r == 0) staging->copies = copies, staging->failCopies = failCopies, staging->stream = stream;
-      backends->back() = hvd::backends::cuda::makeStagedBackend(std::move(staging), *backends->front());
+      if (r == 0) {
+        staging->copies = o.copies, staging->scratches = o.scratches;
+        staging->failCopies = o.failCopies, staging->stream = o.stream;
+      }
+      // Declared before the runtime, so it outlives the staged backend that runs on it.
+      std::unique_ptr<hvd::backends::CollectiveBackend> hidden;
+      if (o.hidePrimitives) hidden = std::make_unique<WithoutPrimitives>(*backends->front());
+      auto& host = hidden ? *hidden : *backends->front();
+      backends->back() = hvd::backends::cuda::makeStagedBackend(std::move(staging), host, r);
       hvd::engine::EngineOptions options;
       options.fusionThresholdBytes = fusionBytes;
       auto runtime = hvd::Runtime::create({r, size, r, size, 0, 1}, std::move(*backends), options);
@@ -242,4 +286,119 @@ TEST_CASE("the caller's CUDA stream reaches the GPU backend, and nullptr gives i
     return "";
   }, 64 << 20, nullptr, nullptr, &stream);
   CHECK(errors == none(1));
+}
+
+namespace {
+
+// Rank `rank`'s rows of the serial reduction of `count` single-element rows.
+std::vector<std::byte> shareOf(DataType type, ReduceOp op, int size, size_t count, int rank) {
+  auto all = expected(type, op, size, count);
+  const auto share = hvd::engine::reducescatterShare(count, rank, size);
+  const size_t w = hvd::dataTypeSize(type);
+  return {all.begin() + static_cast<long>(share.firstRow * w),
+          all.begin() + static_cast<long>((share.firstRow + share.rows) * w)};
+}
+
+// A GPU reducescatter of `count` single-element rows: this rank's share, or the failure.
+hvd::Result<std::vector<std::byte>> gpuReducescatter(Engine& e, int rank, int size, DataType type, ReduceOp op,
+                                                      size_t count) {
+  auto in = input(type, rank, count);
+  const auto share = hvd::engine::reducescatterShare(count, rank, size);
+  std::vector<std::byte> out(share.rows * hvd::dataTypeSize(type), std::byte{0x5a});
+  auto h = e.submit({"", Spec{OpKind::kReducescatter, type, op, 0, count, Device::kCuda}, in.data(), out.data(),
+                     out.size()});
+  if (!h) return h.status();
+  if (auto s = e.wait(*h); !s.isOk()) return s;
+  if (in != input(type, rank, count)) return hvd::Status(hvd::Errc::kInternal, "the input tensor was written");
+  return out;
+}
+
+// Rank k sends rank d (k + d) % 3 rows of one int32, each 100 * k + d (some blocks empty).
+std::vector<std::string> runGpuAlltoalls(int size, const StagedOptions& o) {
+  return onStagedRanks(size, [size](int rank, Engine& e) -> std::string {
+    std::vector<std::uint64_t> splits;
+    std::vector<std::int32_t> send;
+    for (int d = 0; d < size; ++d) {
+      splits.push_back(static_cast<std::uint64_t>((rank + d) % 3));
+      send.insert(send.end(), splits.back(), 100 * rank + d);
+    }
+    Engine::Submission a{"", Spec{OpKind::kAlltoall, DataType::kInt32, ReduceOp::kSum, 0, send.size(), Device::kCuda},
+                         send.data()};
+    a.splits = splits;
+    auto h = e.submit(std::move(a));
+    if (!h) return h.status().message();
+    auto got = e.waitGathered(*h);
+    if (!got) return got.status().message();
+    std::vector<std::int32_t> want;
+    std::vector<std::uint64_t> counts;
+    for (int k = 0; k < size; ++k) {
+      counts.push_back(static_cast<std::uint64_t>((k + rank) % 3));
+      want.insert(want.end(), counts.back(), 100 * k + rank);
+    }
+    std::vector<std::int32_t> received(got->bytes.size() / 4);
+    if (!got->bytes.empty()) std::memcpy(received.data(), got->bytes.data(), got->bytes.size());
+    if (received != want) return "the rows received are wrong";
+    return got->counts == counts ? "" : "the counts received are wrong";
+  }, 64 << 20, o);
+}
+
+}  // namespace
+
+TEST_CASE("GPU reducescatters run on the host backend's reduce-scatter through the staged path for every type and op",
+          "[unit]") {
+  for (int size : {1, 3, 4}) {
+    int scratches = 0;
+    auto errors = onStagedRanks(size, [size](int rank, Engine& e) -> std::string {
+      for (int t = 0; t < hvd::kDataTypeCount; ++t) {
+        for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+          auto type = static_cast<DataType>(t);
+          auto op = static_cast<ReduceOp>(o);
+          if (!hvd::test::checkable(type, op)) continue;
+          for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}}) {
+            auto out = gpuReducescatter(e, rank, size, type, op, count);
+            if (!out) return out.status().message();
+            if (*out != shareOf(type, op, size, count, rank)) {
+              return "reducescatter " + std::string(hvd::reduceOpName(op)) + " of " + std::to_string(count) + " " +
+                     std::string(hvd::dataTypeName(type)) + " is wrong";
+            }
+          }
+        }
+      }
+      return "";
+    }, 64 << 20, StagedOptions{nullptr, &scratches});
+    INFO("ranks " << size);
+    CHECK(errors == none(size));
+    // The composition (an allreduce of a device copy) asks for device scratch; the primitive does not.
+    CHECK(scratches == 0);
+  }
+}
+
+TEST_CASE("GPU reducescatters over a host backend without a reduce-scatter run as an allreduce and are as right",
+          "[unit]") {
+  int scratches = 0;
+  auto errors = onStagedRanks(3, [](int rank, Engine& e) -> std::string {
+    for (size_t count : {size_t{1}, size_t{7}, size_t{1001}}) {
+      auto out = gpuReducescatter(e, rank, 3, DataType::kFloat32, ReduceOp::kAverage, count);
+      if (!out) return out.status().message();
+      if (*out != shareOf(DataType::kFloat32, ReduceOp::kAverage, 3, count, rank)) return "the composition is wrong";
+    }
+    return "";
+  }, 64 << 20, StagedOptions{nullptr, &scratches, nullptr, nullptr, true});
+  CHECK(errors == none(3));
+  CHECK(scratches == 3);
+}
+
+TEST_CASE("GPU alltoalls with uneven and empty blocks give each rank its rows in rank order in host memory", "[unit]") {
+  for (int size : {1, 2, 3, 4}) {
+    INFO("ranks " << size);
+    CHECK(runGpuAlltoalls(size, {}) == none(size));
+  }
+}
+
+TEST_CASE("a GPU alltoall over a host backend without an alltoall fails on every rank naming the backend", "[unit]") {
+  auto errors = runGpuAlltoalls(3, StagedOptions{nullptr, nullptr, nullptr, nullptr, true});
+  REQUIRE(errors.size() == 3);
+  for (const auto& e : errors) {
+    CHECK(e.find("the cuda-staged backend has no alltoall for GPU tensors") != std::string::npos);
+  }
 }

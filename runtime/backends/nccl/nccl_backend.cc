@@ -1,9 +1,11 @@
 // runtime/backends/nccl/nccl_backend.cc: a lazily made, non-blocking NCCL communicator.
 #include "runtime/backends/nccl/nccl_backend.h"
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <thread>
+#include <vector>
 
 #include "runtime/backends/cuda/cuda_driver.h"
 #include "runtime/backends/cuda/gpu_device.h"
@@ -77,6 +79,70 @@ class NcclBackend final : public CollectiveBackend {
         auto* place = static_cast<std::byte*>(out) + at;
         if (bytes > 0) rc = nccl_.ncclBroadcast(r == rank_ ? mine.data : place, place, bytes, ncclUint8, r, comm_, gpu_->stream());
         at += bytes;
+      }
+      ncclResult_t end = nccl_.ncclGroupEnd();
+      return rc == ncclSuccess || rc == ncclInProgress ? end : rc;
+    });
+  }
+
+  // Horovod's split gives the first ranks one row more where the rows do not divide
+  // evenly; ncclReduceScatter takes equal parts only, so uneven parts go as one reduce per
+  // rank, rooted at the rank that keeps that part, in one group (Horovod does the same).
+  bool hasReducescatter() const override { return true; }
+  Status reducescatter(const TensorRef& data, std::span<const size_t> countsPerRank, ReduceOp op, void* out) override {
+    HVD_RETURN_IF_ERROR(ensureComm(data.data));
+    if (data.count == 0) return Status::ok();
+    auto reduction = ncclReductionOf(data.type, op);
+    if (!reduction) return reduction.status();
+    const size_t width = dataTypeSize(data.type);
+    bool equal = std::all_of(countsPerRank.begin(), countsPerRank.end(), [&](size_t c) { return c == countsPerRank[0]; });
+    if (equal) {
+      return run("reducescatter of " + std::to_string(data.bytes()) + " bytes", [&] {
+        return nccl_.ncclReduceScatter(data.data, out, countsPerRank[0], reduction->type, reduction->op, comm_,
+                                       gpu_->stream());
+      });
+    }
+    return run("reducescatter of " + std::to_string(data.bytes()) + " bytes in uneven parts", [&] {
+      ncclResult_t rc = nccl_.ncclGroupStart();
+      size_t at = 0;
+      for (int r = 0; r < size_ && (rc == ncclSuccess || rc == ncclInProgress); ++r) {
+        const size_t count = countsPerRank[static_cast<size_t>(r)];
+        const auto* part = static_cast<const std::byte*>(data.data) + at * width;
+        // Only the root's receive buffer is written; the others pass their own part.
+        void* into = r == rank_ ? out : const_cast<std::byte*>(part);
+        if (count > 0) rc = nccl_.ncclReduce(part, into, count, reduction->type, reduction->op, r, comm_, gpu_->stream());
+        at += count;
+      }
+      ncclResult_t end = nccl_.ncclGroupEnd();
+      return rc == ncclSuccess || rc == ncclInProgress ? end : rc;
+    });
+  }
+
+  // One send and one receive per peer with anything to move, in one group (NCCL pairs them
+  // up without deadlock); this rank's own block is a copy on the same stream.
+  bool hasAlltoall() const override { return true; }
+  Status alltoallv(const TensorRef& send, std::span<const size_t> bytesMatrix, void* out) override {
+    HVD_RETURN_IF_ERROR(ensureComm(send.count > 0 ? send.data : out));
+    const size_t n = static_cast<size_t>(size_), me = static_cast<size_t>(rank_);
+    std::vector<size_t> sendAt(n + 1, 0), receiveAt(n + 1, 0);
+    for (size_t p = 0; p < n; ++p) {
+      sendAt[p + 1] = sendAt[p] + bytesMatrix[me * n + p];
+      receiveAt[p + 1] = receiveAt[p] + bytesMatrix[p * n + me];
+    }
+    auto* from = static_cast<const std::byte*>(send.data);
+    auto* into = static_cast<std::byte*>(out);
+    const size_t own = bytesMatrix[me * n + me];
+    if (own > 0) HVD_RETURN_IF_ERROR(fail(gpu_->copyAsync(into + receiveAt[me], from + sendAt[me], own)));
+    return run("alltoall of " + std::to_string(send.bytes()) + " bytes", [&] {
+      ncclResult_t rc = nccl_.ncclGroupStart();
+      for (size_t p = 0; p < n && (rc == ncclSuccess || rc == ncclInProgress); ++p) {
+        if (p == me) continue;
+        const int peer = static_cast<int>(p);
+        const size_t sending = bytesMatrix[me * n + p], receiving = bytesMatrix[p * n + me];
+        if (sending > 0) rc = nccl_.ncclSend(from + sendAt[p], sending, ncclUint8, peer, comm_, gpu_->stream());
+        if (receiving > 0 && (rc == ncclSuccess || rc == ncclInProgress)) {
+          rc = nccl_.ncclRecv(into + receiveAt[p], receiving, ncclUint8, peer, comm_, gpu_->stream());
+        }
       }
       ncclResult_t end = nccl_.ncclGroupEnd();
       return rc == ncclSuccess || rc == ncclInProgress ? end : rc;

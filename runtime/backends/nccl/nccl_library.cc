@@ -40,6 +40,10 @@ Result<NcclLibrary> NcclLibrary::loadFrom(const std::vector<std::string>& candid
   HVD_NCCL_LOAD(ncclAllReduce);
   HVD_NCCL_LOAD(ncclBroadcast);
   HVD_NCCL_LOAD(ncclAllGather);
+  HVD_NCCL_LOAD(ncclReduceScatter);
+  HVD_NCCL_LOAD(ncclReduce);
+  HVD_NCCL_LOAD(ncclSend);
+  HVD_NCCL_LOAD(ncclRecv);
   HVD_NCCL_LOAD(ncclGroupStart);
   HVD_NCCL_LOAD(ncclGroupEnd);
 #undef HVD_NCCL_LOAD

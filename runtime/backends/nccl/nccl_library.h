@@ -25,6 +25,10 @@ struct NcclLibrary {
   HVD_NCCL_FN(ncclAllReduce);
   HVD_NCCL_FN(ncclBroadcast);
   HVD_NCCL_FN(ncclAllGather);
+  HVD_NCCL_FN(ncclReduceScatter);
+  HVD_NCCL_FN(ncclReduce);
+  HVD_NCCL_FN(ncclSend);
+  HVD_NCCL_FN(ncclRecv);
   HVD_NCCL_FN(ncclGroupStart);
   HVD_NCCL_FN(ncclGroupEnd);
 #undef HVD_NCCL_FN

@@ -29,6 +29,11 @@ TEST_CASE("the NCCL built against loads here and reports its version", "[unit]")
     return;
   }
   CHECK((*nccl)->versionCode >= 21400);
+  // What reducescatter and alltoall run on (the loader refuses a library without them).
+  CHECK((*nccl)->ncclReduceScatter != nullptr);
+  CHECK((*nccl)->ncclReduce != nullptr);
+  CHECK((*nccl)->ncclSend != nullptr);
+  CHECK((*nccl)->ncclRecv != nullptr);
   CHECK(ncclVersionText((*nccl)->versionCode).rfind("NCCL 2.", 0) == 0);
 }
 

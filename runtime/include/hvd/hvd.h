@@ -132,17 +132,17 @@ Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t coun
 // Horovod's reducescatter: `count` elements in rows of `rowShape` (the tensor's shape past
 // its first dimension; empty: single elements), the same on every rank, reduced with `op`
 // (kAverage divides by size()); `out` receives this rank's rows of the result, as many as
-// reducescatterRows says. Host tensors run on the backend's own reduce-scatter (hvd's ring,
-// MPI_Reduce_scatter: half an allreduce's traffic); GPU tensors as an allreduce of the whole
-// tensor, of which each rank keeps its rows (docs/runtime.md).
+// reducescatterRows says. Runs on the backend's own reduce-scatter (hvd's ring,
+// MPI_Reduce_scatter, NCCL's: half an allreduce's traffic; docs/runtime.md).
 Result<Handle> reducescatterAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
                                   ReduceOp op, std::span<const std::int64_t> rowShape = {},
                                   Device device = Device::kCpu);
 // Horovod's alltoall: this rank's `count` elements in rows of `rowShape` (the same rows on
 // every rank; counts may differ), splits[d] rows of them to rank d in order (empty: rows /
 // size() to each, which must divide evenly). synchronizeAllgather returns the rows every
-// rank sent this one, in rank order, with the element count each sent. Host memory; runs
-// on hvd's ring (each block passed along to its rank) or MPI_Alltoallv (docs/runtime.md).
+// rank sent this one, in rank order, with the element count each sent, in host memory (for
+// GPU tensors too). Runs on hvd's ring (each block passed along to its rank), MPI_Alltoallv
+// or NCCL's grouped sends and receives (docs/runtime.md).
 Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count, DataType type,
                              std::span<const std::uint64_t> splits = {}, std::span<const std::int64_t> rowShape = {},
                              Device device = Device::kCpu);

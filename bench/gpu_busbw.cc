@@ -1,12 +1,12 @@
 // bench/gpu_busbw.cc: GPU collectives in nccl-tests' columns, beside their references, in
-// one run: hvd's allreduce and broadcast on device buffers (through NCCL, or the staged
-// path: HOROVOD_GPU_OPERATIONS), NCCL itself called directly (one rank), a host<->device
+// one run: hvd's allreduce, broadcast, reducescatter and alltoall (rows "-a2a") on device
+// buffers (through NCCL, or the staged path: HOROVOD_GPU_OPERATIONS), NCCL itself called directly (one rank), a host<->device
 // round trip through pinned memory (the staged path's floor) and a device-to-device copy
 // (the GPU's memory bandwidth, read + write counted). Run as ranks under hvdrun:
 //   hvdrun -np 1 gpu_busbw                        # NCCL, with the direct-NCCL and copy rows
 //   HOROVOD_GPU_OPERATIONS=cpu hvdrun -np 4 --oversubscribe-gpus gpu_busbw
-// busbw = algbw x 2(n-1)/n for allreduce (0 on one rank, as nccl-tests prints), x 1 for
-// broadcast and copies. #wrong counts elements off after the last timed iteration.
+// busbw = algbw x 2(n-1)/n for allreduce (0 on one rank, as nccl-tests prints), x (n-1)/n
+// for reducescatter and alltoall, x 1 for broadcast and copies. #wrong counts elements off after the last timed iteration.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -114,6 +114,40 @@ int main(int argc, char** argv) {
     fill(buf, count, static_cast<float>(hvd::rank() + 1));
     double us = timeUs(bytes, [&] { (void)hvd::broadcast(p, count, hvd::DataType::kFloat32, 0, hvd::Device::kCuda); });
     row(path.c_str(), bytes, "none", 0, us, 1.0, countWrong(buf, count, 1.0f));
+  }
+  // reducescatter and alltoall in nccl-tests' terms: size is every rank's whole input,
+  // busbw = algbw x (n-1)/n. The alltoall's rows come back in host memory (Gathered).
+  for (size_t bytes = 8 * static_cast<size_t>(n); bytes <= maxBytes; bytes *= 8) {
+    size_t count = bytes / 4 / static_cast<size_t>(n) * static_cast<size_t>(n);
+    fill(buf, count, 1.0f);
+    void* out = reinterpret_cast<void*>(other);
+    double us = timeUs(bytes, [&] {
+      auto h = hvd::reducescatterAsync("rs", p, out, count, hvd::DataType::kFloat32, hvd::ReduceOp::kSum, {},
+                                       hvd::Device::kCuda);
+      if (h) (void)hvd::synchronize(*h);
+    });
+    row(path.c_str(), count * 4, "sum", -1, us, static_cast<double>(n - 1) / n,
+        countWrong(other, count / static_cast<size_t>(n), static_cast<float>(n)));
+  }
+  for (size_t bytes = 8 * static_cast<size_t>(n); bytes <= maxBytes; bytes *= 8) {
+    size_t count = bytes / 4 / static_cast<size_t>(n) * static_cast<size_t>(n);
+    fill(buf, count, static_cast<float>(hvd::rank() + 1));
+    auto alltoall = [&]() -> hvd::Result<hvd::Gathered> {
+      auto h = hvd::alltoallAsync("a2a", p, count, hvd::DataType::kFloat32, {}, {}, hvd::Device::kCuda);
+      if (!h) return h.status();
+      return hvd::synchronizeAllgather(*h);
+    };
+    double us = timeUs(bytes, [&] { (void)alltoall(); });
+    // Checked once, untimed: block k holds rank k's value.
+    long wrong = static_cast<long>(count);
+    if (auto got = alltoall(); got && got->data.size() == count * 4) {
+      std::vector<float> values(count);
+      std::memcpy(values.data(), got->data.data(), count * 4);
+      const size_t block = count / static_cast<size_t>(n);
+      wrong = 0;
+      for (size_t i = 0; i < count; ++i) wrong += values[i] != static_cast<float>(i / block + 1);
+    }
+    row((path + "-a2a").c_str(), count * 4, "none", -1, us, static_cast<double>(n - 1) / n, wrong);
   }
   if (n == 1) {
     // NCCL alone on the same buffer and a stream of our own: what hvd adds on top of it.

@@ -114,7 +114,9 @@ Plan makePlan(const Options& o, const slurm::Environment& env) {
   if (!o.noGpu && !o.noSlurm && o.hosts.empty() && o.hostfile.empty() && jobId != env.end()) {
     facts.slurmNodeGpus = querySlurmJobGpus(jobId->second);
   }
-  return valueOrThrow(buildPlan(request, env, facts));
+  Plan plan = valueOrThrow(buildPlan(request, env, facts));
+  plan.maxRestarts = o.maxRestarts;
+  return plan;
 }
 
 // "0, 3, 7", the first `limit` of them, then ", ..." when there are more.
@@ -487,6 +489,7 @@ SupervisorOptions supervisionFor(const Options& o, const Plan& plan, RendezvousS
   supervision.onPreempt = [&preemption] { preemption.raise(); };
   if (o.requeue) supervision.preemptGrace = o.preemptGrace;
   applyOutputOptions(o, supervision);
+  supervision.appendOutputFiles = plan.restartCount > 0;  // the failed starts' output stays
   if (server != nullptr) superviseStart(o, *server, supervision);
   return supervision;
 }
@@ -578,7 +581,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   const int threads = defaultThreadsPerRank(usable, static_cast<int>(plan.ranks.size()), std::nullopt);
   const std::vector<std::string> threadVars =
       threadVariables(threads, [](const std::string& name) { return std::getenv(name.c_str()) != nullptr; });
-  if (!threadVars.empty() && plan.ranks.size() > 1) {
+  if (!threadVars.empty() && plan.ranks.size() > 1 && plan.restartCount == 0) {  // said once, not at each restart
     printTo(stderr, "hvdrun: {} ranks share {} CPU(s): OMP_NUM_THREADS={} for each (set OMP_NUM_THREADS to choose)\n",
                plan.ranks.size(), usable, threads);
   }
@@ -827,6 +830,14 @@ void checkTimelinePath(const Options& o) {
   }
 }
 
+// Whether --max-restarts may start the job again after this outcome: a rank failed, and
+// neither the user (Ctrl-C, a signal to hvdrun), a preemption notice nor a console gone away
+// (its reader quit) ended the job, which a restart would only repeat or go against.
+bool restartable(const JobOutcome& outcome) {
+  return outcome.exitCode != 0 && outcome.firstFailure.has_value() && outcome.interruptSignal == 0 &&
+         !outcome.preempted && outcome.consoleClosed.empty() && outcome.agentStartProblems.empty();
+}
+
 int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   auto exe = findExecutable(o.program.front(), searchPath());
   if (!exe) {
@@ -861,38 +872,68 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
     if (errorFiles->path(0).empty()) errorFiles.reset();  // no directory could be made: no files
   }
   if (overSsh) plan.rendezvousAddr = rendezvousAddressForSsh(o, plan);
-  std::unique_ptr<RendezvousServer> server = startRendezvous(plan, secretValue);
-  std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
-                                      "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
-                                      "HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort), secret};
   PreemptionFlag preemption(o, env);
-  for (const std::string& kv : preemption.environment()) jobWide.push_back(kv);
-  // srun's and mpirun's shims rebuild the plan on each node without the engine options:
-  // the ranks there inherit these instead.
-  if (o.useMpi || plan.source == HostSource::kSlurm) {
-    jobWide.insert(jobWide.end(), o.runtimeVariables.begin(), o.runtimeVariables.end());
+  std::unique_ptr<RendezvousServer> server;
+  JobOutcome outcome;
+  bool toldByRanks = false;
+  std::string summaries;  // every start's report, for --output-filename's summary
+  for (;; ++plan.restartCount) {
+    server.reset();  // the last start's, before the next one listens
+    server = startRendezvous(plan, secretValue);
+    std::vector<std::string> jobWide = {"MASTER_PORT=" + std::to_string(plan.masterPort),
+                                        "HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr,
+                                        "HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort), secret};
+    for (const std::string& kv : preemption.environment()) jobWide.push_back(kv);
+    // srun's and mpirun's shims rebuild the plan on each node without the engine options
+    // or hvdrun's restarts: the ranks there inherit these instead.
+    if (o.useMpi || plan.source == HostSource::kSlurm) {
+      jobWide.insert(jobWide.end(), o.runtimeVariables.begin(), o.runtimeVariables.end());
+      jobWide.push_back("TORCHELASTIC_RESTART_COUNT=" + std::to_string(plan.restartCount));
+      jobWide.push_back("TORCHELASTIC_MAX_RESTARTS=" + std::to_string(plan.maxRestarts));
+    }
+    const std::optional<std::uint64_t> oomKillsBefore = forksRanks ? kernelOomKills() : std::nullopt;
+    outcome = o.useMpi ? launchWithMpirun(o, plan, jobWide, server.get(), preemption)
+              : plan.source == HostSource::kSlurm
+                  ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
+              : ssh ? launchOverSsh(o, plan, *ssh, jobWide, server.get(), preemption, shmPrefix)
+                  : launchLocally(o, plan, *exe, jobWide, server.get(), preemption, guardian ? &*guardian : nullptr,
+                                  errorFiles ? &*errorFiles : nullptr);
+    if (oomKillsBefore.has_value() && outcome.firstFailure) {
+      const std::uint64_t before = *oomKillsBefore;
+      if (auto after = kernelOomKills(); after && *after > before) outcome.firstFailure->oomKillsOnHost = *after - before;
+    }
+    // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
+    removeShmObjects(shmPrefix);
+    // A notice sent to the ranks directly (scancel --signal=USR2) reaches hvdrun this way.
+    toldByRanks = !outcome.preempted && server->value(rendezvous::kPreemptedKey);
+    outcome.preempted |= toldByRanks;
+    std::string summary = reportText(outcome, static_cast<int>(plan.ranks.size()),
+                                     recordedError(outcome, errorFiles ? &*errorFiles : nullptr, *server));
+    printTo(stderr, "{}", summary);
+    summaries += summary;
+    if (!restartable(outcome)) break;
+    if (plan.restartCount >= plan.maxRestarts) {
+      if (plan.maxRestarts > 0) {
+        std::string end = fmt::format("hvdrun: the job failed in each of its {} starts (--max-restarts {})\n",
+                                      plan.maxRestarts + 1, plan.maxRestarts);
+        printTo(stderr, "{}", end);
+        summaries += end;
+      }
+      break;
+    }
+    std::string restart = fmt::format("hvdrun: starting every rank again: restart {} of {} (--max-restarts)\n",
+                                      plan.restartCount + 1, plan.maxRestarts);
+    printTo(stderr, "{}", restart);
+    summaries += restart;
+    // A fresh directory: a file the failed start's rank wrote must not be taken for the next one's.
+    if (errorFiles) {
+      errorFiles.reset();
+      errorFiles.emplace();
+      if (errorFiles->path(0).empty()) errorFiles.reset();
+    }
   }
-  const std::optional<std::uint64_t> oomKillsBefore = forksRanks ? kernelOomKills() : std::nullopt;
-  JobOutcome outcome = o.useMpi ? launchWithMpirun(o, plan, jobWide, server.get(), preemption)
-                       : plan.source == HostSource::kSlurm
-                           ? launchWithSrun(o, plan, jobWide, env, server.get(), preemption)
-                       : ssh ? launchOverSsh(o, plan, *ssh, jobWide, server.get(), preemption, shmPrefix)
-                           : launchLocally(o, plan, *exe, jobWide, server.get(), preemption,
-                                           guardian ? &*guardian : nullptr, errorFiles ? &*errorFiles : nullptr);
-  if (oomKillsBefore.has_value() && outcome.firstFailure) {
-    const std::uint64_t before = *oomKillsBefore;
-    if (auto after = kernelOomKills(); after && *after > before) outcome.firstFailure->oomKillsOnHost = *after - before;
-  }
-  // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
-  removeShmObjects(shmPrefix);
-  // A notice sent to the ranks directly (scancel --signal=USR2) reaches hvdrun this way.
-  bool toldByRanks = !outcome.preempted && server->value(rendezvous::kPreemptedKey);
-  outcome.preempted |= toldByRanks;
   if (!o.timelineFile.empty()) mergeTimeline(o.timelineFile, static_cast<int>(plan.ranks.size()));
-  std::string summary =
-      reportText(outcome, static_cast<int>(plan.ranks.size()), recordedError(outcome, errorFiles ? &*errorFiles : nullptr, *server));
-  printTo(stderr, "{}", summary);
-  keepSummary(o.outputDir, summary);
+  keepSummary(o.outputDir, summaries);
   finishPreemption(o, outcome, toldByRanks, env);
   if (outcome.incompleteOutputFiles > 0) {
     printTo(stderr, "hvdrun: error: {} of the ranks' output files in {} are incomplete ({})\n",

@@ -206,7 +206,8 @@ constexpr const char* kElasticWhy =
     "is horovodrun's elastic training, which hvdrun does not do: it runs a fixed set of ranks and ends the job when "
     "one fails";
 constexpr const char* kElasticHint =
-    "give -np (and -H or a Slurm allocation) for a fixed job; under Slurm, --requeue restarts it after a preemption";
+    "give -np (and -H or a Slurm allocation) for a fixed job; --max-restarts N starts every rank again after a "
+    "failure; under Slurm, --requeue restarts it after a preemption";
 constexpr RefusedFlag kRefusedHorovodrunFlags[] = {
     {"--min-np", kElasticWhy, kElasticHint},
     {"--max-np", kElasticWhy, kElasticHint},
@@ -275,7 +276,7 @@ namespace {
 
 // Text values of options that need checking after CLI11 has read them.
 struct RawValues {
-  std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
+  std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout, maxRestarts;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
   std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
@@ -447,6 +448,10 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--kill-grace", raw.killGrace,
                  "Seconds between SIGTERM and SIGKILL when stopping ranks (default 5)")
       ->group("Supervision")->type_name("SECONDS");
+  app.add_option("--max-restarts", raw.maxRestarts,
+                 "When a rank fails, stop the others and start every rank again, up to N times (torchrun's; "
+                 "default 0: the job ends)")
+      ->group("Supervision")->type_name("N");
   const char* engine = "Runtime engine (the ranks' HOROVOD_* variables)";
   app.add_option("--fusion-threshold-mb", raw.fusionThresholdMb,
                  "Pack ready allreduces into one collective up to this many MiB (default 128; 0: off)")
@@ -772,6 +777,7 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.maxLineKb.empty()) o.maxLineBytes = size_t{1024} * parseIntIn("--max-line-kb", raw.maxLineKb, 1, 1 << 20);
   if (!raw.stdinTarget.empty()) parseStdinTarget(raw.stdinTarget, o);
   if (!raw.startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", raw.startTimeout);
+  if (!raw.maxRestarts.empty()) o.maxRestarts = parseIntIn("--max-restarts", raw.maxRestarts, 0, 10000);
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
   if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);
   if (!raw.tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", raw.tfPs, 0, 1 << 20);

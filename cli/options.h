@@ -71,6 +71,9 @@ struct Options {
   std::chrono::milliseconds killGrace{5000};
   size_t maxLineBytes = LineSplitter::kDefaultMaxLine;  // --max-line-kb: a rank's longer line is cut
   std::chrono::milliseconds startTimeout{30000};
+  // --max-restarts (torchrun's): how often a job whose rank failed is started again, every
+  // rank afresh; 0 (the default): a failure ends the job.
+  int maxRestarts = 0;
   // --stdin: the rank that reads hvdrun's stdin (mpirun's default, rank 0); nullopt: none
   // does, every rank reads an empty one.
   std::optional<int> stdinRank = 0;

@@ -242,6 +242,7 @@ TEST_CASE("horovodrun's elastic and jsrun flags are refused saying what they are
                                        " is horovodrun's elastic training, which hvdrun does not do: it runs a fixed "
                                        "set of ranks and ends the job when one fails");
     CHECK(e.hint().find("--requeue") != std::string::npos);
+    CHECK(e.hint().find("--max-restarts N starts every rank again after a failure") != std::string::npos);
   }
   CHECK(std::string(usageErrorOf({"--jsrun", "-np", "2", "prog"}).what()) ==
         "--jsrun is horovodrun's IBM LSF launcher, which hvdrun does not have");

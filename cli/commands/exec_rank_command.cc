@@ -30,7 +30,9 @@ namespace {
 
 // Variables the launcher decided once for the whole job; the shim passes them on as they
 // are instead of deciding again on every node (a free port here is not one there).
-constexpr const char* kLauncherDecides[] = {"MASTER_PORT", "HVD_RENDEZVOUS_ADDR", "HVD_RENDEZVOUS_PORT"};
+// hvdrun's own start of the job (--max-restarts) is known only to hvdrun, which passes it on.
+constexpr const char* kLauncherDecides[] = {"MASTER_PORT", "HVD_RENDEZVOUS_ADDR", "HVD_RENDEZVOUS_PORT",
+                                            "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS"};
 
 [[noreturn]] void fail(const std::string& what, const std::string& hint = "") {
   throw UserError(ExitCode::kEnvironment, "exec-rank: " + what, hint);

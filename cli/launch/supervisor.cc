@@ -1243,7 +1243,7 @@ class Job {
     ++outcome_.incompleteOutputFiles;
   }
 
-  // The file's descriptor, opened (and truncated) on first use; -1 when unwritable.
+  // The file's descriptor, opened (truncated, or appended to) on first use; -1 when unwritable.
   int fileFor(int rank, bool isErr) {
     auto key = std::make_pair(rank, isErr);
     auto it = files_.find(key);
@@ -1253,7 +1253,9 @@ class Job {
       int fd = -1;
       if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
         fileProblem(dir, "creating", errno);  // mkdir's reason (EROFS), not the open's ENOENT
-      } else if ((fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+      } else if ((fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC |
+                                                (options_.appendOutputFiles ? O_APPEND : O_TRUNC),
+                              0644)) < 0) {
         fileProblem(path, "opening", errno);
       }
       it = files_.emplace(key, fd).first;

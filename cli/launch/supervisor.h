@@ -51,6 +51,9 @@ struct SupervisorOptions {
   // Also write every rank's lines to outputDir/rank.N/stdout and stderr (all ranks, always;
   // every rank's files exist from the start, empty for a silent rank).
   std::string outputDir;
+  // Add to those files instead of starting them afresh (a restarted job's later starts: the
+  // failed start's output stays, followed by the next one's).
+  bool appendOutputFiles = false;
   // Show only these ranks on the console (srun's own messages always show); empty: all.
   std::set<int> consoleRanks;
   bool timestamps = false;  // start console lines with the local time, to the millisecond

@@ -84,6 +84,11 @@ struct Plan {
   std::string networkInterface;
   BindTo bindTo = BindTo::kNone;  // --bind-to: hvdrun pins local ranks; srun and mpirun are told
   std::vector<std::string> runtimeVariables;  // "HOROVOD_...=value" from the engine options
+  // --max-restarts, and which start of the job this is (0: the first): torchrun's
+  // TORCHELASTIC_MAX_RESTARTS and TORCHELASTIC_RESTART_COUNT, so a program can tell a
+  // restart and resume from its checkpoint.
+  int maxRestarts = 0;
+  int restartCount = 0;
 };
 
 // Builds the plan; kInvalidArgument/kInvalidUsage name the offending option or token.

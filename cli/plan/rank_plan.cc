@@ -52,7 +52,7 @@ std::vector<std::string> rankEnvironment(const RankAssignment& r) {
       num("RANK", r.rank),                  num("WORLD_SIZE", r.size),
       num("LOCAL_RANK", r.localRank),       num("LOCAL_WORLD_SIZE", r.localSize),
       num("GROUP_RANK", r.crossRank),       num("GROUP_WORLD_SIZE", r.crossSize),
-      // torchrun's one role ("default") spans the job; no restarts (hvdrun does not re-run ranks).
+      // torchrun's one role ("default") spans the job; the restarts are the plan's (planEnvironment).
       num("ROLE_RANK", r.rank),             num("ROLE_WORLD_SIZE", r.size),
       var("ROLE_NAME", "default"),
       var("TORCHELASTIC_RESTART_COUNT", "0"), var("TORCHELASTIC_MAX_RESTARTS", "0"),

@@ -26,6 +26,9 @@
 //                                    "checkpoint at step S (seen here|seen by a peer)",
 //                                    then waits up to 5 s for the notice to reach this
 //                                    rank too ("notice reached rank R") and exits 0
+//   collective_rank restarted <victim>  under hvdrun --max-restarts: the first start is the
+//                                    loop with <victim>; later ones allreduce rank+1 once
+//                                    and print "start <TORCHELASTIC_RESTART_COUNT> sum <sum>"
 //   collective_rank wait <seconds>   rank 0 sleeps that long before a barrier; every rank
 //                                    then prints "cpu R <seconds of CPU it used>"
 //   collective_rank compute-first <ms>  prints "computing R"; rank 0 then uses <ms> of CPU time
@@ -193,6 +196,18 @@ int loop(int victim, bool ignoreTerm = true) {
       return 1;
     }
   }
+  return 0;
+}
+
+// hvdrun --max-restarts: in the first start, rank <victim> SIGKILLs itself in the loop
+// above; in later starts every rank allreduces rank + 1 once and prints "start S sum X".
+int restarted(int victim) {
+  const char* count = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  const int start = count != nullptr ? std::atoi(count) : -1;
+  if (start == 0) return loop(victim);
+  float sum = static_cast<float>(hvd::rank() + 1);
+  if (!hvd::allreduce(&sum, 1, DataType::kFloat32, ReduceOp::kSum).isOk()) return 1;
+  std::printf("start %d sum %g\n", start, sum);
   return 0;
 }
 
@@ -450,6 +465,7 @@ int main(int argc, char** argv) {
            : mode == "slices"           ? printSlices()
            : mode == "forked"           ? forked()
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
+           : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
                                         : check();
   hvd::shutdown();
   return rc;

@@ -6,6 +6,9 @@
 //   identity [s]          print the identity hvdrun gave this rank, then sleep s
 //   fail <rank> <code|KILL> <sleep-s>  rank <rank> writes 3 stderr lines and exits
 //                         <code> (or SIGKILLs itself) after 0.2 s; others sleep
+//   fail-starts <rank> <n> <s>  print "start <TORCHELASTIC_RESTART_COUNT> of <..._MAX_RESTARTS>
+//                         restarts"; rank <rank> exits 3 after 0.2 s in the first <n>
+//                         starts, the others (and later starts) sleep s and exit 0
 //   sleep <s>             sleep
 //   ignore-term <s>       ignore SIGTERM, then sleep
 //   register <skip-rank> <sleep-s>  every rank but <skip-rank> sets ready/<rank> at
@@ -97,6 +100,20 @@ int main(int argc, char** argv) {
       std::fflush(stderr);
       if (how == "KILL") ::raise(SIGKILL);
       return std::atoi(how.c_str());
+    }
+    sleepSeconds(std::atof(argv[4]));
+    return 0;
+  }
+  if (mode == "fail-starts" && argc > 4) {
+    // hvdrun --max-restarts: every rank says which start this is; rank <rank> exits 3 in the
+    // first <n> starts, after 0.2 s; otherwise each rank sleeps <s> and exits 0.
+    const int start = envInt("TORCHELASTIC_RESTART_COUNT");
+    std::printf("start %d of %d restarts\n", start, envInt("TORCHELASTIC_MAX_RESTARTS"));
+    std::fflush(stdout);
+    if (rank == std::atoi(argv[2]) && start < std::atoi(argv[3])) {
+      sleepSeconds(0.2);
+      std::fprintf(stderr, "rank %d failing in start %d\n", rank, start);
+      return 3;
     }
     sleepSeconds(std::atof(argv[4]));
     return 0;

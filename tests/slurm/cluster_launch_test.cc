@@ -154,6 +154,22 @@ TEST_CASE("through srun a rank exiting 3 ends the job with code 3 and a summary 
   CHECK(!std::regex_search(run.err, std::regex(R"(\[\d+\]<stderr>:slurmstepd)")));
 }
 
+TEST_CASE("through srun --max-restarts starts a new step of every rank on every node after a rank fails",
+          "[cluster][launch]") {
+  requireTestbed();
+  // Rank 2 (on node02) fails in the first start; the second start's ranks are told they are
+  // in restart 1 by hvdrun (each node's shim rebuilds the plan, which knows no restarts).
+  auto run = inAllocation({"-N3", "-n4"}, {kHvdrun, "--max-restarts", "2", kRank, "fail-starts", "2", "1", "0.3"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  for (int r = 0; r < 4; ++r) {
+    CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:start 0 of 2 restarts") != std::string::npos);
+    CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:start 1 of 2 restarts") != std::string::npos);
+  }
+  CHECK(run.err.find("hvdrun: error: rank 2 exited with code 3 (host node02") != std::string::npos);
+  CHECK(run.err.find("hvdrun: starting every rank again: restart 1 of 2 (--max-restarts)") != std::string::npos);
+}
+
 TEST_CASE("srun refusing the step is named as such with its words and not blamed on rank 0", "[cluster][launch]") {
   // SRUN_CPUS_PER_TASK asks more than a node has: srun cannot create the step. The summary
   // used to say "rank 0 exited with code 1 ... rank 0 wrote nothing to stderr".

@@ -405,6 +405,21 @@ TEST_CASE("a rank failing on another host ends the ssh job with its code and sum
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh --max-restarts starts every rank again on every host and the runtime forms its world anew",
+          "[ssh]") {
+  // Start 0: rank 4 (the third host) SIGKILLs itself mid-allreduce; start 1 runs on fresh
+  // agents, a fresh rendezvous and fresh links, and every rank sums 1 + ... + 6.
+  auto run = runSshJob(2, {"--max-restarts", "1", kCollectiveRank, "restarted", "4"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("hvdrun: error: rank 4 was killed by SIGKILL (host " + bed().hosts[2]) != std::string::npos);
+  CHECK(run.err.find("hvdrun: starting every rank again: restart 1 of 1 (--max-restarts)") != std::string::npos);
+  for (int rank = 0; rank < 6; ++rank) {
+    CHECK(run.out.find("[" + std::to_string(rank) + "]<stdout>:start 1 sum 21") != std::string::npos);
+  }
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 TEST_CASE("over ssh what a rank left running in a session of its own is stopped by its host's agent at the end",
           "[ssh]") {
   hvd::test::TempDir dir;

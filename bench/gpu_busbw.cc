@@ -1,12 +1,14 @@
 // bench/gpu_busbw.cc: GPU collectives in nccl-tests' columns, beside their references, in
 // one run: hvd's allreduce, broadcast, reducescatter and alltoall (rows "-a2a") on device
-// buffers (through NCCL, or the staged path: HOROVOD_GPU_OPERATIONS), NCCL itself called directly (one rank), a host<->device
-// round trip through pinned memory (the staged path's floor) and a device-to-device copy
-// (the GPU's memory bandwidth, read + write counted). Run as ranks under hvdrun:
+// buffers (through NCCL, or the staged path: HOROVOD_GPU_OPERATIONS), NCCL itself called
+// directly (one rank), a host<->device round trip through pinned memory (the staged path's
+// floor) and a device-to-device copy (the GPU's memory bandwidth, read + write counted).
+// Run as ranks under hvdrun:
 //   hvdrun -np 1 gpu_busbw                        # NCCL, with the direct-NCCL and copy rows
 //   HOROVOD_GPU_OPERATIONS=cpu hvdrun -np 4 --oversubscribe-gpus gpu_busbw
 // busbw = algbw x 2(n-1)/n for allreduce (0 on one rank, as nccl-tests prints), x (n-1)/n
-// for reducescatter and alltoall, x 1 for broadcast and copies. #wrong counts elements off after the last timed iteration.
+// for reducescatter and alltoall, x 1 for broadcast and copies. #wrong counts elements off
+// after the last timed iteration.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -900,7 +900,9 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
                                   errorFiles ? &*errorFiles : nullptr);
     if (oomKillsBefore.has_value() && outcome.firstFailure) {
       const std::uint64_t before = *oomKillsBefore;
-      if (auto after = kernelOomKills(); after && *after > before) outcome.firstFailure->oomKillsOnHost = *after - before;
+      if (auto after = kernelOomKills(); after && *after > before) {
+        outcome.firstFailure->oomKillsOnHost = *after - before;
+      }
     }
     // What ranks killed mid-set-up left in this machine's /dev/shm (nothing uses it now).
     removeShmObjects(shmPrefix);

@@ -47,8 +47,9 @@ std::optional<int> parameterServerChief(const Plan& plan) {
 std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank) {
   std::vector<std::string> env = rankEnvironment(rank.where);
   for (std::string& kv : env) {
-    if (kv.rfind("TORCHELASTIC_RESTART_COUNT=", 0) == 0) kv = "TORCHELASTIC_RESTART_COUNT=" + std::to_string(plan.restartCount);
-    if (kv.rfind("TORCHELASTIC_MAX_RESTARTS=", 0) == 0) kv = "TORCHELASTIC_MAX_RESTARTS=" + std::to_string(plan.maxRestarts);
+    const std::string name = kv.substr(0, kv.find('='));
+    if (name == "TORCHELASTIC_RESTART_COUNT") kv = name + "=" + std::to_string(plan.restartCount);
+    if (name == "TORCHELASTIC_MAX_RESTARTS") kv = name + "=" + std::to_string(plan.maxRestarts);
   }
   env.push_back("MASTER_ADDR=" + plan.masterAddr);
   env.push_back("MASTER_PORT=" + std::to_string(plan.masterPort));

@@ -343,7 +343,9 @@ void alltoalls() {
   auto got = hvd::synchronizeAllgather(*h);
   ++checks;
   if (!got) return fail("alltoall on the GPU: " + got.status().message());
-  if (got->data != want || got->counts != wantCounts) fail("alltoall of uneven blocks on the GPU: wrong data or counts");
+  if (got->data != want || got->counts != wantCounts) {
+    fail("alltoall of uneven blocks on the GPU: wrong data or counts");
+  }
   // Even: 5 rows of int64 to each rank, splits left to hvd.
   std::vector<std::byte> even(static_cast<size_t>(n) * 5 * 8);
   for (size_t i = 0; i < even.size() / 8; ++i) store(DataType::kInt64, even.data() + i * 8, 1000.0 * me + i);

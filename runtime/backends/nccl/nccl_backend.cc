@@ -95,7 +95,8 @@ class NcclBackend final : public CollectiveBackend {
     auto reduction = ncclReductionOf(data.type, op);
     if (!reduction) return reduction.status();
     const size_t width = dataTypeSize(data.type);
-    bool equal = std::all_of(countsPerRank.begin(), countsPerRank.end(), [&](size_t c) { return c == countsPerRank[0]; });
+    const bool equal =
+        std::all_of(countsPerRank.begin(), countsPerRank.end(), [&](size_t c) { return c == countsPerRank[0]; });
     if (equal) {
       return run("reducescatter of " + std::to_string(data.bytes()) + " bytes", [&] {
         return nccl_.ncclReduceScatter(data.data, out, countsPerRank[0], reduction->type, reduction->op, comm_,
@@ -110,7 +111,9 @@ class NcclBackend final : public CollectiveBackend {
         const auto* part = static_cast<const std::byte*>(data.data) + at * width;
         // Only the root's receive buffer is written; the others pass their own part.
         void* into = r == rank_ ? out : const_cast<std::byte*>(part);
-        if (count > 0) rc = nccl_.ncclReduce(part, into, count, reduction->type, reduction->op, r, comm_, gpu_->stream());
+        if (count > 0) {
+          rc = nccl_.ncclReduce(part, into, count, reduction->type, reduction->op, r, comm_, gpu_->stream());
+        }
         at += count;
       }
       ncclResult_t end = nccl_.ncclGroupEnd();

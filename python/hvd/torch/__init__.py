@@ -160,6 +160,22 @@ def alltoall_async(tensor, splits=None, name=None):
     return _ops.alltoall_async(tensor, splits=splits, name=name)
 
 
+def sparse_allreduce_async(tensor, name, op):
+    """Horovod's: a sparse COO tensor's indices and values allgathered from every rank
+    (Horovod's sparse allreduce; what DistributedOptimizer does with sparse gradients).
+    Returns a function, as Horovod's does, that waits and returns the sparse tensor of every
+    rank's entries (duplicates sum when coalesced), values divided by size() for Average."""
+    from .optimizer import _SparseGather
+
+    if op not in (_ops.Sum, _ops.Average):
+        raise ValueError(f"hvd: sparse_allreduce_async sums or averages (hvd.Sum, hvd.Average), not op={op!r}")
+    if not tensor.is_sparse:
+        raise TypeError(f"hvd: sparse_allreduce_async takes a sparse COO tensor, not a {tensor.layout} one; "
+                        "use allreduce_async for dense tensors")
+    gather = _SparseGather(tensor, name)
+    return lambda: gather.result(op)
+
+
 def reducescatter_async(tensor, name=None, op=None):
     """Horovod's: starts a reducescatter; synchronize(handle) returns this rank's rows."""
     return _ops.reducescatter_async(tensor, op=op, name=name)

@@ -214,6 +214,24 @@ for options in ({}, {"sparse_as_dense": True}):
     assert all(torch.equal(g, got) for g in hvd.allgather(got.unsqueeze(0))), f"ranks differ {options}"
 if size > 1:  # the average was taken, not the sum
     assert not torch.equal(want, embedding_after_step(False, op=hvd.Sum))
+# Horovod's sparse_allreduce_async: a function that returns every rank's entries, averaged.
+sparse = torch.sparse_coo_tensor(torch.tensor([[rank % 4], [1]]), torch.tensor([float(rank + 1)]), (4, 2))
+summed = hvd.sparse_allreduce_async(sparse, name="sp", op=hvd.Average)().coalesce().to_dense()
+dense_want = sum(torch.sparse_coo_tensor(torch.tensor([[r % 4], [1]]), torch.tensor([float(r + 1)]), (4, 2)).to_dense()
+                 for r in range(size)) / size
+assert torch.allclose(summed, dense_want), (summed, dense_want)
+for bad, kind in ((hvd.Max, ValueError), (None, ValueError)):
+    try:
+        hvd.sparse_allreduce_async(sparse, name="sp-bad", op=bad)
+        raise AssertionError(f"op={bad} was taken")
+    except kind as error:
+        assert "sums or averages" in str(error), error
+try:
+    hvd.sparse_allreduce_async(torch.ones(2), name="sp-dense", op=hvd.Sum)
+    raise AssertionError("a dense tensor was taken")
+except TypeError as error:
+    assert "takes a sparse COO tensor" in str(error), error
+
 for refused in (torch.zeros(2, 2).to_sparse(), torch.zeros(2, device="meta")):
     for call in (hvd.allreduce, hvd.allreduce_):
         try:

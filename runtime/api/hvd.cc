@@ -6,7 +6,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <map>
+#include <random>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -61,6 +65,69 @@ Result<std::shared_ptr<Runtime>> usable() {
   return rt;
 }
 
+// Process sets (addProcessSet): the job's runtime is set 0; each other set has its ranks on
+// every rank, and its own runtime on its members.
+struct ProcessSetEntry {
+  std::vector<int> ranks;            // job ranks, sorted
+  std::shared_ptr<Runtime> runtime;  // null on a rank outside the set
+};
+std::mutex setsMutex;  // the table below
+std::map<int, ProcessSetEntry> processSets;
+int nextProcessSet = 1;
+std::mutex addMutex;  // adds and removes one at a time: each is a collective over the job
+
+std::string rankListText(const std::vector<int>& ranks) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size() && i < 16; ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > 16) text += ", ...";
+  return text;
+}
+
+Status unknownProcessSet(int processSet) {
+  return Status(Errc::kInvalidArgument, "process set " + std::to_string(processSet) + " does not exist")
+      .withHint("use the id addProcessSet returned (0 is the whole job); a removed set is gone");
+}
+
+// The runtime that runs the calls of `processSet` on this rank.
+Result<std::shared_ptr<Runtime>> usable(int processSet) {
+  auto rt = usable();
+  if (!rt || processSet == 0) return rt;
+  std::lock_guard<std::mutex> lock(setsMutex);
+  auto it = processSets.find(processSet);
+  if (it == processSets.end()) return unknownProcessSet(processSet);
+  if (!it->second.runtime) {
+    return Status(Errc::kInvalidUsage, "rank " + std::to_string((*rt)->identity().rank) + " is not in process set " +
+                                           std::to_string(processSet) + " (ranks " +
+                                           rankListText(it->second.ranks) + ")")
+        .withHint("make the set's calls on its members only (ProcessSet.included())");
+  }
+  return it->second.runtime;
+}
+
+// A broadcast's root is a job rank (Horovod's convention); the set's engine counts its own.
+Result<int> rootInSet(int processSet, int root) {
+  if (processSet == 0) return root;
+  std::lock_guard<std::mutex> lock(setsMutex);
+  auto it = processSets.find(processSet);
+  if (it == processSets.end()) return unknownProcessSet(processSet);
+  const auto& ranks = it->second.ranks;
+  auto at = std::find(ranks.begin(), ranks.end(), root);
+  if (at == ranks.end()) {
+    return Status(Errc::kInvalidArgument, "broadcast root " + std::to_string(root) + " is not in process set " +
+                                              std::to_string(processSet) + " (ranks " + rankListText(ranks) + ")")
+        .withHint("the root is a rank of the job that is in the set");
+  }
+  return static_cast<int>(at - ranks.begin());
+}
+
+// A handle carries its set above the engine's own number (engines count from 1).
+constexpr int kHandleSetShift = 40;
+Handle toHandle(int processSet, engine::HandleId id) {
+  return (static_cast<Handle>(processSet) << kHandleSetShift) | id;
+}
+int setOf(Handle handle) { return static_cast<int>(handle >> kHandleSetShift); }
+engine::HandleId idOf(Handle handle) { return handle & ((Handle{1} << kHandleSetShift) - 1); }
+
 std::atomic<WaitInterrupt> waitInterrupt{nullptr};
 
 // Ok once the request is done; with a WaitInterrupt set, waited for in 100 ms slices with
@@ -78,8 +145,8 @@ Status awaitDone(engine::Engine& engine, engine::HandleId handle) {
 
 // The blocking calls: an unnamed request, waited for at once (the engine lets this thread
 // drive the cycle, so no thread hand-off is paid).
-Status runNow(engine::Spec spec, const void* in, void* out) {
-  auto found = usable();
+Status runNow(engine::Spec spec, const void* in, void* out, int processSet = 0) {
+  auto found = usable(processSet);
   if (!found) return found.status();
   const auto& rt = *found;
   auto handle = rt->engine().submit({.spec = spec, .in = in, .out = out, .waitedAtOnce = true});
@@ -105,7 +172,8 @@ Result<engine::Spec> gatherSpec(size_t count, DataType type, Device device, std:
 
 // A reducescatter's spec and this rank's output size in bytes; `count` must be whole rows.
 Result<std::pair<engine::Spec, std::uint64_t>> scatterSpec(size_t count, DataType type, ReduceOp op, Device device,
-                                                            std::span<const std::int64_t> rowShape) {
+                                                            std::span<const std::int64_t> rowShape,
+                                                            const bootstrap::Identity& who) {
   engine::Spec spec{engine::OpKind::kReducescatter, type, op, 0, count, device};
   for (std::int64_t extent : rowShape) {
     if (extent < 0) return Status(Errc::kInvalidArgument, "reducescatter: a row extent is negative");
@@ -117,13 +185,13 @@ Result<std::pair<engine::Spec, std::uint64_t>> scatterSpec(size_t count, DataTyp
                                               " elements are not whole rows of shape " + engine::describe(spec.rows));
   }
   const std::uint64_t rows = perRow == 0 ? 0 : count / perRow;
-  return std::pair{spec, engine::reducescatterShare(rows, rank(), size()).rows * perRow * dataTypeSize(type)};
+  return std::pair{spec, engine::reducescatterShare(rows, who.rank, who.size).rows * perRow * dataTypeSize(type)};
 }
 
 // counts in elements of `type` (the byte calls gather uint8).
 Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type = DataType::kUInt8,
-                                   std::span<const std::int64_t> rowShape = {}) {
-  auto found = usable();
+                                   std::span<const std::int64_t> rowShape = {}, int processSet = 0) {
+  auto found = usable(processSet);
   if (!found) return found.status();
   const auto& rt = *found;
   auto checked = gatherSpec(count, type, Device::kCpu, rowShape);
@@ -135,10 +203,12 @@ Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type
   return rt->engine().waitGathered(*handle);
 }
 
-Result<Handle> submit(std::string_view name, engine::Spec spec, const void* in, void* out) {
-  auto rt = usable();
+Result<Handle> submit(std::string_view name, engine::Spec spec, const void* in, void* out, int processSet) {
+  auto rt = usable(processSet);
   if (!rt) return rt.status();
-  return (*rt)->engine().submit({std::string(name), spec, in, out});
+  auto id = (*rt)->engine().submit({std::string(name), spec, in, out});
+  if (!id) return id.status();
+  return toHandle(processSet, *id);
 }
 
 }  // namespace
@@ -177,7 +247,213 @@ void shutdown() {
     return;
   }
   runtimeLive.store(false);
+  // The sets first: each one's members shut it down together, as the job's ranks do theirs.
+  std::map<int, ProcessSetEntry> sets;
+  {
+    std::lock_guard<std::mutex> lock(setsMutex);
+    sets.swap(processSets);
+    nextProcessSet = 1;
+  }
+  for (auto& [id, entry] : sets) {
+    if (entry.runtime) entry.runtime->shutdown();
+  }
   rt->shutdown();
+}
+
+namespace {
+
+// What each rank brings to addProcessSet's one exchange over the whole job.
+struct SetOffer {
+  std::uint64_t hash = 0;   // of the ranks this rank was given (0: not a valid list)
+  std::uint64_t token = 0;  // rank 0's random number: the set's keys at the rendezvous
+  std::int32_t host = 0;    // this rank's host (its cross rank)
+  std::int32_t valid = 0;
+};
+
+std::uint64_t hashOf(const std::vector<int>& ranks) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (int r : ranks) h = (h ^ static_cast<std::uint64_t>(r)) * 1099511628211ull;
+  return h | 1;  // never 0
+}
+
+// This rank's identity within `ranks` (sorted job ranks; it is one of them): local ranks
+// among members on its host, cross ranks over the members' hosts in order of their lowest
+// member, as hvdrun numbers a job's.
+bootstrap::Identity identityIn(const std::vector<int>& ranks, const std::vector<int>& hostOf, int jobRank) {
+  bootstrap::Identity id;
+  id.size = static_cast<int>(ranks.size());
+  std::vector<int> hosts;
+  const int myHost = hostOf[static_cast<size_t>(jobRank)];
+  id.localSize = 0;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const int host = hostOf[static_cast<size_t>(ranks[i])];
+    if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+    if (ranks[i] == jobRank) id.rank = static_cast<int>(i), id.localRank = id.localSize;
+    if (host == myHost) ++id.localSize;
+  }
+  id.crossSize = static_cast<int>(hosts.size());
+  id.crossRank = static_cast<int>(std::find(hosts.begin(), hosts.end(), myHost) - hosts.begin());
+  return id;
+}
+
+}  // namespace
+
+Result<int> addProcessSet(std::span<const int> given) {
+  auto found = usable();
+  if (!found) return found.status();
+  const auto job = *found;
+  std::lock_guard<std::mutex> adding(addMutex);
+  const bootstrap::Identity& me = job->identity();
+  auto env = EnvSnapshot::fromProcess();
+  if (!env) return env.status();
+  // The job's setting, the same on every rank: refused by all before any exchange.
+  if (auto cpu = backends::cpuOperations(*env); cpu && *cpu == "mpi") {
+    return Status(Errc::kUnavailable, "process sets run on hvd's TCP/shared-memory backend, and "
+                                      "HOROVOD_CPU_OPERATIONS=mpi has none of them yet")
+        .withHint("leave HOROVOD_CPU_OPERATIONS unset (hvdrun --mpi still launches through mpirun)");
+  }
+  std::vector<int> ranks(given.begin(), given.end());
+  std::sort(ranks.begin(), ranks.end());
+  // What is wrong with the list, if anything; said only after the exchange, which every
+  // rank reaches whatever its list, so that no rank waits in it alone.
+  std::string wrong;
+  if (ranks.empty()) wrong = "a process set needs at least one rank";
+  for (int r : ranks) {
+    if (wrong.empty() && (r < 0 || r >= me.size)) {
+      wrong = "rank " + std::to_string(r) + " is not a rank of the job (0 to " + std::to_string(me.size - 1) + ")";
+    }
+  }
+  if (wrong.empty() && std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end()) {
+    wrong = "rank " + std::to_string(*std::adjacent_find(ranks.begin(), ranks.end())) + " is given twice";
+  }
+  SetOffer mine{hashOf(ranks), 0, me.crossRank, wrong.empty() ? 1 : 0};
+  if (me.rank == 0) {
+    std::random_device random;
+    mine.token = (static_cast<std::uint64_t>(random()) << 32) ^ random();
+  }
+  std::vector<size_t> sizes;
+  auto exchanged = allgatherv(&mine, sizeof mine, &sizes);
+  if (!exchanged) return exchanged.status().withContext("adding a process set");
+  std::vector<SetOffer> offers(static_cast<size_t>(me.size));
+  std::memcpy(offers.data(), exchanged->data(), std::min(exchanged->size(), offers.size() * sizeof(SetOffer)));
+  for (int r = 0; r < me.size; ++r) {
+    if (offers[static_cast<size_t>(r)].hash != mine.hash) {
+      return Status(Errc::kInvalidUsage, "add_process_set: rank " + std::to_string(r) +
+                                             " asked for other ranks than this rank's (" + rankListText(ranks) + ")")
+          .withHint("every rank, member or not, adds the same sets in the same order");
+    }
+  }
+  if (!wrong.empty()) {
+    return Status(Errc::kInvalidArgument, "add_process_set(" + rankListText(ranks) + "): " + wrong);
+  }
+  int id = 0;
+  {
+    std::lock_guard<std::mutex> lock(setsMutex);
+    const bool whole = static_cast<int>(ranks.size()) == me.size;
+    for (const auto& [other, entry] : processSets) {
+      if (entry.ranks == ranks || whole) {
+        return Status(Errc::kInvalidArgument, "add_process_set(" + rankListText(ranks) + "): process set " +
+                                                  std::to_string(whole ? 0 : other) + " has these ranks already")
+            .withHint("use that set; a set of every rank is the job's own, set 0");
+      }
+    }
+    if (whole) {
+      return Status(Errc::kInvalidArgument, "add_process_set(" + rankListText(ranks) +
+                                                "): process set 0 (the whole job) has these ranks already")
+          .withHint("use that set; a set of every rank is the job's own, set 0");
+    }
+    id = nextProcessSet++;
+  }
+  std::vector<int> hostOf;
+  for (const SetOffer& o : offers) hostOf.push_back(o.host);
+  const bool member = std::binary_search(ranks.begin(), ranks.end(), me.rank);
+  Result<std::unique_ptr<Runtime>> opened = std::unique_ptr<Runtime>();
+  if (member) {
+    char token[32];
+    std::snprintf(token, sizeof token, "%016llx", static_cast<unsigned long long>(offers[0].token));
+    opened = job->openProcessSet(identityIn(ranks, hostOf, me.rank), ranks, *env,
+                                 "hvd.process_set/" + std::string(token) + "/" + std::to_string(id) + "/");
+  }
+  // Every rank learns whether every member got its runtime, so the set exists everywhere
+  // or nowhere.
+  std::uint8_t ok = opened.isOk() ? 1 : 0;
+  if (Status s = allreduce(&ok, &ok, 1, DataType::kUInt8, ReduceOp::kMin); !s.isOk()) {
+    return s.withContext("adding a process set");
+  }
+  if (!opened) return opened.status().withContext("adding process set " + std::to_string(id));
+  if (ok == 0) {
+    if (*opened) (*opened)->shutdown();
+    return Status(Errc::kRemote, "adding process set " + std::to_string(id) + " (" + rankListText(ranks) +
+                                     "): a member could not connect (its own error says why)");
+  }
+  std::lock_guard<std::mutex> lock(setsMutex);
+  processSets[id] = {ranks, std::shared_ptr<Runtime>(std::move(*opened))};
+  return id;
+}
+
+Status removeProcessSet(int processSet) {
+  auto found = usable();
+  if (!found) return found.status();
+  std::lock_guard<std::mutex> adding(addMutex);
+  if (processSet == 0) {
+    return Status(Errc::kInvalidUsage, "process set 0 is the whole job and cannot be removed");
+  }
+  // Every rank removes the same set at the same point.
+  std::int32_t mine = processSet;
+  std::vector<size_t> sizes;
+  auto all = allgatherv(&mine, sizeof mine, &sizes);
+  if (!all) return all.status().withContext("removing process set " + std::to_string(processSet));
+  for (size_t r = 0; r < all->size() / sizeof mine; ++r) {
+    std::int32_t theirs = 0;
+    std::memcpy(&theirs, all->data() + r * sizeof mine, sizeof mine);
+    if (theirs != processSet) {
+      return Status(Errc::kInvalidUsage, "remove_process_set(" + std::to_string(processSet) + "): rank " +
+                                             std::to_string(r) + " removed process set " + std::to_string(theirs))
+          .withHint("every rank, member or not, removes the same sets in the same order");
+    }
+  }
+  ProcessSetEntry entry;
+  {
+    std::lock_guard<std::mutex> lock(setsMutex);
+    auto it = processSets.find(processSet);
+    if (it == processSets.end()) return unknownProcessSet(processSet);
+    entry = std::move(it->second);
+    processSets.erase(it);
+  }
+  if (entry.runtime) entry.runtime->shutdown();
+  return Status::ok();
+}
+
+Result<std::vector<int>> processSetRanks(int processSet) {
+  if (processSet == 0) {
+    std::vector<int> all(static_cast<size_t>(size()));
+    for (int r = 0; r < size(); ++r) all[static_cast<size_t>(r)] = r;
+    return all;
+  }
+  std::lock_guard<std::mutex> lock(setsMutex);
+  auto it = processSets.find(processSet);
+  if (it == processSets.end()) return unknownProcessSet(processSet);
+  return it->second.ranks;
+}
+
+Result<int> processSetRank(int processSet) {
+  if (processSet == 0) return rank();
+  auto rt = usable(processSet);
+  if (!rt) return rt.status();
+  return (*rt)->identity().rank;
+}
+
+Result<int> processSetSize(int processSet) {
+  auto ranks = processSetRanks(processSet);
+  if (!ranks) return ranks.status();
+  return static_cast<int>(ranks->size());
+}
+
+std::vector<int> processSetIds() {
+  std::vector<int> ids{0};
+  std::lock_guard<std::mutex> lock(setsMutex);
+  for (const auto& [id, entry] : processSets) ids.push_back(id);
+  return ids;
 }
 
 bool initialized() { return current() != nullptr; }
@@ -242,15 +518,17 @@ Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::v
 }
 
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type,
-                                          std::vector<size_t>* countsPerRank, std::span<const std::int64_t> rowShape) {
-  auto gathered = gatherNow(mine, count, type, rowShape);
+                                          std::vector<size_t>* countsPerRank, std::span<const std::int64_t> rowShape,
+                                          int processSet) {
+  auto gathered = gatherNow(mine, count, type, rowShape, processSet);
   if (!gathered) return gathered.status();
   if (countsPerRank != nullptr) countsPerRank->assign(gathered->counts.begin(), gathered->counts.end());
   return std::move(gathered->bytes);
 }
 
-Status barrier() {
-  return runNow({engine::OpKind::kBarrier, DataType::kUInt8, ReduceOp::kSum, 0, 0, Device::kCpu}, nullptr, nullptr);
+Status barrier(int processSet) {
+  return runNow({engine::OpKind::kBarrier, DataType::kUInt8, ReduceOp::kSum, 0, 0, Device::kCpu}, nullptr, nullptr,
+                processSet);
 }
 
 Status startTimeline(std::string_view path, bool markCycles) {
@@ -284,12 +562,14 @@ Result<int> join() {
   return rt->engine().waitJoin(*handle);
 }
 
-Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device) {
-  return runNow({engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out);
+Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device, int processSet) {
+  return runNow({engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out, processSet);
 }
 
-Status broadcast(void* data, size_t count, DataType type, int root, Device device) {
-  return runNow({engine::OpKind::kBroadcast, type, ReduceOp::kSum, root, count, device}, data, data);
+Status broadcast(void* data, size_t count, DataType type, int root, Device device, int processSet) {
+  auto inSet = rootInSet(processSet, root);
+  if (!inSet) return inSet.status();
+  return runNow({engine::OpKind::kBroadcast, type, ReduceOp::kSum, *inSet, count, device}, data, data, processSet);
 }
 
 Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, DataType type, Device device) {
@@ -328,36 +608,42 @@ const char* gpuOperationsBackend() {
 }
 
 Result<Handle> allreduceAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
-                              ReduceOp op, Device device) {
-  return submit(name, {engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out);
+                              ReduceOp op, Device device, int processSet) {
+  return submit(name, {engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out, processSet);
 }
 
-Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, DataType type, int root, Device device) {
-  return submit(name, {engine::OpKind::kBroadcast, type, ReduceOp::kSum, root, count, device}, data, data);
+Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, DataType type, int root, Device device,
+                              int processSet) {
+  auto inSet = rootInSet(processSet, root);
+  if (!inSet) return inSet.status();
+  return submit(name, {engine::OpKind::kBroadcast, type, ReduceOp::kSum, *inSet, count, device}, data, data,
+                processSet);
 }
 
 Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type, Device device,
-                              std::span<const std::int64_t> rowShape) {
+                              std::span<const std::int64_t> rowShape, int processSet) {
   auto spec = gatherSpec(count, type, device, rowShape);
   if (!spec) return spec.status();
-  return submit(name, *spec, in, nullptr);
+  return submit(name, *spec, in, nullptr, processSet);
 }
 
 Result<Handle> reducescatterAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
-                                  ReduceOp op, std::span<const std::int64_t> rowShape, Device device) {
-  auto rt = usable();
+                                  ReduceOp op, std::span<const std::int64_t> rowShape, Device device, int processSet) {
+  auto rt = usable(processSet);
   if (!rt) return rt.status();
-  auto checked = scatterSpec(count, type, op, device, rowShape);
+  auto checked = scatterSpec(count, type, op, device, rowShape, (*rt)->identity());
   if (!checked) return checked.status();
-  return (*rt)->engine().submit({std::string(name), checked->first, in, out, checked->second});
+  auto id = (*rt)->engine().submit({std::string(name), checked->first, in, out, checked->second});
+  if (!id) return id.status();
+  return toHandle(processSet, *id);
 }
 
 Status reducescatter(const void* in, void* out, size_t count, DataType type, ReduceOp op,
-                     std::span<const std::int64_t> rowShape) {
-  auto found = usable();
+                     std::span<const std::int64_t> rowShape, int processSet) {
+  auto found = usable(processSet);
   if (!found) return found.status();
   const auto& rt = *found;
-  auto checked = scatterSpec(count, type, op, Device::kCpu, rowShape);
+  auto checked = scatterSpec(count, type, op, Device::kCpu, rowShape, rt->identity());
   if (!checked) return checked.status();
   auto handle = rt->engine().submit(
       {.spec = checked->first, .in = in, .out = out, .outBytes = checked->second, .waitedAtOnce = true});
@@ -384,17 +670,20 @@ Result<engine::Engine::Submission> alltoallSubmission(std::string_view name, con
 }  // namespace
 
 Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count, DataType type,
-                             std::span<const std::uint64_t> splits, std::span<const std::int64_t> rowShape, Device device) {
-  auto rt = usable();
+                             std::span<const std::uint64_t> splits, std::span<const std::int64_t> rowShape,
+                             Device device, int processSet) {
+  auto rt = usable(processSet);
   if (!rt) return rt.status();
   auto s = alltoallSubmission(name, in, count, type, splits, rowShape, device);
   if (!s) return s.status();
-  return (*rt)->engine().submit(std::move(*s));
+  auto id = (*rt)->engine().submit(std::move(*s));
+  if (!id) return id.status();
+  return toHandle(processSet, *id);
 }
 
 Result<Gathered> alltoall(const void* in, size_t count, DataType type, std::span<const std::uint64_t> splits,
-                          std::span<const std::int64_t> rowShape) {
-  auto found = usable();
+                          std::span<const std::int64_t> rowShape, int processSet) {
+  auto found = usable(processSet);
   if (!found) return found.status();
   const auto& rt = *found;
   auto s = alltoallSubmission("", in, count, type, splits, rowShape, Device::kCpu);
@@ -408,39 +697,57 @@ Result<Gathered> alltoall(const void* in, size_t count, DataType type, std::span
   return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};
 }
 
-size_t reducescatterRows(size_t rows) { return engine::reducescatterShare(rows, rank(), size()).rows; }
-size_t reducescatterFirstRow(size_t rows) { return engine::reducescatterShare(rows, rank(), size()).firstRow; }
+namespace {
+
+// This rank's rank and the size of the set (0 of 1 outside it: no rows).
+engine::Share shareIn(size_t rows, int processSet) {
+  if (processSet == 0) return engine::reducescatterShare(rows, rank(), size());
+  auto rt = usable(processSet);
+  if (!rt) return {};
+  return engine::reducescatterShare(rows, (*rt)->identity().rank, (*rt)->identity().size);
+}
+
+// A handle's runtime (its set's), when the set is still there.
+Result<std::shared_ptr<Runtime>> usableFor(Handle handle) {
+  if (handle < 0) return usable();
+  return usable(setOf(handle));
+}
+
+}  // namespace
+
+size_t reducescatterRows(size_t rows, int processSet) { return shareIn(rows, processSet).rows; }
+size_t reducescatterFirstRow(size_t rows, int processSet) { return shareIn(rows, processSet).firstRow; }
 
 Result<bool> poll(Handle handle) {
-  auto found = usable();
+  auto found = usableFor(handle);
   if (!found) return found.status();
   const auto& rt = *found;
-  return rt->engine().poll(handle);
+  return rt->engine().poll(idOf(handle));
 }
 
 Result<bool> waitFor(Handle handle, std::chrono::milliseconds timeout) {
-  auto found = usable();
+  auto found = usableFor(handle);
   if (!found) return found.status();
   const auto& rt = *found;
-  return rt->engine().waitFor(handle, timeout);
+  return rt->engine().waitFor(idOf(handle), timeout);
 }
 
 Status synchronize(Handle handle) {
-  auto found = usable();
+  auto found = usableFor(handle);
   if (!found) return found.status();
   const auto& rt = *found;
-  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), handle));
-  return rt->engine().wait(handle);
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), idOf(handle)));
+  return rt->engine().wait(idOf(handle));
 }
 
 void setWaitInterrupt(WaitInterrupt check) { waitInterrupt.store(check, std::memory_order_release); }
 
 Result<Gathered> synchronizeAllgather(Handle handle) {
-  auto found = usable();
+  auto found = usableFor(handle);
   if (!found) return found.status();
   const auto& rt = *found;
-  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), handle));
-  auto gathered = rt->engine().waitGathered(handle);
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), idOf(handle)));
+  auto gathered = rt->engine().waitGathered(idOf(handle));
   if (!gathered) return gathered.status();
   return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};
 }

@@ -135,6 +135,18 @@ Status joinLauncherJob(backends::LauncherJob launched, JoinedJob& job, const std
 
 }  // namespace
 
+Result<std::unique_ptr<Store>> processSetStore(const EnvSnapshot& env, std::chrono::milliseconds timeout,
+                                               const std::string& prefix) {
+  if (!env.isSet("HVD_RENDEZVOUS_ADDR")) {
+    return Status(Errc::kUnavailable,
+                  "process sets connect their ranks through hvdrun's rendezvous, and hvdrun did not start this job")
+        .withHint("start it with hvdrun (hvdrun --mpi for an MPI program)");
+  }
+  auto client = rendezvous::Client::fromEnvironment(env, timeout);
+  if (!client) return client.status().withContext("connecting a process set");
+  return std::unique_ptr<Store>(new JoinStore(std::make_unique<ClientStore>(std::move(*client)), prefix));
+}
+
 Result<JoinedJob> joinJob(const EnvSnapshot& env) {
   JoinedJob job;
   Identity& id = job.identity;

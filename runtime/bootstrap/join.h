@@ -39,4 +39,10 @@ struct JoinedJob {
 // the other ranks.
 Result<JoinedJob> joinJob(const EnvSnapshot& env);
 
+// A Store for a process set's backends, after init released the job's: hvdrun's rendezvous
+// again, every key under `prefix` (the same on each member). kUnavailable for a job hvdrun
+// did not start (mpirun or srun --mpi=pmix alone), whose launcher's store is gone by then.
+Result<std::unique_ptr<Store>> processSetStore(const EnvSnapshot& env, std::chrono::milliseconds timeout,
+                                               const std::string& prefix);
+
 }  // namespace hvd::bootstrap

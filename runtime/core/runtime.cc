@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 
 #include "runtime/backends/backend_factory.h"
 #include "runtime/common/log.h"
@@ -33,6 +34,26 @@ Result<engine::EngineOptions> engineOptionsFrom(const EnvSnapshot& env) {
   return o;
 }
 
+namespace {
+
+// Peers fail when a rank dies, and hvdrun may hear of one of them first: each tells hvdrun
+// whose going failed it (only started by hvdrun; best effort, it may be going too). In a
+// process set the engine's peer is the set's rank, jobRanks[peer] the job's.
+std::function<void(int)> peerGoneReporter(const EnvSnapshot& env, int rank, std::vector<int> jobRanks) {
+  if (!env.isSet("HVD_RENDEZVOUS_ADDR") || !env.isSet("HVD_RENDEZVOUS_PORT") || !env.isSet("HVD_SECRET_KEY")) return {};
+  return [host = env.text("HVD_RENDEZVOUS_ADDR"), port = static_cast<int>(env.integer("HVD_RENDEZVOUS_PORT")),
+          secret = env.text("HVD_SECRET_KEY"), rank, jobRanks = std::move(jobRanks)](int peer) {
+    if (!jobRanks.empty() && peer >= 0 && peer < static_cast<int>(jobRanks.size())) {
+      peer = jobRanks[static_cast<size_t>(peer)];
+    }
+    if (auto client = rendezvous::Client::connect(host, port, secret, std::chrono::seconds(2))) {
+      (void)client->set(rendezvous::peerGoneKey(rank), std::to_string(peer));
+    }
+  };
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env) {
   auto level = parseLogLevel(env.text("HOROVOD_LOG_LEVEL"));
   if (!level) return level.status();
@@ -49,16 +70,7 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
     options->timelinePath = timeline::rankTracePath(trace, job->identity.rank);
     options->timelineMarkCycles = env.integer("HOROVOD_TIMELINE_MARK_CYCLES") == 1;
   }
-  // Peers fail when a rank dies, and hvdrun may hear of one of them first: each tells hvdrun
-  // whose going failed it (only started by hvdrun; best effort, it may be going too).
-  if (env.isSet("HVD_RENDEZVOUS_ADDR") && env.isSet("HVD_RENDEZVOUS_PORT") && env.isSet("HVD_SECRET_KEY")) {
-    options->onPeerGone = [host = env.text("HVD_RENDEZVOUS_ADDR"), port = static_cast<int>(env.integer("HVD_RENDEZVOUS_PORT")),
-                           secret = env.text("HVD_SECRET_KEY"), rank = job->identity.rank](int peer) {
-      if (auto client = rendezvous::Client::connect(host, port, secret, std::chrono::seconds(2))) {
-        (void)client->set(rendezvous::peerGoneKey(rank), std::to_string(peer));
-      }
-    };
-  }
+  options->onPeerGone = peerGoneReporter(env, job->identity.rank, {});
   backends::BackendSetup setup;
   setup.rank = job->identity.rank;
   setup.size = job->identity.size;
@@ -79,7 +91,54 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   });
   if (!opened) return opened.status();
   job->store.reset();  // addresses are exchanged: release the rendezvous connection
-  return create(job->identity, std::move(*opened), *options, job->launcherSession);
+  auto runtime = create(job->identity, std::move(*opened), *options, job->launcherSession);
+  if (runtime) (*runtime)->joinFacts_ = {job->advertiseHost, job->secret, job->timeout};
+  return runtime;
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::openProcessSet(bootstrap::Identity identity, std::vector<int> jobRanks,
+                                                         const EnvSnapshot& env, const std::string& prefix) const {
+  auto cpu = backends::cpuOperations(env);
+  if (!cpu) return cpu.status();
+  if (*cpu == "mpi") {
+    // Its communicator is MPI's world; a set would need one of its own (MPI_Comm_create_group).
+    return Status(Errc::kUnavailable, "process sets run on hvd's TCP/shared-memory backend, and "
+                                      "HOROVOD_CPU_OPERATIONS=mpi has none of them yet")
+        .withHint("leave HOROVOD_CPU_OPERATIONS unset (hvdrun --mpi still launches through mpirun)");
+  }
+  auto options = engineOptionsFrom(env);
+  if (!options) return options.status();
+  // hvdrun names job ranks; the set's engine knows its own.
+  options->onPeerGone = peerGoneReporter(env, identity_.rank, jobRanks);
+  std::unique_ptr<Store> store;
+  if (identity.size > 1) {
+    auto opened = bootstrap::processSetStore(env, joinFacts_.timeout, prefix);
+    if (!opened) return opened.status();
+    store = std::move(*opened);
+  }
+  backends::BackendSetup setup;
+  setup.rank = identity.rank;
+  setup.size = identity.size;
+  setup.localRank = identity.localRank;
+  setup.localSize = identity.localSize;
+  setup.crossRank = identity.crossRank;
+  setup.crossSize = identity.crossSize;
+  setup.store = store.get();
+  setup.advertiseHost = joinFacts_.advertiseHost;
+  setup.secret = joinFacts_.secret;
+  setup.timeout = joinFacts_.timeout;
+  setup.env = &env;
+  auto opened = backends::openBackends(setup, [&](backends::CollectiveBackend& host, backends::BackendSetup& gpu) {
+    auto shared = checkRankGpus(env, identity, host);
+    if (!shared) return shared.status();
+    gpu.gpusShared = *shared;
+    return Status::ok();
+  });
+  if (!opened) return opened.status();
+  store.reset();
+  auto runtime = create(identity, std::move(*opened), *options, launcherSession_);
+  if (runtime) (*runtime)->joinFacts_ = joinFacts_;
+  return runtime;
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::create(bootstrap::Identity identity,

@@ -4,7 +4,9 @@
 // several in one process, ranks as threads, over any backend.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/backends/collective_backend.h"
@@ -29,6 +31,14 @@ class Runtime {
                                                  engine::EngineOptions options, std::shared_ptr<void> session = {});
   ~Runtime();
 
+  // A process set's runtime on one of its members: its own backends, connected through
+  // hvdrun's rendezvous under `prefix` (the same on every member; bootstrap's
+  // processSetStore), and its own engine. `identity` is this rank's within the set, and
+  // jobRanks[i] the job's rank of the set's rank i. Blocks up to HVD_TIMEOUT; every member
+  // calls it together.
+  Result<std::unique_ptr<Runtime>> openProcessSet(bootstrap::Identity identity, std::vector<int> jobRanks,
+                                                  const EnvSnapshot& env, const std::string& prefix) const;
+
   const bootstrap::Identity& identity() const { return identity_; }
   // Horovod's is_homogeneous: every host runs as many ranks. The same answer on every rank.
   bool homogeneous() const { return homogeneous_; }
@@ -38,7 +48,14 @@ class Runtime {
 
  private:
   Runtime() = default;
+  // What the job's join learnt that a process set's backends need again.
+  struct JoinFacts {
+    std::string advertiseHost = "127.0.0.1";
+    std::string secret;
+    std::chrono::milliseconds timeout{30000};
+  };
   bootstrap::Identity identity_;
+  JoinFacts joinFacts_;
   bool homogeneous_ = true;
   std::shared_ptr<void> launcherSession_;  // declared before the engine: released after it
   std::unique_ptr<engine::Engine> engine_;

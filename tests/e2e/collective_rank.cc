@@ -29,6 +29,8 @@
 //   collective_rank restarted <victim>  under hvdrun --max-restarts: the first start is the
 //                                    loop with <victim>; later ones allreduce rank+1 once
 //                                    and print "start <TORCHELASTIC_RESTART_COUNT> sum <sum>"
+//   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
+//                                    the refusals; prints "process sets ok"
 //   collective_rank wait <seconds>   rank 0 sleeps that long before a barrier; every rank
 //                                    then prints "cpu R <seconds of CPU it used>"
 //   collective_rank compute-first <ms>  prints "computing R"; rank 0 then uses <ms> of CPU time
@@ -208,6 +210,118 @@ int restarted(int victim) {
   float sum = static_cast<float>(hvd::rank() + 1);
   if (!hvd::allreduce(&sum, 1, DataType::kFloat32, ReduceOp::kSum).isOk()) return 1;
   std::printf("start %d sum %g\n", start, sum);
+  return 0;
+}
+
+// Process sets on 4 ranks: A = {0, 1}, B = {2, 3}, C = {1, 2, 3}, every rank adding all
+// three; each member runs every collective in its sets (results known in advance), the
+// sets' requests in flight together; the refusals; B removed. Prints "process sets ok" or
+// the first thing wrong, and exits 1 then.
+int processSets() {
+  const int me = hvd::rank();
+  auto fail = [&](const std::string& what) {
+    std::printf("process sets wrong on rank %d: %s\n", me, what.c_str());
+    return 1;
+  };
+  if (hvd::size() != 4) return fail("needs 4 ranks");
+  const std::vector<std::vector<int>> members{{0, 1}, {2, 3}, {1, 2, 3}};
+  std::vector<int> ids;
+  for (const auto& ranks : members) {
+    auto id = hvd::addProcessSet(ranks);
+    if (!id) return fail("add: " + id.status().message());
+    ids.push_back(*id);
+  }
+  if (ids != std::vector<int>{1, 2, 3} || hvd::processSetIds() != std::vector<int>{0, 1, 2, 3}) return fail("ids");
+  // Every set this rank is in, at once: async allreduces of (job rank + 1) and allgathers.
+  std::vector<std::pair<size_t, hvd::Handle>> sums, gathers;
+  std::vector<float> values(3);
+  std::vector<std::int32_t> mineInt(3, me);
+  for (size_t s = 0; s < members.size(); ++s) {
+    const auto& ranks = members[s];
+    const bool in = std::find(ranks.begin(), ranks.end(), me) != ranks.end();
+    auto rank = hvd::processSetRank(ids[s]);
+    if (in != rank.isOk()) return fail("processSetRank of set " + std::to_string(ids[s]));
+    if (!in) {
+      float x = 1;
+      auto refused = hvd::allreduce(&x, &x, 1, DataType::kFloat32, ReduceOp::kSum, hvd::Device::kCpu, ids[s]);
+      if (refused.isOk() || refused.message().find("is not in process set") == std::string::npos) {
+        return fail("a non-member's allreduce: " + refused.message());
+      }
+      continue;
+    }
+    if (*rank != static_cast<int>(std::find(ranks.begin(), ranks.end(), me) - ranks.begin())) return fail("set rank");
+    values[s] = static_cast<float>(me + 1);
+    auto h = hvd::allreduceAsync("sum", &values[s], &values[s], 1, DataType::kFloat32, ReduceOp::kSum,
+                                 hvd::Device::kCpu, ids[s]);
+    if (!h) return fail("allreduceAsync: " + h.status().message());
+    sums.emplace_back(s, *h);
+    auto g = hvd::allgatherAsync("who", &mineInt[s], 1, DataType::kInt32, hvd::Device::kCpu, {}, ids[s]);
+    if (!g) return fail("allgatherAsync: " + g.status().message());
+    gathers.emplace_back(s, *g);
+  }
+  for (auto [s, h] : sums) {
+    if (auto st = hvd::synchronize(h); !st.isOk()) return fail("allreduce: " + st.message());
+    float want = 0;
+    for (int r : members[s]) want += static_cast<float>(r + 1);
+    if (values[s] != want) return fail("allreduce in set " + std::to_string(ids[s]) + ": " + std::to_string(values[s]));
+  }
+  for (auto [s, h] : gathers) {
+    auto got = hvd::synchronizeAllgather(h);
+    if (!got) return fail("allgather: " + got.status().message());
+    std::vector<std::int32_t> who(got->data.size() / 4);
+    std::memcpy(who.data(), got->data.data(), got->data.size());
+    if (who != std::vector<std::int32_t>(members[s].begin(), members[s].end())) return fail("allgather order");
+  }
+  // Set C: a broadcast from job rank 3 (its last member), a reducescatter, an alltoall.
+  if (me != 0) {
+    std::int64_t b = me == 3 ? 42 : -1;
+    if (auto st = hvd::broadcast(&b, 1, DataType::kInt64, 3, hvd::Device::kCpu, ids[2]); !st.isOk() || b != 42) {
+      return fail("broadcast in C: " + st.message());
+    }
+    std::int64_t c = 0;
+    auto outside = hvd::broadcast(&c, 1, DataType::kInt64, 0, hvd::Device::kCpu, ids[2]);
+    if (outside.isOk() || outside.message().find("broadcast root 0 is not in process set 3") == std::string::npos) {
+      return fail("a root outside the set: " + outside.message());
+    }
+    std::vector<float> in(7, static_cast<float>(me)), out(hvd::reducescatterRows(7, ids[2]));
+    if (out.size() != (me == 1 ? 3u : 2u) || hvd::reducescatterFirstRow(7, ids[2]) != (me == 1 ? 0u : me == 2 ? 3u : 5u)) {
+      return fail("reducescatter rows in C");
+    }
+    if (auto st = hvd::reducescatter(in.data(), out.data(), 7, DataType::kFloat32, ReduceOp::kSum, {}, ids[2]);
+        !st.isOk() || out != std::vector<float>(out.size(), 6.0f)) {
+      return fail("reducescatter in C: " + st.message());
+    }
+    std::vector<std::int32_t> send{me * 10, me * 10 + 1, me * 10 + 2};
+    auto got = hvd::alltoall(send.data(), 3, DataType::kInt32, {}, {}, ids[2]);
+    if (!got) return fail("alltoall in C: " + got.status().message());
+    std::vector<std::int32_t> received(3);
+    std::memcpy(received.data(), got->data.data(), 12);
+    const std::int32_t at = me - 1;  // this rank's place in C
+    if (received != std::vector<std::int32_t>{10 + at, 20 + at, 30 + at}) return fail("alltoall in C");
+    if (!hvd::barrier(ids[2]).isOk()) return fail("barrier in C");
+  }
+  // The job's own collectives still run beside the sets.
+  float all = 1;
+  if (!hvd::allreduce(&all, &all, 1, DataType::kFloat32, ReduceOp::kSum).isOk() || all != 4) return fail("set 0");
+  // Refused on every rank: ranks that disagree, a repeat, the whole job, a rank outside it.
+  std::vector<int> differs{0, me == 0 ? 2 : 3};
+  auto mismatch = hvd::addProcessSet(differs);
+  if (mismatch || mismatch.status().message().find("asked for other ranks") == std::string::npos) {
+    return fail("ranks that disagree: " + mismatch.status().message());
+  }
+  for (const std::vector<int>& bad : {std::vector<int>{0, 1}, std::vector<int>{0, 1, 2, 3}, std::vector<int>{1, 4},
+                                      std::vector<int>{2, 2}}) {
+    auto refused = hvd::addProcessSet(bad);
+    if (refused) return fail("a bad set was added");
+  }
+  if (hvd::removeProcessSet(ids[1]).isOk() == false) return fail("remove B");
+  float x = 1;
+  auto gone = hvd::allreduce(&x, &x, 1, DataType::kFloat32, ReduceOp::kSum, hvd::Device::kCpu, ids[1]);
+  if (gone.isOk() || gone.message().find("process set 2 does not exist") == std::string::npos) {
+    return fail("a removed set: " + gone.message());
+  }
+  if (hvd::removeProcessSet(0).isOk()) return fail("set 0 was removed");
+  std::printf("process sets ok\n");
   return 0;
 }
 
@@ -466,6 +580,7 @@ int main(int argc, char** argv) {
            : mode == "forked"           ? forked()
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
            : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
+           : mode == "process-sets"     ? processSets()
                                         : check();
   hvd::shutdown();
   return rc;

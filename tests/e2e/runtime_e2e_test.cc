@@ -463,3 +463,40 @@ TEST_CASE("ranks that shut hvd down and init it again rejoin the job each time, 
     }
   }
 }
+
+TEST_CASE("process sets run every collective among their members alone beside the job's own and refuse the rest",
+          "[e2e]") {
+  // collective_rank process-sets: sets {0, 1}, {2, 3} and {1, 2, 3} on 4 ranks, their requests
+  // in flight together; non-members, a root outside the set, ranks that disagree, repeats
+  // and a removed set refused (tests/e2e/collective_rank.cc). Under --mpi too (ranks
+  // started by mpirun, the sets connected through hvdrun's rendezvous).
+  for (bool mpi : {false, true}) {
+    if (mpi && !hvd::test::haveMpirun()) continue;
+    std::vector<std::string> args{"-np", "4", HVD_COLLECTIVE_RANK_PATH, "process-sets"};
+    if (mpi) args.insert(args.begin(), "--mpi");
+    auto run = runHvdrun(args, hvd::test::withTimeout(std::chrono::seconds(90)));
+    INFO((mpi ? "--mpi: " : "") << run.out << run.err);
+    CHECK(run.exitCode == 0);
+    for (int r = 0; r < 4; ++r) CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:process sets ok") != std::string::npos);
+  }
+}
+
+TEST_CASE("process sets under HOROVOD_CPU_OPERATIONS=mpi are refused alike on every rank saying why", "[e2e]") {
+  if (!hvd::test::haveMpirun()) hvd::test::skipTest("mpirun is not installed");
+  auto run = runHvdrun({"--mpi", "-np", "4", "-x", "HOROVOD_CPU_OPERATIONS=mpi", HVD_COLLECTIVE_RANK_PATH, "process-sets"},
+                       hvd::test::withTimeout(std::chrono::seconds(90)));
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 1);
+  // Each rank refuses at once, without waiting for the others (so hvdrun may stop some
+  // before they print): every line printed says why, and no rank got further.
+  const std::string why = ": add: process sets run on hvd's TCP/shared-memory backend, and "
+                          "HOROVOD_CPU_OPERATIONS=mpi has none of them yet\n";
+  int said = 0;
+  for (size_t at = run.out.find("process sets wrong on rank "); at != std::string::npos;
+       at = run.out.find("process sets wrong on rank ", at + 1)) {
+    ++said;
+    CHECK(run.out.compare(at + 28, why.size(), why) == 0);
+  }
+  CHECK(said >= 1);
+  CHECK(run.out.find("process sets ok") == std::string::npos);
+}

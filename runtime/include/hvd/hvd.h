@@ -76,8 +76,29 @@ Result<std::vector<std::byte>> allgatherv(const void* mine, size_t bytes, std::v
 // must be whole rows of it, and ranks that give different rows fail the same way.
 Result<std::vector<std::byte>> allgatherv(const void* mine, size_t count, DataType type,
                                           std::vector<size_t>* countsPerRank,
-                                          std::span<const std::int64_t> rowShape = {});
-Status barrier();
+                                          std::span<const std::int64_t> rowShape = {}, int processSet = 0);
+Status barrier(int processSet = 0);
+
+// Horovod's process sets: subsets of the job's ranks whose collectives run among their
+// members alone, each on backends and an engine of its own (docs/runtime.md). Set 0 is the
+// whole job. Every call below that takes `processSet` runs in that set: counts, splits and
+// shares are per member, in the set's rank order, and a broadcast's root is a job rank (as
+// in Horovod); a rank outside the set is refused (kInvalidUsage).
+//
+// addProcessSet is collective over the whole job: every rank calls it with the same ranks
+// (member or not), adds in the same order on every rank, and every rank gets the same id.
+// Ranks that disagree, a rank outside the job, a repeat or the ranks of an existing set are
+// refused on every rank. Needs hvdrun's rendezvous (kUnavailable under mpirun alone).
+Result<int> addProcessSet(std::span<const int> ranks);
+// Collective over the whole job, as adding; the set's requests must be done.
+Status removeProcessSet(int processSet);
+// The set's job ranks, sorted; kInvalidArgument for an unknown id.
+Result<std::vector<int>> processSetRanks(int processSet);
+// This rank's rank within the set (kInvalidUsage when it is not a member), and its size.
+Result<int> processSetRank(int processSet);
+Result<int> processSetSize(int processSet);
+// Every set's id, 0 first.
+std::vector<int> processSetIds();
 // Horovod's join(): this rank has run out of data. Blocks until every rank joined; until
 // then this rank takes part in the others' CPU collectives without changing a result (the
 // identity of each reduction; average still divides by size(), as Horovod's does; nothing
@@ -100,8 +121,9 @@ Status stopTimeline();
 // nccl|cpu chooses. All of a rank's GPU tensors must live on one GPU (the one its first
 // GPU call used). Returns when the result is in place (the work on hvd's stream is done).
 // Device::kCpu runs the host path, so callers can pass a tensor's device through.
-Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device);
-Status broadcast(void* data, size_t count, DataType type, int root, Device device);
+Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device,
+                 int processSet = 0);
+Status broadcast(void* data, size_t count, DataType type, int root, Device device, int processSet = 0);
 // countsPerRank: size() entries, equal on all ranks; out holds their sum, in rank order.
 Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, DataType type, Device device);
 // The CUDA stream GPU collectives run on from now on (a cudaStream_t of the current
@@ -122,13 +144,14 @@ const char* gpuOperationsBackend();
 // stay valid and untouched until the handle completes. `device` says where they live.
 using Handle = std::int64_t;
 Result<Handle> allreduceAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
-                              ReduceOp op, Device device = Device::kCpu);
+                              ReduceOp op, Device device = Device::kCpu, int processSet = 0);
 Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, DataType type, int root,
-                              Device device = Device::kCpu);
+                              Device device = Device::kCpu, int processSet = 0);
 // Each rank contributes `count` elements (the counts may differ); see synchronizeAllgather.
 // rowShape as for allgatherv: the rows must be the same on every rank.
 Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type,
-                              Device device = Device::kCpu, std::span<const std::int64_t> rowShape = {});
+                              Device device = Device::kCpu, std::span<const std::int64_t> rowShape = {},
+                              int processSet = 0);
 // Horovod's reducescatter: `count` elements in rows of `rowShape` (the tensor's shape past
 // its first dimension; empty: single elements), the same on every rank, reduced with `op`
 // (kAverage divides by size()); `out` receives this rank's rows of the result, as many as
@@ -136,7 +159,7 @@ Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t coun
 // MPI_Reduce_scatter, NCCL's: half an allreduce's traffic; docs/runtime.md).
 Result<Handle> reducescatterAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
                                   ReduceOp op, std::span<const std::int64_t> rowShape = {},
-                                  Device device = Device::kCpu);
+                                  Device device = Device::kCpu, int processSet = 0);
 // Horovod's alltoall: this rank's `count` elements in rows of `rowShape` (the same rows on
 // every rank; counts may differ), splits[d] rows of them to rank d in order (empty: rows /
 // size() to each, which must divide evenly). synchronizeAllgather returns the rows every
@@ -145,14 +168,15 @@ Result<Handle> reducescatterAsync(std::string_view name, const void* in, void* o
 // or NCCL's grouped sends and receives (docs/runtime.md).
 Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count, DataType type,
                              std::span<const std::uint64_t> splits = {}, std::span<const std::int64_t> rowShape = {},
-                             Device device = Device::kCpu);
+                             Device device = Device::kCpu, int processSet = 0);
 // Blocking, host memory.
 Status reducescatter(const void* in, void* out, size_t count, DataType type, ReduceOp op,
-                     std::span<const std::int64_t> rowShape = {});
+                     std::span<const std::int64_t> rowShape = {}, int processSet = 0);
 // The rows this rank gets of a reducescatter of `rows` rows, and the first of them: rows /
-// size() each, one more for each of the first rows % size() ranks (Horovod's split).
-size_t reducescatterRows(size_t rows);
-size_t reducescatterFirstRow(size_t rows);
+// size() each, one more for each of the first rows % size() ranks (Horovod's split); in a
+// process set, its size and this rank's place in it (0 rows outside it).
+size_t reducescatterRows(size_t rows, int processSet = 0);
+size_t reducescatterFirstRow(size_t rows, int processSet = 0);
 // Whether the request has finished; never blocks. kInvalidArgument for a handle that is
 // not pending (unknown, or already synchronized).
 Result<bool> poll(Handle handle);
@@ -183,7 +207,7 @@ Result<Gathered> synchronizeAllgather(Handle handle);
 // left to the engine's thread may wait a cycle (np=2 from Python: 34-107 us a call against
 // 4-8; bench/python_allreduce.py --op alltoall).
 Result<Gathered> alltoall(const void* in, size_t count, DataType type, std::span<const std::uint64_t> splits = {},
-                          std::span<const std::int64_t> rowShape = {});
+                          std::span<const std::int64_t> rowShape = {}, int processSet = 0);
 
 // Preemption (hvdrun --signal, --requeue; docs/sbatch.md). True once this rank has been
 // told the job is about to end: hvdrun created the file HVD_PREEMPT_FILE names, or the

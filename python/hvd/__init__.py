@@ -12,7 +12,7 @@ mpirun or srun --mpi=pmix; alone, hvd is a world of one rank. docs/python.md has
 import atexit as _atexit
 import os as _os
 
-from . import _hvd
+from . import _hvd, _process_sets
 from ._hvd import (
     HvdError,
     HvdInvalidArgumentError,
@@ -49,6 +49,7 @@ from ._ops import (
     reducescatter_async,
     synchronize,
 )
+from ._process_sets import ProcessSet, add_process_set, global_process_set, remove_process_set
 
 __version__ = "0.1.0"
 
@@ -56,14 +57,25 @@ __version__ = "0.1.0"
 HorovodInternalError = HvdError
 
 
-def init():
-    """Joins the job (hvdrun, mpirun or srun --mpi=pmix); alone, a world of one. Idempotent."""
+def init(comm=None, process_sets=None):
+    """Joins the job (hvdrun, mpirun or srun --mpi=pmix); alone, a world of one. Idempotent.
+    process_sets (Horovod's): ProcessSets (or lists of ranks) to add now, in order, on every
+    rank. comm (Horovod's MPI communicator) is taken only as None."""
+    if comm is not None:
+        raise ValueError("hvd: init(comm=...) takes no MPI communicator here; hvd joins the job hvdrun, mpirun or "
+                         "srun started (use process_sets= for subsets of its ranks)")
+    first = not _hvd.is_initialized()
     _hvd.init()
+    if first:
+        _process_sets._started(process_sets)
+    elif process_sets:
+        raise ValueError("hvd: init(process_sets=...) after init: add them with hvd.add_process_set")
 
 
 def shutdown():
     """Stops the engine on every rank and leaves the job. Idempotent; also run at exit."""
     _hvd.shutdown()
+    _process_sets._stopped()
 
 
 # Before the interpreter frees the arrays an async request may still be writing into.

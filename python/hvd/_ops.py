@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _arrays, _hvd
 from ._hvd import ReduceOp
+from ._process_sets import set_id as _set
 
 Average = ReduceOp.Average
 Sum = ReduceOp.Sum
@@ -96,23 +97,25 @@ def _inplace(tensor):
     raise TypeError(f"hvd: an in-place call needs a NumPy array or a torch tensor, not {type(tensor).__name__}")
 
 
-def allreduce(tensor, average=None, name=None, op=None):
-    """Reduces tensor across ranks into a new array of the same type (op: Average by default)."""
+def allreduce(tensor, average=None, name=None, op=None, process_set=None):
+    """Reduces tensor across ranks (of process_set: the whole job by default) into a new
+    array of the same type (op: Average by default)."""
     if name is not None:
-        return synchronize(allreduce_async(tensor, average=average, name=name, op=op))
+        return synchronize(allreduce_async(tensor, average=average, name=name, op=op, process_set=process_set))
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
-    _hvd.allreduce(_arrays.passed(x), _arrays.passed(out), _op(op, average))
+    _hvd.allreduce(_arrays.passed(x), _arrays.passed(out), _op(op, average), _set(process_set))
     return out
 
 
-def allreduce_(tensor, average=None, name=None, op=None):
+def allreduce_(tensor, average=None, name=None, op=None, process_set=None):
     """allreduce_'s general path: what the compiled entry's fast path does not take (named
-    calls, average=, other array types, anything it cannot read), which also raises the
-    errors. Named allreduce_ so that Python's own argument errors name the call made."""
+    calls, average=, process_set=, other array types, anything it cannot read), which also
+    raises the errors. Named allreduce_ so that Python's own argument errors name the call
+    made."""
     if name is not None:
-        return synchronize(allreduce_async_(tensor, average=average, name=name, op=op))
-    _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor)), _op(op, average))
+        return synchronize(allreduce_async_(tensor, average=average, name=name, op=op, process_set=process_set))
+    _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor)), _op(op, average), _set(process_set))
     return tensor
 
 
@@ -126,64 +129,68 @@ _hvd.set_general_allreduce_(_allreduce_general_)
 allreduce_ = _hvd.allreduce_
 
 
-def allreduce_async(tensor, average=None, name=None, op=None):
+def allreduce_async(tensor, average=None, name=None, op=None, process_set=None):
     """Starts an allreduce into a new array; synchronize(handle) returns it."""
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
-    handle = _hvd.allreduce_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, average))
+    handle = _hvd.allreduce_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, average),
+                                  _set(process_set))
     return _remember(handle, "plain", lambda: out, (x, out))
 
 
-def allreduce_async_(tensor, average=None, name=None, op=None):
+def allreduce_async_(tensor, average=None, name=None, op=None, process_set=None):
     """Starts an in-place allreduce; synchronize(handle) returns the tensor."""
-    handle = None if average is not None else _hvd.allreduce_async_inplace_torch(_name(name), tensor, op)
+    in_set = _set(process_set)
+    fast = average is None and in_set == 0  # the torch fast path runs in the whole job only
+    handle = _hvd.allreduce_async_inplace_torch(_name(name), tensor, op) if fast else None
     if handle is not None:
         return _remember(handle, "plain", lambda: tensor, (tensor,))
-    handle = _hvd.allreduce_async_inplace(_name(name), _arrays.passed(_inplace(tensor)), _op(op, average))
+    handle = _hvd.allreduce_async_inplace(_name(name), _arrays.passed(_inplace(tensor)), _op(op, average), in_set)
     return _remember(handle, "plain", lambda: tensor, (tensor,))
 
 
-def broadcast(tensor, root_rank, name=None):
-    """root_rank's tensor on every rank, as a new array."""
+def broadcast(tensor, root_rank, name=None, process_set=None):
+    """root_rank's tensor on every rank (of process_set; root_rank is a rank of the job, as
+    in Horovod), as a new array."""
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
     out[...] = x
-    return broadcast_(out, root_rank, name=name)
+    return broadcast_(out, root_rank, name=name, process_set=process_set)
 
 
-def broadcast_(tensor, root_rank, name=None):
+def broadcast_(tensor, root_rank, name=None, process_set=None):
     """Overwrites tensor with root_rank's on every rank and returns it."""
     if name is not None:
-        return synchronize(broadcast_async_(tensor, root_rank, name=name))
-    _hvd.broadcast(_arrays.passed(_inplace(tensor)), _root(root_rank))
+        return synchronize(broadcast_async_(tensor, root_rank, name=name, process_set=process_set))
+    _hvd.broadcast(_arrays.passed(_inplace(tensor)), _root(root_rank), _set(process_set))
     return tensor
 
 
-def broadcast_async(tensor, root_rank, name=None):
+def broadcast_async(tensor, root_rank, name=None, process_set=None):
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
     out[...] = x
-    return broadcast_async_(out, root_rank, name=name)
+    return broadcast_async_(out, root_rank, name=name, process_set=process_set)
 
 
-def broadcast_async_(tensor, root_rank, name=None):
-    handle = _hvd.broadcast_async(_name(name), _arrays.passed(_inplace(tensor)), _root(root_rank))
+def broadcast_async_(tensor, root_rank, name=None, process_set=None):
+    handle = _hvd.broadcast_async(_name(name), _arrays.passed(_inplace(tensor)), _root(root_rank), _set(process_set))
     return _remember(handle, "plain", lambda: tensor, (tensor,))
 
 
-def allgather(tensor, name=None):
-    """Every rank's tensor stacked along the first dimension, in rank order. The first
-    dimensions may differ between ranks; the rest of the shape must not."""
+def allgather(tensor, name=None, process_set=None):
+    """Every rank's tensor stacked along the first dimension, in rank order (of process_set's
+    ranks). The first dimensions may differ between ranks; the rest of the shape must not."""
     x = _arrays.as_input(tensor)
     if name is None:
-        data, counts = _hvd.allgather(_arrays.passed(x))
+        data, counts = _hvd.allgather(_arrays.passed(x), _set(process_set))
         return _arrays.from_gathered(data, counts, x)
-    return synchronize(allgather_async(x, name=name))
+    return synchronize(allgather_async(x, name=name, process_set=process_set))
 
 
-def allgather_async(tensor, name=None):
+def allgather_async(tensor, name=None, process_set=None):
     x = _arrays.as_input(tensor)
-    handle = _hvd.allgather_async(_name(name), _arrays.passed(x))
+    handle = _hvd.allgather_async(_name(name), _arrays.passed(x), _set(process_set))
     return _remember(handle, "gather", x, (x,))
 
 
@@ -191,42 +198,44 @@ def _on_host(x):
     return not _arrays.is_torch(x) or not x.is_cuda
 
 
-def reducescatter(tensor, op=None, name=None):
+def reducescatter(tensor, op=None, name=None, process_set=None):
     """Horovod's: tensor (the same shape on every rank) reduced across ranks (op: Average by
     default); this rank gets its rows of the result along the first dimension, rows //
     size() of them, one more for each of the first rows % size() ranks."""
     if name is not None or not _on_host(tensor):
-        return synchronize(reducescatter_async(tensor, op=op, name=name))
+        return synchronize(reducescatter_async(tensor, op=op, name=name, process_set=process_set))
     # Unnamed on the host: the blocking call, which drives the collective from this thread
     # (through the async pair a request waited on the engine's thread: 34 us against 3-6).
-    x, out = _scatter_arrays(tensor)
-    _hvd.reducescatter(_arrays.passed(x), _arrays.passed(out), _op(op, None))
+    in_set = _set(process_set)
+    x, out = _scatter_arrays(tensor, in_set)
+    _hvd.reducescatter(_arrays.passed(x), _arrays.passed(out), _op(op, None), in_set)
     return out
 
 
-def _scatter_arrays(tensor):
+def _scatter_arrays(tensor, in_set):
     """reducescatter's input and this rank's output, allocated."""
     x = _arrays.as_input(tensor)
     if len(x.shape) == 0:
         raise ValueError("hvd: reducescatter splits the tensor's first dimension, and a 0-d tensor has none")
-    return x, _arrays.empty_shaped(x, (_hvd.reducescatter_rows(x.shape[0]),) + tuple(x.shape[1:]))
+    return x, _arrays.empty_shaped(x, (_hvd.reducescatter_rows(x.shape[0], in_set),) + tuple(x.shape[1:]))
 
 
-def reducescatter_async(tensor, op=None, name=None):
+def reducescatter_async(tensor, op=None, name=None, process_set=None):
     """Starts a reducescatter; synchronize(handle) returns this rank's rows."""
-    x, out = _scatter_arrays(tensor)
-    handle = _hvd.reducescatter_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, None))
+    in_set = _set(process_set)
+    x, out = _scatter_arrays(tensor, in_set)
+    handle = _hvd.reducescatter_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, None), in_set)
     return _remember(handle, "plain", lambda: out, (x, out))
 
 
-def alltoall(tensor, splits=None, name=None):
+def alltoall(tensor, splits=None, name=None, process_set=None):
     """Horovod's: sends splits[d] of tensor's rows (first dimension) to rank d, in order
     (splits None: rows // size() to each, which must divide evenly), and returns the rows
     every rank sent this one, in rank order; with splits, (output, received_splits)."""
     if name is not None or not _on_host(tensor):
-        return synchronize(alltoall_async(tensor, splits=splits, name=name))
+        return synchronize(alltoall_async(tensor, splits=splits, name=name, process_set=process_set))
     x, rows = _alltoall_arguments(tensor, splits)
-    return _alltoall_result(_hvd.alltoall(_arrays.passed(x), rows), x, splits is not None)
+    return _alltoall_result(_hvd.alltoall(_arrays.passed(x), rows, _set(process_set)), x, splits is not None)
 
 
 def _alltoall_arguments(tensor, splits):
@@ -257,10 +266,10 @@ def _alltoall_result(gathered, like, with_splits):
     return out, received
 
 
-def alltoall_async(tensor, splits=None, name=None):
+def alltoall_async(tensor, splits=None, name=None, process_set=None):
     """Starts an alltoall; synchronize(handle) returns what alltoall returns."""
     x, rows = _alltoall_arguments(tensor, splits)
-    handle = _hvd.alltoall_async(_name(name), _arrays.passed(x), rows)
+    handle = _hvd.alltoall_async(_name(name), _arrays.passed(x), rows, _set(process_set))
     return _remember(handle, "alltoall", (x, splits is not None), (x,))
 
 
@@ -330,9 +339,9 @@ def _forget(handle):
         _pending.pop(handle, None)
 
 
-def barrier():
-    """Returns once every rank has called it."""
-    _hvd.barrier()
+def barrier(process_set=None):
+    """Returns once every rank (of process_set) has called it."""
+    _hvd.barrier(_set(process_set))
 
 
 def join(device=-1):
@@ -347,21 +356,22 @@ def join(device=-1):
     return _hvd.join()
 
 
-def broadcast_object(obj, root_rank=0, name=None):
-    """root_rank's picklable obj on every rank."""
+def broadcast_object(obj, root_rank=0, name=None, process_set=None):
+    """root_rank's picklable obj on every rank (of process_set)."""
     payload = np.frombuffer(pickle.dumps(obj), dtype=np.uint8) if _hvd.rank() == root_rank else None
     length = np.array([payload.size if payload is not None else 0], dtype=np.int64)
     prefix = f"{name}." if name else None
-    broadcast_(length, root_rank, name=prefix and prefix + "length")
+    broadcast_(length, root_rank, name=prefix and prefix + "length", process_set=process_set)
     buffer = payload.copy() if payload is not None else np.empty(int(length[0]), dtype=np.uint8)
-    broadcast_(buffer, root_rank, name=prefix and prefix + "data")
+    broadcast_(buffer, root_rank, name=prefix and prefix + "data", process_set=process_set)
     return obj if _hvd.rank() == root_rank else pickle.loads(buffer.tobytes())
 
 
-def allgather_object(obj, name=None):
-    """A list of every rank's picklable obj, in rank order."""
+def allgather_object(obj, name=None, process_set=None):
+    """A list of every rank's (of process_set's) picklable obj, in rank order."""
     payload = np.frombuffer(pickle.dumps(obj), dtype=np.uint8)
-    data, counts = _hvd.allgather(payload) if name is None else _gather_named(payload, name)
+    in_set = _set(process_set)
+    data, counts = _hvd.allgather(payload, in_set) if name is None else _gather_named(payload, name, in_set)
     objects, start = [], 0
     for count in counts:
         objects.append(pickle.loads(data[start : start + count].tobytes()))
@@ -369,6 +379,6 @@ def allgather_object(obj, name=None):
     return objects
 
 
-def _gather_named(payload, name):
+def _gather_named(payload, name, in_set):
     # payload stays referenced by the caller until the gather is done
-    return _hvd.synchronize_allgather(_hvd.allgather_async(name, payload))
+    return _hvd.synchronize_allgather(_hvd.allgather_async(name, payload, in_set))

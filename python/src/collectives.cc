@@ -64,46 +64,43 @@ bool pythonInterrupted() {
   return PyErr_CheckSignals() != 0;
 }
 
-Handle allreduceAsync(std::string_view name, const InArray& input, const OutArray& output, ReduceOp op) {
+Handle allreduceAsync(std::string_view name, const InArray& input, const OutArray& output, ReduceOp op, int set) {
   ArrayView in = viewOf(input, "tensor");
   ArrayView out = viewOf(output, "output");
   requireSameShape(in, out);
-  return unlocked([&] { return hvd::allreduceAsync(name, in.data, out.data, in.count, in.type, op, in.device); });
+  return unlocked([&] { return hvd::allreduceAsync(name, in.data, out.data, in.count, in.type, op, in.device, set); });
 }
 
-void allreduce(const InArray& input, const OutArray& output, ReduceOp op) {
+void allreduce(const InArray& input, const OutArray& output, ReduceOp op, int set) {
   ArrayView in = viewOf(input, "tensor");
   ArrayView out = viewOf(output, "output");
   requireSameShape(in, out);
   keepingInFlight([&] {
     if (in.device != Device::kCpu) {  // the blocking C++ calls take host memory only
-      Handle handle = allreduceAsync("", input, output, op);
+      Handle handle = allreduceAsync("", input, output, op, set);
       unlocked([&] { return hvd::synchronize(handle); });
       return;
     }
-    unlocked([&] {
-      return in.data == out.data ? hvd::allreduce(out.data, out.count, out.type, op)
-                                 : hvd::allreduce(in.data, out.data, in.count, in.type, op);
-    });
+    unlocked([&] { return hvd::allreduce(in.data, out.data, in.count, in.type, op, Device::kCpu, set); });
   }, input, output);
 }
 
 // In place: one array, read and written (a DLPack capsule can be taken only once, so the
 // two-array calls cannot be given the same capsule twice).
-Handle allreduceAsyncInPlace(std::string_view name, const OutArray& array, ReduceOp op) {
+Handle allreduceAsyncInPlace(std::string_view name, const OutArray& array, ReduceOp op, int set) {
   ArrayView a = viewOf(array, "tensor");
-  return unlocked([&] { return hvd::allreduceAsync(name, a.data, a.data, a.count, a.type, op, a.device); });
+  return unlocked([&] { return hvd::allreduceAsync(name, a.data, a.data, a.count, a.type, op, a.device, set); });
 }
 
-void allreduceInPlace(const OutArray& array, ReduceOp op) {
+void allreduceInPlace(const OutArray& array, ReduceOp op, int set) {
   ArrayView a = viewOf(array, "tensor");
   keepingInFlight([&] {
     if (a.device != Device::kCpu) {
-      Handle handle = allreduceAsyncInPlace("", array, op);
+      Handle handle = allreduceAsyncInPlace("", array, op, set);
       unlocked([&] { return hvd::synchronize(handle); });
       return;
     }
-    unlocked([&] { return hvd::allreduce(a.data, a.count, a.type, op); });
+    unlocked([&] { return hvd::allreduce(a.data, a.data, a.count, a.type, op, Device::kCpu, set); });
   }, array);
 }
 
@@ -125,67 +122,72 @@ std::optional<Handle> allreduceAsyncInPlaceTorch(std::string_view name, nb::hand
   return unlocked([&] { return hvd::allreduceAsync(name, t->data, t->data, t->count, t->type, *reduce, Device::kCpu); });
 }
 
-Handle broadcastAsync(std::string_view name, const OutArray& array, int root) {
+Handle broadcastAsync(std::string_view name, const OutArray& array, int root, int set) {
   ArrayView a = viewOf(array, "tensor");
-  return unlocked([&] { return hvd::broadcastAsync(name, a.data, a.count, a.type, root, a.device); });
+  return unlocked([&] { return hvd::broadcastAsync(name, a.data, a.count, a.type, root, a.device, set); });
 }
 
-void broadcast(const OutArray& array, int root) {
+void broadcast(const OutArray& array, int root, int set) {
   ArrayView a = viewOf(array, "tensor");
   keepingInFlight([&] {
     if (a.device != Device::kCpu) {
-      Handle handle = broadcastAsync("", array, root);
+      Handle handle = broadcastAsync("", array, root, set);
       unlocked([&] { return hvd::synchronize(handle); });
       return;
     }
     // Typed, so ranks that give different dtypes fail instead of reinterpreting root's bytes.
-    unlocked([&] { return hvd::broadcast(a.data, a.count, a.type, root, Device::kCpu); });
+    unlocked([&] { return hvd::broadcast(a.data, a.count, a.type, root, Device::kCpu, set); });
   }, array);
 }
 
 // out: this rank's rows (hvd.reducescatter sizes it by reducescatter_rows); the runtime
 // checks its size against the share.
-Handle reducescatterAsync(std::string_view name, const InArray& input, const OutArray& output, ReduceOp op) {
+Handle reducescatterAsync(std::string_view name, const InArray& input, const OutArray& output, ReduceOp op, int set) {
   ArrayView in = viewOf(input, "tensor");
   ArrayView out = viewOf(output, "output");
   if (out.type != in.type || out.device != in.device) {
     throw nb::type_error("hvd: reducescatter's output must have the tensor's dtype and device");
   }
   return unlocked([&] {
-    return hvd::reducescatterAsync(name, in.data, out.data, in.count, in.type, op, rowShapeOf(input), in.device);
+    return hvd::reducescatterAsync(name, in.data, out.data, in.count, in.type, op, rowShapeOf(input), in.device, set);
   });
 }
 
 // Blocking, host memory: the calling thread drives the collective at once (a request left
 // to the engine's thread waited a cycle: np=2, 34-107 us a call against 4-8).
-void reducescatter(const InArray& input, const OutArray& output, ReduceOp op) {
+void reducescatter(const InArray& input, const OutArray& output, ReduceOp op, int set) {
   ArrayView in = viewOf(input, "tensor");
   ArrayView out = viewOf(output, "output");
   if (out.type != in.type || out.device != Device::kCpu || in.device != Device::kCpu) {
     throw nb::type_error("hvd: the blocking reducescatter takes host arrays of one dtype");
   }
   keepingInFlight([&] {
-    unlocked([&] { return hvd::reducescatter(in.data, out.data, in.count, in.type, op, rowShapeOf(input)); });
+    unlocked([&] { return hvd::reducescatter(in.data, out.data, in.count, in.type, op, rowShapeOf(input), set); });
   }, input, output);
 }
 
-Gathered alltoall(const InArray& input, const std::vector<std::uint64_t>& splits) {
+Gathered alltoall(const InArray& input, const std::vector<std::uint64_t>& splits, int set) {
   ArrayView in = viewOf(input, "tensor");
   if (in.device != Device::kCpu) throw nb::type_error("hvd: the blocking alltoall takes host arrays");
   return keepingInFlight([&]() -> Gathered {
-    hvd::Gathered g = unlocked([&] { return hvd::alltoall(in.data, in.count, in.type, splits, rowShapeOf(input)); });
+    hvd::Gathered g =
+        unlocked([&] { return hvd::alltoall(in.data, in.count, in.type, splits, rowShapeOf(input), set); });
     return {ownedBytes(std::move(g.data)), std::move(g.counts)};
   }, input);
 }
 
-Handle alltoallAsync(std::string_view name, const InArray& input, const std::vector<std::uint64_t>& splits) {
+Handle alltoallAsync(std::string_view name, const InArray& input, const std::vector<std::uint64_t>& splits, int set) {
   ArrayView in = viewOf(input, "tensor");
-  return unlocked([&] { return hvd::alltoallAsync(name, in.data, in.count, in.type, splits, rowShapeOf(input), in.device); });
+  return unlocked([&] {
+    return hvd::alltoallAsync(name, in.data, in.count, in.type, splits, rowShapeOf(input), in.device, set);
+  });
 }
 
-Handle allgatherAsync(std::string_view name, const InArray& input) {
+Handle allgatherAsync(std::string_view name, const InArray& input, int set) {
   ArrayView in = viewOf(input, "tensor");
-  return unlocked([&] { return hvd::allgatherAsync(name, in.data, in.count, in.type, in.device, rowShapeOf(input)); });
+  return unlocked([&] {
+    return hvd::allgatherAsync(name, in.data, in.count, in.type, in.device, rowShapeOf(input), set);
+  });
 }
 
 Gathered synchronizeAllgather(Handle handle) {
@@ -211,13 +213,13 @@ std::optional<Gathered> synchronizeAllgatherFor(Handle handle, int timeoutMs) {
   return synchronizeAllgather(handle);
 }
 
-Gathered allgather(const InArray& input) {
+Gathered allgather(const InArray& input, int set) {
   ArrayView in = viewOf(input, "tensor");
   return keepingInFlight([&]() -> Gathered {
-    if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input));
+    if (in.device != Device::kCpu) return synchronizeAllgather(allgatherAsync("", input, set));
     std::vector<size_t> counts;
     std::vector<std::byte> data =
-        unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts, rowShapeOf(input)); });
+        unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts, rowShapeOf(input), set); });
     return {ownedBytes(std::move(data)), std::move(counts)};
   }, input);
 }
@@ -254,12 +256,15 @@ void registerCollectives(nb::module_& m) {
   m.def("set_gpu_stream", [](uintptr_t stream) { unlocked([&] { return hvd::setGpuStream(reinterpret_cast<void*>(stream)); }); },
         nb::arg("stream"), "GPU collectives run on this CUDA stream (an integer handle; 0: hvd's own).");
 
-  m.def("allreduce", &allreduce, nb::arg("input"), nb::arg("output"), nb::arg("op"),
+  m.def("allreduce", &allreduce, nb::arg("input"), nb::arg("output"), nb::arg("op"), nb::arg("process_set") = 0,
         "Blocking; matched across ranks by call order. Arrays: anything DLPack or the buffer protocol gives, or a "
         "DLPack capsule (the fastest way in for a torch tensor).");
-  m.def("allreduce_async", &allreduceAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
-  m.def("allreduce_inplace", &allreduceInPlace, nb::arg("array"), nb::arg("op"), "Blocking, in place.");
-  m.def("allreduce_async_inplace", &allreduceAsyncInPlace, nb::arg("name"), nb::arg("array"), nb::arg("op"));
+  m.def("allreduce_async", &allreduceAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"),
+        nb::arg("process_set") = 0);
+  m.def("allreduce_inplace", &allreduceInPlace, nb::arg("array"), nb::arg("op"), nb::arg("process_set") = 0,
+        "Blocking, in place.");
+  m.def("allreduce_async_inplace", &allreduceAsyncInPlace, nb::arg("name"), nb::arg("array"), nb::arg("op"),
+        nb::arg("process_set") = 0);
   m.def("allreduce_async_inplace_torch", &allreduceAsyncInPlaceTorch, nb::arg("name"), nb::arg("tensor"),
         nb::arg("op").none(),
         "Starts an in-place allreduce of a dense CPU torch tensor (see use_torch): its handle, or None with "
@@ -269,16 +274,29 @@ void registerCollectives(nb::module_& m) {
     for (int i = 0; i < kDataTypeCount; ++i) codes.emplace_back(dataTypeName(static_cast<DataType>(i)), i);
     return codes;
   }, "(name, code) of every dtype the runtime has, for use_torch.");
-  m.def("broadcast", &broadcast, nb::arg("array"), nb::arg("root"));
-  m.def("broadcast_async", &broadcastAsync, nb::arg("name"), nb::arg("array"), nb::arg("root"));
-  m.def("allgather", &allgather, nb::arg("input"),
+  m.def("broadcast", &broadcast, nb::arg("array"), nb::arg("root"), nb::arg("process_set") = 0);
+  m.def("broadcast_async", &broadcastAsync, nb::arg("name"), nb::arg("array"), nb::arg("root"),
+        nb::arg("process_set") = 0);
+  m.def("allgather", &allgather, nb::arg("input"), nb::arg("process_set") = 0,
         "Blocking; returns (every rank's bytes in rank order as a uint8 array, elements per rank).");
-  m.def("allgather_async", &allgatherAsync, nb::arg("name"), nb::arg("input"));
-  m.def("reducescatter_async", &reducescatterAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"));
-  m.def("reducescatter_rows", &hvd::reducescatterRows, nb::arg("rows"));
-  m.def("alltoall_async", &alltoallAsync, nb::arg("name"), nb::arg("input"), nb::arg("splits"));
-  m.def("reducescatter", &reducescatter, nb::arg("input"), nb::arg("output"), nb::arg("op"), "Blocking, host arrays.");
-  m.def("alltoall", &alltoall, nb::arg("input"), nb::arg("splits"), "Blocking, host arrays.");
+  m.def("allgather_async", &allgatherAsync, nb::arg("name"), nb::arg("input"), nb::arg("process_set") = 0);
+  m.def("reducescatter_async", &reducescatterAsync, nb::arg("name"), nb::arg("input"), nb::arg("output"), nb::arg("op"),
+        nb::arg("process_set") = 0);
+  m.def("reducescatter_rows", &hvd::reducescatterRows, nb::arg("rows"), nb::arg("process_set") = 0);
+  m.def("alltoall_async", &alltoallAsync, nb::arg("name"), nb::arg("input"), nb::arg("splits"),
+        nb::arg("process_set") = 0);
+  m.def("reducescatter", &reducescatter, nb::arg("input"), nb::arg("output"), nb::arg("op"), nb::arg("process_set") = 0,
+        "Blocking, host arrays.");
+  m.def("alltoall", &alltoall, nb::arg("input"), nb::arg("splits"), nb::arg("process_set") = 0,
+        "Blocking, host arrays.");
+  // Horovod's process sets (hvd/hvd.h): adding and removing are collective over the job.
+  m.def("add_process_set", [](const std::vector<int>& ranks) { return unlocked([&] { return hvd::addProcessSet(ranks); }); },
+        nb::arg("ranks"));
+  m.def("remove_process_set", [](int id) { unlocked([&] { return hvd::removeProcessSet(id); }); }, nb::arg("id"));
+  m.def("process_set_ranks", [](int id) { return check(hvd::processSetRanks(id)); }, nb::arg("id"));
+  m.def("process_set_rank", [](int id) { return check(hvd::processSetRank(id)); }, nb::arg("id"));
+  m.def("process_set_size", [](int id) { return check(hvd::processSetSize(id)); }, nb::arg("id"));
+  m.def("process_set_ids", &hvd::processSetIds);
   m.def("synchronize_allgather", &synchronizeAllgather, nb::arg("handle"));
   m.def("synchronize_for", &synchronizeFor, nb::arg("handle"), nb::arg("timeout_ms"),
         "synchronize, waiting at most timeout_ms: False while the request is pending.");
@@ -286,7 +304,7 @@ void registerCollectives(nb::module_& m) {
         "synchronize_allgather, waiting at most timeout_ms: None while the request is pending.");
   m.def("poll", [](Handle handle) { return check(hvd::poll(handle)); }, nb::arg("handle"));
   m.def("synchronize", [](Handle handle) { unlocked([&] { return hvd::synchronize(handle); }); }, nb::arg("handle"));
-  m.def("barrier", [] { unlocked([] { return hvd::barrier(); }); });
+  m.def("barrier", [](int set) { unlocked([&] { return hvd::barrier(set); }); }, nb::arg("process_set") = 0);
   m.def("join", [] { return unlocked([] { return hvd::join(); }); });
   m.def(
       "start_timeline",

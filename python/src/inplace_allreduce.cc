@@ -109,7 +109,7 @@ PyObject* allreduceInPlace(PyObject*, PyObject* const* args, size_t nargsf, PyOb
 PyMethodDef gDefinition = {
     "allreduce_", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&allreduceInPlace)),
     METH_FASTCALL | METH_KEYWORDS,
-    "allreduce_($module, /, tensor, average=None, name=None, op=None)\n--\n\n"
+    "allreduce_($module, /, tensor, average=None, name=None, op=None, process_set=None)\n--\n\n"
     "Reduces tensor across ranks in place and returns it (op: Average by default). A NumPy array or a dense CPU "
     "torch tensor, without name= or average=, goes to the runtime by address; anything else through the hvd "
     "package's general path."};

@@ -76,3 +76,9 @@ def test_cuda_tensors_take_the_staged_path_with_two_ranks_sharing_a_gpu():
     result = launch(2, "torch_cuda.py", hvdrun_args=["--oversubscribe-gpus"], HOROVOD_GPU_OPERATIONS="cpu")
     assert result.returncode == 0, result
     assert result.lines(0) == ["ok cuda-staged"] and result.lines(1) == ["ok cuda-staged"], result
+
+
+def test_process_sets_run_every_collective_among_their_members_alone_with_numpy_and_torch_on_four_ranks():
+    # Before, hvd had no process sets: hvd.ProcessSet, add_process_set and process_set= were
+    # AttributeErrors and TypeErrors in scripts written for Horovod's.
+    run_all_ranks_ok(4, "process_sets.py")

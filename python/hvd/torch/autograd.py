@@ -2,7 +2,8 @@
 a tensor that requires grad gives a result with a grad_fn, and backward runs the matching
 collective on the gradients. Like every blocking call without a name, that backward
 collective is matched across ranks by order: every rank must run backward through the same
-collectives in the same order, as it must under Horovod.
+collectives in the same order, as it must under Horovod. The backward collective runs in
+the forward's process set.
 
 The gradients are Horovod's: allreduce reduces the output gradients with its own op and
 scale factors; allgather averages them and keeps this rank's rows; broadcast averages them
@@ -16,6 +17,14 @@ import torch
 from .. import HvdUsageError, _ops, rank, size
 
 
+def _rank_in(process_set):
+    return rank() if process_set is None else process_set.rank()
+
+
+def _size_in(process_set):
+    return size() if process_set is None else process_set.size()
+
+
 def wants_grad(tensor):
     """Whether a result computed from tensor must carry a gradient back to it."""
     return isinstance(tensor, torch.Tensor) and tensor.requires_grad and torch.is_grad_enabled()
@@ -23,14 +32,15 @@ def wants_grad(tensor):
 
 class Allreduce(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, op, name, prescale_factor, postscale_factor):
-        ctx.op, ctx.scale = op, (prescale_factor, postscale_factor)
-        return _scaled_allreduce(tensor.detach(), op, name, prescale_factor, postscale_factor)
+    def forward(ctx, tensor, op, name, prescale_factor, postscale_factor, process_set=None):
+        ctx.op, ctx.scale, ctx.process_set = op, (prescale_factor, postscale_factor), process_set
+        return _scaled_allreduce(tensor.detach(), op, name, prescale_factor, postscale_factor, process_set)
 
     @staticmethod
     def backward(ctx, grad_output):
         _require_gradient("allreduce", ctx.op)
-        return _scaled_allreduce(grad_output.contiguous(), ctx.op, None, *ctx.scale), None, None, None, None
+        grad = _scaled_allreduce(grad_output.contiguous(), ctx.op, None, *ctx.scale, ctx.process_set)
+        return grad, None, None, None, None, None
 
 
 def _require_gradient(what, op):
@@ -44,30 +54,31 @@ class GroupedAllreduce(torch.autograd.Function):
     """Horovod's grouped allreduce: the gradients come back as one group too."""
 
     @staticmethod
-    def forward(ctx, op, name, prescale_factor, postscale_factor, *tensors):
-        ctx.op, ctx.scale = op, (prescale_factor, postscale_factor)
-        return tuple(grouped_allreduce([t.detach() for t in tensors], op, name, prescale_factor, postscale_factor))
+    def forward(ctx, op, name, prescale_factor, postscale_factor, process_set, *tensors):
+        ctx.op, ctx.scale, ctx.process_set = op, (prescale_factor, postscale_factor), process_set
+        return tuple(grouped_allreduce([t.detach() for t in tensors], op, name, prescale_factor, postscale_factor,
+                                       process_set))
 
     @staticmethod
     def backward(ctx, *grad_outputs):
         _require_gradient("grouped_allreduce", ctx.op)
-        grads = grouped_allreduce([g.contiguous() for g in grad_outputs], ctx.op, None, *ctx.scale)
-        return (None, None, None, None, *grads)
+        grads = grouped_allreduce([g.contiguous() for g in grad_outputs], ctx.op, None, *ctx.scale, ctx.process_set)
+        return (None, None, None, None, None, *grads)
 
 
 class Allgather(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, name):
-        ctx.shape = tensor.shape
+    def forward(ctx, tensor, name, process_set=None):
+        ctx.shape, ctx.process_set = tensor.shape, process_set
         ctx.rows = tensor.shape[0] if tensor.dim() > 0 else 1  # a scalar is gathered as one row
-        return _ops.allgather(tensor.detach(), name=name)
+        return _ops.allgather(tensor.detach(), name=name, process_set=process_set)
 
     @staticmethod
     def backward(ctx, grad_output):
-        averaged = _ops.allreduce(grad_output.contiguous(), op=_ops.Average)
-        rows = _ops.allgather(torch.tensor([ctx.rows], dtype=torch.int64))
-        first = int(rows[: rank()].sum())
-        return averaged.narrow(0, first, ctx.rows).reshape(ctx.shape), None
+        averaged = _ops.allreduce(grad_output.contiguous(), op=_ops.Average, process_set=ctx.process_set)
+        rows = _ops.allgather(torch.tensor([ctx.rows], dtype=torch.int64), process_set=ctx.process_set)
+        first = int(rows[: _rank_in(ctx.process_set)].sum())
+        return averaged.narrow(0, first, ctx.rows).reshape(ctx.shape), None, None
 
 
 class Reducescatter(torch.autograd.Function):
@@ -76,20 +87,20 @@ class Reducescatter(torch.autograd.Function):
     output gradients of ones give inputs size()), and times the forward's scale factors."""
 
     @staticmethod
-    def forward(ctx, tensor, op, name, prescale_factor, postscale_factor):
-        ctx.op, ctx.scale = op, prescale_factor * postscale_factor
-        return _scaled_reducescatter(tensor.detach(), op, name, prescale_factor, postscale_factor)
+    def forward(ctx, tensor, op, name, prescale_factor, postscale_factor, process_set=None):
+        ctx.op, ctx.scale, ctx.process_set = op, prescale_factor * postscale_factor, process_set
+        return _scaled_reducescatter(tensor.detach(), op, name, prescale_factor, postscale_factor, process_set)
 
     @staticmethod
     def backward(ctx, grad_output):
         _require_gradient("reducescatter", ctx.op)
-        gathered = _ops.allgather(grad_output.contiguous())
-        scale = ctx.scale * (size() if ctx.op == _ops.Sum else 1)
-        return gathered * scale if scale != 1.0 else gathered, None, None, None, None
+        gathered = _ops.allgather(grad_output.contiguous(), process_set=ctx.process_set)
+        scale = ctx.scale * (_size_in(ctx.process_set) if ctx.op == _ops.Sum else 1)
+        return gathered * scale if scale != 1.0 else gathered, None, None, None, None, None
 
 
-def _scaled_reducescatter(tensor, op, name, prescale_factor, postscale_factor):
-    return _scaled(_ops.reducescatter, tensor, op, name, prescale_factor, postscale_factor)
+def _scaled_reducescatter(tensor, op, name, prescale_factor, postscale_factor, process_set=None):
+    return _scaled(_ops.reducescatter, tensor, op, name, prescale_factor, postscale_factor, process_set)
 
 
 class Alltoall(torch.autograd.Function):
@@ -97,39 +108,40 @@ class Alltoall(torch.autograd.Function):
     the splits this rank received."""
 
     @staticmethod
-    def forward(ctx, tensor, splits, name):
-        out, received = _ops.alltoall(tensor.detach(), splits=splits, name=name)
-        ctx.received = received
+    def forward(ctx, tensor, splits, name, process_set=None):
+        out, received = _ops.alltoall(tensor.detach(), splits=splits, name=name, process_set=process_set)
+        ctx.received, ctx.process_set = received, process_set
         ctx.mark_non_differentiable(received)
         return out, received
 
     @staticmethod
     def backward(ctx, grad_output, _received_grad):
-        grad, _ = _ops.alltoall(grad_output.contiguous(), splits=ctx.received)
-        return grad, None, None
+        grad, _ = _ops.alltoall(grad_output.contiguous(), splits=ctx.received, process_set=ctx.process_set)
+        return grad, None, None, None
 
 
 class Broadcast(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, tensor, root_rank, name):
-        ctx.root_rank = root_rank
-        return _ops.broadcast(tensor.detach(), root_rank, name=name)
+    def forward(ctx, tensor, root_rank, name, process_set=None):
+        ctx.root_rank, ctx.process_set = root_rank, process_set
+        return _ops.broadcast(tensor.detach(), root_rank, name=name, process_set=process_set)
 
     @staticmethod
     def backward(ctx, grad_output):
-        averaged = _ops.allreduce(grad_output.contiguous(), op=_ops.Average)
-        if rank() != ctx.root_rank:
+        averaged = _ops.allreduce(grad_output.contiguous(), op=_ops.Average, process_set=ctx.process_set)
+        if rank() != ctx.root_rank:  # a job rank, as the forward's root is
             averaged.zero_()
-        return averaged, None, None
+        return averaged, None, None, None
 
 
-def grouped_allreduce(tensors, op, name, prescale_factor, postscale_factor):
+def grouped_allreduce(tensors, op, name, prescale_factor, postscale_factor, process_set=None):
     """New tensors: every request is submitted before any is waited for, so the engine fuses
     them (one exchange for a list of small tensors); named name.0, name.1, ... when named."""
     handles = []
     for i, tensor in enumerate(tensors):
         scaled = tensor * prescale_factor if prescale_factor != 1.0 else tensor
-        handles.append(_ops.allreduce_async(scaled, name=None if name is None else f"{name}.{i}", op=op))
+        handles.append(_ops.allreduce_async(scaled, name=None if name is None else f"{name}.{i}", op=op,
+                                            process_set=process_set))
     out = [_ops.synchronize(h) for h in handles]
     if postscale_factor != 1.0:
         for tensor in out:
@@ -137,15 +149,15 @@ def grouped_allreduce(tensors, op, name, prescale_factor, postscale_factor):
     return out
 
 
-def _scaled_allreduce(tensor, op, name, prescale_factor, postscale_factor):
-    return _scaled(_ops.allreduce, tensor, op, name, prescale_factor, postscale_factor)
+def _scaled_allreduce(tensor, op, name, prescale_factor, postscale_factor, process_set=None):
+    return _scaled(_ops.allreduce, tensor, op, name, prescale_factor, postscale_factor, process_set)
 
 
-def _scaled(collective, tensor, op, name, prescale_factor, postscale_factor):
+def _scaled(collective, tensor, op, name, prescale_factor, postscale_factor, process_set=None):
     """collective(tensor * prescale_factor) * postscale_factor, multiplying only when not 1."""
     if prescale_factor != 1.0:
         tensor = tensor * prescale_factor
-    out = collective(tensor, op=op, name=name)
+    out = collective(tensor, op=op, name=name, process_set=process_set)
     if postscale_factor != 1.0:
         out.mul_(postscale_factor)
     return out

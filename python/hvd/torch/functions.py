@@ -34,10 +34,10 @@ def broadcast_optimizer_state(optimizer, root_rank=0):
         optimizer.load_state_dict(payload)  # load_state_dict casts and moves to each parameter's device
 
 
-def broadcast_object(obj, root_rank=0, name=None):
+def broadcast_object(obj, root_rank=0, name=None, process_set=None):
     """root_rank's picklable obj on every rank (an epoch to resume from, say)."""
-    return _ops.broadcast_object(obj, root_rank, name=name)
+    return _ops.broadcast_object(obj, root_rank, name=name, process_set=process_set)
 
 
-def allgather_object(obj, name=None):
-    return _ops.allgather_object(obj, name=name)
+def allgather_object(obj, name=None, process_set=None):
+    return _ops.allgather_object(obj, name=name, process_set=process_set)

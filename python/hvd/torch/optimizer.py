@@ -24,24 +24,28 @@ class _SparseGather:
     """A sparse gradient's two allgathers in flight: its indices (rows of coordinates)
     and its values."""
 
-    def __init__(self, grad, name):
+    def __init__(self, grad, name, process_set=None):
         grad = grad.coalesce()
         self.size = grad.size()
-        self.indices = _ops.allgather_async(grad.indices().t().contiguous(), name="sparse.indices." + name)
-        self.values = _ops.allgather_async(grad.values().contiguous(), name="sparse.values." + name)
+        self.ranks = _hvd.size() if process_set is None else process_set.size()
+        self.indices = _ops.allgather_async(grad.indices().t().contiguous(), name="sparse.indices." + name,
+                                            process_set=process_set)
+        self.values = _ops.allgather_async(grad.values().contiguous(), name="sparse.values." + name,
+                                           process_set=process_set)
 
     def result(self, op):
         indices = _ops.synchronize(self.indices).t()
         values = _ops.synchronize(self.values)
         if op == _ops.Average:
-            values = values / _hvd.size()
+            values = values / self.ranks
         return torch.sparse_coo_tensor(indices, values, self.size)
 
 
 class _DistributedOptimizer(torch.optim.Optimizer):
     def __init__(self, params, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense=False,
-                 gradient_predivide_factor=1.0):
+                 gradient_predivide_factor=1.0, process_set=None):
         super(self.__class__, self).__init__(params)
+        self._process_set = process_set
         # Horovod's split of the average: each gradient scaled by 1 / factor before the sum and
         # by factor / size after it (less overflow in float16 sums).
         self._predivide = float(gradient_predivide_factor)
@@ -72,7 +76,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._hook_handles = []
         self._synchronized = False
         self._should_synchronize = True
-        if _hvd.size() > 1:
+        if (_hvd.size() if process_set is None else process_set.size()) > 1:
             self._register_hooks()
 
     def load_state_dict(self, *args, **kwargs):
@@ -103,13 +107,14 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         name = self._parameter_names[p]
         if p.grad.is_sparse:
             if not self._sparse_as_dense:
-                return _SparseGather(p.grad, name), (None, None)
+                return _SparseGather(p.grad, name, self._process_set), (None, None)
             p.grad = p.grad.to_dense()
         if self._predivide != 1.0:
             p.grad.mul_(1.0 / self._predivide)
         compressed, ctx = self._compression.compress(p.grad)
         op = _ops.Sum if self._predivide != 1.0 else self.op
-        return _ops.allreduce_async_(compressed, name="allreduce." + name, op=op), (compressed, ctx)
+        return _ops.allreduce_async_(compressed, name="allreduce." + name, op=op, process_set=self._process_set), (
+            compressed, ctx)
 
     def _make_hook(self, p):
         def hook(_param):
@@ -141,7 +146,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if output is not p.grad:
                 p.grad.copy_(self._compression.decompress(output, ctx))
             if self._predivide != 1.0:
-                p.grad.mul_(self._predivide / _hvd.size())
+                p.grad.mul_(self._predivide / (_hvd.size() if self._process_set is None else self._process_set.size()))
         self._handles.clear()
         self._synchronized = True
 
@@ -178,7 +183,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
 def DistributedOptimizer(optimizer, named_parameters=None, compression=Compression.none, backward_passes_per_step=1,
                          op=_ops.Average, gradient_predivide_factor=1.0, num_groups=0, groups=None,
-                         sparse_as_dense=False):
+                         sparse_as_dense=False, process_set=None):
     """Wraps a torch.optim optimizer so that step() uses gradients averaged (op) across ranks.
 
     named_parameters: model.named_parameters(); names match gradients across ranks.
@@ -190,12 +195,14 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     gradient pending in a cycle already (docs/runtime.md), so they change nothing.
     sparse_as_dense: sparse gradients are made dense and allreduced (else allgathered, as
     Horovod's default).
+    process_set: average over this process set's ranks only (Horovod's; the whole job by
+    default); every member wraps its optimizer with the same set.
     """
     _gradient_options.check(op, gradient_predivide_factor, num_groups, groups)
     # A subclass of the optimizer's own class, so isinstance checks and the class's step() keep working.
     cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
     wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense,
-                  gradient_predivide_factor)
+                  gradient_predivide_factor, process_set)
     # The state the optimizer already has (momentum loaded from a checkpoint, say) carries
     # over; Horovod's wrapper starts empty, which silently drops it.
     wrapped.state.update(optimizer.state)

@@ -104,6 +104,26 @@ Result<std::shared_ptr<Runtime>> usable(int processSet) {
   return it->second.runtime;
 }
 
+// A set's failures name its ranks as its engine numbers them (0 to size - 1): said with the
+// job ranks they are.
+Status inSet(Status s, int processSet) {
+  if (s.isOk() || processSet == 0) return s;
+  std::vector<int> ranks;
+  {
+    std::lock_guard<std::mutex> lock(setsMutex);
+    auto it = processSets.find(processSet);
+    if (it == processSets.end()) return s;
+    ranks = it->second.ranks;
+  }
+  return s.withContext("in process set " + std::to_string(processSet) + " (its ranks 0-" +
+                       std::to_string(ranks.size() - 1) + " are the job's ranks " + rankListText(ranks) + ")");
+}
+template <typename T>
+Result<T> inSet(Result<T> r, int processSet) {
+  if (r) return r;
+  return inSet(r.status(), processSet);
+}
+
 // A broadcast's root is a job rank (Horovod's convention); the set's engine counts its own.
 Result<int> rootInSet(int processSet, int root) {
   if (processSet == 0) return root;
@@ -150,9 +170,9 @@ Status runNow(engine::Spec spec, const void* in, void* out, int processSet = 0) 
   if (!found) return found.status();
   const auto& rt = *found;
   auto handle = rt->engine().submit({.spec = spec, .in = in, .out = out, .waitedAtOnce = true});
-  if (!handle) return handle.status();
+  if (!handle) return inSet(handle.status(), processSet);
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
-  return rt->engine().wait(*handle);
+  return inSet(rt->engine().wait(*handle), processSet);
 }
 
 // An allgather's spec; `count` must be whole rows of rowShape.
@@ -198,9 +218,9 @@ Result<engine::Gathered> gatherNow(const void* mine, size_t count, DataType type
   if (!checked) return checked.status();
   engine::Spec spec = *checked;
   auto handle = rt->engine().submit({.spec = spec, .in = mine, .waitedAtOnce = true});
-  if (!handle) return handle.status();
+  if (!handle) return inSet(handle.status(), processSet);
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
-  return rt->engine().waitGathered(*handle);
+  return inSet(rt->engine().waitGathered(*handle), processSet);
 }
 
 Result<Handle> submit(std::string_view name, engine::Spec spec, const void* in, void* out, int processSet) {
@@ -647,9 +667,9 @@ Status reducescatter(const void* in, void* out, size_t count, DataType type, Red
   if (!checked) return checked.status();
   auto handle = rt->engine().submit(
       {.spec = checked->first, .in = in, .out = out, .outBytes = checked->second, .waitedAtOnce = true});
-  if (!handle) return handle.status();
+  if (!handle) return inSet(handle.status(), processSet);
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
-  return rt->engine().wait(*handle);
+  return inSet(rt->engine().wait(*handle), processSet);
 }
 
 namespace {
@@ -690,10 +710,10 @@ Result<Gathered> alltoall(const void* in, size_t count, DataType type, std::span
   if (!s) return s.status();
   s->waitedAtOnce = true;  // this thread drives the cycle, as the other blocking calls do
   auto handle = rt->engine().submit(std::move(*s));
-  if (!handle) return handle.status();
+  if (!handle) return inSet(handle.status(), processSet);
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
   auto gathered = rt->engine().waitGathered(*handle);
-  if (!gathered) return gathered.status();
+  if (!gathered) return inSet(gathered.status(), processSet);
   return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};
 }
 
@@ -737,7 +757,7 @@ Status synchronize(Handle handle) {
   if (!found) return found.status();
   const auto& rt = *found;
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), idOf(handle)));
-  return rt->engine().wait(idOf(handle));
+  return inSet(rt->engine().wait(idOf(handle)), setOf(handle));
 }
 
 void setWaitInterrupt(WaitInterrupt check) { waitInterrupt.store(check, std::memory_order_release); }
@@ -748,7 +768,7 @@ Result<Gathered> synchronizeAllgather(Handle handle) {
   const auto& rt = *found;
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), idOf(handle)));
   auto gathered = rt->engine().waitGathered(idOf(handle));
-  if (!gathered) return gathered.status();
+  if (!gathered) return inSet(gathered.status(), setOf(handle));
   return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};
 }
 

@@ -31,6 +31,9 @@
 //                                    and print "start <TORCHELASTIC_RESTART_COUNT> sum <sum>"
 //   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
 //                                    the refusals; prints "process sets ok"
+//   collective_rank process-set-victim <rank>  on 4 ranks: the set {1, 2, 3} allreduces in a
+//                                    loop and <rank> SIGKILLs itself after 20 rounds; rank 0
+//                                    allreduces in the job; survivors print their error
 //   collective_rank wait <seconds>   rank 0 sleeps that long before a barrier; every rank
 //                                    then prints "cpu R <seconds of CPU it used>"
 //   collective_rank compute-first <ms>  prints "computing R"; rank 0 then uses <ms> of CPU time
@@ -325,6 +328,31 @@ int processSets() {
   return 0;
 }
 
+// A member dying inside a process set: the set {1, 2, 3} allreduces in a loop and job rank
+// <victim> SIGKILLs itself after 20 rounds; rank 0, outside the set, allreduces in the job.
+// Survivors print the error they get (with SIGTERM ignored, so they can) and exit 1.
+int processSetVictim(int victim) {
+  ::signal(SIGTERM, SIG_IGN);
+  const std::vector<int> trio{1, 2, 3};
+  auto id = hvd::addProcessSet(trio);
+  if (!id) {
+    std::fprintf(stderr, "add: %s\n", id.status().message().c_str());
+    return 2;
+  }
+  const bool member = hvd::rank() != 0;
+  std::vector<float> data(1000, 1.0f);
+  for (int i = 0; i < 1000000; ++i) {
+    if (hvd::rank() == victim && i == 20) ::raise(SIGKILL);
+    auto s = hvd::allreduce(data.data(), data.data(), data.size(), DataType::kFloat32, ReduceOp::kAverage,
+                            hvd::Device::kCpu, member ? *id : 0);
+    if (!s.isOk()) {
+      std::fprintf(stderr, "allreduce failed: %s\n", s.message().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
 volatile sig_atomic_t gTermSeen = 0;
 
 int loopCleaningUpOnTerm() {
@@ -581,6 +609,7 @@ int main(int argc, char** argv) {
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
            : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
            : mode == "process-sets"     ? processSets()
+           : mode == "process-set-victim" && argc > 2 ? processSetVictim(std::atoi(argv[2]))
                                         : check();
   hvd::shutdown();
   return rc;

@@ -326,12 +326,6 @@ Result<int> addProcessSet(std::span<const int> given) {
   const bootstrap::Identity& me = job->identity();
   auto env = EnvSnapshot::fromProcess();
   if (!env) return env.status();
-  // The job's setting, the same on every rank: refused by all before any exchange.
-  if (auto cpu = backends::cpuOperations(*env); cpu && *cpu == "mpi") {
-    return Status(Errc::kUnavailable, "process sets run on hvd's TCP/shared-memory backend, and "
-                                      "HOROVOD_CPU_OPERATIONS=mpi has none of them yet")
-        .withHint("leave HOROVOD_CPU_OPERATIONS unset (hvdrun --mpi still launches through mpirun)");
-  }
   std::vector<int> ranks(given.begin(), given.end());
   std::sort(ranks.begin(), ranks.end());
   // What is wrong with the list, if anything; said only after the exchange, which every

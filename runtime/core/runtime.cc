@@ -98,14 +98,20 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
 
 Result<std::unique_ptr<Runtime>> Runtime::openProcessSet(bootstrap::Identity identity, std::vector<int> jobRanks,
                                                          const EnvSnapshot& env, const std::string& prefix) const {
-  auto cpu = backends::cpuOperations(env);
-  if (!cpu) return cpu.status();
-  if (*cpu == "mpi") {
-    // Its communicator is MPI's world; a set would need one of its own (MPI_Comm_create_group).
-    return Status(Errc::kUnavailable, "process sets run on hvd's TCP/shared-memory backend, and "
-                                      "HOROVOD_CPU_OPERATIONS=mpi has none of them yet")
-        .withHint("leave HOROVOD_CPU_OPERATIONS unset (hvdrun --mpi still launches through mpirun)");
-  }
+  // A set's host collectives run on hvd's TCP/shared-memory backend, also in a job whose own
+  // run on MPI: that backend serves MPI's world from the job's engine thread alone
+  // (MPI_THREAD_SERIALIZED), and a set's engine has a thread of its own.
+  auto setEnv = EnvSnapshot::read([&env](const char* name) -> const char* {
+    const std::string_view variable(name);
+    if (variable == "HOROVOD_CPU_OPERATIONS" || variable == "HVD_CPU_OPERATIONS") return "tcp";
+    return env.isSet(variable) ? env.text(variable).c_str() : nullptr;
+  });
+  if (!setEnv) return setEnv.status();
+  return openSet(identity, std::move(jobRanks), *setEnv, prefix);
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::openSet(bootstrap::Identity identity, std::vector<int> jobRanks,
+                                                  const EnvSnapshot& env, const std::string& prefix) const {
   auto options = engineOptionsFrom(env);
   if (!options) return options.status();
   // hvdrun names job ranks; the set's engine knows its own.

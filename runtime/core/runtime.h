@@ -36,6 +36,8 @@ class Runtime {
   // processSetStore), and its own engine. `identity` is this rank's within the set, and
   // jobRanks[i] the job's rank of the set's rank i. Blocks up to HVD_TIMEOUT; every member
   // calls it together.
+  // A set's host collectives run on hvd's TCP/shared-memory backend whatever
+  // HOROVOD_CPU_OPERATIONS says (MPI serves the job's engine thread alone).
   Result<std::unique_ptr<Runtime>> openProcessSet(bootstrap::Identity identity, std::vector<int> jobRanks,
                                                   const EnvSnapshot& env, const std::string& prefix) const;
 
@@ -48,6 +50,9 @@ class Runtime {
 
  private:
   Runtime() = default;
+  // openProcessSet with the set's settings.
+  Result<std::unique_ptr<Runtime>> openSet(bootstrap::Identity identity, std::vector<int> jobRanks,
+                                           const EnvSnapshot& env, const std::string& prefix) const;
   // What the job's join learnt that a process set's backends need again.
   struct JoinFacts {
     std::string advertiseHost = "127.0.0.1";

@@ -30,7 +30,8 @@
 //                                    loop with <victim>; later ones allreduce rank+1 once
 //                                    and print "start <TORCHELASTIC_RESTART_COUNT> sum <sum>"
 //   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
-//                                    the refusals; prints "process sets ok"
+//                                    the refusals; prints "process sets ok (the job's
+//                                    collectives on tcp|mpi)"
 //   collective_rank process-set-victim <rank>  on 4 ranks: the set {1, 2, 3} allreduces in a
 //                                    loop and <rank> SIGKILLs itself after 20 rounds; rank 0
 //                                    allreduces in the job; survivors print their error
@@ -324,7 +325,7 @@ int processSets() {
     return fail("a removed set: " + gone.message());
   }
   if (hvd::removeProcessSet(0).isOk()) return fail("set 0 was removed");
-  std::printf("process sets ok\n");
+  std::printf("process sets ok (the job's collectives on %s)\n", hvd::operationsBackend());
   return 0;
 }
 

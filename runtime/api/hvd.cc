@@ -326,6 +326,12 @@ Result<int> addProcessSet(std::span<const int> given) {
   const bootstrap::Identity& me = job->identity();
   auto env = EnvSnapshot::fromProcess();
   if (!env) return env.status();
+  // The same on every rank (a job hvdrun started, or not): refused by all before any exchange.
+  if (me.size > 1 && !env->isSet("HVD_RENDEZVOUS_ADDR")) {
+    return Status(Errc::kUnavailable,
+                  "process sets connect their ranks through hvdrun's rendezvous, and hvdrun did not start this job")
+        .withHint("start it with hvdrun (hvdrun --mpi for an MPI program)");
+  }
   std::vector<int> ranks(given.begin(), given.end());
   std::sort(ranks.begin(), ranks.end());
   // What is wrong with the list, if anything; said only after the exchange, which every

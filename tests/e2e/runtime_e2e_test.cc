@@ -104,6 +104,13 @@ TEST_CASE("started by plain mpirun, without hvdrun, ranks learn who they are fro
   INFO(check.out << check.err);
   CHECK(check.exitCode == 0);
   CHECK(std::regex_search(check.out, std::regex("(ok \\d+ checks on rank \\d of 3\n){3}")));
+  // Process sets connect through hvdrun's rendezvous: without it, every rank refuses at once.
+  auto sets = mpirun({kCollective, "process-sets"});
+  INFO(sets.out << sets.err);
+  CHECK(sets.exitCode != 0);
+  CHECK(sets.out.find(": add: process sets connect their ranks through hvdrun's rendezvous, and hvdrun did not "
+                      "start this job\n") != std::string::npos);
+  CHECK(sets.out.find("process sets ok") == std::string::npos);
 }
 
 TEST_CASE("HOROVOD_CPU_OPERATIONS=mpi under hvdrun --mpi moves the data with Open MPI, and the results stay correct", "[e2e][mp][mpi]") {

@@ -106,6 +106,11 @@ Result<std::shared_ptr<Runtime>> usable(int processSet) {
 
 // A set's failures name its ranks as its engine numbers them (0 to size - 1): said with the
 // job ranks they are.
+std::string setLabel(int processSet, const std::vector<int>& ranks) {
+  return "in process set " + std::to_string(processSet) + " (its ranks 0-" + std::to_string(ranks.size() - 1) +
+         " are the job's ranks " + rankListText(ranks) + ")";
+}
+
 Status inSet(Status s, int processSet) {
   if (s.isOk() || processSet == 0) return s;
   std::vector<int> ranks;
@@ -115,8 +120,7 @@ Status inSet(Status s, int processSet) {
     if (it == processSets.end()) return s;
     ranks = it->second.ranks;
   }
-  return s.withContext("in process set " + std::to_string(processSet) + " (its ranks 0-" +
-                       std::to_string(ranks.size() - 1) + " are the job's ranks " + rankListText(ranks) + ")");
+  return s.withContext(setLabel(processSet, ranks));
 }
 template <typename T>
 Result<T> inSet(Result<T> r, int processSet) {
@@ -392,7 +396,8 @@ Result<int> addProcessSet(std::span<const int> given) {
     char token[32];
     std::snprintf(token, sizeof token, "%016llx", static_cast<unsigned long long>(offers[0].token));
     opened = job->openProcessSet(identityIn(ranks, hostOf, me.rank), ranks, *env,
-                                 "hvd.process_set/" + std::string(token) + "/" + std::to_string(id) + "/");
+                                 "hvd.process_set/" + std::string(token) + "/" + std::to_string(id) + "/",
+                                 setLabel(id, ranks));
   }
   // Every rank learns whether every member got its runtime, so the set exists everywhere
   // or nowhere.

@@ -97,7 +97,8 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::openProcessSet(bootstrap::Identity identity, std::vector<int> jobRanks,
-                                                         const EnvSnapshot& env, const std::string& prefix) const {
+                                                         const EnvSnapshot& env, const std::string& prefix,
+                                                         const std::string& label) const {
   // A set's host collectives run on hvd's TCP/shared-memory backend, also in a job whose own
   // run on MPI: that backend serves MPI's world from the job's engine thread alone
   // (MPI_THREAD_SERIALIZED), and a set's engine has a thread of its own.
@@ -107,13 +108,15 @@ Result<std::unique_ptr<Runtime>> Runtime::openProcessSet(bootstrap::Identity ide
     return env.isSet(variable) ? env.text(variable).c_str() : nullptr;
   });
   if (!setEnv) return setEnv.status();
-  return openSet(identity, std::move(jobRanks), *setEnv, prefix);
+  return openSet(identity, std::move(jobRanks), *setEnv, prefix, label);
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::openSet(bootstrap::Identity identity, std::vector<int> jobRanks,
-                                                  const EnvSnapshot& env, const std::string& prefix) const {
+                                                  const EnvSnapshot& env, const std::string& prefix,
+                                                  const std::string& label) const {
   auto options = engineOptionsFrom(env);
   if (!options) return options.status();
+  options->logContext = label;
   // hvdrun names job ranks; the set's engine knows its own.
   options->onPeerGone = peerGoneReporter(env, identity_.rank, jobRanks);
   std::unique_ptr<Store> store;

@@ -1015,7 +1015,10 @@ Status Engine::runStallCheck() {
   for (const auto& f : findings) {
     if (f.waitedSeconds >= warnAfter && warnedStalls_.insert(f.name).second) fresh.push_back(f);
   }
-  if (rank_ == 0 && !fresh.empty()) logMessage(LogLevel::kWarning, formatStallWarning(fresh, warnAfter));
+  if (rank_ == 0 && !fresh.empty()) {
+    const std::string context = options_.logContext.empty() ? "" : options_.logContext + ": ";
+    logMessage(LogLevel::kWarning, context + formatStallWarning(fresh, warnAfter));
+  }
   if (options_.stallShutdown.count() == 0) return Status::ok();
   double shutdownAfter = std::chrono::duration<double>(options_.stallShutdown).count();
   std::vector<StallFinding> fatal;
@@ -1032,7 +1035,9 @@ Status Engine::runStallCheck() {
                      (fatal.size() > 1 ? "; " + std::to_string(fatal.size() - 1) + " more stalled" : ""));
   stop(stalled);
   if (options_.exitOnStallShutdown) {
-    logMessage(LogLevel::kError, stalled.message() + "; ending this rank with exit code " + std::to_string(kStallExitCode));
+    const std::string context = options_.logContext.empty() ? "" : options_.logContext + ": ";
+    logMessage(LogLevel::kError,
+               context + stalled.message() + "; ending this rank with exit code " + std::to_string(kStallExitCode));
     std::_Exit(kStallExitCode);
   }
   return stalled;

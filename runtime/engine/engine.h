@@ -55,6 +55,9 @@ struct EngineOptions {
   // caused (its connection closed, or it shut hvd down): with that rank. The runtime tells
   // hvdrun, which then names that rank as the job's cause, not this one.
   std::function<void(int rank)> onPeerGone;
+  // Put before the engine's own log lines (its stall warnings), with ": ": a process set's
+  // engine says which set, and which job ranks its rank numbers are. Empty: the job's.
+  std::string logContext;
 };
 
 // The exit code of a rank ended by a stall shutdown (docs/exit-codes.md).

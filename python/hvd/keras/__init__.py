@@ -16,7 +16,9 @@ from .. import (  # noqa: F401  the core API, re-exported
     HvdPeerError,
     HvdTimeoutError,
     HvdUsageError,
+    ProcessSet,
     Sum,
+    add_process_set,
     allgather_object,
     barrier,
     broadcast_object,
@@ -36,8 +38,10 @@ from .. import (  # noqa: F401  the core API, re-exported
     mpi_built,
     mpi_enabled,
     mpi_threads_supported,
+    global_process_set,
     nccl_built,
     rank,
+    remove_process_set,
     rocm_built,
     shutdown,
     size,
@@ -49,10 +53,10 @@ from ..tensorflow import Compression, allgather, allreduce, allreduce_gradients,
 from . import callbacks
 
 
-def _distributed_class(base, op, compression, gradient_predivide_factor):
+def _distributed_class(base, op, compression, gradient_predivide_factor, process_set=None):
     def apply(self, grads, trainable_variables=None):
         grads = allreduce_gradients(list(grads), op=op, compression=compression, name="DistributedOptimizer",
-                                    gradient_predivide_factor=gradient_predivide_factor)
+                                    gradient_predivide_factor=gradient_predivide_factor, process_set=process_set)
         return base.apply(self, grads, trainable_variables)
 
     # The optimizer's own name and module: a saved model records a plain optimizer, and
@@ -62,8 +66,9 @@ def _distributed_class(base, op, compression, gradient_predivide_factor):
 
 def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse="", compression=Compression.none,
                          sparse_as_dense=False, gradient_predivide_factor=1.0, op=Average, backward_passes_per_step=1,
-                         average_aggregated_gradients=False, num_groups=0, groups=None):
-    """Makes a Keras 3 optimizer average (op) its gradients across ranks before applying
+                         average_aggregated_gradients=False, num_groups=0, groups=None, process_set=None):
+    """Makes a Keras 3 optimizer average (op) its gradients across ranks (of process_set: the
+    whole job by default) before applying
     them. The optimizer itself is changed and returned: its state and hyperparameters stay.
     Under jit_compile=True (XLA) the train step cannot call hvd: compile with
     jit_compile=False (Keras only picks XLA by itself on GPU machines).
@@ -81,7 +86,8 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
         raise ValueError(f"backward_passes_per_step={backward_passes_per_step}: hvd.keras does not accumulate "
                          "gradients itself; give the Keras 3 optimizer gradient_accumulation_steps="
                          f"{backward_passes_per_step} instead (hvd averages each step's gradients across ranks first)")
-    optimizer.__class__ = _distributed_class(optimizer.__class__, op, compression, gradient_predivide_factor)
+    optimizer.__class__ = _distributed_class(optimizer.__class__, op, compression, gradient_predivide_factor,
+                                             process_set)
     return optimizer
 
 

@@ -24,6 +24,10 @@ from .. import (  # noqa: F401  the core API, re-exported
     HvdUnavailableError,
     HvdUsageError,
     Max,
+    ProcessSet,
+    add_process_set,
+    global_process_set,
+    remove_process_set,
     Min,
     Product,
     ReduceOp,
@@ -86,9 +90,18 @@ def _host_array(value):
     return array
 
 
-def _reduce_arrays(arrays, op, prefix):
+def _set_size(process_set):
+    return size() if process_set is None else process_set.size()
+
+
+def _set_rank(process_set):
+    return rank() if process_set is None else process_set.rank()
+
+
+def _reduce_arrays(arrays, op, prefix, process_set=None):
     """Every array allreduced, submitted together so the engine can fuse them."""
-    handles = [_ops.allreduce_async(_host_array(a), name=f"{prefix}.{i}", op=op) for i, a in enumerate(arrays)]
+    handles = [_ops.allreduce_async(_host_array(a), name=f"{prefix}.{i}", op=op, process_set=process_set)
+               for i, a in enumerate(arrays)]
     return [_ops.synchronize(h) for h in handles]
 
 
@@ -124,12 +137,12 @@ def _group_name(name, what):
     return f"{what}.{_group_counter[0]}"
 
 
-def grouped_allreduce(tensors, op=None, name=None, compression=Compression.none):
+def grouped_allreduce(tensors, op=None, name=None, compression=Compression.none, process_set=None):
     """Allreduces a list of tensors in one go (fused by the engine); returns new tensors."""
     op = Average if op is None else op
     prefix = _group_name(name, "grouped_allreduce")
     compressed = [compression.compress(tf.convert_to_tensor(t)) for t in tensors]
-    reduced = _through_host(lambda arrays: _reduce_arrays(arrays, op, prefix), [c for c, _ in compressed],
+    reduced = _through_host(lambda arrays: _reduce_arrays(arrays, op, prefix, process_set), [c for c, _ in compressed],
                             "grouped_allreduce")
     return [compression.decompress(r, ctx) for r, (_, ctx) in zip(reduced, compressed)]
 
@@ -156,45 +169,47 @@ def _may_need_gradient():
     return not tf.executing_eagerly() or _tape_recording()
 
 
-def _allreduce_gradient(op, compression):
+def _allreduce_gradient(op, compression, process_set=None):
     def gradient(upstream):
         if op not in (Average, Sum):
             raise HvdUsageError(f"hvd: allreduce with op {op.name} has no gradient; only Sum or Average carry one "
                                 "back (tf.stop_gradient the tensor, or reduce with one of those)")
-        return grouped_allreduce([upstream], op=op, compression=compression)[0]
+        return grouped_allreduce([upstream], op=op, compression=compression, process_set=process_set)[0]
 
     return gradient
 
 
-def allreduce(tensor, average=None, name=None, op=None, compression=Compression.none):
-    """tensor reduced across ranks (op: Average by default), as a new tf.Tensor;
-    differentiable."""
+def allreduce(tensor, average=None, name=None, op=None, compression=Compression.none, process_set=None):
+    """tensor reduced across ranks (of process_set: the whole job by default; op: Average by
+    default), as a new tf.Tensor; differentiable."""
     if isinstance(tensor, tf.IndexedSlices):
         tensor = tf.convert_to_tensor(tensor)
     op = _ops._op(op, average)
     if not _may_need_gradient():
-        return grouped_allreduce([tensor], op=op, name=name, compression=compression)[0]
+        return grouped_allreduce([tensor], op=op, name=name, compression=compression, process_set=process_set)[0]
 
     @tf.custom_gradient
     def reduce(x):
-        return grouped_allreduce([x], op=op, name=name, compression=compression)[0], _allreduce_gradient(op, compression)
+        out = grouped_allreduce([x], op=op, name=name, compression=compression, process_set=process_set)[0]
+        return out, _allreduce_gradient(op, compression, process_set)
 
     return reduce(tf.convert_to_tensor(tensor))
 
 
-def broadcast(tensor, root_rank, name=None):
-    """root_rank's tensor on every rank, as a new tf.Tensor; differentiable."""
+def broadcast(tensor, root_rank, name=None, process_set=None):
+    """root_rank's tensor on every rank (of process_set; root_rank is a rank of the job), as a
+    new tf.Tensor; differentiable."""
     prefix = _group_name(name, "broadcast")
 
     def host_broadcast(x):
-        return _through_host(lambda arrays: [_ops.broadcast(_host_array(arrays[0]), root_rank, name=prefix)], [x],
-                             "broadcast")[0]
+        return _through_host(lambda arrays: [_ops.broadcast(_host_array(arrays[0]), root_rank, name=prefix,
+                                                            process_set=process_set)], [x], "broadcast")[0]
 
     if not _may_need_gradient():
         return host_broadcast(tensor)
 
     def gradient(upstream):
-        averaged = grouped_allreduce([upstream], op=Average)[0]
+        averaged = grouped_allreduce([upstream], op=Average, process_set=process_set)[0]
         return averaged if rank() == root_rank else tf.zeros_like(averaged)
 
     @tf.custom_gradient
@@ -204,7 +219,7 @@ def broadcast(tensor, root_rank, name=None):
     return send(tf.convert_to_tensor(tensor))
 
 
-def broadcast_variables(variables, root_rank=0, name=None):
+def broadcast_variables(variables, root_rank=0, name=None, process_set=None):
     """Assigns root_rank's values to every variable, on every rank (Keras weights, optimizer
     slots), eagerly or inside a tf.function (whose automatic control dependencies run the
     assignments)."""
@@ -212,7 +227,8 @@ def broadcast_variables(variables, root_rank=0, name=None):
     prefix = _group_name(name, "broadcast_variables")
 
     def host(arrays):
-        handles = [_ops.broadcast_async(_host_array(a), root_rank, name=f"{prefix}.{i}") for i, a in enumerate(arrays)]
+        handles = [_ops.broadcast_async(_host_array(a), root_rank, name=f"{prefix}.{i}", process_set=process_set)
+                   for i, a in enumerate(arrays)]
         return [_ops.synchronize(h) for h in handles]
 
     values = _through_host(host, [v.value() if hasattr(v, "value") and callable(v.value) else v for v in variables],
@@ -221,40 +237,42 @@ def broadcast_variables(variables, root_rank=0, name=None):
         v.assign(tf.cast(value, v.dtype))
 
 
-def allgather(tensor, name=None):
+def allgather(tensor, name=None, process_set=None):
     """Every rank's tensor stacked along the first dimension (first dimensions may differ);
     differentiable."""
     tensor = tf.convert_to_tensor(tensor)
     if not _may_need_gradient():
-        return _gather(tensor, name)
+        return _gather(tensor, name, process_set)
 
     @tf.custom_gradient
     def gather(x):
         def gradient(upstream):
-            averaged = grouped_allreduce([upstream], op=Average)[0]
+            averaged = grouped_allreduce([upstream], op=Average, process_set=process_set)[0]
             mine = tf.shape(x)[0] if x.shape.rank != 0 else tf.constant(1)  # a scalar is one row
-            rows = _gather(tf.reshape(mine, [1]), None)
-            before = tf.reduce_sum(rows[:rank()])
+            rows = _gather(tf.reshape(mine, [1]), None, process_set)
+            before = tf.reduce_sum(rows[:_set_rank(process_set)])
             return tf.reshape(averaged[before : before + mine], tf.shape(x))
 
-        return _gather(x, name), gradient
+        return _gather(x, name, process_set), gradient
 
     return gather(tensor)
 
 
-def grouped_allgather(tensors, name=None):
+def grouped_allgather(tensors, name=None, process_set=None):
     """Horovod's: each tensor gathered as allgather gathers it, every request submitted before
     any is waited for (one at a time where a gradient may be asked for); differentiable as
     allgather."""
     tensors = [tf.convert_to_tensor(t) for t in tensors]
     if _may_need_gradient():
-        return [allgather(t, name=None if name is None else f"{name}.{i}") for i, t in enumerate(tensors)]
+        return [allgather(t, name=None if name is None else f"{name}.{i}", process_set=process_set)
+                for i, t in enumerate(tensors)]
     if not tensors:
         return []
     prefix = _group_name(name, "grouped_allgather")
 
     def host(arrays):
-        handles = [_ops.allgather_async(_host_array(a), name=f"{prefix}.{i}") for i, a in enumerate(arrays)]
+        handles = [_ops.allgather_async(_host_array(a), name=f"{prefix}.{i}", process_set=process_set)
+                   for i, a in enumerate(arrays)]
         return [np.asarray(_ops.synchronize(h)).astype(a.dtype) for h, a in zip(handles, arrays)]
 
     if tf.executing_eagerly():
@@ -267,18 +285,19 @@ def grouped_allgather(tensors, name=None):
     return list(out)
 
 
-def _gather(tensor, name):
+def _gather(tensor, name, process_set=None):
     prefix = _group_name(name, "allgather")
     if tf.executing_eagerly():
-        return tf.convert_to_tensor(_ops.allgather(_host_array(tensor.numpy()), name=prefix))
+        return tf.convert_to_tensor(_ops.allgather(_host_array(tensor.numpy()), name=prefix, process_set=process_set))
     _refuse_xla("allgather")
-    out = tf.numpy_function(lambda a: np.asarray(_ops.allgather(_host_array(a), name=prefix)).astype(a.dtype),
+    out = tf.numpy_function(lambda a: np.asarray(_ops.allgather(_host_array(a), name=prefix,
+                                                                process_set=process_set)).astype(a.dtype),
                             [tensor], Tout=tensor.dtype, stateful=True, name="hvd_allgather")
     out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
     return out
 
 
-def reducescatter(tensor, op=None, name=None):
+def reducescatter(tensor, op=None, name=None, process_set=None):
     """Horovod's: tensor (the same shape on every rank) reduced across ranks (op: Average by
     default), this rank getting its rows of the result (rows // size(), one more on each of
     the first rows % size() ranks); differentiable as Horovod's: the output gradients
@@ -288,7 +307,7 @@ def reducescatter(tensor, op=None, name=None):
     if tensor.shape.rank == 0:
         raise ValueError("hvd: reducescatter splits the tensor's first dimension, and a 0-d tensor has none")
     if not _may_need_gradient():
-        return _scatter(tensor, op, name)
+        return _scatter(tensor, op, name, process_set)
 
     @tf.custom_gradient
     def scatter(x):
@@ -297,27 +316,28 @@ def reducescatter(tensor, op=None, name=None):
                 raise HvdUsageError(f"hvd: reducescatter with op {op.name} has no gradient; only Sum or Average "
                                     "carry one back")
             # Horovod's: times size() for Sum (its tests: output gradients of ones give size()).
-            gathered = _gather(tf.convert_to_tensor(upstream), None)
-            return gathered * size() if op == Sum else gathered
+            gathered = _gather(tf.convert_to_tensor(upstream), None, process_set)
+            return gathered * _set_size(process_set) if op == Sum else gathered
 
-        return _scatter(x, op, name), gradient
+        return _scatter(x, op, name, process_set), gradient
 
     return scatter(tensor)
 
 
-def _scatter(tensor, op, name):
+def _scatter(tensor, op, name, process_set=None):
     prefix = _group_name(name, "reducescatter")
     if tf.executing_eagerly():
-        out = _ops.reducescatter(_host_array(tensor.numpy()), op=op, name=prefix)
+        out = _ops.reducescatter(_host_array(tensor.numpy()), op=op, name=prefix, process_set=process_set)
         return tf.cast(tf.convert_to_tensor(out), tensor.dtype)
     _refuse_xla("reducescatter")
-    out = tf.numpy_function(lambda a: np.asarray(_ops.reducescatter(_host_array(a), op=op, name=prefix)).astype(a.dtype),
+    out = tf.numpy_function(lambda a: np.asarray(_ops.reducescatter(_host_array(a), op=op, name=prefix,
+                                                                    process_set=process_set)).astype(a.dtype),
                             [tensor], Tout=tensor.dtype, stateful=True, name="hvd_reducescatter")
     out.set_shape(tf.TensorShape([None]).concatenate(tensor.shape[1:]))
     return out
 
 
-def grouped_reducescatter(tensors, op=None, name=None):
+def grouped_reducescatter(tensors, op=None, name=None, process_set=None):
     """Horovod's: each tensor reduce-scattered as reducescatter does it, every request
     submitted before any is waited for; differentiable as reducescatter."""
     tensors = [tf.convert_to_tensor(t) for t in tensors]
@@ -327,7 +347,7 @@ def grouped_reducescatter(tensors, op=None, name=None):
     if not tensors:
         return []
     if not _may_need_gradient():
-        return _scatter_group(tensors, op, name)
+        return _scatter_group(tensors, op, name, process_set)
 
     @tf.custom_gradient
     def scatter(*xs):
@@ -335,19 +355,20 @@ def grouped_reducescatter(tensors, op=None, name=None):
             if op not in (Average, Sum):
                 raise HvdUsageError(f"hvd: reducescatter with op {op.name} has no gradient; only Sum or Average "
                                     "carry one back")
-            gathered = [_gather(tf.convert_to_tensor(u), None) for u in upstream]
-            return [g * size() if op == Sum else g for g in gathered]
+            gathered = [_gather(tf.convert_to_tensor(u), None, process_set) for u in upstream]
+            return [g * _set_size(process_set) if op == Sum else g for g in gathered]
 
-        return _scatter_group(list(xs), op, name), gradient
+        return _scatter_group(list(xs), op, name, process_set), gradient
 
     return list(scatter(*tensors))
 
 
-def _scatter_group(tensors, op, name):
+def _scatter_group(tensors, op, name, process_set=None):
     prefix = _group_name(name, "grouped_reducescatter")
 
     def host(arrays):
-        handles = [_ops.reducescatter_async(_host_array(a), op=op, name=f"{prefix}.{i}") for i, a in enumerate(arrays)]
+        handles = [_ops.reducescatter_async(_host_array(a), op=op, name=f"{prefix}.{i}", process_set=process_set)
+                   for i, a in enumerate(arrays)]
         return [_ops.synchronize(h) for h in handles]
 
     if tf.executing_eagerly():
@@ -360,7 +381,7 @@ def _scatter_group(tensors, op, name):
     return list(out)
 
 
-def alltoall(tensor, splits=None, name=None):
+def alltoall(tensor, splits=None, name=None, process_set=None):
     """Horovod's: splits[d] of tensor's rows to rank d (None: an even split), the rows every
     rank sent this one back in rank order; with splits, (output, received_splits) as int32.
     Differentiable: the gradient goes back the way the rows came."""
@@ -368,15 +389,15 @@ def alltoall(tensor, splits=None, name=None):
     if tensor.shape.rank == 0:
         raise ValueError("hvd: alltoall splits the tensor's first dimension, and a 0-d tensor has none")
     if not _may_need_gradient():
-        out, received = _exchange(tensor, splits, name)
+        out, received = _exchange(tensor, splits, name, process_set)
         return out if splits is None else (out, received)
 
     @tf.custom_gradient
     def exchange(x):
-        out, received = _exchange(x, splits, name)
+        out, received = _exchange(x, splits, name, process_set)
 
         def gradient(*upstream):  # the received splits are integers: no gradient of theirs
-            return _exchange(tf.convert_to_tensor(upstream[0]), received, None)[0]
+            return _exchange(tf.convert_to_tensor(upstream[0]), received, None, process_set)[0]
 
         return (out, received), gradient
 
@@ -384,17 +405,18 @@ def alltoall(tensor, splits=None, name=None):
     return out if splits is None else (out, received)
 
 
-def _exchange(tensor, splits, name):
+def _exchange(tensor, splits, name, process_set=None):
     """alltoall's output and received splits (int32), eager or in a graph."""
     prefix = _group_name(name, "alltoall")
 
     def host(array, split_array):
         x = _host_array(array)
-        if split_array is None and array.shape[0] % size() == 0:
-            split_array = np.full(size(), array.shape[0] // size(), dtype=np.int64)
+        n = _set_size(process_set)
+        if split_array is None and array.shape[0] % n == 0:
+            split_array = np.full(n, array.shape[0] // n, dtype=np.int64)
         if split_array is None:  # rows that do not split evenly: the runtime's error names them
-            _ops.alltoall(x, name=prefix)
-        out, received = _ops.alltoall(x, splits=split_array, name=prefix)
+            _ops.alltoall(x, name=prefix, process_set=process_set)
+        out, received = _ops.alltoall(x, splits=split_array, name=prefix, process_set=process_set)
         return np.asarray(out).astype(array.dtype), np.asarray(received, dtype=np.int32)
 
     split_tensor = tf.constant([], dtype=tf.int64) if splits is None else tf.cast(tf.convert_to_tensor(splits), tf.int64)
@@ -414,11 +436,11 @@ def _dense(gradient):
 
 
 def allreduce_gradients(gradients, op=None, compression=Compression.none, name="gradients",
-                        gradient_predivide_factor=1.0):
+                        gradient_predivide_factor=1.0, process_set=None):
     """A step's gradients averaged across ranks in one fused group; None stays None. A
     gradient_predivide_factor f splits the average as Horovod does: 1/f before the sum, f/size
     after it. Sparse gradients (IndexedSlices) are made dense first (Horovod's sparse_as_dense)."""
-    if size() == 1:
+    if _set_size(process_set) == 1:
         return list(gradients)
     gradients = list(gradients)
     present = [i for i, g in enumerate(gradients) if g is not None]
@@ -426,9 +448,9 @@ def allreduce_gradients(gradients, op=None, compression=Compression.none, name="
     if gradient_predivide_factor != 1.0:
         dense = [g * (1.0 / gradient_predivide_factor) for g in dense]
         op = Sum
-    reduced = grouped_allreduce(dense, op=op, name=name, compression=compression)
+    reduced = grouped_allreduce(dense, op=op, name=name, compression=compression, process_set=process_set)
     if gradient_predivide_factor != 1.0:
-        reduced = [r * (gradient_predivide_factor / size()) for r in reduced]
+        reduced = [r * (gradient_predivide_factor / _set_size(process_set)) for r in reduced]
     out = list(gradients)
     for i, r in zip(present, reduced):
         out[i] = r
@@ -482,7 +504,8 @@ def broadcast_object_fn(root_rank=0, session=None, name=None):
 
 def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="", device_sparse="",
                          compression=Compression.none, sparse_as_dense=False, backward_passes_per_step=1, op=Average,
-                         gradient_predivide_factor=1.0, average_aggregated_gradients=False, num_groups=0, groups=None):
+                         gradient_predivide_factor=1.0, average_aggregated_gradients=False, num_groups=0, groups=None,
+                         process_set=None):
     """Horovod's, for a Keras optimizer (what TensorFlow 2 programs use): as
     hvd.keras.DistributedOptimizer, its gradients averaged (op) across ranks before it applies
     them, in model.fit and in a custom loop's apply_gradients. A TensorFlow 1
@@ -499,7 +522,7 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="
                                        gradient_predivide_factor=gradient_predivide_factor, op=op,
                                        backward_passes_per_step=backward_passes_per_step,
                                        average_aggregated_gradients=average_aggregated_gradients,
-                                       num_groups=num_groups, groups=groups)
+                                       num_groups=num_groups, groups=groups, process_set=process_set)
 
 
 class DistributedGradientTape:
@@ -512,7 +535,7 @@ class DistributedGradientTape:
     """
 
     def __init__(self, tape, device_dense="", device_sparse="", compression=Compression.none, sparse_as_dense=False,
-                 op=Average, gradient_predivide_factor=1.0, num_groups=0, groups=None):
+                 op=Average, gradient_predivide_factor=1.0, num_groups=0, groups=None, process_set=None):
         # Horovod's arguments, in its order. Devices are placement hints hvd has no use for;
         # sparse gradients are always made dense here; groups: see _gradient_options.
         _gradient_options.check_names(device_dense=device_dense, device_sparse=device_sparse)
@@ -521,12 +544,14 @@ class DistributedGradientTape:
         self._op = op
         self._compression = compression
         self._predivide = gradient_predivide_factor
+        self._process_set = process_set
 
     def gradient(self, target, sources, output_gradients=None, **kwargs):
         gradients = self._tape.gradient(target, sources, output_gradients=output_gradients, **kwargs)
         many = isinstance(sources, (list, tuple))
         reduced = allreduce_gradients(gradients if many else [gradients], op=self._op, compression=self._compression,
-                                      name="DistributedGradientTape", gradient_predivide_factor=self._predivide)
+                                      name="DistributedGradientTape", gradient_predivide_factor=self._predivide,
+                                      process_set=self._process_set)
         return reduced if many else reduced[0]
 
     def __getattr__(self, attribute):

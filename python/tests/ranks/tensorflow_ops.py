@@ -225,6 +225,44 @@ else:
     last = hvd.join()
 assert last != 0 or size == 1, last
 
+# Process sets: {0, 2} added on every rank; its members run the collectives and a
+# DistributedGradientTape among themselves, eager and in a tf.function; rank 1 is refused.
+# Named: the unnamed calls' names count the calls each rank made, and rank 0 made fewer
+# (it joined above while the others reduced).
+if size == 3:
+    pair = hvd.add_process_set([0, 2])
+    if pair.included():
+        mine = tf.fill([2], float(rank + 1))
+        summed = hvd.allreduce(mine, op=hvd.Sum, name="set-eager", process_set=pair)
+        assert np.allclose(summed.numpy(), 4.0), "eager set allreduce"
+        graph = tf.function(lambda t: hvd.allreduce(t, op=hvd.Sum, name="set-graph", process_set=pair))(mine)
+        assert np.allclose(graph.numpy(), 4.0), "graph set allreduce"
+        assert hvd.allgather(tf.constant([rank]), name="set-gather", process_set=pair).numpy().tolist() == [0, 2]
+        assert hvd.broadcast(tf.constant([float(rank)]), 2, name="set-bcast", process_set=pair).numpy()[0] == 2.0
+        part = hvd.reducescatter(tf.reshape(tf.range(6, dtype=tf.float32), [3, 2]) + rank, op=hvd.Sum,
+                                 name="set-scatter", process_set=pair)
+        assert np.allclose(part.numpy(), (np.arange(6).reshape(3, 2) * 2 + 2)[[0, 1] if rank == 0 else [2]]), part
+        swapped = hvd.alltoall(tf.constant([10 * rank, 10 * rank + 1]), name="set-a2a", process_set=pair)
+        assert swapped.numpy().tolist() == ([0, 20] if rank == 0 else [1, 21]), swapped
+        w = tf.Variable(tf.ones([2]))
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * (rank + 1))
+        grad = hvd.DistributedGradientTape(tape, process_set=pair).gradient(loss, w)
+        assert np.allclose(grad.numpy(), 2.0), grad  # the average of 1 and 3
+        import keras
+
+        weights = keras.Variable(np.zeros(2, dtype=np.float32))
+        sgd = hvd.DistributedOptimizer(keras.optimizers.SGD(learning_rate=1.0), process_set=pair)
+        sgd.apply([tf.fill([2], float(rank + 1))], [weights])
+        assert np.allclose(np.asarray(weights.value), -2.0), weights  # minus the pair's average gradient
+    else:
+        try:
+            hvd.allreduce(tf.ones([1]), name="set-outsider", process_set=pair)
+            raise SystemExit("rank 1 ran an allreduce in a set it is not in")
+        except hvd.HvdUsageError as error:
+            assert "is not in process set" in str(error), error
+    assert hvd.remove_process_set(pair)
+
 # Under XLA the runtime cannot be called: a clear error, not a crash.
 try:
     tf.function(lambda t: hvd.allreduce(t), jit_compile=True)(x)

@@ -9,16 +9,16 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <map>
-#include <random>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 
 #include "runtime/api/preemption.h"
+#include "runtime/api/process_set_table.h"
 #include "runtime/backends/backend_factory.h"
 #include "runtime/core/runtime.h"
 #include "runtime/timeline/trace_files.h"
@@ -65,63 +65,19 @@ Result<std::shared_ptr<Runtime>> usable() {
   return rt;
 }
 
-// Process sets (addProcessSet): the job's runtime is set 0; each other set has its ranks on
-// every rank, and its own runtime on its members.
-struct ProcessSetEntry {
-  std::vector<int> ranks;            // job ranks, sorted
-  std::shared_ptr<Runtime> runtime;  // null on a rank outside the set
-};
-std::mutex setsMutex;  // the table below
-std::map<int, ProcessSetEntry> processSets;
-int nextProcessSet = 1;
+// Process sets (addProcessSet): the job's runtime is set 0; the others are in the book.
+api::ProcessSetTable processSets;
 std::mutex addMutex;  // adds and removes one at a time: each is a collective over the job
-
-std::string rankListText(const std::vector<int>& ranks) {
-  std::string text;
-  for (size_t i = 0; i < ranks.size() && i < 16; ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
-  if (ranks.size() > 16) text += ", ...";
-  return text;
-}
-
-Status unknownProcessSet(int processSet) {
-  return Status(Errc::kInvalidArgument, "process set " + std::to_string(processSet) + " does not exist")
-      .withHint("use the id addProcessSet returned (0 is the whole job); a removed set is gone");
-}
 
 // The runtime that runs the calls of `processSet` on this rank.
 Result<std::shared_ptr<Runtime>> usable(int processSet) {
   auto rt = usable();
   if (!rt || processSet == 0) return rt;
-  std::lock_guard<std::mutex> lock(setsMutex);
-  auto it = processSets.find(processSet);
-  if (it == processSets.end()) return unknownProcessSet(processSet);
-  if (!it->second.runtime) {
-    return Status(Errc::kInvalidUsage, "rank " + std::to_string((*rt)->identity().rank) + " is not in process set " +
-                                           std::to_string(processSet) + " (ranks " +
-                                           rankListText(it->second.ranks) + ")")
-        .withHint("make the set's calls on its members only (ProcessSet.included())");
-  }
-  return it->second.runtime;
+  return processSets.runtimeFor(processSet, (*rt)->identity().rank);
 }
 
-// A set's failures name its ranks as its engine numbers them (0 to size - 1): said with the
-// job ranks they are.
-std::string setLabel(int processSet, const std::vector<int>& ranks) {
-  return "in process set " + std::to_string(processSet) + " (its ranks 0-" + std::to_string(ranks.size() - 1) +
-         " are the job's ranks " + rankListText(ranks) + ")";
-}
-
-Status inSet(Status s, int processSet) {
-  if (s.isOk() || processSet == 0) return s;
-  std::vector<int> ranks;
-  {
-    std::lock_guard<std::mutex> lock(setsMutex);
-    auto it = processSets.find(processSet);
-    if (it == processSets.end()) return s;
-    ranks = it->second.ranks;
-  }
-  return s.withContext(setLabel(processSet, ranks));
-}
+// A set's failures name its ranks as its engine numbers them: said with the job's.
+Status inSet(Status s, int processSet) { return processSets.labelled(std::move(s), processSet); }
 template <typename T>
 Result<T> inSet(Result<T> r, int processSet) {
   if (r) return r;
@@ -131,26 +87,12 @@ Result<T> inSet(Result<T> r, int processSet) {
 // A broadcast's root is a job rank (Horovod's convention); the set's engine counts its own.
 Result<int> rootInSet(int processSet, int root) {
   if (processSet == 0) return root;
-  std::lock_guard<std::mutex> lock(setsMutex);
-  auto it = processSets.find(processSet);
-  if (it == processSets.end()) return unknownProcessSet(processSet);
-  const auto& ranks = it->second.ranks;
-  auto at = std::find(ranks.begin(), ranks.end(), root);
-  if (at == ranks.end()) {
-    return Status(Errc::kInvalidArgument, "broadcast root " + std::to_string(root) + " is not in process set " +
-                                              std::to_string(processSet) + " (ranks " + rankListText(ranks) + ")")
-        .withHint("the root is a rank of the job that is in the set");
-  }
-  return static_cast<int>(at - ranks.begin());
+  return processSets.rootIn(processSet, root);
 }
 
-// A handle carries its set above the engine's own number (engines count from 1).
-constexpr int kHandleSetShift = 40;
-Handle toHandle(int processSet, engine::HandleId id) {
-  return (static_cast<Handle>(processSet) << kHandleSetShift) | id;
-}
-int setOf(Handle handle) { return static_cast<int>(handle >> kHandleSetShift); }
-engine::HandleId idOf(Handle handle) { return handle & ((Handle{1} << kHandleSetShift) - 1); }
+using api::engineHandleOf;
+using api::setOf;
+using api::toHandle;
 
 std::atomic<WaitInterrupt> waitInterrupt{nullptr};
 
@@ -272,13 +214,7 @@ void shutdown() {
   }
   runtimeLive.store(false);
   // The sets first: each one's members shut it down together, as the job's ranks do theirs.
-  std::map<int, ProcessSetEntry> sets;
-  {
-    std::lock_guard<std::mutex> lock(setsMutex);
-    sets.swap(processSets);
-    nextProcessSet = 1;
-  }
-  for (auto& [id, entry] : sets) {
+  for (auto& [id, entry] : processSets.takeAll()) {
     if (entry.runtime) entry.runtime->shutdown();
   }
   rt->shutdown();
@@ -363,31 +299,17 @@ Result<int> addProcessSet(std::span<const int> given) {
   for (int r = 0; r < me.size; ++r) {
     if (offers[static_cast<size_t>(r)].hash != mine.hash) {
       return Status(Errc::kInvalidUsage, "add_process_set: rank " + std::to_string(r) +
-                                             " asked for other ranks than this rank's (" + rankListText(ranks) + ")")
+                                             " asked for other ranks than this rank's (" + api::rankListText(ranks) +
+                                             ")")
           .withHint("every rank, member or not, adds the same sets in the same order");
     }
   }
   if (!wrong.empty()) {
-    return Status(Errc::kInvalidArgument, "add_process_set(" + rankListText(ranks) + "): " + wrong);
+    return Status(Errc::kInvalidArgument, "add_process_set(" + api::rankListText(ranks) + "): " + wrong);
   }
-  int id = 0;
-  {
-    std::lock_guard<std::mutex> lock(setsMutex);
-    const bool whole = static_cast<int>(ranks.size()) == me.size;
-    for (const auto& [other, entry] : processSets) {
-      if (entry.ranks == ranks || whole) {
-        return Status(Errc::kInvalidArgument, "add_process_set(" + rankListText(ranks) + "): process set " +
-                                                  std::to_string(whole ? 0 : other) + " has these ranks already")
-            .withHint("use that set; a set of every rank is the job's own, set 0");
-      }
-    }
-    if (whole) {
-      return Status(Errc::kInvalidArgument, "add_process_set(" + rankListText(ranks) +
-                                                "): process set 0 (the whole job) has these ranks already")
-          .withHint("use that set; a set of every rank is the job's own, set 0");
-    }
-    id = nextProcessSet++;
-  }
+  auto reserved = processSets.reserve(ranks, me.size);  // the same book, and answer, on every rank
+  if (!reserved) return reserved.status();
+  const int id = *reserved;
   std::vector<int> hostOf;
   for (const SetOffer& o : offers) hostOf.push_back(o.host);
   const bool member = std::binary_search(ranks.begin(), ranks.end(), me.rank);
@@ -397,7 +319,7 @@ Result<int> addProcessSet(std::span<const int> given) {
     std::snprintf(token, sizeof token, "%016llx", static_cast<unsigned long long>(offers[0].token));
     opened = job->openProcessSet(identityIn(ranks, hostOf, me.rank), ranks, *env,
                                  "hvd.process_set/" + std::string(token) + "/" + std::to_string(id) + "/",
-                                 setLabel(id, ranks));
+                                 api::setLabel(id, ranks));
   }
   // Every rank learns whether every member got its runtime, so the set exists everywhere
   // or nowhere.
@@ -408,11 +330,10 @@ Result<int> addProcessSet(std::span<const int> given) {
   if (!opened) return opened.status().withContext("adding process set " + std::to_string(id));
   if (ok == 0) {
     if (*opened) (*opened)->shutdown();
-    return Status(Errc::kRemote, "adding process set " + std::to_string(id) + " (" + rankListText(ranks) +
+    return Status(Errc::kRemote, "adding process set " + std::to_string(id) + " (" + api::rankListText(ranks) +
                                      "): a member could not connect (its own error says why)");
   }
-  std::lock_guard<std::mutex> lock(setsMutex);
-  processSets[id] = {ranks, std::shared_ptr<Runtime>(std::move(*opened))};
+  processSets.insert(id, {ranks, std::shared_ptr<Runtime>(std::move(*opened))});
   return id;
 }
 
@@ -437,15 +358,9 @@ Status removeProcessSet(int processSet) {
           .withHint("every rank, member or not, removes the same sets in the same order");
     }
   }
-  ProcessSetEntry entry;
-  {
-    std::lock_guard<std::mutex> lock(setsMutex);
-    auto it = processSets.find(processSet);
-    if (it == processSets.end()) return unknownProcessSet(processSet);
-    entry = std::move(it->second);
-    processSets.erase(it);
-  }
-  if (entry.runtime) entry.runtime->shutdown();
+  auto entry = processSets.take(processSet);
+  if (!entry) return entry.status();
+  if (entry->runtime) entry->runtime->shutdown();
   return Status::ok();
 }
 
@@ -455,10 +370,7 @@ Result<std::vector<int>> processSetRanks(int processSet) {
     for (int r = 0; r < size(); ++r) all[static_cast<size_t>(r)] = r;
     return all;
   }
-  std::lock_guard<std::mutex> lock(setsMutex);
-  auto it = processSets.find(processSet);
-  if (it == processSets.end()) return unknownProcessSet(processSet);
-  return it->second.ranks;
+  return processSets.ranksOf(processSet);
 }
 
 Result<int> processSetRank(int processSet) {
@@ -474,12 +386,7 @@ Result<int> processSetSize(int processSet) {
   return static_cast<int>(ranks->size());
 }
 
-std::vector<int> processSetIds() {
-  std::vector<int> ids{0};
-  std::lock_guard<std::mutex> lock(setsMutex);
-  for (const auto& [id, entry] : processSets) ids.push_back(id);
-  return ids;
-}
+std::vector<int> processSetIds() { return processSets.ids(); }
 
 bool initialized() { return current() != nullptr; }
 bool built(std::string_view backend) { return backends::compiledIn(backend); }
@@ -733,10 +640,7 @@ engine::Share shareIn(size_t rows, int processSet) {
 }
 
 // A handle's runtime (its set's), when the set is still there.
-Result<std::shared_ptr<Runtime>> usableFor(Handle handle) {
-  if (handle < 0) return usable();
-  return usable(setOf(handle));
-}
+Result<std::shared_ptr<Runtime>> usableFor(Handle handle) { return usable(setOf(handle)); }
 
 }  // namespace
 
@@ -747,22 +651,22 @@ Result<bool> poll(Handle handle) {
   auto found = usableFor(handle);
   if (!found) return found.status();
   const auto& rt = *found;
-  return rt->engine().poll(idOf(handle));
+  return rt->engine().poll(engineHandleOf(handle));
 }
 
 Result<bool> waitFor(Handle handle, std::chrono::milliseconds timeout) {
   auto found = usableFor(handle);
   if (!found) return found.status();
   const auto& rt = *found;
-  return rt->engine().waitFor(idOf(handle), timeout);
+  return rt->engine().waitFor(engineHandleOf(handle), timeout);
 }
 
 Status synchronize(Handle handle) {
   auto found = usableFor(handle);
   if (!found) return found.status();
   const auto& rt = *found;
-  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), idOf(handle)));
-  return inSet(rt->engine().wait(idOf(handle)), setOf(handle));
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), engineHandleOf(handle)));
+  return inSet(rt->engine().wait(engineHandleOf(handle)), setOf(handle));
 }
 
 void setWaitInterrupt(WaitInterrupt check) { waitInterrupt.store(check, std::memory_order_release); }
@@ -771,8 +675,8 @@ Result<Gathered> synchronizeAllgather(Handle handle) {
   auto found = usableFor(handle);
   if (!found) return found.status();
   const auto& rt = *found;
-  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), idOf(handle)));
-  auto gathered = rt->engine().waitGathered(idOf(handle));
+  HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), engineHandleOf(handle)));
+  auto gathered = rt->engine().waitGathered(engineHandleOf(handle));
   if (!gathered) return inSet(gathered.status(), setOf(handle));
   return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};
 }

@@ -26,18 +26,10 @@ class StagedBackend final : public CollectiveBackend {
   }
 
   Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) override {
-    if (!poisoned_.isOk()) return poisoned_;
-    size_t total = std::accumulate(bytesPerRank.begin(), bytesPerRank.end(), size_t{0});
-    HVD_RETURN_IF_ERROR(fail(device_->select(mine.count > 0 ? mine.data : out)));
-    auto send = device_->pinned(mine.bytes(), 0);
-    if (!send) return fail(send.status());
-    auto receive = device_->pinned(total, 1);
-    if (!receive) return fail(receive.status());
-    HVD_RETURN_IF_ERROR(fail(device_->copy(*send, mine.data, mine.bytes())));
-    HVD_RETURN_IF_ERROR(fail(device_->finish()));
-    HVD_RETURN_IF_ERROR(host_.allgatherv(TensorRef{*send, mine.count, mine.type, Device::kCpu}, bytesPerRank, *receive));
-    HVD_RETURN_IF_ERROR(fail(device_->copy(out, *receive, total)));
-    return fail(device_->finish());
+    const size_t total = std::accumulate(bytesPerRank.begin(), bytesPerRank.end(), size_t{0});
+    return staged(mine, total, out, [&](const TensorRef& send, std::byte* receive) {
+      return host_.allgatherv(send, bytesPerRank, receive);
+    });
   }
 
   // Both run on the host backend's own primitive, so the staged path has them where it has.
@@ -92,8 +84,8 @@ class StagedBackend final : public CollectiveBackend {
     return fail(device_->finish());
   }
 
-  // Out of place: `data` staged out, `collective` from it into `outBytes` of host memory,
-  // those staged back into `out`.
+  // Out of place (allgather, reducescatter, alltoall): `data` staged out, `collective` from
+  // it into `outBytes` of host memory, those staged back into `out`.
   template <typename Collective>
   Status staged(const TensorRef& data, size_t outBytes, void* out, Collective collective) {
     if (!poisoned_.isOk()) return poisoned_;

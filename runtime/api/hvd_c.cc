@@ -121,6 +121,43 @@ int hvd_synchronize(int64_t handle) { return report(hvd::synchronize(handle)); }
 int hvd_synchronize_allgather(int64_t handle, void** data, size_t* bytes, size_t* counts_per_rank) {
   return handOver(hvd::synchronizeAllgather(handle), data, bytes, counts_per_rank);
 }
+int hvd_add_process_set(const int* ranks, size_t count, int* id) {
+  auto added = hvd::addProcessSet(std::span<const int>(ranks, ranks == nullptr ? 0 : count));
+  if (!added) return report(added.status());
+  *id = *added;
+  return 0;
+}
+int hvd_remove_process_set(int id) { return report(hvd::removeProcessSet(id)); }
+int hvd_process_set_rank(int id, int* rank) {
+  auto r = hvd::processSetRank(id);
+  if (!r) return report(r.status());
+  *rank = *r;
+  return 0;
+}
+int hvd_process_set_size(int id, int* size) {
+  auto s = hvd::processSetSize(id);
+  if (!s) return report(s.status());
+  *size = *s;
+  return 0;
+}
+int hvd_allreduce_async_in(int process_set, const char* name, const void* in, void* out, size_t count,
+                           enum hvd_datatype type, enum hvd_reduce_op op, int64_t* handle) {
+  return handleOut(hvd::allreduceAsync(name != nullptr ? name : "", in, out, count, static_cast<hvd::DataType>(type),
+                                       static_cast<hvd::ReduceOp>(op), hvd::Device::kCpu, process_set),
+                   handle);
+}
+int hvd_broadcast_async_in(int process_set, const char* name, void* data, size_t count, enum hvd_datatype type,
+                           int root, int64_t* handle) {
+  return handleOut(hvd::broadcastAsync(name != nullptr ? name : "", data, count, static_cast<hvd::DataType>(type), root,
+                                       hvd::Device::kCpu, process_set),
+                   handle);
+}
+int hvd_allgather_async_in(int process_set, const char* name, const void* in, size_t count, enum hvd_datatype type,
+                           int64_t* handle) {
+  return handleOut(hvd::allgatherAsync(name != nullptr ? name : "", in, count, static_cast<hvd::DataType>(type),
+                                       hvd::Device::kCpu, {}, process_set),
+                   handle);
+}
 int hvd_preemption_requested(void) { return hvd::preemptionRequested() ? 1 : 0; }
 const char* hvd_last_error(void) { return lastError.c_str(); }
 

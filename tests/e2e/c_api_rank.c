@@ -153,6 +153,44 @@ int main(void) {
     free(splits);
   }
 
+  /* Process sets: the even ranks (0, 2, ...) added on every rank; members allreduce, broadcast
+   * from the last even rank (a job rank) and allgather in it; an odd rank is refused. */
+  if (size >= 3) {
+    int evens[8], count = 0;
+    for (int r = 0; r < size; r += 2) evens[count++] = r;
+    int id = -1;
+    CHECK(hvd_add_process_set(evens, (size_t)count, &id) == 0 && id == 1, "adding the even ranks' set failed");
+    int set_rank = -1, set_size = -1;
+    CHECK(hvd_process_set_size(id, &set_size) == 0 && set_size == count, "process set size wrong");
+    double mine = rank + 1;
+    int64_t h = 0;
+    if (rank % 2 == 0) {
+      CHECK(hvd_process_set_rank(id, &set_rank) == 0 && set_rank == rank / 2, "process set rank wrong");
+      CHECK(hvd_allreduce_async_in(id, "evens", &mine, &mine, 1, HVD_FLOAT64, HVD_SUM, &h) == 0, "set allreduce");
+      CHECK(hvd_synchronize(h) == 0, "set allreduce failed");
+      double want = 0;
+      for (int k = 0; k < count; ++k) want += evens[k] + 1;
+      CHECK(mine == want, "set allreduce wrong");
+      int from = rank;
+      CHECK(hvd_broadcast_async_in(id, "evens.b", &from, 1, HVD_INT32, evens[count - 1], &h) == 0, "set broadcast");
+      CHECK(hvd_synchronize(h) == 0 && from == evens[count - 1], "set broadcast wrong");
+      int me = rank;
+      CHECK(hvd_allgather_async_in(id, "evens.g", &me, 1, HVD_INT32, &h) == 0, "set allgather");
+      void* got = NULL;
+      size_t got_bytes = 0;
+      CHECK(hvd_synchronize_allgather(h, &got, &got_bytes, NULL) == 0 && got_bytes == count * sizeof(int),
+            "set allgather failed");
+      for (int k = 0; k < count; ++k) CHECK(((int*)got)[k] == evens[k], "set allgather order wrong");
+      free(got);
+    } else {
+      CHECK(hvd_process_set_rank(id, &set_rank) != 0, "an odd rank has a rank in the even set");
+      CHECK(hvd_allreduce_async_in(id, "evens", &mine, &mine, 1, HVD_FLOAT64, HVD_SUM, &h) != 0,
+            "an odd rank's allreduce in the even set was taken");
+      CHECK(strstr(hvd_last_error(), "is not in process set 1") != NULL, "the refusal's words");
+    }
+    CHECK(hvd_remove_process_set(id) == 0, "removing the set failed");
+  }
+
   /* join: every rank but the last joins at once; the last one's sums then hold its value
    * alone, and it is the last to join on every rank. */
   int last_joined = -1;

@@ -68,6 +68,25 @@ int hvd_synchronize(int64_t handle);
  * (hvd_size() entries, may be NULL) how many elements each rank gave. */
 int hvd_synchronize_allgather(int64_t handle, void** data, size_t* bytes, size_t* counts_per_rank);
 
+/* Horovod's process sets (hvd/hvd.h: hvd::addProcessSet): subsets of the job's ranks whose
+ * collectives run among their members alone. Adding and removing are collective over the
+ * whole job: every rank, member or not, makes the same calls in the same order, and every
+ * rank gets the same id. */
+int hvd_add_process_set(const int* ranks, size_t count, int* id);
+int hvd_remove_process_set(int id);
+/* This rank's rank within the set (an error on a rank outside it), and the set's size. */
+int hvd_process_set_rank(int id, int* rank);
+int hvd_process_set_size(int id, int* size);
+/* The async requests above, in process set `process_set` (0: the whole job); a broadcast's
+ * root is a rank of the job. hvd_poll, hvd_synchronize and hvd_synchronize_allgather take
+ * their handles as any other. */
+int hvd_allreduce_async_in(int process_set, const char* name, const void* in, void* out, size_t count,
+                           enum hvd_datatype type, enum hvd_reduce_op op, int64_t* handle);
+int hvd_broadcast_async_in(int process_set, const char* name, void* data, size_t count, enum hvd_datatype type,
+                           int root, int64_t* handle);
+int hvd_allgather_async_in(int process_set, const char* name, const void* in, size_t count, enum hvd_datatype type,
+                           int64_t* handle);
+
 /* 1 when preemption was announced to this rank, else 0 (hvd::preemptionRequested). */
 int hvd_preemption_requested(void);
 const char* hvd_last_error(void);

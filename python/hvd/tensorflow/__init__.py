@@ -61,7 +61,7 @@ from .. import (  # noqa: F401  the core API, re-exported
     start_timeline,
     stop_timeline,
 )
-from .. import _gradient_options, _ops
+from .. import _gradient_options, _hvd, _ops
 from .compression import Compression
 
 
@@ -459,8 +459,8 @@ def allreduce_gradients(gradients, op=None, compression=Compression.none, name="
 
 # Horovod's graph-era ops: this rank's place as an int32 tensor.
 def size_op(process_set_id=0, name=None):
-    """size() as an int32 tensor (Horovod's)."""
-    return _identity_op(size, process_set_id, name)
+    """size() as an int32 tensor (Horovod's); of the process set with that id when not 0."""
+    return _identity_op(size, process_set_id, name, _hvd.process_set_size)
 
 
 def local_size_op(process_set_id=0, name=None):
@@ -469,8 +469,8 @@ def local_size_op(process_set_id=0, name=None):
 
 
 def rank_op(process_set_id=0, name=None):
-    """rank() as an int32 tensor (Horovod's)."""
-    return _identity_op(rank, process_set_id, name)
+    """rank() as an int32 tensor (Horovod's); within the process set with that id when not 0."""
+    return _identity_op(rank, process_set_id, name, _hvd.process_set_rank)
 
 
 def local_rank_op(process_set_id=0, name=None):
@@ -488,10 +488,13 @@ def cross_size_op(process_set_id=0, name=None):
     return _identity_op(cross_size, process_set_id, name)
 
 
-def _identity_op(value, process_set_id, name):
-    if process_set_id != 0:
-        raise HvdUsageError(f"hvd: process set {process_set_id}: hvd has only the global process set (0)")
-    return tf.constant(value(), dtype=tf.int32, name=name)
+def _identity_op(value, process_set_id, name, in_set=None):
+    if process_set_id == 0:
+        return tf.constant(value(), dtype=tf.int32, name=name)
+    if in_set is None:
+        raise HvdUsageError(f"hvd: process set {process_set_id}: hvd keeps no local or cross ranks for a process set "
+                            "(its rank_op and size_op have them)")
+    return tf.constant(in_set(process_set_id), dtype=tf.int32, name=name)
 
 
 def broadcast_object_fn(root_rank=0, session=None, name=None):

@@ -175,9 +175,9 @@ assert [int(op()) for op in (hvd.size_op, hvd.rank_op, hvd.local_size_op, hvd.lo
 assert int(tf.function(lambda: hvd.rank_op() * 10)()) == rank * 10
 try:
     hvd.size_op(process_set_id=1)
-    raise AssertionError("a process set other than the global one was taken")
-except hvd.HvdUsageError as error:
-    assert "only the global process set" in str(error), error
+    raise AssertionError("a process set that was never added was taken")
+except hvd.HvdInvalidArgumentError as error:
+    assert "process set 1 does not exist" in str(error), error
 assert hvd.broadcast_object_fn(root_rank=size - 1)({"from": rank}) == {"from": size - 1}
 
 # hvd.tensorflow.DistributedOptimizer on a Keras optimizer in a custom loop: apply_gradients
@@ -231,7 +231,14 @@ assert last != 0 or size == 1, last
 # (it joined above while the others reduced).
 if size == 3:
     pair = hvd.add_process_set([0, 2])
+    assert int(hvd.size_op(process_set_id=pair.process_set_id)) == 2
+    try:
+        hvd.local_rank_op(process_set_id=pair.process_set_id)
+        raise SystemExit("a process set's local rank op was taken")
+    except hvd.HvdUsageError as error:
+        assert "no local or cross ranks for a process set" in str(error), error
     if pair.included():
+        assert int(hvd.rank_op(process_set_id=pair.process_set_id)) == rank // 2
         mine = tf.fill([2], float(rank + 1))
         summed = hvd.allreduce(mine, op=hvd.Sum, name="set-eager", process_set=pair)
         assert np.allclose(summed.numpy(), 4.0), "eager set allreduce"

@@ -9,13 +9,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cli/os/machine.h"
 #include "tests/support/hvdrun_runner.h"
 
 using hvd::test::environmentWith;
@@ -24,7 +22,6 @@ using hvd::test::runHvdrun;
 using hvd::test::spawnHvdrun;
 using hvd::test::survivorsAfter;
 using hvd::test::TempDir;
-using hvd::test::withEnv;
 
 namespace {
 
@@ -36,11 +33,10 @@ int count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// The file's text, or "" when it cannot be read (the comparison then says so).
 std::string fileText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto text = hvd::cli::readTextFile(path);
+  return text ? *text : std::string();
 }
 
 }  // namespace

@@ -141,31 +141,40 @@ std::vector<std::string> onStagedRanks(int size, const std::function<std::string
 
 std::vector<std::string> none(int size) { return std::vector<std::string>(static_cast<size_t>(size)); }
 
+// check(type, op) for every type and op the serial answer covers; its first failure, or "".
+template <typename Check>
+std::string forEveryTypeAndOp(Check check) {
+  for (int t = 0; t < hvd::kDataTypeCount; ++t) {
+    for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+      auto type = static_cast<DataType>(t);
+      auto op = static_cast<ReduceOp>(o);
+      if (!hvd::test::checkable(type, op)) continue;
+      if (std::string failed = check(type, op); !failed.empty()) return failed;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("staged GPU allreduces equal the serial result for every type and op, in and out of place", "[unit]") {
   for (int size : {1, 3, 4}) {
     auto errors = onStagedRanks(size, [size](int rank, Engine& e) -> std::string {
-      for (int t = 0; t < hvd::kDataTypeCount; ++t) {
-        for (int o = 0; o < hvd::kReduceOpCount; ++o) {
-          auto type = static_cast<DataType>(t);
-          auto op = static_cast<ReduceOp>(o);
-          if (!hvd::test::checkable(type, op)) continue;
-          for (size_t count : {size_t{0}, size_t{1}, size_t{1000}}) {
-            auto in = input(type, rank, count);
-            std::vector<std::byte> out(in.size());
-            auto h = e.submit({"", Spec{OpKind::kAllreduce, type, op, 0, count, Device::kCuda}, in.data(), out.data()});
-            if (!h) return h.status().message();
-            if (auto s = e.wait(*h); !s.isOk()) return s.message();
-            if (out != expected(type, op, size, count)) return "wrong out-of-place result";
-            auto h2 = e.submit({"", Spec{OpKind::kAllreduce, type, op, 0, count, Device::kCuda}, in.data(), in.data()});
-            if (!h2) return h2.status().message();
-            if (auto s = e.wait(*h2); !s.isOk()) return s.message();
-            if (in != expected(type, op, size, count)) return "wrong in-place result";
-          }
+      return forEveryTypeAndOp([&](DataType type, ReduceOp op) -> std::string {
+        for (size_t count : {size_t{0}, size_t{1}, size_t{1000}}) {
+          auto in = input(type, rank, count);
+          std::vector<std::byte> out(in.size());
+          auto h = e.submit({"", Spec{OpKind::kAllreduce, type, op, 0, count, Device::kCuda}, in.data(), out.data()});
+          if (!h) return h.status().message();
+          if (auto s = e.wait(*h); !s.isOk()) return s.message();
+          if (out != expected(type, op, size, count)) return "wrong out-of-place result";
+          auto h2 = e.submit({"", Spec{OpKind::kAllreduce, type, op, 0, count, Device::kCuda}, in.data(), in.data()});
+          if (!h2) return h2.status().message();
+          if (auto s = e.wait(*h2); !s.isOk()) return s.message();
+          if (in != expected(type, op, size, count)) return "wrong in-place result";
         }
-      }
-      return "";
+        return "";
+      });
     });
     INFO("ranks " << size);
     CHECK(errors == none(size));
@@ -349,22 +358,17 @@ TEST_CASE("GPU reducescatters run on the host backend's reduce-scatter through t
   for (int size : {1, 3, 4}) {
     int scratches = 0;
     auto errors = onStagedRanks(size, [size](int rank, Engine& e) -> std::string {
-      for (int t = 0; t < hvd::kDataTypeCount; ++t) {
-        for (int o = 0; o < hvd::kReduceOpCount; ++o) {
-          auto type = static_cast<DataType>(t);
-          auto op = static_cast<ReduceOp>(o);
-          if (!hvd::test::checkable(type, op)) continue;
-          for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}}) {
-            auto out = gpuReducescatter(e, rank, size, type, op, count);
-            if (!out) return out.status().message();
-            if (*out != shareOf(type, op, size, count, rank)) {
-              return "reducescatter " + std::string(hvd::reduceOpName(op)) + " of " + std::to_string(count) + " " +
-                     std::string(hvd::dataTypeName(type)) + " is wrong";
-            }
+      return forEveryTypeAndOp([&](DataType type, ReduceOp op) -> std::string {
+        for (size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{1001}}) {
+          auto out = gpuReducescatter(e, rank, size, type, op, count);
+          if (!out) return out.status().message();
+          if (*out != shareOf(type, op, size, count, rank)) {
+            return "reducescatter " + std::string(hvd::reduceOpName(op)) + " of " + std::to_string(count) + " " +
+                   std::string(hvd::dataTypeName(type)) + " is wrong";
           }
         }
-      }
-      return "";
+        return "";
+      });
     }, 64 << 20, StagedOptions{nullptr, &scratches});
     INFO("ranks " << size);
     CHECK(errors == none(size));

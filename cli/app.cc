@@ -25,6 +25,7 @@
 #include "cli/commands/sbatch_command.h"
 #include "cli/commands/timeline_command.h"
 #include "cli/config/settings_sources.h"
+#include "cli/launch/elastic_world.h"
 #include "cli/launch/guardian.h"
 #include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/slurm_job_query.h"
@@ -277,6 +278,11 @@ std::string reportText(const JobOutcome& outcome, int ranks, const std::optional
                               "stopped the job\n  hint: a rank stuck before the runtime's init, or unable to reach hvdrun; "
                               "--start-timeout gives start-up more time\n",
                               list, ranks - static_cast<int>(outcome.neverReady.size()));
+  }
+  if (!outcome.leftBehind.empty()) {
+    std::vector<int> lost;
+    for (const RankFailure& f : outcome.leftBehind) lost.push_back(f.rank);
+    text += fmt::format("hvdrun: the elastic job went on without rank(s) {} after they failed\n", rankListText(lost, 32));
   }
   if (!outcome.consoleClosed.empty() && outcome.interruptSignal == SIGPIPE) {
     text += fmt::format("hvdrun: the reader of its {} went away (a broken pipe), so the ranks' output had nowhere "
@@ -571,6 +577,25 @@ void stopLeftovers(pid_t guardian, std::chrono::milliseconds grace) {
   if (!stopped.empty()) printTo(stderr, "{}", stoppedOrphansLine(stopped, ""));
 }
 
+// Elastic training: a rank ended by itself. A failed one leaves the others to go on as the
+// next world, when the job may; either way hvdrun says what happens to the job.
+bool elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& server, int rank,
+                      const RankFailure* failure) {
+  auto change = world.workerEnded(rank, failure != nullptr);
+  if (failure == nullptr) return change.goesOn;
+  if (!change.goesOn) {
+    printTo(stderr, "hvdrun: rank {} {}, and the elastic job cannot go on without it: {}\n", rank, endText(*failure),
+            change.why);
+    return false;
+  }
+  server.publish(change.keys.values, change.keys.abandonPrefix,
+                 fmt::format("the job's world changed while this rank joined it (rank {} {})", rank, endText(*failure)));
+  printTo(stderr, "hvdrun: rank {} {}; the other {} rank(s) go on without it as the job's world {} (--min-np {}), "
+                  "numbered 0-{} in the order of their first ranks\n",
+          rank, endText(*failure), world.size(), world.generation(), o.minNp, world.size() - 1);
+  return true;
+}
+
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
@@ -596,6 +621,10 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
       rankEnv.push_back(*var);
     }
     if (errorFiles != nullptr) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + errorFiles->path(r.where.rank));
+    if (o.minNp > 0) {  // a worker's number is its first rank (elastic_world.h)
+      rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(r.where.rank));
+      rankEnv.push_back("HOROVOD_ELASTIC=1");
+    }
     appendRankJobWide(jobWide, rankEnv);
     ranks.push_back({.rank = r.where.rank,
                      .host = r.where.host,
@@ -607,6 +636,17 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
+  std::optional<ElasticWorld> elastic;
+  if (o.minNp > 0 && server != nullptr) {
+    std::vector<std::string> hosts;
+    for (const RankPlan& r : plan.ranks) hosts.push_back(r.where.host);
+    elastic.emplace(std::move(hosts), o.minNp, o.resetLimit);
+    auto first = elastic->firstWorld();
+    server->publish(first.values, first.abandonPrefix, "");
+    supervision.rankEnded = [&o, &elastic, server](int rank, const RankFailure* failure) {
+      return elasticRankEnded(o, *elastic, *server, rank, failure);
+    };
+  }
   supervision.coordinatorRank = parameterServerChief(plan);
   (void)adoptOrphans();  // best effort: without it a daemon outlives the job, as it did before
   auto outcome = superviseRanks(ranks, supervision);
@@ -833,6 +873,31 @@ void checkTimelinePath(const Options& o) {
 // Whether --max-restarts may start the job again after this outcome: a rank failed, and
 // neither the user (Ctrl-C, a signal to hvdrun), a preemption notice nor a console gone away
 // (its reader quit) ended the job, which a restart would only repeat or go against.
+// --min-np: the ranks must be hvdrun's own children (it watches each one end, and the
+// others go on), and there must be that many.
+void checkElastic(const Options& o, const Plan& plan, bool forksRanks) {
+  if (o.minNp == 0) {
+    if (o.resetLimit >= 0) {
+      throw UserError(ExitCode::kUsage, "--reset-limit is for elastic jobs, and this one has no --min-np",
+                      "add --min-np N: the job then goes on while N ranks are left");
+    }
+    return;
+  }
+  if (!forksRanks) {
+    std::string how = o.useMpi ? "mpirun (--mpi)" : plan.source == HostSource::kSlurm ? "srun" : "ssh";
+    throw UserError(ExitCode::kUsage,
+                    "--min-np: elastic jobs run on ranks hvdrun forks on this machine, and this one would start "
+                    "them with " + how,
+                    "leave out --min-np (--max-restarts N starts every rank again after a failure), or run on this "
+                    "machine alone (--no-slurm, no -H)");
+  }
+  if (o.minNp > static_cast<int>(plan.ranks.size())) {
+    throw UserError(ExitCode::kUsage,
+                    fmt::format("--min-np {} is more than the job's {} rank(s)", o.minNp, plan.ranks.size()),
+                    "give -np at least --min-np");
+  }
+}
+
 bool restartable(const JobOutcome& outcome) {
   return outcome.exitCode != 0 && outcome.firstFailure.has_value() && outcome.interruptSignal == 0 &&
          !outcome.preempted && outcome.consoleClosed.empty() && outcome.agentStartProblems.empty();
@@ -859,6 +924,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
   checkStdinRank(o, plan);
   checkRanksFilter(o, plan);
+  checkElastic(o, plan, forksRanks);
   checkTimelinePath(o);
   std::optional<SshLaunch> ssh;
   if (overSsh) ssh = sshLaunchFor(o);

@@ -203,18 +203,16 @@ struct RefusedFlag {
   const char* hint;
 };
 constexpr const char* kElasticWhy =
-    "is horovodrun's elastic training, which hvdrun does not do: it runs a fixed set of ranks and ends the job when "
-    "one fails";
+    "is horovodrun's elastic training that adds ranks, which hvdrun does not do: its elastic jobs (--min-np) start "
+    "-np ranks and go on without the ones that fail, but never add any";
 constexpr const char* kElasticHint =
-    "give -np (and -H or a Slurm allocation) for a fixed job; --max-restarts N starts every rank again after a "
+    "give -np and --min-np for a job that survives failed ranks; --max-restarts N starts every rank again after a "
     "failure; under Slurm, --requeue restarts it after a preemption";
 constexpr RefusedFlag kRefusedHorovodrunFlags[] = {
-    {"--min-np", kElasticWhy, kElasticHint},
     {"--max-np", kElasticWhy, kElasticHint},
     {"--host-discovery-script", kElasticWhy, kElasticHint},
     {"--slots-per-host", kElasticWhy, kElasticHint},
     {"--elastic-timeout", kElasticWhy, kElasticHint},
-    {"--reset-limit", kElasticWhy, kElasticHint},
     {"--cooldown-range", kElasticWhy, kElasticHint},
     {"--blacklist-cooldown-range", kElasticWhy, kElasticHint},
     {"--jsrun", "is horovodrun's IBM LSF launcher, which hvdrun does not have",
@@ -277,6 +275,7 @@ namespace {
 // Text values of options that need checking after CLI11 has read them.
 struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout, maxRestarts;
+  std::string minNp, resetLimit;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
   std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
@@ -451,6 +450,13 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--max-restarts", raw.maxRestarts,
                  "When a rank fails, stop the others and start every rank again, up to N times (torchrun's; "
                  "default 0: the job ends)")
+      ->group("Supervision")->type_name("N");
+  app.add_option("--min-np", raw.minNp,
+                 "Elastic training (horovodrun's): when a rank fails, the others go on as a smaller world while at "
+                 "least N ranks are left (ranks hvdrun forks on this machine; hvd.elastic.run re-forms them)")
+      ->group("Supervision")->type_name("N");
+  app.add_option("--reset-limit", raw.resetLimit,
+                 "Elastic training: end the job once its world has changed N times (default: no limit)")
       ->group("Supervision")->type_name("N");
   const char* engine = "Runtime engine (the ranks' HOROVOD_* variables)";
   app.add_option("--fusion-threshold-mb", raw.fusionThresholdMb,
@@ -778,6 +784,8 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.stdinTarget.empty()) parseStdinTarget(raw.stdinTarget, o);
   if (!raw.startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", raw.startTimeout);
   if (!raw.maxRestarts.empty()) o.maxRestarts = parseIntIn("--max-restarts", raw.maxRestarts, 0, 10000);
+  if (!raw.minNp.empty()) o.minNp = parseIntIn("--min-np", raw.minNp, 1, 1 << 24);
+  if (!raw.resetLimit.empty()) o.resetLimit = parseIntIn("--reset-limit", raw.resetLimit, 0, 1 << 24);
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
   if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);
   if (!raw.tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", raw.tfPs, 0, 1 << 20);

@@ -74,6 +74,11 @@ struct Options {
   // --max-restarts (torchrun's): how often a job whose rank failed is started again, every
   // rank afresh; 0 (the default): a failure ends the job.
   int maxRestarts = 0;
+  // --min-np (horovodrun's elastic training): when a rank fails, the others go on as a
+  // smaller world while at least this many are left; 0 (the default): a failure ends the
+  // job. --reset-limit: how many times the world may change (-1: no limit).
+  int minNp = 0;
+  int resetLimit = -1;
   // --stdin: the rank that reads hvdrun's stdin (mpirun's default, rank 0); nullopt: none
   // does, every rank reads an empty one.
   std::optional<int> stdinRank = 0;

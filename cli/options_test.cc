@@ -234,18 +234,30 @@ TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each 
   for (const auto& key : hvd::cli::settingKeys()) CHECK(key.key.find("autotune") == std::string::npos);
 }
 
-TEST_CASE("horovodrun's elastic and jsrun flags are refused saying what they are", "[unit]") {
-  for (const char* flag : {"--min-np", "--max-np", "--host-discovery-script", "--blacklist-cooldown-range"}) {
+TEST_CASE("horovodrun's elastic flags that add ranks and jsrun are refused saying what they are", "[unit]") {
+  for (const char* flag : {"--max-np", "--host-discovery-script", "--blacklist-cooldown-range", "--elastic-timeout"}) {
     UserError e = usageErrorOf({flag, "2", "-np", "2", "prog"});
     CHECK(e.code() == ExitCode::kUsage);
     CHECK(std::string(e.what()) == std::string(flag) +
-                                       " is horovodrun's elastic training, which hvdrun does not do: it runs a fixed "
-                                       "set of ranks and ends the job when one fails");
+                                       " is horovodrun's elastic training that adds ranks, which hvdrun does not do: "
+                                       "its elastic jobs (--min-np) start -np ranks and go on without the ones that "
+                                       "fail, but never add any");
     CHECK(e.hint().find("--requeue") != std::string::npos);
     CHECK(e.hint().find("--max-restarts N starts every rank again after a failure") != std::string::npos);
   }
   CHECK(std::string(usageErrorOf({"--jsrun", "-np", "2", "prog"}).what()) ==
         "--jsrun is horovodrun's IBM LSF launcher, which hvdrun does not have");
+}
+
+TEST_CASE("the elastic counts --min-np and --reset-limit are read as counts and refused out of range", "[unit]") {
+  Options o = parseOptions({"-np", "4", "--min-np", "2", "--reset-limit", "3", "prog"});
+  CHECK(o.minNp == 2);
+  CHECK(o.resetLimit == 3);
+  Options plain = parseOptions({"-np", "4", "prog"});
+  CHECK(plain.minNp == 0);
+  CHECK(plain.resetLimit == -1);
+  CHECK(std::string(usageErrorOf({"-np", "4", "--min-np", "0", "prog"}).what()).find("--min-np") == 0);
+  CHECK(std::string(usageErrorOf({"-np", "4", "--reset-limit", "x", "prog"}).what()).find("--reset-limit") == 0);
 }
 
 TEST_CASE("horovodrun's --mpi-args is split at spaces and needs --mpi, and --gloo with --mpi is refused", "[unit]") {

@@ -360,10 +360,13 @@ class Job {
     startDeadline.reset();
     if (!options_.readyRanks || outcome_.firstFailure || outcome_.interruptSignal != 0) return;
     std::set<int> ready = options_.readyRanks();
-    if (ready.empty() || static_cast<int>(ready.size()) >= options_.rankCount) return;
+    if (ready.empty()) return;
+    std::vector<int> missing;  // an elastic job's ranks that ended before they got there are not awaited
     for (int r = 0; r < options_.rankCount; ++r) {
-      if (!ready.count(r)) outcome_.neverReady.push_back(r);
+      if (!ready.count(r) && !departed_.count(r)) missing.push_back(r);
     }
+    if (missing.empty()) return;
+    outcome_.neverReady = std::move(missing);
     outcome_.exitCode = 124;
     stopOthers();
     killDeadline = Clock::now() + options_.killGrace;
@@ -657,6 +660,16 @@ class Job {
         }
         bool crashed = WIFSIGNALED(status) && (WTERMSIG(status) != r.signalSent || r.endingBeforeStop);
         bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !r.stoppedByUs);
+        if (options_.rankEnded && r.signalSent == 0 && !outcome_.firstFailure && outcome_.interruptSignal == 0 &&
+            outcome_.neverReady.empty()) {
+          RankFailure f = failureOf(r, pid, status);
+          f.lastStderrLines = r.lastStderr;
+          departed_.insert(r.spec->rank);
+          if (options_.rankEnded(r.spec->rank, failed ? &f : nullptr)) {
+            if (failed) outcome_.leftBehind.push_back(std::move(f));
+            continue;
+          }
+        }
         // Told to stop, but it ended with an error of its own (a peer's death seen first,
         // 1 from Python's traceback): not one hvdrun stopped. 128+SIGTERM is how a program
         // that handles SIGTERM says it obeyed.
@@ -1324,6 +1337,7 @@ class Job {
   std::vector<std::string> launcherMessages_;
   std::map<std::pair<int, bool>, int> files_;  // (rank, stderr?) -> fd; -1 when unwritable
   Clock::time_point firstFailureAt_{};
+  std::set<int> departed_;  // elastic training: ranks that ended by themselves
   std::optional<Clock::time_point> preemptDeadline_;  // set by the preemption signal with a grace
   std::optional<Clock::time_point> killDeadline_;     // SIGKILL for whatever still runs then
   std::optional<Clock::time_point> ownEndDeadline_;   // awaitRankGone's rank is stopped then

@@ -83,6 +83,10 @@ struct SupervisorOptions {
   std::optional<int> coordinatorRank;
   // Called once when coordinatorRank exited 0, before the others are stopped.
   std::function<void()> onCoordinatorDone;
+  // Elastic training (--min-np; ranks forked here): told of each rank that ends by itself
+  // (not one hvdrun stopped), with its failure when it failed. True when the job goes on
+  // without it: its failure is then not the job's, and nothing else is stopped.
+  std::function<bool(int rank, const RankFailure* failure)> rankEnded;
   // Called with each rank's pid (its session id) right after fork (the guardian's watch).
   std::function<void(int)> onRankStarted;
   // Called the moment a rank becomes the job's root cause (a host agent reports it at once).
@@ -134,6 +138,8 @@ struct JobOutcome {
   int interruptSignal = 0;  // the signal hvdrun received, if the job was interrupted
   int ranksStopped = 0;     // ranks hvdrun had to stop after the failure or interrupt
   std::vector<int> alsoFailed;  // ranks that, once told to stop, ended with errors of their own
+  // Elastic training: failed ranks the job went on without (rankEnded said so), in order.
+  std::vector<RankFailure> leftBehind;
   std::vector<int> neverReady;  // set when the start timeout failed the job
   // Ranks that were stopped (SIGSTOP, a debugger: state T) when the first failure came; a
   // stopped rank stalls its peers, so it is the likelier cause. Local ranks only.

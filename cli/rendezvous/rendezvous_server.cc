@@ -92,6 +92,50 @@ std::set<int> RendezvousServer::readyRanks() const {
   return ready_;
 }
 
+void RendezvousServer::publish(const std::map<std::string, std::string>& values, const std::string& abandonPrefix,
+                               const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [key, value] : values) {
+      store_[key] = value;
+      published_.push_back(key);
+    }
+    if (!abandonPrefix.empty()) abandoned_.emplace_back(abandonPrefix, why);
+  }
+  uint64_t one = 1;
+  (void)!::write(wakeFd_, &one, sizeof one);
+}
+
+std::optional<std::string> RendezvousServer::abandonedWhy(const std::string& key) const {
+  for (const auto& [prefix, why] : abandoned_) {
+    if (key.rfind(prefix, 0) == 0) return why;
+  }
+  return std::nullopt;
+}
+
+void RendezvousServer::takePublished() {
+  uint64_t count = 0;
+  (void)!::read(wakeFd_, &count, sizeof count);
+  std::vector<std::string> keys;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    keys.swap(published_);
+  }
+  for (const std::string& key : keys) answerWaiting(key);
+  for (Connection& c : connections_) {
+    if (!c.waitingKey || c.closing) continue;
+    std::optional<std::string> why;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      why = abandonedWhy(*c.waitingKey);
+    }
+    if (!why) continue;
+    c.waitingKey.reset();
+    queueFrame(c, static_cast<char>(Reply::kError) + *why);
+    writeTo(c);
+  }
+}
+
 void RendezvousServer::loop() {
   std::vector<pollfd> fds;
   std::vector<Connection*> owners;
@@ -131,6 +175,7 @@ void RendezvousServer::loop() {
       continue;
     }
     if (rc <= 0 || stopping_) continue;
+    if (fds[0].revents & POLLIN) takePublished();
     for (size_t i = 2; i < fds.size(); ++i) {
       Connection& c = *owners[i - 2];
       if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) readFrom(c);
@@ -298,6 +343,7 @@ std::optional<std::string> RendezvousServer::handle(Connection& c, std::string_v
       return reply(Reply::kOk);
     }
     case Op::kGet: {
+      if (auto why = abandonedWhy(key)) return reply(Reply::kError, *why);
       if (auto it = store_.find(key); it != store_.end()) return reply(Reply::kOk, it->second);
       long long ms = 0;
       std::from_chars(value.data(), value.data() + value.size(), ms);

@@ -15,6 +15,8 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "runtime/common/socket.h"
 #include "runtime/common/status.h"
@@ -34,6 +36,13 @@ class RendezvousServer {
   std::set<int> readyRanks() const;        // ranks that set ready/<rank>
   std::optional<std::string> value(const std::string& key) const;  // what a rank stored, if any
   size_t refusedClients() const { return refused_; }
+
+  // Elastic training (elastic_world.h): stores `values`, answering gets that wait for them,
+  // and abandons every key under `abandonPrefix` (empty: none): a get waiting for one, or
+  // asking for one later, is answered with an error saying `why`. A rank still joining a
+  // world that has changed under it fails at once, instead of waiting for a peer that left.
+  void publish(const std::map<std::string, std::string>& values, const std::string& abandonPrefix,
+               const std::string& why);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -61,6 +70,8 @@ class RendezvousServer {
   // A request's reply, or nothing for a get that waits for its key.
   std::optional<std::string> handle(Connection& c, std::string_view request);
   void answerWaiting(const std::string& key);  // after the key was set
+  void takePublished();                        // the loop's side of publish()
+  std::optional<std::string> abandonedWhy(const std::string& key) const;  // under mutex_
   static void queueFrame(Connection& c, std::string_view payload);  // drops a client that does not read
   static void drop(Connection& c);  // closed at the loop's next turn, nothing more sent
 
@@ -79,6 +90,8 @@ class RendezvousServer {
   mutable std::mutex mutex_;  // the store, read by hvdrun's other threads
   std::map<std::string, std::string> store_;
   std::set<int> ready_;
+  std::vector<std::string> published_;                          // keys publish() set, for the loop
+  std::vector<std::pair<std::string, std::string>> abandoned_;  // prefix, why
 };
 
 }  // namespace hvd::cli

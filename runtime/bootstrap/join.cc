@@ -71,7 +71,29 @@ std::string oneOfManySrunTasks(const EnvSnapshot& env) {
          "allocation), or srun --mpi=pmix";
 }
 
-// Started by hvdrun: identities from HVD_* variables; the rendezvous sees the rank ready.
+// The generation this process last joined (elastic training), -1 before its first: each
+// init() joins the world hvdrun published after it.
+std::atomic<long long> lastElasticGeneration{-1};
+
+// Elastic training: this worker's identity in the newest world hvdrun has published.
+Status joinElasticWorld(rendezvous::Client& client, int worker, JoinedJob& job) {
+  const long long after = lastElasticGeneration.load();
+  auto next = client.get(rendezvous::elasticNextKey(after), job.timeout);
+  if (!next) return next.status().withContext("learning the job's newest world");
+  auto generation = rendezvous::parseGeneration(*next);
+  if (!generation) return Status(Errc::kRemote, "hvdrun named the job's next world '" + *next + "', not a number");
+  auto text = client.get(rendezvous::elasticIdentityKey(*generation, worker), job.timeout);
+  if (!text) return text.status().withContext("learning this worker's rank in the job's world " + *next);
+  auto id = rendezvous::parseElasticIdentity(*text);
+  if (!id) return Status(Errc::kRemote, "hvdrun gave worker " + std::to_string(worker) + " the identity '" + *text + "'");
+  job.identity = {id->rank, id->size, id->localRank, id->localSize, id->crossRank, id->crossSize};
+  job.elasticGeneration = *generation;
+  lastElasticGeneration.store(*generation);
+  return Status::ok();
+}
+
+// Started by hvdrun: identities from HVD_* variables (elastic training: from hvdrun's newest
+// world); the rendezvous sees the rank ready.
 Status joinHvdrunJob(const EnvSnapshot& env, JoinedJob& job) {
   auto client = rendezvous::Client::fromEnvironment(env, job.timeout);
   if (!client) return client.status().withContext("joining the job");
@@ -79,7 +101,9 @@ Status joinHvdrunJob(const EnvSnapshot& env, JoinedJob& job) {
   // One process per rank: a process started by a rank with its variables (a worker of the
   // spawn start method runs the script's top level again) would otherwise read and replace
   // the rank's addresses, failing with a stale one or forming a world with other workers.
-  const int rank = job.identity.rank;
+  // An elastic job's worker keeps its number while its rank changes: that is what it claims.
+  const int worker = static_cast<int>(env.integer("HVD_ELASTIC_WORKER"));
+  const int rank = worker >= 0 ? worker : job.identity.rank;
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   const std::string self = "pid " + std::to_string(::getpid()) + " on " + host;
@@ -92,8 +116,10 @@ Status joinHvdrunJob(const EnvSnapshot& env, JoinedJob& job) {
                       "with the spawn start method (a DataLoader's or multiprocessing's) runs the script's top level " +
                       "again, hvd.init() included; call hvd.init() under `if __name__ == \"__main__\":` or in main()");
   }
+  if (worker >= 0) HVD_RETURN_IF_ERROR(joinElasticWorld(*client, worker, job));
   HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(rank), job.advertiseHost));
-  job.store = std::make_unique<JoinStore>(std::make_unique<ClientStore>(std::move(*client)), nextJoinPrefix());
+  std::string prefix = worker >= 0 ? rendezvous::elasticJoinPrefix(job.elasticGeneration) : nextJoinPrefix();
+  job.store = std::make_unique<JoinStore>(std::make_unique<ClientStore>(std::move(*client)), std::move(prefix));
   return Status::ok();
 }
 
@@ -147,6 +173,15 @@ Result<std::unique_ptr<Store>> processSetStore(const EnvSnapshot& env, std::chro
   return std::unique_ptr<Store>(new JoinStore(std::make_unique<ClientStore>(std::move(*client)), prefix));
 }
 
+Result<bool> elasticWorldChanged(const EnvSnapshot& env, long long generation, std::chrono::milliseconds wait) {
+  auto client = rendezvous::Client::fromEnvironment(env, wait);
+  if (!client) return client.status().withContext("asking hvdrun whether the job's world changed");
+  auto next = client->get(rendezvous::elasticNextKey(generation), wait);
+  if (next) return true;
+  if (next.status().code() == Errc::kTimeout) return false;
+  return next.status().withContext("asking hvdrun whether the job's world changed");
+}
+
 Result<JoinedJob> joinJob(const EnvSnapshot& env) {
   JoinedJob job;
   Identity& id = job.identity;
@@ -177,7 +212,8 @@ Result<JoinedJob> joinJob(const EnvSnapshot& env) {
     if (!address) return address.status().withContext("HVD_NETWORK_INTERFACE on " + (host.empty() ? "this host" : host));
     job.advertiseHost = *address;
   }
-  if (env.isSet("HVD_RENDEZVOUS_ADDR") && id.size > 1) {
+  const bool elastic = env.integer("HVD_ELASTIC_WORKER") >= 0;
+  if (env.isSet("HVD_RENDEZVOUS_ADDR") && (id.size > 1 || elastic)) {
     HVD_RETURN_IF_ERROR(joinHvdrunJob(env, job));
   } else if (byLauncher) {
     auto launched = backends::joinLauncherJob(job.timeout);

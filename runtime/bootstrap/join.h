@@ -32,12 +32,19 @@ struct JoinedJob {
   // A warning for the runtime to log once logging knows the rank (e.g. a lone rank that
   // is one of several srun tasks); empty when there is none.
   std::string warning;
+  // Elastic training (HVD_ELASTIC_WORKER): the generation of the world joined; -1 otherwise.
+  long long elasticGeneration = -1;
 };
 
 // Blocks until the job is joined or the timeout passes. Errors name the variable, the
 // server or the launcher that failed; kInvalidUsage for HVD_SIZE > 1 with no way to find
 // the other ranks.
 Result<JoinedJob> joinJob(const EnvSnapshot& env);
+
+// Elastic training: whether hvdrun has published a world after `generation`, waiting up to
+// `wait` for one (hvdrun hears of a rank's end a moment after its peers may). A join or a
+// collective that failed in that generation failed because the world changed under it.
+Result<bool> elasticWorldChanged(const EnvSnapshot& env, long long generation, std::chrono::milliseconds wait);
 
 // A Store for a process set's backends, after init released the job's: hvdrun's rendezvous
 // again, every key under `prefix` (the same on each member). kUnavailable for a job hvdrun

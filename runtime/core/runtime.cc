@@ -59,9 +59,27 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   if (!level) return level.status();
   auto options = engineOptionsFrom(env);
   if (!options) return options.status();
+  while (true) {
+    long long generation = -1;
+    auto runtime = joinOnce(env, *level, *options, generation);
+    if (runtime || generation < 0) return runtime;
+    // Elastic training: a world that changed while this rank joined it (a peer left, or
+    // moved on to the next world) fails the join; then the next one is joined. hvdrun
+    // hears of a rank's end a moment after its peers may, so it is given a moment.
+    auto changed = bootstrap::elasticWorldChanged(env, generation, std::chrono::seconds(5));
+    if (!changed.isOk() || !*changed) return runtime;
+    logMessage(LogLevel::kInfo, "the job's world changed while joining it (" + runtime.status().message() +
+                                    "); joining the next one");
+  }
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::joinOnce(const EnvSnapshot& env, LogLevel level,
+                                                   engine::EngineOptions engineOptions, long long& generation) {
+  auto* options = &engineOptions;  // this join's copy: its rank goes into the timeline's path
   auto job = bootstrap::joinJob(env);
   if (!job) return job.status();
-  configureLog(*level, job->identity.rank);
+  generation = job->elasticGeneration;
+  configureLog(level, job->identity.rank);
   if (!job->warning.empty()) logMessage(LogLevel::kWarning, job->warning);
   // Also for a timeline started later (start_timeline).
   options->timelineMaxBytes = static_cast<std::uint64_t>(env.integer("HVD_TIMELINE_MAX_MB")) << 20;
@@ -70,7 +88,8 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
     options->timelinePath = timeline::rankTracePath(trace, job->identity.rank);
     options->timelineMarkCycles = env.integer("HOROVOD_TIMELINE_MARK_CYCLES") == 1;
   }
-  options->onPeerGone = peerGoneReporter(env, job->identity.rank, {});
+  // An elastic job's ranks change with its world: hvdrun does not follow their reports.
+  if (generation < 0) options->onPeerGone = peerGoneReporter(env, job->identity.rank, {});
   backends::BackendSetup setup;
   setup.rank = job->identity.rank;
   setup.size = job->identity.size;

@@ -12,6 +12,7 @@
 #include "runtime/backends/collective_backend.h"
 #include "runtime/bootstrap/join.h"
 #include "runtime/common/env_registry.h"
+#include "runtime/common/log.h"
 #include "runtime/engine/engine.h"
 
 namespace hvd {
@@ -52,6 +53,10 @@ class Runtime {
 
  private:
   Runtime() = default;
+  // One join and the backends over it. `generation` is set to the elastic world joined
+  // (-1: not an elastic job), also when opening the backends fails.
+  static Result<std::unique_ptr<Runtime>> joinOnce(const EnvSnapshot& env, LogLevel level,
+                                                   engine::EngineOptions options, long long& generation);
   // openProcessSet with the set's settings.
   Result<std::unique_ptr<Runtime>> openSet(bootstrap::Identity identity, std::vector<int> jobRanks,
                                            const EnvSnapshot& env, const std::string& prefix,

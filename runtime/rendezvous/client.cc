@@ -74,6 +74,8 @@ Result<std::string> Client::get(const std::string& key, std::chrono::millisecond
   if ((*r)[0] == static_cast<char>(Reply::kTimeout)) {
     return Status(Errc::kTimeout, "'" + key + "' was not set at " + server_ + " within " + ms + " ms");
   }
+  // The server's reason, when it gave one (an elastic job's world changed under this get).
+  if ((*r)[0] == static_cast<char>(Reply::kError) && r->size() > 1) return Status(Errc::kRemote, r->substr(1));
   return Status(Errc::kRemote, server_ + " could not get " + key);
 }
 

@@ -49,6 +49,26 @@ std::optional<int> parsePeerGone(std::string_view value);
 // (scancel --signal=USR2 signals the job's steps, not hvdrun): hvdrun then requeues.
 inline constexpr const char* kPreemptedKey = "preempted";
 
+// Elastic training (hvdrun --min-np): the job's world goes through generations, 0 first,
+// each a set of workers (HVD_ELASTIC_WORKER) that hvdrun numbers as ranks. hvdrun publishes
+// a generation's identities before the one that points to it, and abandons the keys of the
+// one it replaces, so a worker still joining that one fails at once and joins the next.
+//   elasticNextKey(g) = "g'": the generation after g (g = -1: the job's first)
+//   elasticIdentityKey(g', w) = "rank size localRank localSize crossRank crossSize"
+//   elasticJoinPrefix(g'): where generation g's ranks publish their addresses
+struct ElasticIdentity {
+  int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
+  bool operator==(const ElasticIdentity&) const = default;
+};
+std::string formatElasticIdentity(const ElasticIdentity& identity);
+// nullopt for anything but six numbers that describe a rank of a world.
+std::optional<ElasticIdentity> parseElasticIdentity(std::string_view text);
+// The generation an elasticNextKey names; nullopt for anything but a number from 0.
+std::optional<long long> parseGeneration(std::string_view text);
+std::string elasticNextKey(long long generation);
+std::string elasticIdentityKey(long long generation, int worker);
+std::string elasticJoinPrefix(long long generation);
+
 std::string encodeRequest(Op op, std::string_view key, std::string_view value);
 
 }  // namespace hvd::rendezvous

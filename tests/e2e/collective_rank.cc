@@ -29,6 +29,12 @@
 //   collective_rank restarted <victim>  under hvdrun --max-restarts: the first start is the
 //                                    loop with <victim>; later ones allreduce rank+1 once
 //                                    and print "start <TORCHELASTIC_RESTART_COUNT> sum <sum>"
+//   collective_rank elastic <victim> under hvdrun --min-np: 20 allreduces of rank+1, each
+//                                    checked against the world's size; worker <victim>
+//                                    (HVD_ELASTIC_WORKER) SIGKILLs itself before its 6th;
+//                                    on a failed one: shutdown, init (the next world) and
+//                                    on from there. Prints "elastic done worker W rank R
+//                                    size N worlds K"
 //   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
 //                                    the refusals; prints "process sets ok (the job's
 //                                    collectives on tcp|mpi)"
@@ -214,6 +220,38 @@ int restarted(int victim) {
   float sum = static_cast<float>(hvd::rank() + 1);
   if (!hvd::allreduce(&sum, 1, DataType::kFloat32, ReduceOp::kSum).isOk()) return 1;
   std::printf("start %d sum %g\n", start, sum);
+  return 0;
+}
+
+// Elastic training from C++: what hvd.elastic.run does in Python, without a state to keep.
+int elastic(int victim) {
+  const char* workerText = std::getenv("HVD_ELASTIC_WORKER");
+  const int worker = workerText != nullptr ? std::atoi(workerText) : -1;
+  int done = 0, worlds = 1;
+  while (true) {
+    const int size = hvd::size(), rank = hvd::rank();
+    bool failed = false;
+    for (; done < 20; ++done) {
+      if (worker == victim && done == 5) ::raise(SIGKILL);
+      float sum = static_cast<float>(rank + 1);
+      if (!hvd::allreduce(&sum, 1, DataType::kFloat32, ReduceOp::kSum).isOk()) {
+        failed = true;
+        break;
+      }
+      if (sum != static_cast<float>(size * (size + 1) / 2)) {
+        std::printf("elastic wrong sum %g in a world of %d\n", sum, size);
+        return 1;
+      }
+    }
+    if (!failed) break;
+    hvd::shutdown();
+    if (auto joined = hvd::init(); !joined.isOk()) {
+      std::printf("elastic init failed: %s\n", joined.message().c_str());
+      return 1;
+    }
+    ++worlds;
+  }
+  std::printf("elastic done worker %d rank %d size %d worlds %d\n", worker, hvd::rank(), hvd::size(), worlds);
   return 0;
 }
 
@@ -609,6 +647,7 @@ int main(int argc, char** argv) {
            : mode == "forked"           ? forked()
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
            : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
+           : mode == "elastic" && argc > 2 ? elastic(std::atoi(argv[2]))
            : mode == "process-sets"     ? processSets()
            : mode == "process-set-victim" && argc > 2 ? processSetVictim(std::atoi(argv[2]))
                                         : check();

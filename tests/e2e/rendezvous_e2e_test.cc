@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -50,6 +51,36 @@ TEST_CASE("clients holding the secret set, get, check and add keys; a get waits 
   CHECK(a->get("never", 300ms).status().code() == hvd::Errc::kTimeout);
   CHECK(a->set(hvd::rendezvous::readyKey(7), "host").isOk());
   CHECK((*server)->readyRanks() == std::set<int>{7});
+}
+
+TEST_CASE("keys hvdrun publishes answer waiting gets and an abandoned prefix fails its gets at once saying why",
+          "[unit][mp]") {
+  auto server = hvd::cli::RendezvousServer::start(0, "s3cret");
+  REQUIRE(server.isOk());
+  int port = (*server)->port();
+  auto waiting = Client::connect("127.0.0.1", port, "s3cret", 5s);
+  auto abandoned = Client::connect("127.0.0.1", port, "s3cret", 5s);
+  REQUIRE(waiting.isOk());
+  REQUIRE(abandoned.isOk());
+  std::thread later([&] {
+    std::this_thread::sleep_for(200ms);
+    (*server)->publish({{"elastic/next/0", "1"}}, "elastic/0/join/", "the world changed");
+  });
+  std::optional<hvd::Result<std::string>> lost;
+  std::thread joiner([&] { lost = abandoned->get("elastic/0/join/ring/2", 5s); });
+  auto next = waiting->get("elastic/next/0", 5s);  // both wait until hvdrun publishes
+  later.join();
+  joiner.join();
+  REQUIRE(next.isOk());
+  CHECK(*next == "1");
+  REQUIRE(lost.has_value());
+  CHECK(lost->status().code() == hvd::Errc::kRemote);
+  CHECK(lost->status().message() == "the world changed");
+  // Later gets under the prefix fail at once; other keys are untouched.
+  auto again = waiting->get("elastic/0/join/ring/0", 5s);
+  CHECK(again.status().message() == "the world changed");
+  CHECK(waiting->set("elastic/1/join/ring/0", "x").isOk());
+  CHECK(*waiting->get("elastic/1/join/ring/0", 1s) == "x");
 }
 
 TEST_CASE("a rank claimed by one process is refused to any other for the rest of the job and not to itself",

@@ -1,12 +1,12 @@
-"""hvd.torch.elastic: Horovod's elastic API on a fixed set of ranks, so scripts written for
-it (`@hvd.elastic.run`, `hvd.elastic.TorchState`, `hvd.elastic.ElasticSampler`) run under
-hvdrun unchanged. hvdrun starts a fixed set of ranks and ends the job when one fails
-(horovodrun's --min-np/--max-np are refused), so nothing here resets or re-forms the world:
-run() syncs the state from rank 0 and calls the function once; a peer's failure raises as
-any collective's does, and the job ends.
+"""hvd.torch.elastic: Horovod's elastic API (`@hvd.elastic.run`, `hvd.elastic.TorchState`,
+`hvd.elastic.ElasticSampler`). Under `hvdrun --min-np N`, a rank's failure does not end the
+job: the others put back their last commit(), re-form as a smaller world (while at least N
+are left), sync from the new rank 0 and go on. hvdrun never adds ranks (horovodrun's
+--max-np and --host-discovery-script are refused). Without --min-np a failure raises from
+the collective that noticed it, and the job ends.
 """
 
 from .sampler import ElasticSampler
-from .state import ObjectState, State, TorchState, run
+from .state import HostsUpdatedInterrupt, ObjectState, State, TorchState, run
 
-__all__ = ["ElasticSampler", "ObjectState", "State", "TorchState", "run"]
+__all__ = ["ElasticSampler", "HostsUpdatedInterrupt", "ObjectState", "State", "TorchState", "run"]

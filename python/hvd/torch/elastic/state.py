@@ -3,14 +3,15 @@ rank 0 at the start of run(), with Horovod's names."""
 
 import copy
 import functools
+import os as _os
 
-from ... import _ops
+from ... import _hvd, _ops
 from .sampler import ElasticSampler
 
 
 class State:
     """Horovod's base: commit() keeps a copy to restore(); sync() makes every rank hold
-    rank 0's. Reset callbacks are kept and never called: the world never changes here."""
+    rank 0's. Reset callbacks are called once the world has re-formed (hvdrun --min-np)."""
 
     def __init__(self):
         self._reset_callbacks = []
@@ -27,7 +28,7 @@ class State:
         self.check_host_updates()
 
     def check_host_updates(self):
-        """Horovod raises here when hosts were added or removed: with a fixed set, never."""
+        """Horovod raises here when hosts were added; hvdrun never adds ranks, so never."""
 
     def save(self):
         raise NotImplementedError
@@ -121,14 +122,50 @@ def _has_state_dict(value):
     return callable(getattr(value, "state_dict", None)) and callable(getattr(value, "load_state_dict", None))
 
 
+class HostsUpdatedInterrupt(RuntimeError):
+    """Horovod's: the hosts changed and the world re-forms. hvdrun's elastic jobs never add
+    ranks, so nothing raises it here; scripts that catch it keep working."""
+
+    def __init__(self, skip_sync=False):
+        super().__init__("the job's hosts changed")
+        self.skip_sync = skip_sync
+
+
+def _elastic_job():
+    """Started by hvdrun --min-np: a failed peer's world re-forms without it."""
+    return _os.environ.get("HVD_ELASTIC_WORKER", "-1") not in ("", "-1")
+
+
+def _reset():
+    """Leaves the world that failed and joins the one hvdrun formed of the ranks left."""
+    from ... import init, shutdown
+
+    shutdown()
+    init()
+
+
 def run(func):
-    """Horovod's decorator: func(state, ...) starts from rank 0's state on every rank. With a
-    fixed set of ranks there is nothing to retry on: a peer's failure raises from the
-    collective that noticed it, as outside run()."""
+    """Horovod's decorator: func(state, ...) starts from rank 0's state on every rank. In an
+    elastic job (hvdrun --min-np) a peer's failure puts back the last commit(), re-forms
+    the world of the ranks left (new rank() and size()), calls the reset callbacks, syncs
+    from the new rank 0 and calls func again. Otherwise a failure raises as outside run()."""
 
     @functools.wraps(func)
     def wrapper(state, *args, **kwargs):
-        state.sync()
-        return func(state, *args, **kwargs)
+        skip_sync = False
+        while True:
+            try:
+                if not skip_sync:
+                    state.sync()
+                return func(state, *args, **kwargs)
+            except _hvd.HvdError:  # HorovodInternalError
+                if not _elastic_job():
+                    raise
+                state.restore()
+                skip_sync = False
+            except HostsUpdatedInterrupt as interrupt:
+                skip_sync = interrupt.skip_sync
+            _reset()
+            state.on_reset()
 
     return wrapper

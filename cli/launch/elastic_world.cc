@@ -1,0 +1,74 @@
+// cli/launch/elastic_world.cc: the generations, and each worker's identity in them.
+#include "cli/launch/elastic_world.h"
+
+#include <algorithm>
+
+#include "runtime/rendezvous/protocol.h"
+
+namespace hvd::cli {
+
+ElasticWorld::ElasticWorld(std::vector<std::string> hosts, int minSize, int resetLimit)
+    : hosts_(std::move(hosts)), minSize_(minSize), resetLimit_(resetLimit) {
+  for (int w = 0; w < static_cast<int>(hosts_.size()); ++w) running_.push_back(w);
+}
+
+ElasticWorld::Keys ElasticWorld::firstWorld() const { return keysOf(0); }
+
+// Ranks follow the workers' first ranks; hosts are numbered in order of their lowest rank,
+// and local ranks count the ranks before on the same host (as hvdrun plans a job).
+ElasticWorld::Keys ElasticWorld::keysOf(long long generation) const {
+  Keys keys;
+  std::vector<std::string> hostOrder;
+  for (int w : running_) {
+    const std::string& host = hosts_[static_cast<size_t>(w)];
+    if (std::find(hostOrder.begin(), hostOrder.end(), host) == hostOrder.end()) hostOrder.push_back(host);
+  }
+  const int size = static_cast<int>(running_.size());
+  for (int rank = 0; rank < size; ++rank) {
+    const std::string& host = hosts_[static_cast<size_t>(running_[static_cast<size_t>(rank)])];
+    rendezvous::ElasticIdentity id;
+    id.rank = rank;
+    id.size = size;
+    id.crossSize = static_cast<int>(hostOrder.size());
+    id.crossRank = static_cast<int>(std::find(hostOrder.begin(), hostOrder.end(), host) - hostOrder.begin());
+    id.localRank = id.localSize = 0;
+    for (int other = 0; other < size; ++other) {
+      if (hosts_[static_cast<size_t>(running_[static_cast<size_t>(other)])] != host) continue;
+      id.localRank += other < rank ? 1 : 0;
+      ++id.localSize;
+    }
+    keys.values[rendezvous::elasticIdentityKey(generation, running_[static_cast<size_t>(rank)])] =
+        rendezvous::formatElasticIdentity(id);
+  }
+  // Last in meaning, though published with the rest in one step: the pointer to this one.
+  keys.values[rendezvous::elasticNextKey(generation - 1)] = std::to_string(generation);
+  if (generation > 0) keys.abandonPrefix = rendezvous::elasticJoinPrefix(generation - 1);
+  return keys;
+}
+
+ElasticWorld::Change ElasticWorld::workerEnded(int worker, bool failed) {
+  Change change;
+  auto it = std::find(running_.begin(), running_.end(), worker);
+  if (it == running_.end()) return change;  // not running: nothing changes, and nothing goes on
+  running_.erase(it);
+  if (!failed) {
+    change.goesOn = true;
+    return change;
+  }
+  const int left = static_cast<int>(running_.size());
+  if (left < minSize_) {
+    change.why = "only " + std::to_string(left) + " rank(s) would be left, fewer than --min-np " +
+                 std::to_string(minSize_);
+    return change;
+  }
+  if (resetLimit_ >= 0 && generation_ >= resetLimit_) {
+    change.why = "the world has changed " + std::to_string(generation_) + " time(s) already (--reset-limit " +
+                 std::to_string(resetLimit_) + ")";
+    return change;
+  }
+  change.goesOn = true;
+  change.keys = keysOf(++generation_);
+  return change;
+}
+
+}  // namespace hvd::cli

@@ -1,0 +1,90 @@
+// cli/launch/elastic_world_test.cc: the generations an elastic job's workers join.
+#include "cli/launch/elastic_world.h"
+
+#include <catch2/catch.hpp>
+
+#include "runtime/rendezvous/protocol.h"
+
+using hvd::cli::ElasticWorld;
+namespace rdv = hvd::rendezvous;
+
+namespace {
+
+rdv::ElasticIdentity identityIn(const ElasticWorld::Keys& keys, long long generation, int worker) {
+  auto it = keys.values.find(rdv::elasticIdentityKey(generation, worker));
+  REQUIRE(it != keys.values.end());
+  auto id = rdv::parseElasticIdentity(it->second);
+  REQUIRE(id);
+  return *id;
+}
+
+}  // namespace
+
+TEST_CASE("the first world is every worker ranked as started and points from before the first", "[unit]") {
+  ElasticWorld world({"a", "a", "b", "b"}, 2, -1);
+  auto keys = world.firstWorld();
+  CHECK(keys.abandonPrefix.empty());
+  CHECK(keys.values.at(rdv::elasticNextKey(-1)) == "0");
+  CHECK(identityIn(keys, 0, 0) == rdv::ElasticIdentity{0, 4, 0, 2, 0, 2});
+  CHECK(identityIn(keys, 0, 3) == rdv::ElasticIdentity{3, 4, 1, 2, 1, 2});
+  CHECK(keys.values.size() == 5);
+}
+
+TEST_CASE("a failed worker's peers are renumbered in order and the world it left is abandoned", "[unit]") {
+  ElasticWorld world({"a", "a", "b", "b"}, 2, -1);
+  auto change = world.workerEnded(1, true);
+  REQUIRE(change.goesOn);
+  CHECK(world.generation() == 1);
+  CHECK(world.running() == std::vector<int>{0, 2, 3});
+  CHECK(change.keys.abandonPrefix == rdv::elasticJoinPrefix(0));
+  CHECK(change.keys.values.at(rdv::elasticNextKey(0)) == "1");
+  CHECK_FALSE(change.keys.values.count(rdv::elasticIdentityKey(1, 1)));
+  CHECK(identityIn(change.keys, 1, 0) == rdv::ElasticIdentity{0, 3, 0, 1, 0, 2});
+  CHECK(identityIn(change.keys, 1, 2) == rdv::ElasticIdentity{1, 3, 0, 2, 1, 2});
+  CHECK(identityIn(change.keys, 1, 3) == rdv::ElasticIdentity{2, 3, 1, 2, 1, 2});
+}
+
+TEST_CASE("a host's last worker failing takes the host out of the cross ranks", "[unit]") {
+  ElasticWorld world({"a", "b", "c"}, 1, -1);
+  REQUIRE(world.workerEnded(1, true).goesOn);
+  auto change = world.workerEnded(0, true);
+  REQUIRE(change.goesOn);
+  CHECK(world.generation() == 2);
+  CHECK(identityIn(change.keys, 2, 2) == rdv::ElasticIdentity{0, 1, 0, 1, 0, 1});
+  CHECK(change.keys.values.at(rdv::elasticNextKey(1)) == "2");
+}
+
+TEST_CASE("a worker that ends cleanly leaves the world without a new generation", "[unit]") {
+  ElasticWorld world({"a", "a", "a"}, 3, -1);
+  auto change = world.workerEnded(2, false);
+  CHECK(change.goesOn);
+  CHECK(change.keys.values.empty());
+  CHECK(world.generation() == 0);
+  CHECK(world.size() == 2);
+}
+
+TEST_CASE("the world ends below the minimum and past the reset limit saying which", "[unit]") {
+  ElasticWorld small({"a", "a", "a"}, 2, -1);
+  REQUIRE(small.workerEnded(0, true).goesOn);
+  auto below = small.workerEnded(1, true);
+  CHECK_FALSE(below.goesOn);
+  CHECK(below.why == "only 1 rank(s) would be left, fewer than --min-np 2");
+
+  ElasticWorld limited({"a", "a", "a", "a"}, 1, 1);
+  REQUIRE(limited.workerEnded(3, true).goesOn);
+  auto limit = limited.workerEnded(2, true);
+  CHECK_FALSE(limit.goesOn);
+  CHECK(limit.why == "the world has changed 1 time(s) already (--reset-limit 1)");
+
+  ElasticWorld none({"a", "a"}, 1, 0);
+  CHECK_FALSE(none.workerEnded(0, true).goesOn);
+}
+
+TEST_CASE("a worker that is not running changes nothing", "[unit]") {
+  ElasticWorld world({"a", "a"}, 1, -1);
+  REQUIRE(world.workerEnded(0, true).goesOn);
+  auto again = world.workerEnded(0, true);
+  CHECK_FALSE(again.goesOn);
+  CHECK(world.generation() == 1);
+  CHECK(world.size() == 1);
+}

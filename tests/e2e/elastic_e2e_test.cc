@@ -1,0 +1,59 @@
+// tests/e2e/elastic_e2e_test.cc: hvdrun --min-np on this machine with real C++ ranks: a
+// rank SIGKILLed mid-job leaves the others to re-form as a smaller world (shutdown, init)
+// and finish, over shared memory and over TCP; what elastic jobs cannot be is refused by
+// name. (python/tests/test_elastic.py runs hvd.elastic.run with PyTorch.)
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/hvdrun_runner.h"
+
+using hvd::test::environmentWith;
+using hvd::test::runHvdrun;
+
+namespace {
+
+const std::string kRank = HVD_COLLECTIVE_RANK_PATH;
+
+bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+void checkSurvivors(const hvd::cli::CapturedRun& run) {
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "hvdrun: rank 2 was killed by SIGKILL; the other 3 rank(s) go on without it as the job's world 1 "
+                     "(--min-np 2)"));
+  CHECK(has(run.out, "[0]<stdout>:elastic done worker 0 rank 0 size 3 worlds 2"));
+  CHECK(has(run.out, "[1]<stdout>:elastic done worker 1 rank 1 size 3 worlds 2"));
+  CHECK(has(run.out, "[3]<stdout>:elastic done worker 3 rank 2 size 3 worlds 2"));
+  CHECK_FALSE(has(run.out, "[2]<stdout>:"));
+}
+
+}  // namespace
+
+TEST_CASE("an elastic job of C++ ranks goes on without a killed rank as a smaller world", "[e2e]") {
+  checkSurvivors(runHvdrun({"-np", "4", "--min-np", "2", kRank, "elastic", "2"}));
+}
+
+TEST_CASE("an elastic job over TCP alone goes on without a killed rank as a smaller world", "[e2e]") {
+  hvd::cli::RunOptions options;
+  options.env = environmentWith({"HVD_SHARED_MEMORY=0"});
+  checkSurvivors(runHvdrun({"-np", "4", "--min-np", "2", kRank, "elastic", "2"}, options));
+}
+
+TEST_CASE("elastic jobs are refused where hvdrun would not fork the ranks itself", "[e2e]") {
+  auto run = runHvdrun({"--mpi", "-np", "2", "--min-np", "1", kRank, "elastic", "-1"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 2);
+  CHECK(has(run.err, "--min-np: elastic jobs run on ranks hvdrun forks on this machine, and this one would start "
+                     "them with mpirun (--mpi)"));
+}
+
+TEST_CASE("a minimum above the job's rank count and a reset limit without a minimum are refused", "[e2e]") {
+  auto above = runHvdrun({"-np", "2", "--min-np", "3", kRank, "elastic", "-1"});
+  CHECK(above.exitCode == 2);
+  CHECK(has(above.err, "--min-np 3 is more than the job's 2 rank(s)"));
+  auto limit = runHvdrun({"-np", "2", "--reset-limit", "1", kRank, "elastic", "-1"});
+  CHECK(limit.exitCode == 2);
+  CHECK(has(limit.err, "--reset-limit is for elastic jobs, and this one has no --min-np"));
+}

@@ -596,6 +596,28 @@ bool elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& s
   return true;
 }
 
+// An elastic job's ranks: a worker's number is its first rank (elastic_world.h).
+void appendElasticVariables(const Options& o, const RankPlan& r, std::vector<std::string>& rankEnv) {
+  if (o.minNp == 0) return;
+  rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(r.where.rank));
+  rankEnv.push_back("HOROVOD_ELASTIC=1");
+}
+
+// An elastic job (--min-np): the first world is published before any rank starts, and the
+// supervisor asks `world` whether the job goes on each time a rank ends.
+void superviseElastic(const Options& o, const Plan& plan, RendezvousServer* server, std::optional<ElasticWorld>& world,
+                      SupervisorOptions& supervision) {
+  if (o.minNp == 0 || server == nullptr) return;
+  std::vector<std::string> hosts;
+  for (const RankPlan& r : plan.ranks) hosts.push_back(r.where.host);
+  world.emplace(std::move(hosts), o.minNp, o.resetLimit);
+  auto first = world->firstWorld();
+  server->publish(first.values, first.abandonPrefix, "");
+  supervision.rankEnded = [&o, &world, server](int rank, const RankFailure* failure) {
+    return elasticRankEnded(o, *world, *server, rank, failure);
+  };
+}
+
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
@@ -621,10 +643,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
       rankEnv.push_back(*var);
     }
     if (errorFiles != nullptr) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + errorFiles->path(r.where.rank));
-    if (o.minNp > 0) {  // a worker's number is its first rank (elastic_world.h)
-      rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(r.where.rank));
-      rankEnv.push_back("HOROVOD_ELASTIC=1");
-    }
+    appendElasticVariables(o, r, rankEnv);
     appendRankJobWide(jobWide, rankEnv);
     ranks.push_back({.rank = r.where.rank,
                      .host = r.where.host,
@@ -637,16 +656,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
   std::optional<ElasticWorld> elastic;
-  if (o.minNp > 0 && server != nullptr) {
-    std::vector<std::string> hosts;
-    for (const RankPlan& r : plan.ranks) hosts.push_back(r.where.host);
-    elastic.emplace(std::move(hosts), o.minNp, o.resetLimit);
-    auto first = elastic->firstWorld();
-    server->publish(first.values, first.abandonPrefix, "");
-    supervision.rankEnded = [&o, &elastic, server](int rank, const RankFailure* failure) {
-      return elasticRankEnded(o, *elastic, *server, rank, failure);
-    };
-  }
+  superviseElastic(o, plan, server, elastic, supervision);
   supervision.coordinatorRank = parameterServerChief(plan);
   (void)adoptOrphans();  // best effort: without it a daemon outlives the job, as it did before
   auto outcome = superviseRanks(ranks, supervision);
@@ -765,6 +775,7 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   for (const RankPlan& r : plan.ranks) {
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     appendRankJobWide(jobWide, rankEnv);
+    appendElasticVariables(o, r, rankEnv);
     // The secret travels in the job, over ssh's stdin: never on a command line.
     AgentJob& job = jobs[jobOf.at(r.where.host)];
     job.ranks.push_back({r.where.rank, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
@@ -794,6 +805,8 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   supervision.agentHelloTimeout = launch.ssh.connectTimeout;
   // hvdrun's stdin goes to its rank over that rank's agent connection, as mpirun's does.
   if (o.stdinRank) supervision.stdinForwarding = SupervisorOptions::StdinForwarding{STDIN_FILENO, *o.stdinRank};
+  std::optional<ElasticWorld> elastic;
+  superviseElastic(o, plan, server, elastic, supervision);
   JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
   if (!result.agentStartProblems.empty()) throwHostProblems(result, agents, launch, launch.ssh.connectTimeout);
   // The supervisor counted agents; the summary counts ranks.
@@ -873,9 +886,9 @@ void checkTimelinePath(const Options& o) {
 // Whether --max-restarts may start the job again after this outcome: a rank failed, and
 // neither the user (Ctrl-C, a signal to hvdrun), a preemption notice nor a console gone away
 // (its reader quit) ended the job, which a restart would only repeat or go against.
-// --min-np: the ranks must be hvdrun's own children (it watches each one end, and the
-// others go on), and there must be that many.
-void checkElastic(const Options& o, const Plan& plan, bool forksRanks) {
+// --min-np: hvdrun must start the ranks itself, forked or through its host agents (it
+// watches each one end, and the others go on), and there must be that many.
+void checkElastic(const Options& o, const Plan& plan) {
   if (o.minNp == 0) {
     if (o.resetLimit >= 0) {
       throw UserError(ExitCode::kUsage, "--reset-limit is for elastic jobs, and this one has no --min-np",
@@ -883,13 +896,12 @@ void checkElastic(const Options& o, const Plan& plan, bool forksRanks) {
     }
     return;
   }
-  if (!forksRanks) {
-    std::string how = o.useMpi ? "mpirun (--mpi)" : plan.source == HostSource::kSlurm ? "srun" : "ssh";
+  if (o.useMpi || plan.source == HostSource::kSlurm) {
     throw UserError(ExitCode::kUsage,
-                    "--min-np: elastic jobs run on ranks hvdrun forks on this machine, and this one would start "
-                    "them with " + how,
-                    "leave out --min-np (--max-restarts N starts every rank again after a failure), or run on this "
-                    "machine alone (--no-slurm, no -H)");
+                    "--min-np: elastic jobs run on ranks hvdrun starts itself (on this machine, or over ssh with -H), "
+                    "and this one would start them with " + std::string(o.useMpi ? "mpirun (--mpi)" : "srun"),
+                    "leave out --min-np (--max-restarts N starts every rank again after a failure), or give the "
+                    "hosts with -H (--no-slurm inside an allocation)");
   }
   if (o.minNp > static_cast<int>(plan.ranks.size())) {
     throw UserError(ExitCode::kUsage,
@@ -924,7 +936,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   const bool forksRanks = !o.useMpi && plan.source != HostSource::kSlurm && !overSsh;
   checkStdinRank(o, plan);
   checkRanksFilter(o, plan);
-  checkElastic(o, plan, forksRanks);
+  checkElastic(o, plan);
   checkTimelinePath(o);
   std::optional<SshLaunch> ssh;
   if (overSsh) ssh = sshLaunchFor(o);

@@ -241,6 +241,19 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     if (auto file = errorFileOf.find(f.rank); file != errorFileOf.end()) handOverRecordedError(rankEnv, f.rank, file->second);
     printTo(stderr, "{}\n", formatAgentFailure(f));
   };
+  // An elastic job (hvdrun --min-np): hvdrun decides whether the job goes on without a rank,
+  // so every end is reported and nothing here is stopped for it; if the job cannot go on,
+  // hvdrun stops this agent as it stops any.
+  if (const std::string worker = valueInEnvironment(rankEnv, "HVD_ELASTIC_WORKER"); !worker.empty() && worker != "-1") {
+    supervision.rankEnded = [&supervision](int rank, const RankFailure* failure) {
+      if (failure != nullptr) {
+        supervision.onFailure(*failure);
+      } else {
+        printTo(stderr, "{}\n", formatAgentRankEnd(rank));
+      }
+      return true;
+    };
+  }
   if (chiefHere) {
     supervision.coordinatorRank = job.coordinatorRank;
     supervision.onCoordinatorDone = [&rankEnv] { announceCoordinatorDone(rankEnv); };

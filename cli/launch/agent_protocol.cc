@@ -72,6 +72,7 @@ std::optional<std::string_view> word(std::string_view line, std::string_view nam
 }
 
 constexpr std::string_view kFailurePrefix = "hvdrun-agent: failed ";
+constexpr std::string_view kRankEndPrefix = "hvdrun-agent: ended ";
 
 }  // namespace
 
@@ -288,6 +289,18 @@ std::optional<RankFailure> parseAgentFailure(std::string_view line) {
   long long oom = 0;
   if (auto o = word(line, "oom"); o && parseNumber(*o, oom)) f.oomKillsOnHost = static_cast<std::uint64_t>(oom);
   return f;
+}
+
+std::string formatAgentRankEnd(int rank) { return std::string(kRankEndPrefix) + "rank=" + std::to_string(rank); }
+
+std::optional<int> parseAgentRankEnd(std::string_view line) {
+  if (line.substr(0, kRankEndPrefix.size()) != kRankEndPrefix) return std::nullopt;
+  line.remove_prefix(kRankEndPrefix.size());
+  long long rank = 0;
+  if (line.substr(0, 5) != "rank=" || !parseNumber(line.substr(5), rank) || rank < 0 || rank >= (1 << 24)) {
+    return std::nullopt;
+  }
+  return static_cast<int>(rank);
 }
 
 }  // namespace hvd::cli

@@ -120,4 +120,9 @@ inline constexpr std::string_view kAgentInputClosed = "hvdrun-agent: input-close
 std::string formatAgentFailure(const RankFailure& failure);
 std::optional<RankFailure> parseAgentFailure(std::string_view line);
 
+// Elastic jobs (--min-np) only: a rank that ended by itself without failing, so that hvdrun
+// leaves it out of the job's next world: "hvdrun-agent: ended rank=3".
+std::string formatAgentRankEnd(int rank);
+std::optional<int> parseAgentRankEnd(std::string_view line);
+
 }  // namespace hvd::cli

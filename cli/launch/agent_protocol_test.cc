@@ -210,4 +210,15 @@ TEST_CASE("the count of input a rank's pipe took reads back as sent and other li
   CHECK(agentInputFrame("abc") == "input 3\nabc");
 }
 
+TEST_CASE("an elastic job's clean rank end reads back and nothing else reads as one", "[agent]") {
+  CHECK(formatAgentRankEnd(3) == "hvdrun-agent: ended rank=3");
+  CHECK(parseAgentRankEnd(formatAgentRankEnd(3)) == std::optional<int>(3));
+  CHECK(parseAgentRankEnd(formatAgentRankEnd(0)) == std::optional<int>(0));
+  CHECK_FALSE(parseAgentRankEnd("hvdrun-agent: ended rank="));
+  CHECK_FALSE(parseAgentRankEnd("hvdrun-agent: ended rank=x"));
+  CHECK_FALSE(parseAgentRankEnd("hvdrun-agent: ended rank=3 "));
+  CHECK_FALSE(parseAgentRankEnd("[3]<stderr>:hvdrun-agent: ended rank=3"));
+  CHECK_FALSE(parseAgentRankEnd("hvdrun-agent: failed rank=1 pid=1 code=0 signal=9 when=t host=h"));
+}
+
 }  // namespace hvd::cli

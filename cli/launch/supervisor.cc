@@ -660,15 +660,10 @@ class Job {
         }
         bool crashed = WIFSIGNALED(status) && (WTERMSIG(status) != r.signalSent || r.endingBeforeStop);
         bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !r.stoppedByUs);
-        if (options_.rankEnded && r.signalSent == 0 && !outcome_.firstFailure && outcome_.interruptSignal == 0 &&
-            outcome_.neverReady.empty()) {
+        if (options_.rankEnded && r.signalSent == 0) {
           RankFailure f = failureOf(r, pid, status);
           f.lastStderrLines = r.lastStderr;
-          departed_.insert(r.spec->rank);
-          if (options_.rankEnded(r.spec->rank, failed ? &f : nullptr)) {
-            if (failed) outcome_.leftBehind.push_back(std::move(f));
-            continue;
-          }
+          if (elasticGoesOnWithout(r.spec->rank, failed ? &f : nullptr)) continue;
         }
         // Told to stop, but it ended with an error of its own (a peer's death seen first,
         // 1 from Python's traceback): not one hvdrun stopped. 128+SIGTERM is how a program
@@ -788,7 +783,30 @@ class Job {
     }
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok || outcome_.firstFailure || r.stoppedByUs) return;
+    // An elastic job goes on without a host whose agent (or ssh connection) was lost, while
+    // it can do without every rank the agent ran.
+    bool goesOn = options_.rankEnded != nullptr;
+    for (int rank : r.spec->agentRanks) {
+      if (!goesOn) break;
+      if (departed_.count(rank)) continue;
+      RankFailure f = failureOf(r, pid, status);
+      f.rank = rank;
+      goesOn = elasticGoesOnWithout(rank, &f);
+    }
+    if (goesOn) return;
     noteFailure(failureOf(r, pid, status), false);
+  }
+
+  // Elastic training: a rank ended by itself (a host agent's record, or the agent's own end);
+  // rankEnded decides. True when the job goes on without it.
+  bool elasticGoesOnWithout(int rank, const RankFailure* failure) {
+    if (!options_.rankEnded || outcome_.firstFailure || outcome_.interruptSignal != 0 || !outcome_.neverReady.empty()) {
+      return false;
+    }
+    departed_.insert(rank);
+    if (!options_.rankEnded(rank, failure)) return false;
+    if (failure != nullptr) outcome_.leftBehind.push_back(*failure);
+    return true;
   }
 
   // A rank frozen by SIGSTOP, Ctrl-Z in its own terminal or a debugger stalls its peers
@@ -1130,11 +1148,17 @@ class Job {
           if (stdinSender_ && &r == stdinTo_) stdinSender_->taken(*taken);
           return;
         }
+        if (auto ended = parseAgentRankEnd(line)) {
+          (void)elasticGoesOnWithout(*ended, nullptr);
+          return;
+        }
         if (line == kAgentInputClosed) {
           if (stdinSender_ && &r == stdinTo_) stdinSender_->stop();
           return;
         }
         if (auto failure = parseAgentFailure(line)) {
+          failure->lastStderrLines = labelledStderr_[failure->rank];
+          if (elasticGoesOnWithout(failure->rank, &*failure)) return;
           // The rank awaitRankGone waits for, failing by itself on its agent: the cause.
           if (r.endingByItself && awaitedRank_ == failure->rank) {
             takeOverCause(std::move(*failure));

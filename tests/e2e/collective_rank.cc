@@ -34,7 +34,9 @@
 //                                    (HVD_ELASTIC_WORKER) SIGKILLs itself before its 6th;
 //                                    on a failed one: shutdown, init (the next world) and
 //                                    on from there. Prints "elastic done worker W rank R
-//                                    size N worlds K"
+//                                    size N worlds K". With "agent" after <victim>, the
+//                                    victim SIGKILLs its parent (a host agent: its host is
+//                                    lost) instead of itself
 //   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
 //                                    the refusals; prints "process sets ok (the job's
 //                                    collectives on tcp|mpi)"
@@ -223,16 +225,25 @@ int restarted(int victim) {
   return 0;
 }
 
-// Elastic training from C++: what hvd.elastic.run does in Python, without a state to keep.
-int elastic(int victim) {
+// Elastic training from C++: what hvd.elastic.run does in Python, the count of allreduces
+// done being the state. A rank whose peer dies mid-collective may fail a collective that
+// its other peers finished, so after each re-forming every rank takes rank 0's count.
+int elastic(int victim, bool killAgent) {
   const char* workerText = std::getenv("HVD_ELASTIC_WORKER");
   const int worker = workerText != nullptr ? std::atoi(workerText) : -1;
-  int done = 0, worlds = 1;
+  std::int32_t done = 0;
+  int worlds = 1;
   while (true) {
     const int size = hvd::size(), rank = hvd::rank();
-    bool failed = false;
-    for (; done < 20; ++done) {
-      if (worker == victim && done == 5) ::raise(SIGKILL);
+    bool failed = worlds > 1 && !hvd::broadcast(&done, sizeof done, 0).isOk();
+    for (; done < 20 && !failed; ++done) {
+      if (worker == victim && done == 5) {
+        if (killAgent) {
+          ::kill(::getppid(), SIGKILL);
+          ::pause();  // until the agent's death (PR_SET_PDEATHSIG) ends this rank too
+        }
+        ::raise(SIGKILL);
+      }
       float sum = static_cast<float>(rank + 1);
       if (!hvd::allreduce(&sum, 1, DataType::kFloat32, ReduceOp::kSum).isOk()) {
         failed = true;
@@ -647,7 +658,7 @@ int main(int argc, char** argv) {
            : mode == "forked"           ? forked()
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
            : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
-           : mode == "elastic" && argc > 2 ? elastic(std::atoi(argv[2]))
+           : mode == "elastic" && argc > 2 ? elastic(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "agent")
            : mode == "process-sets"     ? processSets()
            : mode == "process-set-victim" && argc > 2 ? processSetVictim(std::atoi(argv[2]))
                                         : check();

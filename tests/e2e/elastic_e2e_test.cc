@@ -41,12 +41,12 @@ TEST_CASE("an elastic job over TCP alone goes on without a killed rank as a smal
   checkSurvivors(runHvdrun({"-np", "4", "--min-np", "2", kRank, "elastic", "2"}, options));
 }
 
-TEST_CASE("elastic jobs are refused where hvdrun would not fork the ranks itself", "[e2e]") {
+TEST_CASE("elastic jobs are refused where mpirun would start the ranks", "[e2e]") {
   auto run = runHvdrun({"--mpi", "-np", "2", "--min-np", "1", kRank, "elastic", "-1"});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 2);
-  CHECK(has(run.err, "--min-np: elastic jobs run on ranks hvdrun forks on this machine, and this one would start "
-                     "them with mpirun (--mpi)"));
+  CHECK(has(run.err, "--min-np: elastic jobs run on ranks hvdrun starts itself (on this machine, or over ssh with "
+                     "-H), and this one would start them with mpirun (--mpi)"));
 }
 
 TEST_CASE("a minimum above the job's rank count and a reset limit without a minimum are refused", "[e2e]") {

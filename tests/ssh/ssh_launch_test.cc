@@ -420,6 +420,36 @@ TEST_CASE("over ssh --max-restarts starts every rank again on every host and the
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh an elastic job goes on without a rank killed on another host as a smaller world", "[ssh]") {
+  // Ranks 0-1, 2-3 and 4-5 on the three hosts; rank 4 SIGKILLs itself mid-job.
+  auto run = runSshJob(2, {"--min-np", "3", kCollectiveRank, "elastic", "4"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("hvdrun: rank 4 was killed by SIGKILL; the other 5 rank(s) go on without it as the job's "
+                     "world 1 (--min-np 3)") != std::string::npos);
+  const std::vector<std::pair<int, int>> workerRank{{0, 0}, {1, 1}, {2, 2}, {3, 3}, {5, 4}};
+  for (auto [worker, rank] : workerRank) {
+    CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic done worker " + std::to_string(worker) +
+                       " rank " + std::to_string(rank) + " size 5 worlds 2") != std::string::npos);
+  }
+  CHECK(processesMentioning("host-agent").empty());
+}
+
+TEST_CASE("over ssh an elastic job goes on without a host whose agent was lost", "[ssh]") {
+  // Rank 4 SIGKILLs the third host's agent: its two ranks go with it, and hvdrun hears of
+  // the host only from the ssh connection's end.
+  auto run = runSshJob(2, {"--min-np", "3", kCollectiveRank, "elastic", "4", "agent"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("the other 4 rank(s) go on without it as the job's world") != std::string::npos);
+  for (int worker = 0; worker < 4; ++worker) {
+    CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic done worker " + std::to_string(worker) +
+                       " rank " + std::to_string(worker) + " size 4") != std::string::npos);
+  }
+  CHECK(run.out.find("[5]<stdout>:elastic done") == std::string::npos);
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 TEST_CASE("over ssh what a rank left running in a session of its own is stopped by its host's agent at the end",
           "[ssh]") {
   hvd::test::TempDir dir;

@@ -107,3 +107,22 @@ def test_keras_digits_resumes_from_rank_zeros_checkpoint_at_the_epoch_it_broadca
     assert (tmp_path / "checkpoint-3.keras").exists()
     checksums = {line for r in range(2) for line in resumed.lines(r) if line.startswith("weights checksum after epoch 3")}
     assert len(checksums) == 1, checksums
+
+
+def _elastic_survivors(mode):
+    result = launch(3, "keras_elastic_shrink.py", mode, hvdrun_args=("--min-np", "2"), ELASTIC_VICTIM=1)
+    assert result.returncode == 0, result
+    assert "hvdrun: rank 1 was killed by SIGKILL; the other 2 rank(s) go on without it" in result.stderr, result
+    for worker, rank in ((0, 0), (2, 1)):
+        assert f"ok worker={worker} rank={rank} size=2 resets=[({rank}, 2)] epoch=3" in result.lines(worker), result
+    assert not result.lines(1), result
+
+
+def test_keras_elastic_callbacks_carry_model_fit_on_without_a_killed_rank():
+    # Before, hvd.keras had no elastic module: Horovod's Keras elastic recipe did not start.
+    _elastic_survivors("keras")
+
+
+def test_a_tf_function_loop_with_tensorflow_keras_state_goes_on_without_a_killed_rank():
+    # The peer's failure reaches run() as TensorFlow's own error from inside the graph.
+    _elastic_survivors("tape")

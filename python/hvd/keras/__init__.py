@@ -50,7 +50,7 @@ from .. import (  # noqa: F401  the core API, re-exported
 )
 from .. import _gradient_options
 from ..tensorflow import Compression, allgather, allreduce, allreduce_gradients, broadcast, broadcast_variables
-from . import callbacks
+from . import callbacks, elastic  # noqa: F401  elastic: Horovod's hvd.elastic for Keras
 
 
 def _distributed_class(base, op, compression, gradient_predivide_factor, process_set=None):

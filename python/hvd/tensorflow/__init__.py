@@ -566,3 +566,6 @@ class DistributedGradientTape:
 
     def __exit__(self, *exc):
         return self._tape.__exit__(*exc)
+
+
+from . import elastic  # noqa: E402,F401  Horovod's hvd.elastic for TensorFlow

@@ -6,4 +6,5 @@ give tf.keras as Keras 3, so this is hvd.keras under the name those scripts use.
 
 from ...keras import *  # noqa: F401,F403  everything hvd.keras offers, with its names
 from ...keras import DistributedOptimizer, load_model  # noqa: F401  named, for readers and linters
+from ...keras import elastic  # noqa: F401
 from . import callbacks  # noqa: F401

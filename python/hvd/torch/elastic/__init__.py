@@ -7,6 +7,7 @@ the collective that noticed it, and the job ends.
 """
 
 from .sampler import ElasticSampler
-from .state import HostsUpdatedInterrupt, ObjectState, State, TorchState, run
+from ..._elastic import HostsUpdatedInterrupt, ObjectState, State, run
+from .state import TorchState
 
 __all__ = ["ElasticSampler", "HostsUpdatedInterrupt", "ObjectState", "State", "TorchState", "run"]

@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "cli/build_info.h"
@@ -341,13 +343,16 @@ void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure
 
 // The root cause the task shims reported (task_shim.h), or nullopt when none did (a job that
 // did not fail, or an older hvdrun on the nodes): then the launcher's own messages tell.
-std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, const JobOutcome& result) {
+// An elastic job's ranks it went on without are left out: they are not why it ended.
+std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, const JobOutcome& result,
+                                              const std::set<int>& leftBehind = {}) {
   if (server == nullptr || result.exitCode == 0) return std::nullopt;
   auto count = server->value(kEndReportCountKey);
   std::vector<TaskEndReport> reports;
   for (long long i = 1, n = count ? std::atoll(count->c_str()) : 0; i <= n; ++i) {
     auto text = server->value(endReportKey(i));  // missing if its shim died between add and set
-    if (auto report = text ? decodeTaskEndReport(*text) : std::nullopt) reports.push_back(*report);
+    auto report = text ? decodeTaskEndReport(*text) : std::nullopt;
+    if (report && !leftBehind.count(report->rank)) reports.push_back(*report);
   }
   auto cause = rootCauseOf(reports);
   if (!cause) return std::nullopt;
@@ -500,6 +505,128 @@ SupervisorOptions supervisionFor(const Options& o, const Plan& plan, RendezvousS
   return supervision;
 }
 
+// Elastic training: a rank ended by itself. A failed one leaves the others to go on as the
+// next world, when the job may; either way hvdrun says what happens to the job.
+bool elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& server, int rank,
+                      const RankFailure* failure) {
+  auto change = world.workerEnded(rank, failure != nullptr);
+  if (failure == nullptr) return change.goesOn;
+  if (!change.goesOn) {
+    if (!change.why.empty()) {
+      printTo(stderr, "hvdrun: rank {} {}, and the elastic job cannot go on without it: {}\n", rank,
+              endText(*failure), change.why);
+      server.publish(change.keys.values, change.keys.abandonPrefix, "the elastic job ended: " + change.why);
+    }
+    return false;
+  }
+  server.publish(change.keys.values, change.keys.abandonPrefix,
+                 fmt::format("the job's world changed while this rank joined it (rank {} {})", rank, endText(*failure)));
+  printTo(stderr, "hvdrun: rank {} {}; the other {} rank(s) go on without it as the job's world {} (--min-np {}), "
+                  "numbered 0-{} in the order of their first ranks\n",
+          rank, endText(*failure), world.size(), world.generation(), o.minNp, world.size() - 1);
+  return true;
+}
+
+// An elastic job's ranks: a worker's number is its first rank (elastic_world.h).
+void appendElasticVariables(const Options& o, const RankPlan& r, std::vector<std::string>& rankEnv) {
+  if (o.minNp == 0) return;
+  rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(r.where.rank));
+  rankEnv.push_back("HOROVOD_ELASTIC=1");
+}
+
+// An elastic job (--min-np): the first world is published before any rank starts, and the
+// supervisor asks `world` whether the job goes on each time a rank ends.
+void superviseElastic(const Options& o, const Plan& plan, RendezvousServer* server, std::optional<ElasticWorld>& world,
+                      SupervisorOptions& supervision) {
+  if (o.minNp == 0 || server == nullptr) return;
+  std::vector<std::string> hosts;
+  for (const RankPlan& r : plan.ranks) hosts.push_back(r.where.host);
+  world.emplace(std::move(hosts), o.minNp, o.resetLimit);
+  auto first = world->firstWorld();
+  server->publish(first.values, first.abandonPrefix, "");
+  supervision.rankEnded = [&o, &world, server](int rank, const RankFailure* failure) {
+    return elasticRankEnded(o, *world, *server, rank, failure);
+  };
+}
+
+// An elastic job under srun (--kill-on-bad-exit=0, so a failed task leaves the step
+// running): the task shims' reports reach hvdrun through the rendezvous, and the world is
+// decided on the server's thread as they come in.
+class SrunElastic {
+ public:
+  void start(const Options& o, const Plan& plan, RendezvousServer& server) {
+    std::vector<std::string> hosts;
+    for (const RankPlan& r : plan.ranks) hosts.push_back(r.where.host);
+    world_.emplace(std::move(hosts), o.minNp, o.resetLimit);
+    auto first = world_->firstWorld();
+    server.publish(first.values, first.abandonPrefix, "");
+    const std::string reports = std::string(kEndReportCountKey) + "/";
+    server.onSet([this, &o, &plan, &server, reports](const std::string& key, const std::string& value) {
+      std::optional<int> rank;
+      std::optional<RankFailure> failure;
+      if (key.rfind(reports, 0) == 0) {
+        auto report = decodeTaskEndReport(value);
+        if (!report || report->toldToStop) return;  // srun stopping the step is no rank's failure
+        rank = report->rank;
+        failure.emplace();
+        failure->rank = report->rank;
+        failure->exitCode = report->end.exitCode;
+        failure->signal = report->end.signal;
+        failure->oomKillsOnHost = report->oomKillsOnHost;
+        failure->when = nowIso8601();
+        if (*rank >= 0 && *rank < static_cast<int>(plan.ranks.size())) {
+          failure->host = plan.ranks[static_cast<size_t>(*rank)].where.host;
+        }
+      } else if (auto ended = cleanEndRank(key)) {
+        rank = ended;
+      }
+      if (!rank) return;
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (failure) ++badReports_;
+      if (elasticRankEnded(o, *world_, server, *rank, failure ? &*failure : nullptr) && failure) {
+        leftBehind_.push_back(*failure);
+      }
+    });
+  }
+
+  // After srun: true when the job ended well, every failed rank's loss taken in stride (srun
+  // exits with the worst task's code all the same); `result` then says so.
+  bool finish(JobOutcome& result) {
+    if (!world_) return false;
+    std::lock_guard<std::mutex> lock(mutex_);
+    result.leftBehind = leftBehind_;
+    if (world_->ended() || result.interruptSignal != 0 || !result.neverReady.empty() || leftBehind_.empty() ||
+        result.exitCode == 0) {
+      return false;
+    }
+    // Every bad end the shims reported is one the job went on without; a task that ended
+    // badly without a report (its shim lost with it) is not, and fails the job as before.
+    if (badReports_ != leftBehind_.size()) return false;
+    result.exitCode = 0;
+    result.firstFailure.reset();
+    return true;
+  }
+
+  std::set<int> leftBehindRanks() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::set<int> ranks;
+    for (const RankFailure& f : leftBehind_) ranks.insert(f.rank);
+    return ranks;
+  }
+
+ private:
+  static std::optional<int> cleanEndRank(const std::string& key) {
+    const std::string prefix = cleanEndKey(0).substr(0, cleanEndKey(0).size() - 1);
+    if (key.rfind(prefix, 0) != 0) return std::nullopt;
+    return rendezvous::parsePeerGone(std::string_view(key).substr(prefix.size()));  // a rank number
+  }
+
+  std::mutex mutex_;
+  std::optional<ElasticWorld> world_;
+  std::vector<RankFailure> leftBehind_;
+  size_t badReports_ = 0;  // the shims' reports of ranks that failed by themselves
+};
+
 // Inside a Slurm allocation: one srun step runs the plan (never ssh there).
 JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
                           const slurm::Environment& env, RendezvousServer* server, const PreemptionFlag& preemption) {
@@ -522,13 +649,16 @@ JobOutcome launchWithSrun(const Options& o, const Plan& plan, const std::vector<
   SrunCommand command = srunCommand(plan, o, thisExecutable(), hostfile, jobWide, insideStep);
   RankProcess srunProcess{.host = plan.masterAddr, .executable = *srun, .argv = command.argv, .env = inheritedEnvironment(command.env)};
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kSrun, preemption);
+  SrunElastic elastic;
+  if (o.minNp > 0 && server != nullptr) elastic.start(o, plan, *server);
   auto outcome = superviseRanks({srunProcess}, supervision);
   std::remove(hostfile.c_str());
   ::rmdir(dir);
   JobOutcome result = valueOrThrow(std::move(outcome));
+  if (elastic.finish(result)) return result;
   // srun exits 143 after stopping the step and names whichever failing task it heard of
   // first; the shims' reports tell which failed first.
-  auto shims = rootCauseFromShims(server, result);
+  auto shims = rootCauseFromShims(server, result, elastic.leftBehindRanks());
   adoptLauncherFailure(result, shims ? shims : firstSrunFailure(result.launcherMessages), plan, "srun");
   adoptCoordinatorEnd(result, server);
   return result;
@@ -575,47 +705,6 @@ std::vector<std::vector<int>> localCpuBindings(BindTo bind, int localRanks) {
 void stopLeftovers(pid_t guardian, std::chrono::milliseconds grace) {
   auto stopped = stopAdoptedOrphans({guardian}, grace);
   if (!stopped.empty()) printTo(stderr, "{}", stoppedOrphansLine(stopped, ""));
-}
-
-// Elastic training: a rank ended by itself. A failed one leaves the others to go on as the
-// next world, when the job may; either way hvdrun says what happens to the job.
-bool elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& server, int rank,
-                      const RankFailure* failure) {
-  auto change = world.workerEnded(rank, failure != nullptr);
-  if (failure == nullptr) return change.goesOn;
-  if (!change.goesOn) {
-    printTo(stderr, "hvdrun: rank {} {}, and the elastic job cannot go on without it: {}\n", rank, endText(*failure),
-            change.why);
-    return false;
-  }
-  server.publish(change.keys.values, change.keys.abandonPrefix,
-                 fmt::format("the job's world changed while this rank joined it (rank {} {})", rank, endText(*failure)));
-  printTo(stderr, "hvdrun: rank {} {}; the other {} rank(s) go on without it as the job's world {} (--min-np {}), "
-                  "numbered 0-{} in the order of their first ranks\n",
-          rank, endText(*failure), world.size(), world.generation(), o.minNp, world.size() - 1);
-  return true;
-}
-
-// An elastic job's ranks: a worker's number is its first rank (elastic_world.h).
-void appendElasticVariables(const Options& o, const RankPlan& r, std::vector<std::string>& rankEnv) {
-  if (o.minNp == 0) return;
-  rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(r.where.rank));
-  rankEnv.push_back("HOROVOD_ELASTIC=1");
-}
-
-// An elastic job (--min-np): the first world is published before any rank starts, and the
-// supervisor asks `world` whether the job goes on each time a rank ends.
-void superviseElastic(const Options& o, const Plan& plan, RendezvousServer* server, std::optional<ElasticWorld>& world,
-                      SupervisorOptions& supervision) {
-  if (o.minNp == 0 || server == nullptr) return;
-  std::vector<std::string> hosts;
-  for (const RankPlan& r : plan.ranks) hosts.push_back(r.where.host);
-  world.emplace(std::move(hosts), o.minNp, o.resetLimit);
-  auto first = world->firstWorld();
-  server->publish(first.values, first.abandonPrefix, "");
-  supervision.rankEnded = [&o, &world, server](int rank, const RankFailure* failure) {
-    return elasticRankEnded(o, *world, *server, rank, failure);
-  };
 }
 
 // This machine only: hvdrun forks every rank itself.
@@ -886,8 +975,8 @@ void checkTimelinePath(const Options& o) {
 // Whether --max-restarts may start the job again after this outcome: a rank failed, and
 // neither the user (Ctrl-C, a signal to hvdrun), a preemption notice nor a console gone away
 // (its reader quit) ended the job, which a restart would only repeat or go against.
-// --min-np: hvdrun must start the ranks itself, forked or through its host agents (it
-// watches each one end, and the others go on), and there must be that many.
+// --min-np: hvdrun must hear of each rank's end (forked, its host agents', or the srun
+// task shims' reports) while the others go on, and there must be that many ranks.
 void checkElastic(const Options& o, const Plan& plan) {
   if (o.minNp == 0) {
     if (o.resetLimit >= 0) {
@@ -896,12 +985,12 @@ void checkElastic(const Options& o, const Plan& plan) {
     }
     return;
   }
-  if (o.useMpi || plan.source == HostSource::kSlurm) {
+  if (o.useMpi) {
     throw UserError(ExitCode::kUsage,
-                    "--min-np: elastic jobs run on ranks hvdrun starts itself (on this machine, or over ssh with -H), "
-                    "and this one would start them with " + std::string(o.useMpi ? "mpirun (--mpi)" : "srun"),
-                    "leave out --min-np (--max-restarts N starts every rank again after a failure), or give the "
-                    "hosts with -H (--no-slurm inside an allocation)");
+                    "--min-np: elastic jobs need hvdrun to hear of each rank's end while the others run, and "
+                    "mpirun (--mpi) ends the job at the first",
+                    "leave out --mpi (hvd's TCP and shared-memory collectives run elastic jobs), or --min-np "
+                    "(--max-restarts N starts every rank again after a failure)");
   }
   if (o.minNp > static_cast<int>(plan.ranks.size())) {
     throw UserError(ExitCode::kUsage,
@@ -966,6 +1055,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
     // or hvdrun's restarts: the ranks there inherit these instead.
     if (o.useMpi || plan.source == HostSource::kSlurm) {
       jobWide.insert(jobWide.end(), o.runtimeVariables.begin(), o.runtimeVariables.end());
+      if (o.minNp > 0) jobWide.push_back("HVD_ELASTIC=1");  // the shims give each rank its worker number
       jobWide.push_back("TORCHELASTIC_RESTART_COUNT=" + std::to_string(plan.restartCount));
       jobWide.push_back("TORCHELASTIC_MAX_RESTARTS=" + std::to_string(plan.maxRestarts));
     }

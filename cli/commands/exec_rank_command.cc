@@ -128,6 +128,11 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   }
 
   std::vector<std::string> overrides = planEnvironment(*plan, me);
+  // hvdrun --min-np: the rank's worker number (its first rank) joins it to each world.
+  if (auto elastic = env.find("HVD_ELASTIC"); elastic != env.end() && elastic->second == "1") {
+    overrides.push_back("HVD_ELASTIC_WORKER=" + std::to_string(me.where.rank));
+    overrides.push_back("HOROVOD_ELASTIC=1");
+  }
   // Slurm's per-task binding stands for the ranks the plan gives GPUs; a rank the plan
   // gives none (a TF ps or evaluator) gets none, whatever Slurm bound to its task.
   const bool keepSlurmGpus = slurmBound && !me.hideGpus;

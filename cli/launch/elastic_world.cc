@@ -49,7 +49,7 @@ ElasticWorld::Keys ElasticWorld::keysOf(long long generation) const {
 ElasticWorld::Change ElasticWorld::workerEnded(int worker, bool failed) {
   Change change;
   auto it = std::find(running_.begin(), running_.end(), worker);
-  if (it == running_.end()) return change;  // not running: nothing changes, and nothing goes on
+  if (ended_ || it == running_.end()) return change;  // nothing changes, and nothing goes on
   running_.erase(it);
   if (!failed) {
     change.goesOn = true;
@@ -59,11 +59,14 @@ ElasticWorld::Change ElasticWorld::workerEnded(int worker, bool failed) {
   if (left < minSize_) {
     change.why = "only " + std::to_string(left) + " rank(s) would be left, fewer than --min-np " +
                  std::to_string(minSize_);
-    return change;
-  }
-  if (resetLimit_ >= 0 && generation_ >= resetLimit_) {
+  } else if (resetLimit_ >= 0 && generation_ >= resetLimit_) {
     change.why = "the world has changed " + std::to_string(generation_) + " time(s) already (--reset-limit " +
                  std::to_string(resetLimit_) + ")";
+  }
+  if (!change.why.empty()) {
+    ended_ = true;
+    change.keys.values[rendezvous::elasticNextKey(generation_)] = std::string(rendezvous::kElasticEnded) + change.why;
+    change.keys.abandonPrefix = rendezvous::elasticJoinPrefix(generation_);
     return change;
   }
   change.goesOn = true;

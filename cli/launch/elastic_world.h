@@ -26,15 +26,17 @@ class ElasticWorld {
 
   // A worker ended. Clean ends only leave the world (the others are finishing too); a
   // failure makes the next generation of the ones still running, unless too few are left
-  // or the world may not change again: then `goesOn` is false and `why` says which.
+  // or the world may not change again: then `goesOn` is false, `why` says which, and the
+  // keys tell the ranks still running that there is no next world (kElasticEnded).
   struct Change {
     bool goesOn = false;
     std::string why;  // when it does not go on
-    Keys keys;        // when a new generation was made
+    Keys keys;        // a new generation's; or, when it does not go on, the end's
   };
   Change workerEnded(int worker, bool failed);
 
   long long generation() const { return generation_; }
+  bool ended() const { return ended_; }
   int size() const { return static_cast<int>(running_.size()); }
   const std::vector<int>& running() const { return running_; }  // worker numbers, in rank order
 
@@ -45,6 +47,7 @@ class ElasticWorld {
   int minSize_;
   int resetLimit_;
   long long generation_ = 0;
+  bool ended_ = false;
   std::vector<int> running_;
 };
 

@@ -69,6 +69,11 @@ TEST_CASE("the world ends below the minimum and past the reset limit saying whic
   auto below = small.workerEnded(1, true);
   CHECK_FALSE(below.goesOn);
   CHECK(below.why == "only 1 rank(s) would be left, fewer than --min-np 2");
+  // The ranks left learn there is no next world, and why, instead of waiting for one.
+  CHECK(below.keys.values.at(rdv::elasticNextKey(1)) == "ended: only 1 rank(s) would be left, fewer than --min-np 2");
+  CHECK(below.keys.abandonPrefix == rdv::elasticJoinPrefix(1));
+  CHECK(small.ended());
+  CHECK_FALSE(small.workerEnded(2, true).goesOn);
 
   ElasticWorld limited({"a", "a", "a", "a"}, 1, 1);
   REQUIRE(limited.workerEnded(3, true).goesOn);

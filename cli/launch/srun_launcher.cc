@@ -20,7 +20,7 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
                         const std::string& hostfilePath, const std::vector<std::string>& jobWide, bool insideStep) {
   SrunCommand c;
   c.argv = {"srun", "--ntasks=" + std::to_string(plan.ranks.size()), "--distribution=arbitrary",
-            "--kill-on-bad-exit=1", "--label",
+            o.minNp > 0 ? "--kill-on-bad-exit=0" : "--kill-on-bad-exit=1", "--label",
             // One Ctrl-C ends the step (srun alone would only print the tasks' state).
             "--quit-on-interrupt"};
   // A second step inside a running one (srun inside srun) would wait for free CPUs forever.

@@ -120,6 +120,8 @@ std::string recordedErrorKey(int rank) { return "launcher/recorded-error/" + std
 
 std::string endReportKey(long long index) { return std::string(kEndReportCountKey) + "/" + std::to_string(index); }
 
+std::string cleanEndKey(int rank) { return "launcher/ended-cleanly/" + std::to_string(rank); }
+
 std::string encodeTaskEndReport(const TaskEndReport& report) {
   return std::to_string(report.rank) + " " + std::to_string(report.end.exitCode) + " " +
          std::to_string(report.end.signal) + " " + (report.toldToStop ? "1" : "0") + " " +
@@ -286,6 +288,9 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
       }
     }
     reportTaskEnd(env, report);
+  }
+  if (clean && !valueInEnvironment(env, "HVD_ELASTIC_WORKER").empty()) {
+    if (auto client = connectToHvdrun(env, std::chrono::seconds(5))) (void)client->set(cleanEndKey(job.rank), "0");
   }
   if (gStoppedForCoordinator.load()) {
     end = TaskEnd{};  // the job is done: the chief said so

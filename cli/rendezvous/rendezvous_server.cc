@@ -340,6 +340,7 @@ std::optional<std::string> RendezvousServer::handle(Connection& c, std::string_v
       if (key.rfind("ready/", 0) == 0) ready_.insert(std::atoi(key.c_str() + 6));
       lock.unlock();
       answerWaiting(key);
+      if (onSet_) onSet_(key, std::string(value));
       return reply(Reply::kOk);
     }
     case Op::kGet: {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -43,6 +44,12 @@ class RendezvousServer {
   // world that has changed under it fails at once, instead of waiting for a peer that left.
   void publish(const std::map<std::string, std::string>& values, const std::string& abandonPrefix,
                const std::string& why);
+  // Called on the server's thread after each key a client sets (an elastic job under srun
+  // learns of its ranks' ends from the task shims' reports this way). Set before any rank
+  // starts; it may publish().
+  void onSet(std::function<void(const std::string& key, const std::string& value)> callback) {
+    onSet_ = std::move(callback);
+  }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -90,6 +97,7 @@ class RendezvousServer {
   mutable std::mutex mutex_;  // the store, read by hvdrun's other threads
   std::map<std::string, std::string> store_;
   std::set<int> ready_;
+  std::function<void(const std::string&, const std::string&)> onSet_;
   std::vector<std::string> published_;                          // keys publish() set, for the loop
   std::vector<std::pair<std::string, std::string>> abandoned_;  // prefix, why
 };

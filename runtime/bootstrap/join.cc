@@ -80,6 +80,9 @@ Status joinElasticWorld(rendezvous::Client& client, int worker, JoinedJob& job) 
   const long long after = lastElasticGeneration.load();
   auto next = client.get(rendezvous::elasticNextKey(after), job.timeout);
   if (!next) return next.status().withContext("learning the job's newest world");
+  if (next->rfind(rendezvous::kElasticEnded, 0) == 0) {
+    return Status(Errc::kRemote, "hvdrun ended the elastic job: " + next->substr(rendezvous::kElasticEnded.size()));
+  }
   auto generation = rendezvous::parseGeneration(*next);
   if (!generation) return Status(Errc::kRemote, "hvdrun named the job's next world '" + *next + "', not a number");
   auto text = client.get(rendezvous::elasticIdentityKey(*generation, worker), job.timeout);

@@ -53,7 +53,9 @@ inline constexpr const char* kPreemptedKey = "preempted";
 // each a set of workers (HVD_ELASTIC_WORKER) that hvdrun numbers as ranks. hvdrun publishes
 // a generation's identities before the one that points to it, and abandons the keys of the
 // one it replaces, so a worker still joining that one fails at once and joins the next.
-//   elasticNextKey(g) = "g'": the generation after g (g = -1: the job's first)
+//   elasticNextKey(g) = "g'": the generation after g (g = -1: the job's first), or
+//     kElasticEnded and why, when the job cannot go on without the rank that left g
+//     (its ranks' init() fails at once, saying why, instead of waiting for a world)
 //   elasticIdentityKey(g', w) = "rank size localRank localSize crossRank crossSize"
 //   elasticJoinPrefix(g'): where generation g's ranks publish their addresses
 struct ElasticIdentity {
@@ -66,6 +68,7 @@ std::optional<ElasticIdentity> parseElasticIdentity(std::string_view text);
 // The generation an elasticNextKey names; nullopt for anything but a number from 0.
 std::optional<long long> parseGeneration(std::string_view text);
 std::string elasticNextKey(long long generation);
+inline constexpr std::string_view kElasticEnded = "ended: ";
 std::string elasticIdentityKey(long long generation, int worker);
 std::string elasticJoinPrefix(long long generation);
 

@@ -45,8 +45,8 @@ TEST_CASE("elastic jobs are refused where mpirun would start the ranks", "[e2e]"
   auto run = runHvdrun({"--mpi", "-np", "2", "--min-np", "1", kRank, "elastic", "-1"});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 2);
-  CHECK(has(run.err, "--min-np: elastic jobs run on ranks hvdrun starts itself (on this machine, or over ssh with "
-                     "-H), and this one would start them with mpirun (--mpi)"));
+  CHECK(has(run.err, "--min-np: elastic jobs need hvdrun to hear of each rank's end while the others run, and "
+                     "mpirun (--mpi) ends the job at the first"));
 }
 
 TEST_CASE("a minimum above the job's rank count and a reset limit without a minimum are refused", "[e2e]") {

@@ -170,6 +170,43 @@ TEST_CASE("through srun --max-restarts starts a new step of every rank on every 
   CHECK(run.err.find("hvdrun: starting every rank again: restart 1 of 2 (--max-restarts)") != std::string::npos);
 }
 
+TEST_CASE("through srun an elastic job goes on without a killed rank and the step keeps its other tasks",
+          "[cluster][launch]") {
+  requireTestbed();
+  // Rank 2 (node02) SIGKILLs itself mid-job: srun keeps the step (--kill-on-bad-exit=0),
+  // node02's shim reports the end, and the others re-form as a world of 4.
+  const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
+  auto run = inAllocation({"-N3", "-n5"}, {kHvdrun, "--min-np", "3", kCollective, "elastic", "2"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("hvdrun: rank 2 was killed by SIGKILL; the other 4 rank(s) go on without it as the job's "
+                     "world 1 (--min-np 3)") != std::string::npos);
+  CHECK(run.err.find("hvdrun: the elastic job went on without rank(s) 2 after they failed") != std::string::npos);
+  const std::vector<std::pair<int, int>> workerRank{{0, 0}, {1, 1}, {3, 2}, {4, 3}};
+  for (auto [worker, rank] : workerRank) {
+    CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic done worker " + std::to_string(worker) +
+                       " rank " + std::to_string(rank) + " size 4 worlds 2") != std::string::npos);
+  }
+}
+
+TEST_CASE("through srun an elastic job that falls below its minimum ends with the rank that took it there",
+          "[cluster][launch]") {
+  requireTestbed();
+  // The survivors learn there is no next world at once, instead of waiting HVD_TIMEOUT for one.
+  const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
+  auto started = std::chrono::steady_clock::now();
+  auto run = inAllocation({"-N3", "-n3"}, {kHvdrun, "--min-np", "3", kCollective, "elastic", "1"});
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 137);
+  CHECK(run.err.find("hvdrun: rank 1 was killed by SIGKILL, and the elastic job cannot go on without it: only 2 "
+                     "rank(s) would be left, fewer than --min-np 3") != std::string::npos);
+  CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host node02") != std::string::npos);
+  CHECK(run.out.find("elastic init failed: hvdrun ended the elastic job: only 2 rank(s) would be left") !=
+        std::string::npos);
+  CHECK(took < 20);
+}
+
 TEST_CASE("srun refusing the step is named as such with its words and not blamed on rank 0", "[cluster][launch]") {
   // SRUN_CPUS_PER_TASK asks more than a node has: srun cannot create the step. The summary
   // used to say "rank 0 exited with code 1 ... rank 0 wrote nothing to stderr".

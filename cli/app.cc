@@ -992,6 +992,12 @@ void checkElastic(const Options& o, const Plan& plan) {
                     "leave out --mpi (hvd's TCP and shared-memory collectives run elastic jobs), or --min-np "
                     "(--max-restarts N starts every rank again after a failure)");
   }
+  if (!o.timelineFile.empty()) {
+    throw UserError(ExitCode::kUsage,
+                    "--timeline-filename and --min-np: each rank's trace is named by its rank, which passes to "
+                    "another process when an elastic job's world re-forms",
+                    "leave out one of them (a fixed job's timeline shows the same collectives)");
+  }
   if (o.minNp > static_cast<int>(plan.ranks.size())) {
     throw UserError(ExitCode::kUsage,
                     fmt::format("--min-np {} is more than the job's {} rank(s)", o.minNp, plan.ranks.size()),

@@ -84,7 +84,15 @@ Result<std::unique_ptr<Runtime>> Runtime::joinOnce(const EnvSnapshot& env, LogLe
   // Also for a timeline started later (start_timeline).
   options->timelineMaxBytes = static_cast<std::uint64_t>(env.integer("HVD_TIMELINE_MAX_MB")) << 20;
   options->sameClockAsRank0 = job->identity.crossRank == 0;
-  if (const std::string& trace = env.text("HOROVOD_TIMELINE"); !trace.empty()) {
+  if (const std::string& trace = env.text("HOROVOD_TIMELINE"); !trace.empty() && generation >= 0) {
+    // Trace files are named by rank and carry it on every event; in an elastic job a
+    // rank's number passes to another process when the world re-forms, and one would
+    // overwrite another's file.
+    if (job->identity.rank == 0) {
+      logMessage(LogLevel::kWarning, "HOROVOD_TIMELINE is not recorded in elastic jobs (hvdrun --min-np): ranks "
+                                     "change numbers as the world re-forms; no trace is written");
+    }
+  } else if (!trace.empty()) {
     options->timelinePath = timeline::rankTracePath(trace, job->identity.rank);
     options->timelineMarkCycles = env.integer("HOROVOD_TIMELINE_MARK_CYCLES") == 1;
   }

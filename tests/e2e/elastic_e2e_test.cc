@@ -4,6 +4,7 @@
 // name. (python/tests/test_elastic.py runs hvd.elastic.run with PyTorch.)
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 using hvd::test::environmentWith;
 using hvd::test::runHvdrun;
+using hvd::test::TempDir;
 
 namespace {
 
@@ -41,6 +43,19 @@ TEST_CASE("an elastic job over TCP alone goes on without a killed rank as a smal
   checkSurvivors(runHvdrun({"-np", "4", "--min-np", "2", kRank, "elastic", "2"}, options));
 }
 
+TEST_CASE("a rank that fails before it joins leaves the others to join the next world inside their init", "[e2e]") {
+  // Rank 1 exits 0.5 s in, while the others wait in the first world's join for its address:
+  // that world is abandoned under them, and init() joins the next one by itself.
+  auto run = runHvdrun({"-np", "4", "--min-np", "2", "sh", "-c",
+                        "if [ $HVD_ELASTIC_WORKER = 1 ]; then sleep 0.5; exit 3; fi; exec \"$0\" elastic -1", kRank});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "hvdrun: rank 1 exited with code 3; the other 3 rank(s) go on without it as the job's world 1"));
+  CHECK(has(run.out, "[0]<stdout>:elastic done worker 0 rank 0 size 3 worlds 1"));
+  CHECK(has(run.out, "[2]<stdout>:elastic done worker 2 rank 1 size 3 worlds 1"));
+  CHECK(has(run.out, "[3]<stdout>:elastic done worker 3 rank 2 size 3 worlds 1"));
+}
+
 TEST_CASE("elastic jobs are refused where mpirun would start the ranks", "[e2e]") {
   auto run = runHvdrun({"--mpi", "-np", "2", "--min-np", "1", kRank, "elastic", "-1"});
   INFO(run.out << run.err);
@@ -56,4 +71,23 @@ TEST_CASE("a minimum above the job's rank count and a reset limit without a mini
   auto limit = runHvdrun({"-np", "2", "--reset-limit", "1", kRank, "elastic", "-1"});
   CHECK(limit.exitCode == 2);
   CHECK(has(limit.err, "--reset-limit is for elastic jobs, and this one has no --min-np"));
+}
+
+TEST_CASE("an elastic job refuses a timeline file and its ranks write no trace when asked through the environment",
+          "[e2e]") {
+  TempDir dir;
+  auto refused = runHvdrun({"-np", "2", "--min-np", "1", "--timeline-filename", dir.path() + "/t.json", kRank,
+                            "elastic", "-1"});
+  CHECK(refused.exitCode == 2);
+  CHECK(has(refused.err, "--timeline-filename and --min-np: each rank's trace is named by its rank"));
+  // Before, the ranks' files were named by their rank in each world: after a re-forming,
+  // one process's trace overwrote another's.
+  hvd::cli::RunOptions options;
+  options.env = environmentWith({"HOROVOD_TIMELINE=" + dir.path() + "/env.json"});
+  auto run = runHvdrun({"-np", "3", "--min-np", "2", kRank, "elastic", "1"}, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "HOROVOD_TIMELINE is not recorded in elastic jobs"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/env.json"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/env.rank1.json"));
 }

@@ -511,19 +511,22 @@ bool elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& s
                       const RankFailure* failure) {
   auto change = world.workerEnded(rank, failure != nullptr);
   if (failure == nullptr) return change.goesOn;
+  // A host agent's end stands for its ranks': the host (or the connection to it) was lost.
+  const std::string how = failure->launcherProcess
+                              ? fmt::format("was lost with host {} (its agent {})", failure->host, endText(*failure))
+                              : endText(*failure);
   if (!change.goesOn) {
     if (!change.why.empty()) {
-      printTo(stderr, "hvdrun: rank {} {}, and the elastic job cannot go on without it: {}\n", rank,
-              endText(*failure), change.why);
+      printTo(stderr, "hvdrun: rank {} {}, and the elastic job cannot go on without it: {}\n", rank, how, change.why);
       server.publish(change.keys.values, change.keys.abandonPrefix, "the elastic job ended: " + change.why);
     }
     return false;
   }
   server.publish(change.keys.values, change.keys.abandonPrefix,
-                 fmt::format("the job's world changed while this rank joined it (rank {} {})", rank, endText(*failure)));
+                 fmt::format("the job's world changed while this rank joined it (rank {} {})", rank, how));
   printTo(stderr, "hvdrun: rank {} {}; the other {} rank(s) go on without it as the job's world {} (--min-np {}), "
                   "numbered 0-{} in the order of their first ranks\n",
-          rank, endText(*failure), world.size(), world.generation(), o.minNp, world.size() - 1);
+          rank, how, world.size(), world.generation(), o.minNp, world.size() - 1);
   return true;
 }
 

@@ -1157,8 +1157,11 @@ class Job {
           return;
         }
         if (auto failure = parseAgentFailure(line)) {
-          failure->lastStderrLines = labelledStderr_[failure->rank];
-          if (elasticGoesOnWithout(failure->rank, &*failure)) return;
+          if (options_.rankEnded) {
+            auto last = labelledStderr_.find(failure->rank);
+            if (last != labelledStderr_.end()) failure->lastStderrLines = last->second;
+            if (elasticGoesOnWithout(failure->rank, &*failure)) return;
+          }
           // The rank awaitRankGone waits for, failing by itself on its agent: the cause.
           if (r.endingByItself && awaitedRank_ == failure->rank) {
             takeOverCause(std::move(*failure));

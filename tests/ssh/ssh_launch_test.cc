@@ -441,6 +441,7 @@ TEST_CASE("over ssh an elastic job goes on without a host whose agent was lost",
   auto run = runSshJob(2, {"--min-np", "3", kCollectiveRank, "elastic", "4", "agent"});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
+  CHECK(run.err.find("hvdrun: rank 5 was lost with host " + bed().hosts[2] + " (its agent ") != std::string::npos);
   CHECK(run.err.find("the other 4 rank(s) go on without it as the job's world") != std::string::npos);
   for (int worker = 0; worker < 4; ++worker) {
     CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic done worker " + std::to_string(worker) +

@@ -29,6 +29,7 @@
 #include "cli/config/settings_sources.h"
 #include "cli/launch/elastic_world.h"
 #include "cli/launch/guardian.h"
+#include "cli/launch/host_discovery.h"
 #include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/slurm_job_query.h"
 #include "cli/launch/agent_protocol.h"
@@ -710,6 +711,78 @@ void stopLeftovers(pid_t guardian, std::chrono::milliseconds grace) {
   if (!stopped.empty()) printTo(stderr, "{}", stoppedOrphansLine(stopped, ""));
 }
 
+// An elastic job that grows (--host-discovery-script), on this machine: while the script
+// gives this machine more slots than ranks run (up to --max-np), more are started, and the
+// job's next world has them. After a rank failed here no more are started (horovodrun
+// blacklists a host that a rank failed on).
+struct LocalGrowth {
+  const Options& o;
+  const Plan& plan;
+  const std::string& executable;
+  const std::vector<std::string>& jobWide;
+  const std::vector<std::string>& threadVars;
+  ElasticWorld& world;
+  RendezvousServer& server;
+  HostDiscovery& discovery;
+  bool blacklisted = false;
+  std::set<std::string> elsewhere;  // hosts named that are not this machine, said once
+
+  void hostFailed() {
+    if (!blacklisted) {
+      printTo(stderr, "hvdrun: a rank failed on this machine, so hvdrun starts no more ranks here "
+                      "(--host-discovery-script)\n");
+    }
+    blacklisted = true;
+  }
+
+  std::vector<RankProcess> more() {
+    std::vector<RankProcess> started;
+    if (blacklisted || world.ended()) return started;
+    int slots = 0;
+    for (const DiscoveredHost& h : discovery.latest()) {
+      if (isThisMachine(h.host)) {
+        slots += h.slots;
+      } else if (elsewhere.insert(h.host).second) {
+        printTo(stderr, "hvdrun: warning: the host discovery script names {}, which is not this machine: hvdrun "
+                        "grows elastic jobs on this machine only\n", h.host);
+      }
+    }
+    const int wanted = o.maxNp > 0 ? std::min(slots, o.maxNp) : slots;
+    const int adding = wanted - world.size();
+    if (adding <= 0) return started;
+    auto grown = world.addWorkers(std::vector<std::string>(static_cast<size_t>(adding), plan.ranks.front().where.host));
+    if (grown.workers.empty()) return started;
+    server.publish(grown.keys.values, grown.keys.abandonPrefix, "the job's world grew while this rank joined it");
+    for (int worker : grown.workers) started.push_back(process(worker, grown.after));
+    printTo(stderr, "hvdrun: the host discovery script gives this machine {} slot(s): started rank(s) {}-{}; the job's "
+                    "world {} has {} rank(s)\n",
+            slots, grown.workers.front(), grown.workers.back(), world.generation(), world.size());
+    return started;
+  }
+
+  bool isThisMachine(const std::string& host) const {
+    return host == "localhost" || host == "127.0.0.1" || host == plan.ranks.front().where.host || host == hostName();
+  }
+
+  // Like a first rank of this machine (launchLocally), numbered as its worker. The launch
+  // variables name the worker (HVD_RANK says worker of worker+1): only the runtime's rank()
+  // and size() follow the world. Not pinned to a GPU or CPUs.
+  RankProcess process(int worker, long long after) const {
+    RankPlan r = plan.ranks.front();
+    r.where.rank = r.where.localRank = worker;
+    r.where.size = r.where.localSize = worker + 1;
+    r.gpus.clear();
+    r.gpuSlots.clear();
+    std::vector<std::string> rankEnv = planEnvironment(plan, r);
+    rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
+    appendRankJobWide(jobWide, rankEnv);
+    appendElasticVariables(o, r, rankEnv);
+    rankEnv.push_back("HVD_ELASTIC_AFTER=" + std::to_string(after));
+    return {.rank = worker, .host = r.where.host, .executable = executable, .argv = o.program,
+            .env = inheritedEnvironment(rankEnv), .emptyStdin = true};
+  }
+};
+
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
@@ -749,6 +822,20 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
   std::optional<ElasticWorld> elastic;
   superviseElastic(o, plan, server, elastic, supervision);
+  std::unique_ptr<HostDiscovery> discovery;
+  std::optional<LocalGrowth> growth;
+  if (elastic && !o.hostDiscoveryScript.empty()) {
+    auto started = HostDiscovery::start(o.hostDiscoveryScript, o.slotsPerHost, std::chrono::seconds(1));
+    if (!started) throw UserError(ExitCode::kEnvironment, started.status().message(), started.status().hint());
+    discovery = std::move(*started);
+    growth.emplace(LocalGrowth{o, plan, executable, jobWide, threadVars, *elastic, *server, *discovery});
+    supervision.moreRanks = [&growth] { return growth->more(); };
+    auto ended = supervision.rankEnded;
+    supervision.rankEnded = [&growth, ended](int rank, const RankFailure* failure) {
+      if (failure != nullptr) growth->hostFailed();
+      return ended(rank, failure);
+    };
+  }
   supervision.coordinatorRank = parameterServerChief(plan);
   (void)adoptOrphans();  // best effort: without it a daemon outlives the job, as it did before
   auto outcome = superviseRanks(ranks, supervision);
@@ -988,12 +1075,25 @@ void checkElastic(const Options& o, const Plan& plan) {
     }
     return;
   }
+  if (!o.hostDiscoveryScript.empty() && (o.useMpi || plan.source == HostSource::kSlurm || ranksElsewhere(plan))) {
+    throw UserError(ExitCode::kUsage,
+                    "--host-discovery-script: hvdrun grows elastic jobs with ranks it forks on this machine, and this "
+                    "job runs on " + std::string(o.useMpi ? "mpirun (--mpi)" : plan.source == HostSource::kSlurm
+                                                                                   ? "a Slurm allocation"
+                                                                                   : "other hosts (-H)"),
+                    "leave it out: --min-np alone keeps such a job going without the ranks that fail");
+  }
   if (o.useMpi) {
     throw UserError(ExitCode::kUsage,
                     "--min-np: elastic jobs need hvdrun to hear of each rank's end while the others run, and "
                     "mpirun (--mpi) ends the job at the first",
                     "leave out --mpi (hvd's TCP and shared-memory collectives run elastic jobs), or --min-np "
                     "(--max-restarts N starts every rank again after a failure)");
+  }
+  if (o.maxNp > 0 && o.maxNp < static_cast<int>(plan.ranks.size())) {
+    throw UserError(ExitCode::kUsage,
+                    fmt::format("--max-np {} is less than the job's {} rank(s)", o.maxNp, plan.ranks.size()),
+                    "give -np at most --max-np");
   }
   if (!o.timelineFile.empty()) {
     throw UserError(ExitCode::kUsage,
@@ -1175,6 +1275,8 @@ int planOrLaunch(const Options& given) {
   }
   Plan plan = makePlan(o, env);
   requireFreeTfPorts(plan);
+  // horovodrun's rule: a job that discovers hosts is elastic, at least -np ranks by default.
+  if (!o.hostDiscoveryScript.empty() && o.minNp == 0) o.minNp = static_cast<int>(plan.ranks.size());
   if (o.dryRun) {
     printTo(stdout, "{}", valueOrThrow(renderPlan(plan, *format, o.rank, o.program)));
     return 0;

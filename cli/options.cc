@@ -203,15 +203,12 @@ struct RefusedFlag {
   const char* hint;
 };
 constexpr const char* kElasticWhy =
-    "is horovodrun's elastic training that adds ranks, which hvdrun does not do: its elastic jobs (--min-np) start "
-    "-np ranks and go on without the ones that fail, but never add any";
+    "is horovodrun's elastic training's, which hvdrun does not have: its elastic jobs (--min-np) start -np ranks, go "
+    "on without the ones that fail, and grow as --host-discovery-script allows, at once";
 constexpr const char* kElasticHint =
     "give -np and --min-np for a job that survives failed ranks; --max-restarts N starts every rank again after a "
     "failure; under Slurm, --requeue restarts it after a preemption";
 constexpr RefusedFlag kRefusedHorovodrunFlags[] = {
-    {"--max-np", kElasticWhy, kElasticHint},
-    {"--host-discovery-script", kElasticWhy, kElasticHint},
-    {"--slots-per-host", kElasticWhy, kElasticHint},
     {"--elastic-timeout", kElasticWhy, kElasticHint},
     {"--cooldown-range", kElasticWhy, kElasticHint},
     {"--blacklist-cooldown-range", kElasticWhy, kElasticHint},
@@ -275,7 +272,7 @@ namespace {
 // Text values of options that need checking after CLI11 has read them.
 struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout, maxRestarts;
-  std::string minNp, resetLimit;
+  std::string minNp, resetLimit, maxNp, slotsPerHost;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
   std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
@@ -454,6 +451,15 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--min-np", raw.minNp,
                  "Elastic training (horovodrun's): when a rank fails, the others go on as a smaller world while at "
                  "least N ranks are left (ranks hvdrun forks on this machine; hvd.elastic.run re-forms them)")
+      ->group("Supervision")->type_name("N");
+  app.add_option("--max-np", raw.maxNp, "Elastic training: never run more than N ranks at once (default: no limit)")
+      ->group("Supervision")->type_name("N");
+  app.add_option("--host-discovery-script", o.hostDiscoveryScript,
+                 "Elastic training: a program printing the hosts the job may use now, one host:slots a line; run "
+                 "every second, and the job grows to their slots (this machine's; up to --max-np)")
+      ->group("Supervision")->type_name("PATH");
+  app.add_option("--slots-per-host", raw.slotsPerHost,
+                 "Elastic training: slots of a host the discovery script prints without ':slots' (default 1)")
       ->group("Supervision")->type_name("N");
   app.add_option("--reset-limit", raw.resetLimit,
                  "Elastic training: end the job once its world has changed N times (default: no limit)")
@@ -785,6 +791,8 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.startTimeout.empty()) o.startTimeout = parseSeconds("--start-timeout", raw.startTimeout);
   if (!raw.maxRestarts.empty()) o.maxRestarts = parseIntIn("--max-restarts", raw.maxRestarts, 0, 10000);
   if (!raw.minNp.empty()) o.minNp = parseIntIn("--min-np", raw.minNp, 1, 1 << 24);
+  if (!raw.maxNp.empty()) o.maxNp = parseIntIn("--max-np", raw.maxNp, 1, 1 << 24);
+  if (!raw.slotsPerHost.empty()) o.slotsPerHost = parseIntIn("--slots-per-host", raw.slotsPerHost, 1, 4096);
   if (!raw.resetLimit.empty()) o.resetLimit = parseIntIn("--reset-limit", raw.resetLimit, 0, 1 << 24);
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
   if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);

@@ -79,6 +79,12 @@ struct Options {
   // job. --reset-limit: how many times the world may change (-1: no limit).
   int minNp = 0;
   int resetLimit = -1;
+  // --host-discovery-script (horovodrun's): the hosts the job may grow onto; --max-np caps
+  // the ranks running at once (0: no cap), --slots-per-host is a host's slots where the
+  // script names none.
+  std::string hostDiscoveryScript;
+  int maxNp = 0;
+  int slotsPerHost = 1;
   // --stdin: the rank that reads hvdrun's stdin (mpirun's default, rank 0); nullopt: none
   // does, every rank reads an empty one.
   std::optional<int> stdinRank = 0;

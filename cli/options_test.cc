@@ -234,14 +234,14 @@ TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each 
   for (const auto& key : hvd::cli::settingKeys()) CHECK(key.key.find("autotune") == std::string::npos);
 }
 
-TEST_CASE("horovodrun's elastic flags that add ranks and jsrun are refused saying what they are", "[unit]") {
-  for (const char* flag : {"--max-np", "--host-discovery-script", "--blacklist-cooldown-range", "--elastic-timeout"}) {
+TEST_CASE("horovodrun's elastic flags hvdrun has no counterpart for and jsrun are refused saying what they are", "[unit]") {
+  for (const char* flag : {"--cooldown-range", "--blacklist-cooldown-range", "--elastic-timeout"}) {
     UserError e = usageErrorOf({flag, "2", "-np", "2", "prog"});
     CHECK(e.code() == ExitCode::kUsage);
     CHECK(std::string(e.what()) == std::string(flag) +
-                                       " is horovodrun's elastic training that adds ranks, which hvdrun does not do: "
-                                       "its elastic jobs (--min-np) start -np ranks and go on without the ones that "
-                                       "fail, but never add any");
+                                       " is horovodrun's elastic training's, which hvdrun does not have: its elastic "
+                                       "jobs (--min-np) start -np ranks, go on without the ones that fail, and grow "
+                                       "as --host-discovery-script allows, at once");
     CHECK(e.hint().find("--requeue") != std::string::npos);
     CHECK(e.hint().find("--max-restarts N starts every rank again after a failure") != std::string::npos);
   }
@@ -249,7 +249,7 @@ TEST_CASE("horovodrun's elastic flags that add ranks and jsrun are refused sayin
         "--jsrun is horovodrun's IBM LSF launcher, which hvdrun does not have");
 }
 
-TEST_CASE("the elastic counts --min-np and --reset-limit are read as counts and refused out of range", "[unit]") {
+TEST_CASE("the elastic settings are read and refused out of range naming the option", "[unit]") {
   Options o = parseOptions({"-np", "4", "--min-np", "2", "--reset-limit", "3", "prog"});
   CHECK(o.minNp == 2);
   CHECK(o.resetLimit == 3);
@@ -258,6 +258,14 @@ TEST_CASE("the elastic counts --min-np and --reset-limit are read as counts and 
   CHECK(plain.resetLimit == -1);
   CHECK(std::string(usageErrorOf({"-np", "4", "--min-np", "0", "prog"}).what()).find("--min-np") == 0);
   CHECK(std::string(usageErrorOf({"-np", "4", "--reset-limit", "x", "prog"}).what()).find("--reset-limit") == 0);
+  Options growing = parseOptions({"-np", "2", "--max-np", "4", "--host-discovery-script", "./d.sh", "--slots-per-host",
+                                  "2", "prog"});
+  CHECK(growing.maxNp == 4);
+  CHECK(growing.hostDiscoveryScript == "./d.sh");
+  CHECK(growing.slotsPerHost == 2);
+  CHECK(plain.maxNp == 0);
+  CHECK(plain.slotsPerHost == 1);
+  CHECK(std::string(usageErrorOf({"-np", "4", "--slots-per-host", "0", "prog"}).what()).find("--slots-per-host") == 0);
 }
 
 TEST_CASE("horovodrun's --mpi-args is split at spaces and needs --mpi, and --gloo with --mpi is refused", "[unit]") {

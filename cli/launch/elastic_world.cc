@@ -74,4 +74,17 @@ ElasticWorld::Change ElasticWorld::workerEnded(int worker, bool failed) {
   return change;
 }
 
+ElasticWorld::Growth ElasticWorld::addWorkers(const std::vector<std::string>& hosts) {
+  Growth growth;
+  if (ended_ || hosts.empty() || (resetLimit_ >= 0 && generation_ >= resetLimit_)) return growth;
+  growth.after = generation_;
+  for (const std::string& host : hosts) {
+    growth.workers.push_back(static_cast<int>(hosts_.size()));
+    running_.push_back(static_cast<int>(hosts_.size()));
+    hosts_.push_back(host);
+  }
+  growth.keys = keysOf(++generation_);
+  return growth;
+}
+
 }  // namespace hvd::cli

@@ -35,6 +35,17 @@ class ElasticWorld {
   };
   Change workerEnded(int worker, bool failed);
 
+  // Workers hvdrun started while the job runs, one on each of `hosts`: the next generation
+  // has them after the ones running, numbered from the next worker number. Nothing changes
+  // once the job has ended or the world may not change again (resetLimit): `workers` is
+  // then empty. A new worker first joins the world after `after` (HVD_ELASTIC_AFTER).
+  struct Growth {
+    std::vector<int> workers;
+    long long after = -1;
+    Keys keys;
+  };
+  Growth addWorkers(const std::vector<std::string>& hosts);
+
   long long generation() const { return generation_; }
   bool ended() const { return ended_; }
   int size() const { return static_cast<int>(running_.size()); }

@@ -93,3 +93,29 @@ TEST_CASE("a worker that is not running changes nothing", "[unit]") {
   CHECK(world.generation() == 1);
   CHECK(world.size() == 1);
 }
+
+TEST_CASE("workers added while the job runs come after the running ones in the next world", "[unit]") {
+  ElasticWorld world({"a", "a", "a"}, 2, -1);
+  REQUIRE(world.workerEnded(1, true).goesOn);
+  auto growth = world.addWorkers({"a", "b"});
+  CHECK(growth.workers == std::vector<int>{3, 4});
+  CHECK(growth.after == 1);
+  CHECK(world.generation() == 2);
+  CHECK(world.running() == std::vector<int>{0, 2, 3, 4});
+  CHECK(growth.keys.values.at(rdv::elasticNextKey(1)) == "2");
+  CHECK(growth.keys.abandonPrefix == rdv::elasticJoinPrefix(1));
+  CHECK(identityIn(growth.keys, 2, 3) == rdv::ElasticIdentity{2, 4, 2, 3, 0, 2});
+  CHECK(identityIn(growth.keys, 2, 4) == rdv::ElasticIdentity{3, 4, 0, 1, 1, 2});
+  // A failure of an added worker is like any other's.
+  REQUIRE(world.workerEnded(4, true).goesOn);
+  CHECK(world.running() == std::vector<int>{0, 2, 3});
+}
+
+TEST_CASE("no workers are added past the reset limit or after the job ended", "[unit]") {
+  ElasticWorld limited({"a"}, 1, 0);
+  CHECK(limited.addWorkers({"a"}).workers.empty());
+  CHECK(limited.generation() == 0);
+  ElasticWorld ended({"a", "a"}, 2, -1);
+  CHECK_FALSE(ended.workerEnded(0, true).goesOn);
+  CHECK(ended.addWorkers({"a"}).workers.empty());
+}

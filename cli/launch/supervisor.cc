@@ -167,17 +167,46 @@ class Job {
     }
     // Progress bars' '\r' redraws pass through where hvdrun reads the ranks' own streams
     // (and its host agents', which pass them on); srun and mpirun relabel them their way.
-    if (options_.labels == SupervisorOptions::Labels::kNone || options_.labels == SupervisorOptions::Labels::kAgents) {
-      // An agent's lines carry its rank's prefix before a line it already cut: room for both.
-      size_t room = options_.maxLineBytes + (options_.labels == SupervisorOptions::Labels::kAgents ? 64 : 0);
-      for (Rank& r : ranks_) r.out.splitter = r.err.splitter = LineSplitter(room, /*splitAtCarriageReturn=*/true);
-    }
+    for (Rank& r : ranks_) prepareStreams(r);
     // mpirun's output holds tagged pieces of every rank's lines: it is read as it comes, not
     // in lines, and cut per rank once the tags are read (OpenMpiTagReader). Read in lines,
     // a progress bar redrawn for an epoch made one of megabytes, and past a cap its rest
     // lost its tags and printed as mpirun's.
+  }
+
+  void prepareStreams(Rank& r) const {
+    if (options_.labels == SupervisorOptions::Labels::kNone || options_.labels == SupervisorOptions::Labels::kAgents) {
+      // An agent's lines carry its rank's prefix before a line it already cut: room for both.
+      size_t room = options_.maxLineBytes + (options_.labels == SupervisorOptions::Labels::kAgents ? 64 : 0);
+      r.out.splitter = r.err.splitter = LineSplitter(room, /*splitAtCarriageReturn=*/true);
+    }
     if (options_.labels == SupervisorOptions::Labels::kOpenMpi) {
-      for (Rank& r : ranks_) r.out.tags = r.err.tags = OpenMpiTagReader(options_.maxLineBytes);
+      r.out.tags = r.err.tags = OpenMpiTagReader(options_.maxLineBytes);
+    }
+  }
+
+  // SupervisorOptions::moreRanks: the ranks it gives now, started beside the others.
+  void startMoreRanks() {
+    moreDeadline_ = Clock::now() + options_.moreRanksEvery;
+    if (outcome_.firstFailure || outcome_.interruptSignal != 0 || !outcome_.neverReady.empty() || killDeadline_) return;
+    for (RankProcess& spec : options_.moreRanks()) {
+      addedSpecs_.push_back(std::move(spec));
+      Rank& r = ranks_.emplace_back();
+      r.spec = &addedSpecs_.back();
+      prepareStreams(r);
+      if (!options_.outputDir.empty()) {
+        fileFor(r.spec->rank, false);
+        fileFor(r.spec->rank, true);
+      }
+      if (Status started = start(r); !started.isOk()) {
+        std::fprintf(stderr, "hvdrun: %s\n", started.message().c_str());
+        RankFailure f;
+        f.rank = r.spec->rank;
+        f.host = r.spec->host;
+        f.exitCode = 127;
+        f.when = nowIso8601();
+        (void)elasticGoesOnWithout(r.spec->rank, &f);
+      }
     }
   }
 
@@ -377,6 +406,7 @@ class Job {
     std::optional<Clock::time_point> startDeadline;
     if (options_.startTimeout.count() > 0 && options_.readyRanks) startDeadline = Clock::now() + options_.startTimeout;
     if (holdingInput()) helloDeadline_ = Clock::now() + options_.agentHelloTimeout;
+    if (options_.moreRanks) moreDeadline_ = Clock::now() + options_.moreRanksEvery;
     while (true) {
       bool anyRunning = false, anyOpen = false;
       for (const Rank& r : ranks_) {
@@ -401,6 +431,7 @@ class Job {
       }
       if (startDeadline && Clock::now() >= *startDeadline) checkStart(startDeadline, killDeadline_);
       if (helloDeadline_ && Clock::now() >= *helloDeadline_) checkHellos();
+      if (moreDeadline_ && Clock::now() >= *moreDeadline_) startMoreRanks();
 
       std::vector<pollfd> pfds{{signalFd_, POLLIN, 0}};
       std::vector<std::pair<Rank*, bool>> owners{{nullptr, false}};
@@ -438,7 +469,7 @@ class Job {
       flushQuietPieces();
       int timeout = -1;
       for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, ownEndDeadline_,
-                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt}) {
+                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, moreDeadline_}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -1354,7 +1385,9 @@ class Job {
   std::string uncachedPrefix_;
   std::vector<char> readBuffer_;  // one read's bytes (kReadSize)
   int batchFd_ = STDOUT_FILENO;
-  std::vector<Rank> ranks_;
+  std::deque<Rank> ranks_;  // a deque: ranks added while the job runs leave the others where they are
+  std::deque<RankProcess> addedSpecs_;  // theirs (moreRanks)
+  std::optional<Clock::time_point> moreDeadline_;  // when moreRanks is asked next
   int signalFd_ = -1;
   bool ranksHeld_ = false;        // holdRanks(true) and not yet continued
   Clock::duration pausedFor_{};   // hvdrun stopped by Ctrl-Z, not yet taken off the deadlines

@@ -87,6 +87,12 @@ struct SupervisorOptions {
   // (not one hvdrun stopped), with its failure when it failed. True when the job goes on
   // without it: its failure is then not the job's, and nothing else is stopped.
   std::function<bool(int rank, const RankFailure* failure)> rankEnded;
+  // Elastic training that grows (ranks forked here): asked every moreRanksEvery, while the
+  // job runs and nothing has failed it, for ranks to start now beside the others; each is
+  // started and watched like the first ones. A rank that cannot be started is reported to
+  // rankEnded as failed (exit code 127).
+  std::function<std::vector<RankProcess>()> moreRanks;
+  std::chrono::milliseconds moreRanksEvery{1000};
   // Called with each rank's pid (its session id) right after fork (the guardian's watch).
   std::function<void(int)> onRankStarted;
   // Called the moment a rank becomes the job's root cause (a host agent reports it at once).

@@ -29,7 +29,11 @@ class State:
         self.check_host_updates()
 
     def check_host_updates(self):
-        """Horovod raises here when hosts were added; hvdrun never adds ranks, so never."""
+        """Horovod's: raises HostsUpdatedInterrupt on every rank when hvdrun has formed a new
+        world since this one (hvdrun --host-discovery-script started ranks), so that all of
+        them leave for it at the same step. Collective in an elastic job, like commit()."""
+        if _elastic_job() and _hvd.elastic_world_changed():
+            raise HostsUpdatedInterrupt(skip_sync=False)
 
     def save(self):
         raise NotImplementedError
@@ -71,8 +75,8 @@ class ObjectState(State):
 
 
 class HostsUpdatedInterrupt(RuntimeError):
-    """Horovod's: the hosts changed and the world re-forms. hvdrun's elastic jobs never add
-    ranks, so nothing raises it here; scripts that catch it keep working."""
+    """Horovod's: hvdrun formed a new world (it started ranks); run() re-forms every rank's
+    world without putting back the last commit, and syncs the new ranks from rank 0."""
 
     def __init__(self, skip_sync=False):
         super().__init__("the job's hosts changed")

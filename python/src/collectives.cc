@@ -313,6 +313,7 @@ void registerCollectives(nb::module_& m) {
   m.def("stop_timeline", [] { unlocked([] { return hvd::stopTimeline(); }); });
   m.def("preemption_requested", &hvd::preemptionRequested);
   m.def("preemption_agreed", [] { return unlocked([] { return hvd::preemptionAgreed(); }); });
+  m.def("elastic_world_changed", [] { return unlocked([] { return hvd::elasticWorldChanged(); }); });
 }
 
 }  // namespace hvd::python

@@ -74,3 +74,26 @@ def test_an_elastic_job_ends_once_its_world_has_changed_reset_limit_times():
     assert result.returncode == 128 + 9, result
     assert ("rank 2 was killed by SIGKILL, and the elastic job cannot go on without it: the world has changed 1 "
             "time(s) already (--reset-limit 1)") in result.stderr, result
+
+
+def test_a_job_grows_onto_the_slots_its_discovery_script_adds_and_the_new_ranks_start_from_rank_0s_state(tmp_path):
+    # Before, --host-discovery-script and --max-np were refused: an elastic job never grew.
+    hosts = tmp_path / "hosts"
+    hosts.write_text("localhost:2\n")
+    script = tmp_path / "discover.sh"
+    script.write_text('#!/bin/sh\ncat "$DISCOVERY_FILE"\n')
+    script.chmod(0o755)
+    result = launch(2, "torch_elastic_grow.py", hvdrun_args=("--max-np", "4", "--host-discovery-script", str(script)),
+                    DISCOVERY_FILE=hosts)
+    assert result.returncode == 0, result
+    assert ("hvdrun: the host discovery script gives this machine 4 slot(s): started rank(s) 2-3; the job's world 1 "
+            "has 4 rank(s)") in result.stderr, result
+    running = {worker: _finished(result, worker, worker, 4) for worker in range(4)}
+    # The running ranks left for the new world at a commit, without a restore; the new
+    # ones began where rank 0 was then.
+    for worker in (0, 1):
+        assert running[worker]["resets"] == f"[({worker}, 4)]", result
+    resumed_at = running[0]["starts"].strip("[]").split(", ")[1]
+    assert int(resumed_at) > 5, result
+    for worker in (2, 3):
+        assert running[worker]["resets"] == "[]" and running[worker]["starts"] == f"[{resumed_at}]", result

@@ -159,6 +159,12 @@ int hvd_allgather_async_in(int process_set, const char* name, const void* in, si
                    handle);
 }
 int hvd_preemption_requested(void) { return hvd::preemptionRequested() ? 1 : 0; }
+int hvd_elastic_world_changed(int* changed) {
+  auto c = hvd::elasticWorldChanged();
+  if (!c) return report(c.status());
+  *changed = *c ? 1 : 0;
+  return 0;
+}
 const char* hvd_last_error(void) { return lastError.c_str(); }
 
 }

@@ -73,11 +73,13 @@ std::string oneOfManySrunTasks(const EnvSnapshot& env) {
 
 // The generation this process last joined (elastic training), -1 before its first: each
 // init() joins the world hvdrun published after it.
-std::atomic<long long> lastElasticGeneration{-1};
+std::atomic<long long> lastGeneration{-1};
 
 // Elastic training: this worker's identity in the newest world hvdrun has published.
-Status joinElasticWorld(rendezvous::Client& client, int worker, JoinedJob& job) {
-  const long long after = lastElasticGeneration.load();
+Status joinElasticWorld(const EnvSnapshot& env, rendezvous::Client& client, int worker, JoinedJob& job) {
+  // A worker hvdrun added to a running job first joins the world made for it.
+  long long after = lastGeneration.load();
+  if (after < 0) after = env.integer("HVD_ELASTIC_AFTER");
   auto next = client.get(rendezvous::elasticNextKey(after), job.timeout);
   if (!next) return next.status().withContext("learning the job's newest world");
   if (next->rfind(rendezvous::kElasticEnded, 0) == 0) {
@@ -91,7 +93,21 @@ Status joinElasticWorld(rendezvous::Client& client, int worker, JoinedJob& job) 
   if (!id) return Status(Errc::kRemote, "hvdrun gave worker " + std::to_string(worker) + " the identity '" + *text + "'");
   job.identity = {id->rank, id->size, id->localRank, id->localSize, id->crossRank, id->crossSize};
   job.elasticGeneration = *generation;
-  lastElasticGeneration.store(*generation);
+  lastGeneration.store(*generation);
+  // Every rank of the world arrives before any sets its backends up: a rank hvdrun added
+  // waits here for the running ones, which come at their next commit, however long their
+  // steps take (up to kArrivalWait, horovodrun's --elastic-timeout default), rather than
+  // for HVD_TIMEOUT in the backends' set-up. A world abandoned meanwhile ends the wait.
+  const std::string prefix = rendezvous::elasticJoinPrefix(*generation);
+  auto arrived = client.add(prefix + "arrived", 1);
+  if (!arrived) return arrived.status().withContext("joining the job's world " + *next);
+  if (*arrived == id->size) HVD_RETURN_IF_ERROR(client.set(prefix + "all-arrived", "1"));
+  constexpr std::chrono::minutes kArrivalWait{10};
+  auto all = client.get(prefix + "all-arrived", kArrivalWait);
+  if (!all) {
+    return all.status().withContext("waiting for the other ranks of the job's world " + *next +
+                                    " (running ranks join it at their next commit)");
+  }
   return Status::ok();
 }
 
@@ -119,7 +135,7 @@ Status joinHvdrunJob(const EnvSnapshot& env, JoinedJob& job) {
                       "with the spawn start method (a DataLoader's or multiprocessing's) runs the script's top level " +
                       "again, hvd.init() included; call hvd.init() under `if __name__ == \"__main__\":` or in main()");
   }
-  if (worker >= 0) HVD_RETURN_IF_ERROR(joinElasticWorld(*client, worker, job));
+  if (worker >= 0) HVD_RETURN_IF_ERROR(joinElasticWorld(env, *client, worker, job));
   HVD_RETURN_IF_ERROR(client->set(rendezvous::readyKey(rank), job.advertiseHost));
   std::string prefix = worker >= 0 ? rendezvous::elasticJoinPrefix(job.elasticGeneration) : nextJoinPrefix();
   job.store = std::make_unique<JoinStore>(std::make_unique<ClientStore>(std::move(*client)), std::move(prefix));
@@ -176,11 +192,19 @@ Result<std::unique_ptr<Store>> processSetStore(const EnvSnapshot& env, std::chro
   return std::unique_ptr<Store>(new JoinStore(std::make_unique<ClientStore>(std::move(*client)), prefix));
 }
 
+long long lastElasticGeneration() { return lastGeneration.load(); }
+
 Result<bool> elasticWorldChanged(const EnvSnapshot& env, long long generation, std::chrono::milliseconds wait) {
-  auto client = rendezvous::Client::fromEnvironment(env, wait);
+  auto client = rendezvous::Client::fromEnvironment(env, std::max<std::chrono::milliseconds>(wait, std::chrono::seconds(5)));
   if (!client) return client.status().withContext("asking hvdrun whether the job's world changed");
+  if (wait.count() == 0) {  // a look, not a wait
+    auto there = client->check(rendezvous::elasticNextKey(generation));
+    if (!there) return there.status().withContext("asking hvdrun whether the job's world changed");
+    return *there;
+  }
   auto next = client->get(rendezvous::elasticNextKey(generation), wait);
-  if (next) return true;
+  // No next world when the job ended: a join would only fail again, saying so.
+  if (next) return next->rfind(rendezvous::kElasticEnded, 0) != 0;
   if (next.status().code() == Errc::kTimeout) return false;
   return next.status().withContext("asking hvdrun whether the job's world changed");
 }

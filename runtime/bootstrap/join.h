@@ -42,9 +42,15 @@ struct JoinedJob {
 Result<JoinedJob> joinJob(const EnvSnapshot& env);
 
 // Elastic training: whether hvdrun has published a world after `generation`, waiting up to
-// `wait` for one (hvdrun hears of a rank's end a moment after its peers may). A join or a
-// collective that failed in that generation failed because the world changed under it.
+// `wait` for one (hvdrun hears of a rank's end a moment after its peers may); false when it
+// ended the job instead. A join or a collective that failed in that generation failed
+// because the world changed under it. With a wait of 0 it only looks (the key is there),
+// and an ended job counts as changed: the join that follows says why it ended.
 Result<bool> elasticWorldChanged(const EnvSnapshot& env, long long generation, std::chrono::milliseconds wait);
+
+// Elastic training: the generation of the world this process last joined (-1 before its
+// first join, and outside elastic jobs).
+long long lastElasticGeneration();
 
 // A Store for a process set's backends, after init released the job's: hvdrun's rendezvous
 // again, every key under `prefix` (the same on each member). kUnavailable for a job hvdrun

@@ -59,10 +59,14 @@ Result<std::unique_ptr<Runtime>> Runtime::fromEnvironment(const EnvSnapshot& env
   if (!level) return level.status();
   auto options = engineOptionsFrom(env);
   if (!options) return options.status();
+  long long failedIn = -2;  // the world the last join failed in
   while (true) {
     long long generation = -1;
     auto runtime = joinOnce(env, *level, *options, generation);
-    if (runtime || generation < 0) return runtime;
+    // Each retry joins a newer world; one that failed in the same world again would only
+    // go round (it failed for another reason).
+    if (runtime || generation < 0 || generation == failedIn) return runtime;
+    failedIn = generation;
     // Elastic training: a world that changed while this rank joined it (a peer left, or
     // moved on to the next world) fails the join; then the next one is joined. hvdrun
     // hears of a rank's end a moment after its peers may, so it is given a moment.
@@ -77,7 +81,12 @@ Result<std::unique_ptr<Runtime>> Runtime::joinOnce(const EnvSnapshot& env, LogLe
                                                    engine::EngineOptions engineOptions, long long& generation) {
   auto* options = &engineOptions;  // this join's copy: its rank goes into the timeline's path
   auto job = bootstrap::joinJob(env);
-  if (!job) return job.status();
+  if (!job) {
+    // An elastic join that failed inside the world it was joining (or before it learnt it)
+    // may have failed because that world was abandoned: the caller looks for a newer one.
+    generation = bootstrap::lastElasticGeneration();
+    return job.status();
+  }
   generation = job->elasticGeneration;
   configureLog(level, job->identity.rank);
   if (!job->warning.empty()) logMessage(LogLevel::kWarning, job->warning);

@@ -4,7 +4,10 @@
 // name. (python/tests/test_elastic.py runs hvd.elastic.run with PyTorch.)
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -90,4 +93,45 @@ TEST_CASE("an elastic job refuses a timeline file and its ranks write no trace w
   CHECK(has(run.err, "HOROVOD_TIMELINE is not recorded in elastic jobs"));
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/env.json"));
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/env.rank1.json"));
+}
+
+TEST_CASE("a job that discovers hosts refuses other launchers and a max below -np and stops on a failing script",
+          "[e2e]") {
+  TempDir dir;
+  const std::string script = dir.path() + "/discover.sh";
+  {
+    std::ofstream(script) << "#!/bin/sh\necho 'node0 1'\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  auto mpi = runHvdrun({"--mpi", "-np", "2", "--host-discovery-script", script, kRank, "elastic", "-1"});
+  CHECK(mpi.exitCode == 2);
+  CHECK(has(mpi.err, "--host-discovery-script: hvdrun grows elastic jobs with ranks it forks on this machine, and "
+                     "this job runs on mpirun (--mpi)"));
+  auto below = runHvdrun({"-np", "3", "--max-np", "2", "--host-discovery-script", script, kRank, "elastic", "-1"});
+  CHECK(below.exitCode == 2);
+  CHECK(has(below.err, "--max-np 2 is less than the job's 3 rank(s)"));
+  // The script's first answer is checked before any rank starts.
+  auto bad = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic", "-1"});
+  INFO(bad.out << bad.err);
+  CHECK(bad.exitCode == 3);
+  CHECK(has(bad.err, "the host discovery script printed 'node0 1', which is not a host name"));
+  CHECK_FALSE(has(bad.out, "elastic done"));
+}
+
+TEST_CASE("a job that discovers only other hosts runs its ranks and says it grows on this machine only", "[e2e]") {
+  TempDir dir;
+  const std::string script = dir.path() + "/discover.sh";
+  {
+    std::ofstream(script) << "#!/bin/sh\necho localhost:2; echo node07:4\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  // The ranks take long enough for hvdrun to look at the script's answer at least once.
+  auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, "sh", "-c",
+                        "sleep 1.5; exec \"$0\" elastic -1", kRank});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "the host discovery script names node07, which is not this machine: hvdrun grows elastic jobs "
+                     "on this machine only"));
+  CHECK(has(run.out, "[1]<stdout>:elastic done worker 1 rank 1 size 2 worlds 1"));
+  CHECK_FALSE(has(run.err, "started rank(s)"));
 }

@@ -219,4 +219,11 @@ bool preemptionRequested();
 // ranks checkpoint at the same step. Call it at the same point in every rank.
 Result<bool> preemptionAgreed();
 
+// Elastic training (hvdrun --min-np with --max-np and --host-discovery-script). Collective,
+// like allreduce: true on every rank when hvdrun has formed a new world since this one
+// (it added ranks, or one failed), so every rank leaves for it at the same step:
+// shutdown(), init(). Rank 0 asks hvdrun; the others learn its answer. Always false
+// outside elastic jobs, without a collective. Horovod calls this at every commit.
+Result<bool> elasticWorldChanged();
+
 }  // namespace hvd

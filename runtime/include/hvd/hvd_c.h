@@ -89,6 +89,9 @@ int hvd_allgather_async_in(int process_set, const char* name, const void* in, si
 
 /* 1 when preemption was announced to this rank, else 0 (hvd::preemptionRequested). */
 int hvd_preemption_requested(void);
+/* Elastic jobs: *changed = 1 on every rank when hvdrun formed a new world since this one
+ * (hvd::elasticWorldChanged; collective), else 0. */
+int hvd_elastic_world_changed(int* changed);
 const char* hvd_last_error(void);
 
 #ifdef __cplusplus

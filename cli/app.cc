@@ -828,7 +828,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
     auto started = HostDiscovery::start(o.hostDiscoveryScript, o.slotsPerHost, std::chrono::seconds(1));
     if (!started) throw UserError(ExitCode::kEnvironment, started.status().message(), started.status().hint());
     discovery = std::move(*started);
-    growth.emplace(LocalGrowth{o, plan, executable, jobWide, threadVars, *elastic, *server, *discovery});
+    growth.emplace(LocalGrowth{o, plan, executable, jobWide, threadVars, *elastic, *server, *discovery, false, {}});
     supervision.moreRanks = [&growth] { return growth->more(); };
     auto ended = supervision.rankEnded;
     supervision.rankEnded = [&growth, ended](int rank, const RankFailure* failure) {

@@ -92,6 +92,10 @@ int main(void) {
   free(gathered_async);
 
   CHECK(hvd_preemption_requested() == 0, "preemption announced without a notice");
+  {
+    int changed = -1;  /* not an elastic job: never changed */
+    CHECK(hvd_elastic_world_changed(&changed) == 0 && changed == 0, "elastic_world_changed outside an elastic job");
+  }
   CHECK(hvd_barrier() == 0, "barrier failed");
 
   /* reducescatter: 2 * size + 1 rows of 3 ints, rank k's row i all k + i; summed, row i is

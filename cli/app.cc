@@ -711,52 +711,78 @@ void stopLeftovers(pid_t guardian, std::chrono::milliseconds grace) {
   if (!stopped.empty()) printTo(stderr, "{}", stoppedOrphansLine(stopped, ""));
 }
 
-// An elastic job that grows (--host-discovery-script), on this machine: while the script
-// gives this machine more slots than ranks run (up to --max-np), more are started, and the
-// job's next world has them. After a rank failed here no more are started (horovodrun
-// blacklists a host that a rank failed on).
-struct LocalGrowth {
+// How an ssh launch reaches the other hosts.
+struct SshLaunch {
+  SshSettings ssh;
+  std::string client;        // the ssh executable
+  std::string remoteHvdrun;  // hvdrun's path on the other hosts
+};
+
+// An elastic job that grows (--host-discovery-script): while the script gives a host more
+// slots than ranks run there (in all, up to --max-np), more are started there and the job's
+// next world has them: forked on this machine, or (an ssh launch) through a new host agent
+// for each host and round. After a rank failed on a host no more are started there
+// (horovodrun blacklists it). Used on the supervisor's thread only.
+struct JobGrowth {
   const Options& o;
   const Plan& plan;
-  const std::string& executable;
   const std::vector<std::string>& jobWide;
-  const std::vector<std::string>& threadVars;
   ElasticWorld& world;
   RendezvousServer& server;
   HostDiscovery& discovery;
-  bool blacklisted = false;
-  std::set<std::string> elsewhere;  // hosts named that are not this machine, said once
+  // Forked ranks: the program and the thread variables; ssh: how to reach a host's agent.
+  std::string executable;
+  std::vector<std::string> threadVars;
+  const SshLaunch* ssh = nullptr;
+  std::string shmPrefix;
+  std::set<std::string> blacklisted;
+  std::set<std::string> elsewhere;  // hosts named that this launch cannot reach, said once
 
-  void hostFailed() {
-    if (!blacklisted) {
-      printTo(stderr, "hvdrun: a rank failed on this machine, so hvdrun starts no more ranks here "
-                      "(--host-discovery-script)\n");
+  void rankFailed(const std::string& host) {
+    const std::string where = isThisMachine(host) ? plan.ranks.front().where.host : host;
+    if (blacklisted.insert(where).second) {
+      printTo(stderr, "hvdrun: a rank failed on {}, so hvdrun starts no more ranks there (--host-discovery-script)\n",
+              where);
     }
-    blacklisted = true;
   }
 
   std::vector<RankProcess> more() {
     std::vector<RankProcess> started;
-    if (blacklisted || world.ended()) return started;
-    int slots = 0;
+    if (world.ended()) return started;
+    std::vector<std::string> hosts;  // one entry per rank to add
+    int total = world.size();
     for (const DiscoveredHost& h : discovery.latest()) {
-      if (isThisMachine(h.host)) {
-        slots += h.slots;
-      } else if (elsewhere.insert(h.host).second) {
-        printTo(stderr, "hvdrun: warning: the host discovery script names {}, which is not this machine: hvdrun "
-                        "grows elastic jobs on this machine only\n", h.host);
+      const std::string host = isThisMachine(h.host) ? plan.ranks.front().where.host : h.host;
+      if (blacklisted.count(host)) continue;
+      if (ssh == nullptr && host != plan.ranks.front().where.host) {
+        if (elsewhere.insert(h.host).second) {
+          printTo(stderr, "hvdrun: warning: the host discovery script names {}, which is not this machine: a job "
+                          "hvdrun runs on this machine alone grows here only (give -H to run over ssh)\n", h.host);
+        }
+        continue;
       }
+      int adding = h.slots - world.runningOn(host);
+      if (o.maxNp > 0) adding = std::min(adding, o.maxNp - total);
+      for (int i = 0; i < adding; ++i) hosts.push_back(host);
+      total += std::max(adding, 0);
     }
-    const int wanted = o.maxNp > 0 ? std::min(slots, o.maxNp) : slots;
-    const int adding = wanted - world.size();
-    if (adding <= 0) return started;
-    auto grown = world.addWorkers(std::vector<std::string>(static_cast<size_t>(adding), plan.ranks.front().where.host));
+    if (hosts.empty()) return started;
+    auto grown = world.addWorkers(hosts);
     if (grown.workers.empty()) return started;
     server.publish(grown.keys.values, grown.keys.abandonPrefix, "the job's world grew while this rank joined it");
-    for (int worker : grown.workers) started.push_back(process(worker, grown.after));
-    printTo(stderr, "hvdrun: the host discovery script gives this machine {} slot(s): started rank(s) {}-{}; the job's "
-                    "world {} has {} rank(s)\n",
-            slots, grown.workers.front(), grown.workers.back(), world.generation(), world.size());
+    // Each host's new ranks, in worker order.
+    std::map<std::string, std::vector<int>> byHost;
+    for (size_t i = 0; i < grown.workers.size(); ++i) byHost[hosts[i]].push_back(grown.workers[i]);
+    for (const auto& [host, workers] : byHost) {
+      printTo(stderr, "hvdrun: the host discovery script gives {} {} more slot(s): started rank(s) {}-{} there; the "
+                      "job's world {} has {} rank(s)\n",
+              host, workers.size(), workers.front(), workers.back(), world.generation(), world.size());
+      if (ssh == nullptr) {
+        for (int worker : workers) started.push_back(forked(worker, grown.after));
+      } else {
+        started.push_back(agent(host, workers, grown.after));
+      }
+    }
     return started;
   }
 
@@ -764,13 +790,14 @@ struct LocalGrowth {
     return host == "localhost" || host == "127.0.0.1" || host == plan.ranks.front().where.host || host == hostName();
   }
 
-  // Like a first rank of this machine (launchLocally), numbered as its worker. The launch
-  // variables name the worker (HVD_RANK says worker of worker+1): only the runtime's rank()
-  // and size() follow the world. Not pinned to a GPU or CPUs.
-  RankProcess process(int worker, long long after) const {
+  // A new rank's variables, numbered as its worker. The launch variables name the worker
+  // (HVD_RANK says worker of worker+1): only the runtime's rank() and size() follow the
+  // world. Not pinned to a GPU or to CPUs.
+  std::vector<std::string> rankEnvironment(int worker, const std::string& host, long long after) const {
     RankPlan r = plan.ranks.front();
     r.where.rank = r.where.localRank = worker;
     r.where.size = r.where.localSize = worker + 1;
+    r.where.host = host;
     r.gpus.clear();
     r.gpuSlots.clear();
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
@@ -778,10 +805,57 @@ struct LocalGrowth {
     appendRankJobWide(jobWide, rankEnv);
     appendElasticVariables(o, r, rankEnv);
     rankEnv.push_back("HVD_ELASTIC_AFTER=" + std::to_string(after));
-    return {.rank = worker, .host = r.where.host, .executable = executable, .argv = o.program,
-            .env = inheritedEnvironment(rankEnv), .emptyStdin = true};
+    return rankEnv;
+  }
+
+  RankProcess forked(int worker, long long after) const {
+    const std::string& host = plan.ranks.front().where.host;
+    return {.rank = worker, .host = host, .executable = executable, .argv = o.program,
+            .env = inheritedEnvironment(rankEnvironment(worker, host, after)), .emptyStdin = true};
+  }
+
+  // One new host agent for `workers` on `host` (launchOverSsh's, with no stdin rank).
+  RankProcess agent(const std::string& host, const std::vector<int>& workers, long long after) const {
+    std::error_code ec;
+    AgentJob job{agentVersion(), host, std::filesystem::current_path(ec).string(), shmPrefix, o.killGrace,
+                 o.maxLineBytes, std::nullopt, BindTo::kNone, std::nullopt, {}};
+    for (int worker : workers) {
+      job.ranks.push_back({worker, o.program, remoteEnvironment(inheritedEnvironment(rankEnvironment(worker, host, after)))});
+    }
+    RankProcess process;
+    process.rank = workers.front();
+    process.host = host;
+    process.agentRanks = workers;
+    if (isThisMachine(host)) {
+      process.executable = thisExecutable();
+      process.argv = {process.executable, "host-agent"};
+    } else {
+      process.executable = ssh->client;
+      process.argv = sshArgv(ssh->ssh, host, agentCommandLine(ssh->remoteHvdrun));
+    }
+    process.env = inheritedEnvironment({});
+    process.agentInput = encodeAgentJob(job);
+    return process;
   }
 };
+
+// Starts host discovery for an elastic job that has a script, and lets the supervisor grow
+// the job through `growth`; a script that fails before the launch stops it (exit 3).
+void superviseGrowth(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
+                     std::optional<ElasticWorld>& world, RendezvousServer* server,
+                     std::unique_ptr<HostDiscovery>& discovery, std::optional<JobGrowth>& growth,
+                     SupervisorOptions& supervision) {
+  if (!world || server == nullptr || o.hostDiscoveryScript.empty()) return;
+  auto started = HostDiscovery::start(o.hostDiscoveryScript, o.slotsPerHost, std::chrono::seconds(1));
+  if (!started) throw UserError(ExitCode::kEnvironment, started.status().message(), started.status().hint());
+  discovery = std::move(*started);
+  growth.emplace(JobGrowth{o, plan, jobWide, *world, *server, *discovery, {}, {}, nullptr, {}, {}, {}});
+  supervision.moreRanks = [&growth] { return growth->more(); };
+  supervision.rankEnded = [&growth, ended = supervision.rankEnded](int rank, const RankFailure* failure) {
+    if (failure != nullptr) growth->rankFailed(failure->host);
+    return ended(rank, failure);
+  };
+}
 
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
@@ -823,18 +897,11 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   std::optional<ElasticWorld> elastic;
   superviseElastic(o, plan, server, elastic, supervision);
   std::unique_ptr<HostDiscovery> discovery;
-  std::optional<LocalGrowth> growth;
-  if (elastic && !o.hostDiscoveryScript.empty()) {
-    auto started = HostDiscovery::start(o.hostDiscoveryScript, o.slotsPerHost, std::chrono::seconds(1));
-    if (!started) throw UserError(ExitCode::kEnvironment, started.status().message(), started.status().hint());
-    discovery = std::move(*started);
-    growth.emplace(LocalGrowth{o, plan, executable, jobWide, threadVars, *elastic, *server, *discovery, false, {}});
-    supervision.moreRanks = [&growth] { return growth->more(); };
-    auto ended = supervision.rankEnded;
-    supervision.rankEnded = [&growth, ended](int rank, const RankFailure* failure) {
-      if (failure != nullptr) growth->hostFailed();
-      return ended(rank, failure);
-    };
+  std::optional<JobGrowth> growth;
+  superviseGrowth(o, plan, jobWide, elastic, server, discovery, growth, supervision);
+  if (growth) {
+    growth->executable = executable;
+    growth->threadVars = threadVars;
   }
   supervision.coordinatorRank = parameterServerChief(plan);
   (void)adoptOrphans();  // best effort: without it a daemon outlives the job, as it did before
@@ -882,12 +949,6 @@ std::string rendezvousAddressForSsh(const Options& o, const Plan& plan) {
   return address;
 }
 
-// How an ssh launch reaches the other hosts.
-struct SshLaunch {
-  SshSettings ssh;
-  std::string client;        // the ssh executable
-  std::string remoteHvdrun;  // hvdrun's path on the other hosts
-};
 
 SshLaunch sshLaunchFor(const Options& o) {
   SshLaunch launch;
@@ -986,6 +1047,13 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   if (o.stdinRank) supervision.stdinForwarding = SupervisorOptions::StdinForwarding{STDIN_FILENO, *o.stdinRank};
   std::optional<ElasticWorld> elastic;
   superviseElastic(o, plan, server, elastic, supervision);
+  std::unique_ptr<HostDiscovery> discovery;
+  std::optional<JobGrowth> growth;
+  superviseGrowth(o, plan, jobWide, elastic, server, discovery, growth, supervision);
+  if (growth) {
+    growth->ssh = &launch;
+    growth->shmPrefix = shmPrefix;
+  }
   JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
   if (!result.agentStartProblems.empty()) throwHostProblems(result, agents, launch, launch.ssh.connectTimeout);
   // The supervisor counted agents; the summary counts ranks.
@@ -1075,12 +1143,11 @@ void checkElastic(const Options& o, const Plan& plan) {
     }
     return;
   }
-  if (!o.hostDiscoveryScript.empty() && (o.useMpi || plan.source == HostSource::kSlurm || ranksElsewhere(plan))) {
+  if (!o.hostDiscoveryScript.empty() && (o.useMpi || plan.source == HostSource::kSlurm)) {
     throw UserError(ExitCode::kUsage,
-                    "--host-discovery-script: hvdrun grows elastic jobs with ranks it forks on this machine, and this "
-                    "job runs on " + std::string(o.useMpi ? "mpirun (--mpi)" : plan.source == HostSource::kSlurm
-                                                                                   ? "a Slurm allocation"
-                                                                                   : "other hosts (-H)"),
+                    "--host-discovery-script: hvdrun grows elastic jobs with ranks it starts itself (on this machine, "
+                    "or over ssh with -H), and this job runs on " +
+                        std::string(o.useMpi ? "mpirun (--mpi)" : "a Slurm allocation"),
                     "leave it out: --min-np alone keeps such a job going without the ranks that fail");
   }
   if (o.useMpi) {

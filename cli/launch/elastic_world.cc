@@ -74,6 +74,11 @@ ElasticWorld::Change ElasticWorld::workerEnded(int worker, bool failed) {
   return change;
 }
 
+int ElasticWorld::runningOn(const std::string& host) const {
+  return static_cast<int>(std::count_if(running_.begin(), running_.end(),
+                                        [&](int w) { return hosts_[static_cast<size_t>(w)] == host; }));
+}
+
 ElasticWorld::Growth ElasticWorld::addWorkers(const std::vector<std::string>& hosts) {
   Growth growth;
   if (ended_ || hosts.empty() || (resetLimit_ >= 0 && generation_ >= resetLimit_)) return growth;

@@ -46,6 +46,8 @@ class ElasticWorld {
   };
   Growth addWorkers(const std::vector<std::string>& hosts);
 
+  int runningOn(const std::string& host) const;  // workers running on `host`
+
   long long generation() const { return generation_; }
   bool ended() const { return ended_; }
   int size() const { return static_cast<int>(running_.size()); }

@@ -102,6 +102,8 @@ TEST_CASE("workers added while the job runs come after the running ones in the n
   CHECK(growth.after == 1);
   CHECK(world.generation() == 2);
   CHECK(world.running() == std::vector<int>{0, 2, 3, 4});
+  CHECK(world.runningOn("a") == 3);
+  CHECK(world.runningOn("b") == 1);
   CHECK(growth.keys.values.at(rdv::elasticNextKey(1)) == "2");
   CHECK(growth.keys.abandonPrefix == rdv::elasticJoinPrefix(1));
   CHECK(identityIn(growth.keys, 2, 3) == rdv::ElasticIdentity{2, 4, 2, 3, 0, 2});

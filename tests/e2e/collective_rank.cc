@@ -37,6 +37,13 @@
 //                                    size N worlds K". With "agent" after <victim>, the
 //                                    victim SIGKILLs its parent (a host agent: its host is
 //                                    lost) instead of itself
+//   collective_rank elastic-grow <n> under hvdrun --host-discovery-script: n allreduces of
+//                                    rank+1, 20 ms apart, each checked against the world's
+//                                    size; after each, hvd::elasticWorldChanged() and, when
+//                                    true, shutdown and init. Every world starts from rank
+//                                    0's count. Worker 0 writes $DISCOVERY_GROWN into
+//                                    $DISCOVERY_FILE after its 5th. Prints "elastic grown
+//                                    worker W rank R size N worlds K"
 //   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
 //                                    the refusals; prints "process sets ok (the job's
 //                                    collectives on tcp|mpi)"
@@ -263,6 +270,50 @@ int elastic(int victim, bool killAgent) {
     ++worlds;
   }
   std::printf("elastic done worker %d rank %d size %d worlds %d\n", worker, hvd::rank(), hvd::size(), worlds);
+  return 0;
+}
+
+// An elastic job that grows, from C++: what hvd.elastic.run and commit() do in Python.
+int elasticGrow(int total) {
+  const char* workerText = std::getenv("HVD_ELASTIC_WORKER");
+  const int worker = workerText != nullptr ? std::atoi(workerText) : -1;
+  const char* file = std::getenv("DISCOVERY_FILE");
+  const char* grown = std::getenv("DISCOVERY_GROWN");
+  std::int32_t done = 0;
+  int worlds = 1;
+  bool wrote = false;
+  while (true) {
+    const int size = hvd::size(), rank = hvd::rank();
+    bool leave = !hvd::broadcast(&done, sizeof done, 0).isOk();  // a new rank learns where the others are
+    while (!leave && done < total) {
+      if (worker == 0 && done == 5 && !wrote && file != nullptr && grown != nullptr) {
+        std::FILE* f = std::fopen(file, "w");
+        if (f != nullptr) {
+          std::fputs(grown, f);
+          std::fclose(f);
+        }
+        wrote = true;
+      }
+      float sum = static_cast<float>(rank + 1);
+      if (!hvd::allreduce(&sum, 1, DataType::kFloat32, ReduceOp::kSum).isOk()) break;
+      if (sum != static_cast<float>(size * (size + 1) / 2)) {
+        std::printf("elastic wrong sum %g in a world of %d\n", sum, size);
+        return 1;
+      }
+      ++done;
+      auto changed = hvd::elasticWorldChanged();
+      leave = !changed || *changed;
+      ::usleep(20000);
+    }
+    if (!leave && done >= total) break;
+    hvd::shutdown();
+    if (auto joined = hvd::init(); !joined.isOk()) {
+      std::printf("elastic init failed: %s\n", joined.message().c_str());
+      return 1;
+    }
+    ++worlds;
+  }
+  std::printf("elastic grown worker %d rank %d size %d worlds %d\n", worker, hvd::rank(), hvd::size(), worlds);
   return 0;
 }
 
@@ -659,6 +710,7 @@ int main(int argc, char** argv) {
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
            : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
            : mode == "elastic" && argc > 2 ? elastic(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "agent")
+           : mode == "elastic-grow" && argc > 2 ? elasticGrow(std::atoi(argv[2]))
            : mode == "process-sets"     ? processSets()
            : mode == "process-set-victim" && argc > 2 ? processSetVictim(std::atoi(argv[2]))
                                         : check();

@@ -105,8 +105,8 @@ TEST_CASE("a job that discovers hosts refuses other launchers and a max below -n
   ::chmod(script.c_str(), 0755);
   auto mpi = runHvdrun({"--mpi", "-np", "2", "--host-discovery-script", script, kRank, "elastic", "-1"});
   CHECK(mpi.exitCode == 2);
-  CHECK(has(mpi.err, "--host-discovery-script: hvdrun grows elastic jobs with ranks it forks on this machine, and "
-                     "this job runs on mpirun (--mpi)"));
+  CHECK(has(mpi.err, "--host-discovery-script: hvdrun grows elastic jobs with ranks it starts itself (on this "
+                     "machine, or over ssh with -H), and this job runs on mpirun (--mpi)"));
   auto below = runHvdrun({"-np", "3", "--max-np", "2", "--host-discovery-script", script, kRank, "elastic", "-1"});
   CHECK(below.exitCode == 2);
   CHECK(has(below.err, "--max-np 2 is less than the job's 3 rank(s)"));
@@ -118,7 +118,7 @@ TEST_CASE("a job that discovers hosts refuses other launchers and a max below -n
   CHECK_FALSE(has(bad.out, "elastic done"));
 }
 
-TEST_CASE("a job that discovers only other hosts runs its ranks and says it grows on this machine only", "[e2e]") {
+TEST_CASE("a job on this machine alone that discovers other hosts runs its ranks and says it grows here only", "[e2e]") {
   TempDir dir;
   const std::string script = dir.path() + "/discover.sh";
   {
@@ -130,8 +130,28 @@ TEST_CASE("a job that discovers only other hosts runs its ranks and says it grow
                         "sleep 1.5; exec \"$0\" elastic -1", kRank});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
-  CHECK(has(run.err, "the host discovery script names node07, which is not this machine: hvdrun grows elastic jobs "
-                     "on this machine only"));
+  CHECK(has(run.err, "the host discovery script names node07, which is not this machine: a job hvdrun runs on "
+                     "this machine alone grows here only (give -H to run over ssh)"));
   CHECK(has(run.out, "[1]<stdout>:elastic done worker 1 rank 1 size 2 worlds 1"));
   CHECK_FALSE(has(run.err, "started rank(s)"));
+}
+
+TEST_CASE("a job on this machine grows onto the slots its discovery script adds and every rank finishes together",
+          "[e2e]") {
+  TempDir dir;
+  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
+  {
+    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
+    std::ofstream(hosts) << "localhost:2\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  hvd::cli::RunOptions options;
+  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:3\n"});
+  auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "150"}, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
+  CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 3 worlds 2"));
+  CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 3 worlds 2"));
+  CHECK(has(run.out, "[2]<stdout>:elastic grown worker 2 rank 2 size 3 worlds 1"));
 }

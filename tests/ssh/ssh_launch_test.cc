@@ -451,6 +451,36 @@ TEST_CASE("over ssh an elastic job goes on without a host whose agent was lost",
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds through a new host agent", "[ssh]") {
+  // Ranks 0-3 on the first two hosts; worker 0 adds the third host (2 slots) to the
+  // script's answer after its 5th allreduce: a new agent there starts ranks 4 and 5.
+  hvd::test::TempDir dir;
+  const Bed& b = bed();
+  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
+  {
+    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
+    std::ofstream(hosts) << b.hosts[0] << ":2\n" << b.hosts[1] << ":2\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  std::string grown = b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n" + b.hosts[2] + ":2\n";
+  std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
+                                "-i", b.key, "--host-discovery-script", script, kCollectiveRank, "elastic-grow", "150"};
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=" + grown});
+  auto run = hvd::test::runHvdrun(args, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("hvdrun: the host discovery script gives " + b.hosts[2] + " 2 more slot(s): started rank(s) "
+                     "4-5 there; the job's world 1 has 6 rank(s)") != std::string::npos);
+  for (int worker = 0; worker < 6; ++worker) {
+    CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic grown worker " + std::to_string(worker) +
+                       " rank " + std::to_string(worker) + " size 6 worlds " + (worker < 4 ? "2" : "1")) !=
+          std::string::npos);
+  }
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 TEST_CASE("over ssh what a rank left running in a session of its own is stopped by its host's agent at the end",
           "[ssh]") {
   hvd::test::TempDir dir;

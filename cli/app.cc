@@ -723,6 +723,15 @@ struct SshLaunch {
 // next world has them: forked on this machine, or (an ssh launch) through a new host agent
 // for each host and round. After a rank failed on a host no more are started there
 // (horovodrun blacklists it). Used on the supervisor's thread only.
+// How a launch starts a rank it adds: forked (the program and the thread variables), or
+// through a host agent (ssh set: how to reach the host, and the job's /dev/shm prefix).
+struct GrowthLaunch {
+  std::string executable{};
+  std::vector<std::string> threadVars{};
+  const SshLaunch* ssh = nullptr;
+  std::string shmPrefix{};
+};
+
 struct JobGrowth {
   const Options& o;
   const Plan& plan;
@@ -730,11 +739,7 @@ struct JobGrowth {
   ElasticWorld& world;
   RendezvousServer& server;
   HostDiscovery& discovery;
-  // Forked ranks: the program and the thread variables; ssh: how to reach a host's agent.
-  std::string executable;
-  std::vector<std::string> threadVars;
-  const SshLaunch* ssh = nullptr;
-  std::string shmPrefix;
+  GrowthLaunch how;
   std::set<std::string> blacklisted;
   std::set<std::string> elsewhere;  // hosts named that this launch cannot reach, said once
 
@@ -754,7 +759,7 @@ struct JobGrowth {
     for (const DiscoveredHost& h : discovery.latest()) {
       const std::string host = isThisMachine(h.host) ? plan.ranks.front().where.host : h.host;
       if (blacklisted.count(host)) continue;
-      if (ssh == nullptr && host != plan.ranks.front().where.host) {
+      if (how.ssh == nullptr && host != plan.ranks.front().where.host) {
         if (elsewhere.insert(h.host).second) {
           printTo(stderr, "hvdrun: warning: the host discovery script names {}, which is not this machine: a job "
                           "hvdrun runs on this machine alone grows here only (give -H to run over ssh)\n", h.host);
@@ -777,7 +782,7 @@ struct JobGrowth {
       printTo(stderr, "hvdrun: the host discovery script gives {} {} more slot(s): started rank(s) {}-{} there; the "
                       "job's world {} has {} rank(s)\n",
               host, workers.size(), workers.front(), workers.back(), world.generation(), world.size());
-      if (ssh == nullptr) {
+      if (how.ssh == nullptr) {
         for (int worker : workers) started.push_back(forked(worker, grown.after));
       } else {
         started.push_back(agent(host, workers, grown.after));
@@ -801,7 +806,7 @@ struct JobGrowth {
     r.gpus.clear();
     r.gpuSlots.clear();
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
-    rankEnv.insert(rankEnv.end(), threadVars.begin(), threadVars.end());
+    rankEnv.insert(rankEnv.end(), how.threadVars.begin(), how.threadVars.end());
     appendRankJobWide(jobWide, rankEnv);
     appendElasticVariables(o, r, rankEnv);
     rankEnv.push_back("HVD_ELASTIC_AFTER=" + std::to_string(after));
@@ -810,14 +815,14 @@ struct JobGrowth {
 
   RankProcess forked(int worker, long long after) const {
     const std::string& host = plan.ranks.front().where.host;
-    return {.rank = worker, .host = host, .executable = executable, .argv = o.program,
+    return {.rank = worker, .host = host, .executable = how.executable, .argv = o.program,
             .env = inheritedEnvironment(rankEnvironment(worker, host, after)), .emptyStdin = true};
   }
 
   // One new host agent for `workers` on `host` (launchOverSsh's, with no stdin rank).
   RankProcess agent(const std::string& host, const std::vector<int>& workers, long long after) const {
     std::error_code ec;
-    AgentJob job{agentVersion(), host, std::filesystem::current_path(ec).string(), shmPrefix, o.killGrace,
+    AgentJob job{agentVersion(), host, std::filesystem::current_path(ec).string(), how.shmPrefix, o.killGrace,
                  o.maxLineBytes, std::nullopt, BindTo::kNone, std::nullopt, {}};
     for (int worker : workers) {
       job.ranks.push_back({worker, o.program, remoteEnvironment(inheritedEnvironment(rankEnvironment(worker, host, after)))});
@@ -830,8 +835,8 @@ struct JobGrowth {
       process.executable = thisExecutable();
       process.argv = {process.executable, "host-agent"};
     } else {
-      process.executable = ssh->client;
-      process.argv = sshArgv(ssh->ssh, host, agentCommandLine(ssh->remoteHvdrun));
+      process.executable = how.ssh->client;
+      process.argv = sshArgv(how.ssh->ssh, host, agentCommandLine(how.ssh->remoteHvdrun));
     }
     process.env = inheritedEnvironment({});
     process.agentInput = encodeAgentJob(job);
@@ -839,23 +844,29 @@ struct JobGrowth {
   }
 };
 
-// Starts host discovery for an elastic job that has a script, and lets the supervisor grow
-// the job through `growth`; a script that fails before the launch stops it (exit 3).
-void superviseGrowth(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide,
-                     std::optional<ElasticWorld>& world, RendezvousServer* server,
-                     std::unique_ptr<HostDiscovery>& discovery, std::optional<JobGrowth>& growth,
-                     SupervisorOptions& supervision) {
-  if (!world || server == nullptr || o.hostDiscoveryScript.empty()) return;
-  auto started = HostDiscovery::start(o.hostDiscoveryScript, o.slotsPerHost, std::chrono::seconds(1));
-  if (!started) throw UserError(ExitCode::kEnvironment, started.status().message(), started.status().hint());
-  discovery = std::move(*started);
-  growth.emplace(JobGrowth{o, plan, jobWide, *world, *server, *discovery, {}, {}, nullptr, {}, {}, {}});
-  supervision.moreRanks = [&growth] { return growth->more(); };
-  supervision.rankEnded = [&growth, ended = supervision.rankEnded](int rank, const RankFailure* failure) {
-    if (failure != nullptr) growth->rankFailed(failure->host);
-    return ended(rank, failure);
-  };
-}
+// An elastic job's supervision (--min-np): its world, published before any rank starts and
+// asked each time a rank ends; with a discovery script, the hosts and the ranks it adds. A
+// script that fails before the launch stops it (exit 3). Lives as long as the supervision.
+struct ElasticSupervision {
+  std::optional<ElasticWorld> world;
+  std::unique_ptr<HostDiscovery> discovery;
+  std::optional<JobGrowth> growth;
+
+  void start(const Options& o, const Plan& plan, const std::vector<std::string>& jobWide, RendezvousServer* server,
+             SupervisorOptions& supervision, GrowthLaunch how) {
+    superviseElastic(o, plan, server, world, supervision);
+    if (!world || o.hostDiscoveryScript.empty()) return;
+    auto started = HostDiscovery::start(o.hostDiscoveryScript, o.slotsPerHost, std::chrono::seconds(1));
+    if (!started) throw UserError(ExitCode::kEnvironment, started.status().message(), started.status().hint());
+    discovery = std::move(*started);
+    growth.emplace(JobGrowth{o, plan, jobWide, *world, *server, *discovery, std::move(how), {}, {}});
+    supervision.moreRanks = [this] { return growth->more(); };
+    supervision.rankEnded = [this, ended = supervision.rankEnded](int rank, const RankFailure* failure) {
+      if (failure != nullptr) growth->rankFailed(failure->host);
+      return ended(rank, failure);
+    };
+  }
+};
 
 // This machine only: hvdrun forks every rank itself.
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
@@ -894,15 +905,8 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
   }
   SupervisorOptions supervision = supervisionFor(o, plan, server, SupervisorOptions::Labels::kNone, preemption);
   if (guardian != nullptr) supervision.onRankStarted = [guardian](int pid) { guardian->watch(pid); };
-  std::optional<ElasticWorld> elastic;
-  superviseElastic(o, plan, server, elastic, supervision);
-  std::unique_ptr<HostDiscovery> discovery;
-  std::optional<JobGrowth> growth;
-  superviseGrowth(o, plan, jobWide, elastic, server, discovery, growth, supervision);
-  if (growth) {
-    growth->executable = executable;
-    growth->threadVars = threadVars;
-  }
+  ElasticSupervision elastic;
+  elastic.start(o, plan, jobWide, server, supervision, {.executable = executable, .threadVars = threadVars});
   supervision.coordinatorRank = parameterServerChief(plan);
   (void)adoptOrphans();  // best effort: without it a daemon outlives the job, as it did before
   auto outcome = superviseRanks(ranks, supervision);
@@ -1045,15 +1049,8 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   supervision.agentHelloTimeout = launch.ssh.connectTimeout;
   // hvdrun's stdin goes to its rank over that rank's agent connection, as mpirun's does.
   if (o.stdinRank) supervision.stdinForwarding = SupervisorOptions::StdinForwarding{STDIN_FILENO, *o.stdinRank};
-  std::optional<ElasticWorld> elastic;
-  superviseElastic(o, plan, server, elastic, supervision);
-  std::unique_ptr<HostDiscovery> discovery;
-  std::optional<JobGrowth> growth;
-  superviseGrowth(o, plan, jobWide, elastic, server, discovery, growth, supervision);
-  if (growth) {
-    growth->ssh = &launch;
-    growth->shmPrefix = shmPrefix;
-  }
+  ElasticSupervision elastic;
+  elastic.start(o, plan, jobWide, server, supervision, {.ssh = &launch, .shmPrefix = shmPrefix});
   JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
   if (!result.agentStartProblems.empty()) throwHostProblems(result, agents, launch, launch.ssh.connectTimeout);
   // The supervisor counted agents; the summary counts ranks.

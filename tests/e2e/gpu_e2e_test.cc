@@ -4,6 +4,8 @@
 // scripts/gpu-check.sh runs them on one.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include "runtime/backends/backend_probe.h"
 #include "tests/support/hvdrun_runner.h"
 
@@ -82,4 +84,19 @@ TEST_CASE("the check-build report shows CUDA and NCCL as available where a GPU a
   REQUIRE(run.exitCode == 0);
   CHECK(run.out.find("    [X] CUDA: built with CUDA ") != std::string::npos);
   CHECK(run.out.find("    [X] NCCL: built with NCCL ") != std::string::npos);
+}
+
+TEST_CASE("hvdrun that counts the GPUs itself sees its ranks end and exits at once", "[e2e][gpu]") {
+  requireUsable("nccl");
+  // Without CUDA_VISIBLE_DEVICES hvdrun loads the driver to count the GPUs, and the driver's
+  // thread took the SIGCHLD that hvdrun waits for on a signalfd: every job on a GPU machine
+  // hung after its ranks had ended (seen on an H200, 2026-11-27, until the timeout).
+  auto started = std::chrono::steady_clock::now();
+  auto run = runHvdrun({"-np", "1", kGpuRank, "--expect-backend", "nccl", "--max-mib", "1"},
+                       options({"CUDA_VISIBLE_DEVICES"}));
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.out.find("gpu_rank: rank 0 ok (backend nccl") != std::string::npos);
+  CHECK(took < 60);
 }

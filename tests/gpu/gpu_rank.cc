@@ -305,8 +305,9 @@ void reducescatters(const std::string& backend) {
           double want = expected(t, op, first + i, n);
           if (op == ReduceOp::kAverage && !isFloat(t)) want = std::trunc(want);
           double tolerance = op == ReduceOp::kAverage ? (isFloat(t) ? 0.02 * want : 1.0) : 0.0;
-          if (std::fabs(load(t, got.data() + i * w) - want) > tolerance) {
-            fail(what + ": row " + std::to_string(first + i) + " is wrong");
+          if (const double have = load(t, got.data() + i * w); std::fabs(have - want) > tolerance) {
+            fail(what + ": row " + std::to_string(first + i) + " is " + std::to_string(have) + ", expected " +
+                 std::to_string(want));
             break;
           }
         }

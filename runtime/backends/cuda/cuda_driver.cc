@@ -1,6 +1,9 @@
 // runtime/backends/cuda/cuda_driver.cc: the driver table, filled once.
 #include "runtime/backends/cuda/cuda_driver.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cstdio>
 #include <mutex>
 
@@ -91,7 +94,18 @@ Result<const CudaDriver*> CudaDriver::load() {
   static std::once_flag once;
   static Result<CudaDriver> loaded = Status(Errc::kInternal, "not loaded");
   // Only the real driver's soname: the toolkit's stubs/libcuda.so would load and then fail.
-  std::call_once(once, [] { loaded = loadFrom({"libcuda.so.1"}); });
+  // The driver starts a thread of its own (cuInit), which inherits the signal mask of the
+  // thread that loads it: born with every signal blocked, it never takes one meant for the
+  // process. hvdrun waits for SIGCHLD on a signalfd with the signal blocked everywhere else;
+  // a driver thread that accepted it swallowed every rank's exit, and hvdrun waited for ever
+  // (seen on an H200 whenever hvdrun itself counted the GPUs).
+  std::call_once(once, [] {
+    sigset_t all, previous;
+    sigfillset(&all);
+    ::pthread_sigmask(SIG_BLOCK, &all, &previous);
+    loaded = loadFrom({"libcuda.so.1"});
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  });
   if (!loaded) return loaded.status();
   return &*loaded;
 }

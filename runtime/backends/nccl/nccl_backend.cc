@@ -97,6 +97,12 @@ class NcclBackend final : public CollectiveBackend {
     const size_t width = dataTypeSize(data.type);
     const bool equal =
         std::all_of(countsPerRank.begin(), countsPerRank.end(), [&](size_t c) { return c == countsPerRank[0]; });
+    // Alone, a rank's part is its whole tensor, whatever the op. (On an H200, NCCL's
+    // one-rank reduce-scatter with ncclAvg wrote only the first 2^20 elements of 2^20 + 3.)
+    if (size_ == 1) {
+      HVD_RETURN_IF_ERROR(fail(gpu_->copyAsync(out, data.data, data.bytes())));
+      return run("reducescatter of " + std::to_string(data.bytes()) + " bytes on one rank", [] { return ncclSuccess; });
+    }
     if (equal) {
       return run("reducescatter of " + std::to_string(data.bytes()) + " bytes", [&] {
         return nccl_.ncclReduceScatter(data.data, out, countsPerRank[0], reduction->type, reduction->op, comm_,

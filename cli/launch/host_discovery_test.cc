@@ -14,11 +14,12 @@ using hvd::cli::parseDiscoveredHosts;
 
 namespace {
 
-// A directory of its own, removed at the end.
+// A directory of its own, removed at the end (never /tmp itself: mkdtemp must succeed).
 struct ScratchDir {
   ScratchDir() {
     char pattern[] = "/tmp/hvd-discovery-XXXXXX";
-    dir = ::mkdtemp(pattern) != nullptr ? pattern : "/tmp";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    dir = pattern;
   }
   ~ScratchDir() { std::filesystem::remove_all(dir); }
   const std::string& path() const { return dir; }

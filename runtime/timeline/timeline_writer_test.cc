@@ -27,11 +27,12 @@ hvd::Json readTrace(const std::string& path, std::string& error) {
   return json ? *json : hvd::Json{};
 }
 
-// A fresh directory, removed with what it holds.
+// A fresh directory, removed with what it holds (never /tmp itself: mkdtemp must succeed).
 struct TempDir {
   TempDir() {
     char name[] = "/tmp/hvd-timeline-XXXXXX";
-    path_ = ::mkdtemp(name) != nullptr ? name : "/tmp";
+    REQUIRE(::mkdtemp(name) != nullptr);
+    path_ = name;
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
   const std::string& path() const { return path_; }

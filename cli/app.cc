@@ -506,12 +506,33 @@ SupervisorOptions supervisionFor(const Options& o, const Plan& plan, RendezvousS
   return supervision;
 }
 
+// The newest of an elastic job's worlds whose ranks all arrived (-1: none yet).
+long long lastFormedWorld(const RendezvousServer& server, long long newest) {
+  for (long long g = newest; g >= 0; --g) {
+    if (server.value(rendezvous::elasticFormedKey(g))) return g;
+  }
+  return -1;
+}
+
 // Elastic training: a rank ended by itself. A failed one leaves the others to go on as the
-// next world, when the job may; either way hvdrun says what happens to the job.
-bool elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& server, int rank,
-                      const RankFailure* failure) {
-  auto change = world.workerEnded(rank, failure != nullptr);
-  if (failure == nullptr) return change.goesOn;
+// next world, when the job may; either way hvdrun says what happens to the job. A clean end
+// is the training's end, which a world still forming would wait for in vain.
+SupervisorOptions::AfterRankEnd elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& server,
+                                                 int rank, const RankFailure* failure) {
+  if (failure == nullptr) {
+    auto change = world.workerFinished(rank, lastFormedWorld(server, world.generation()));
+    auto publish = [&server, keys = change.keys, why = "the elastic job ended: " + change.why] {
+      if (!keys.values.empty()) server.publish(keys.values, keys.abandonPrefix, why);
+    };
+    if (change.stop.empty()) {
+      publish();
+      return {.goesOn = change.goesOn};
+    }
+    printTo(stderr, "hvdrun: {}, so the job's training is done: stopping rank(s) {}, which were added for that "
+                    "world and have not trained\n", change.why, rankListText(change.stop, 32));
+    return {change.goesOn, change.stop, publish};
+  }
+  auto change = world.workerFailed(rank);
   // A host agent's end stands for its ranks': the host (or the connection to it) was lost.
   const std::string how = failure->launcherProcess
                               ? fmt::format("was lost with host {} (its agent {})", failure->host, endText(*failure))
@@ -521,14 +542,14 @@ bool elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& s
       printTo(stderr, "hvdrun: rank {} {}, and the elastic job cannot go on without it: {}\n", rank, how, change.why);
       server.publish(change.keys.values, change.keys.abandonPrefix, "the elastic job ended: " + change.why);
     }
-    return false;
+    return {};
   }
   server.publish(change.keys.values, change.keys.abandonPrefix,
                  fmt::format("the job's world changed while this rank joined it (rank {} {})", rank, how));
   printTo(stderr, "hvdrun: rank {} {}; the other {} rank(s) go on without it as the job's world {} (--min-np {}), "
                   "numbered 0-{} in the order of their first ranks\n",
           rank, how, world.size(), world.generation(), o.minNp, world.size() - 1);
-  return true;
+  return {.goesOn = true};
 }
 
 // An elastic job's ranks: a worker's number is its first rank (elastic_world.h).
@@ -587,7 +608,8 @@ class SrunElastic {
       if (!rank) return;
       std::lock_guard<std::mutex> lock(mutex_);
       if (failure) ++badReports_;
-      if (elasticRankEnded(o, *world_, server, *rank, failure ? &*failure : nullptr) && failure) {
+      // No rank is added under srun, so none is to be stopped (AfterRankEnd::stop).
+      if (elasticRankEnded(o, *world_, server, *rank, failure ? &*failure : nullptr).goesOn && failure) {
         leftBehind_.push_back(*failure);
       }
     });

@@ -251,7 +251,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
       } else {
         printTo(stderr, "{}\n", formatAgentRankEnd(rank));
       }
-      return true;
+      return SupervisorOptions::AfterRankEnd{.goesOn = true};
     };
   }
   if (chiefHere) {

@@ -10,6 +10,7 @@ namespace hvd::cli {
 ElasticWorld::ElasticWorld(std::vector<std::string> hosts, int minSize, int resetLimit)
     : hosts_(std::move(hosts)), minSize_(minSize), resetLimit_(resetLimit) {
   for (int w = 0; w < static_cast<int>(hosts_.size()); ++w) running_.push_back(w);
+  firstGeneration_.assign(hosts_.size(), 0);
 }
 
 ElasticWorld::Keys ElasticWorld::firstWorld() const { return keysOf(0); }
@@ -46,15 +47,18 @@ ElasticWorld::Keys ElasticWorld::keysOf(long long generation) const {
   return keys;
 }
 
-ElasticWorld::Change ElasticWorld::workerEnded(int worker, bool failed) {
+ElasticWorld::Keys ElasticWorld::endOf(const std::string& why) const {
+  Keys keys;
+  keys.values[rendezvous::elasticNextKey(generation_)] = std::string(rendezvous::kElasticEnded) + why;
+  keys.abandonPrefix = rendezvous::elasticJoinPrefix(generation_);
+  return keys;
+}
+
+ElasticWorld::Change ElasticWorld::workerFailed(int worker) {
   Change change;
   auto it = std::find(running_.begin(), running_.end(), worker);
   if (ended_ || it == running_.end()) return change;  // nothing changes, and nothing goes on
   running_.erase(it);
-  if (!failed) {
-    change.goesOn = true;
-    return change;
-  }
   const int left = static_cast<int>(running_.size());
   if (left < minSize_) {
     change.why = "only " + std::to_string(left) + " rank(s) would be left, fewer than --min-np " +
@@ -65,12 +69,37 @@ ElasticWorld::Change ElasticWorld::workerEnded(int worker, bool failed) {
   }
   if (!change.why.empty()) {
     ended_ = true;
-    change.keys.values[rendezvous::elasticNextKey(generation_)] = std::string(rendezvous::kElasticEnded) + change.why;
-    change.keys.abandonPrefix = rendezvous::elasticJoinPrefix(generation_);
+    change.keys = endOf(change.why);
     return change;
   }
   change.goesOn = true;
   change.keys = keysOf(++generation_);
+  return change;
+}
+
+ElasticWorld::Change ElasticWorld::workerFinished(int worker, long long lastFormed) {
+  Change change;
+  auto it = std::find(running_.begin(), running_.end(), worker);
+  if (ended_ || it == running_.end()) return change;
+  running_.erase(it);
+  finishing_ = true;
+  if (lastFormed >= generation_) {
+    change.goesOn = true;
+    return change;
+  }
+  // No world formed yet: nobody trained, and the ranks waiting for the first one fail at once
+  // saying why (this worker never joined: a program that ends before hvd.init()).
+  ended_ = true;
+  if (lastFormed < 0) {
+    change.why = "rank " + std::to_string(worker) + " ended (exit 0) without joining the job's first world";
+  } else {
+    change.why = "rank " + std::to_string(worker) + " finished (exit 0) before the job's world " +
+                 std::to_string(generation_) + " formed";
+    for (int w : running_) {
+      if (firstGeneration_[static_cast<size_t>(w)] > lastFormed) change.stop.push_back(w);
+    }
+  }
+  change.keys = endOf(change.why);
   return change;
 }
 
@@ -81,12 +110,13 @@ int ElasticWorld::runningOn(const std::string& host) const {
 
 ElasticWorld::Growth ElasticWorld::addWorkers(const std::vector<std::string>& hosts) {
   Growth growth;
-  if (ended_ || hosts.empty() || (resetLimit_ >= 0 && generation_ >= resetLimit_)) return growth;
+  if (ended_ || finishing_ || hosts.empty() || (resetLimit_ >= 0 && generation_ >= resetLimit_)) return growth;
   growth.after = generation_;
   for (const std::string& host : hosts) {
     growth.workers.push_back(static_cast<int>(hosts_.size()));
     running_.push_back(static_cast<int>(hosts_.size()));
     hosts_.push_back(host);
+    firstGeneration_.push_back(generation_ + 1);
   }
   growth.keys = keysOf(++generation_);
   return growth;

@@ -24,21 +24,31 @@ class ElasticWorld {
   };
   Keys firstWorld() const;  // generation 0: every worker
 
-  // A worker ended. Clean ends only leave the world (the others are finishing too); a
-  // failure makes the next generation of the ones still running, unless too few are left
-  // or the world may not change again: then `goesOn` is false, `why` says which, and the
-  // keys tell the ranks still running that there is no next world (kElasticEnded).
+  // What a worker's end does to the job. A failure makes the next generation of the ones
+  // still running, unless too few are left or the world may not change again: then
+  // `goesOn` is false, `why` says which, and the keys tell the ranks still running that there
+  // is no next world (kElasticEnded).
   struct Change {
     bool goesOn = false;
     std::string why;  // when it does not go on
     Keys keys;        // a new generation's; or, when it does not go on, the end's
+    // A clean end before its world formed: the job's training is done, and these workers,
+    // added for that world and never in one that formed, only wait for it: hvdrun stops them
+    // (nothing of theirs is lost), and their ends are not failures.
+    std::vector<int> stop;
   };
-  Change workerEnded(int worker, bool failed);
+  Change workerFailed(int worker);
+  // A worker ended by itself, exit 0: the job's training is done (horovodrun's rule: a
+  // worker's success ends the job), so the world grows no more. Once the newest generation
+  // formed (every rank of it arrived: `lastFormed`, -1 for none yet), the others are
+  // finishing too and nothing else changes. A newer one waits for this worker, which will
+  // never come: it ends (the keys and `why`), and the workers added for it are in `stop`.
+  Change workerFinished(int worker, long long lastFormed);
 
   // Workers hvdrun started while the job runs, one on each of `hosts`: the next generation
   // has them after the ones running, numbered from the next worker number. Nothing changes
-  // once the job has ended or the world may not change again (resetLimit): `workers` is
-  // then empty. A new worker first joins the world after `after` (HVD_ELASTIC_AFTER).
+  // once the job has ended or is finishing, or the world may not change again (resetLimit):
+  // `workers` is then empty. A new worker first joins the world after `after` (HVD_ELASTIC_AFTER).
   struct Growth {
     std::vector<int> workers;
     long long after = -1;
@@ -50,18 +60,22 @@ class ElasticWorld {
 
   long long generation() const { return generation_; }
   bool ended() const { return ended_; }
+  bool finishing() const { return finishing_; }  // a worker finished: no more growth
   int size() const { return static_cast<int>(running_.size()); }
   const std::vector<int>& running() const { return running_; }  // worker numbers, in rank order
 
  private:
   Keys keysOf(long long generation) const;
+  Keys endOf(const std::string& why) const;  // there is no world after the newest
 
   std::vector<std::string> hosts_;
   int minSize_;
   int resetLimit_;
   long long generation_ = 0;
   bool ended_ = false;
+  bool finishing_ = false;
   std::vector<int> running_;
+  std::vector<long long> firstGeneration_;  // each worker's first world
 };
 
 }  // namespace hvd::cli

@@ -32,7 +32,7 @@ TEST_CASE("the first world is every worker ranked as started and points from bef
 
 TEST_CASE("a failed worker's peers are renumbered in order and the world it left is abandoned", "[unit]") {
   ElasticWorld world({"a", "a", "b", "b"}, 2, -1);
-  auto change = world.workerEnded(1, true);
+  auto change = world.workerFailed(1);
   REQUIRE(change.goesOn);
   CHECK(world.generation() == 1);
   CHECK(world.running() == std::vector<int>{0, 2, 3});
@@ -46,49 +46,92 @@ TEST_CASE("a failed worker's peers are renumbered in order and the world it left
 
 TEST_CASE("a host's last worker failing takes the host out of the cross ranks", "[unit]") {
   ElasticWorld world({"a", "b", "c"}, 1, -1);
-  REQUIRE(world.workerEnded(1, true).goesOn);
-  auto change = world.workerEnded(0, true);
+  REQUIRE(world.workerFailed(1).goesOn);
+  auto change = world.workerFailed(0);
   REQUIRE(change.goesOn);
   CHECK(world.generation() == 2);
   CHECK(identityIn(change.keys, 2, 2) == rdv::ElasticIdentity{0, 1, 0, 1, 0, 1});
   CHECK(change.keys.values.at(rdv::elasticNextKey(1)) == "2");
 }
 
-TEST_CASE("a worker that ends cleanly leaves the world without a new generation", "[unit]") {
+TEST_CASE("a worker that finishes in a formed world leaves it without a new generation and the world grows no more",
+          "[unit]") {
   ElasticWorld world({"a", "a", "a"}, 3, -1);
-  auto change = world.workerEnded(2, false);
+  auto change = world.workerFinished(2, 0);
   CHECK(change.goesOn);
   CHECK(change.keys.values.empty());
+  CHECK(change.stop.empty());
   CHECK(world.generation() == 0);
   CHECK(world.size() == 2);
+  CHECK(world.finishing());
+  CHECK(world.addWorkers({"a"}).workers.empty());
+  CHECK(world.generation() == 0);
+}
+
+TEST_CASE("a worker that finishes before the world grown for it formed ends that world and stops the workers added",
+          "[unit]") {
+  ElasticWorld world({"a", "a"}, 1, -1);
+  REQUIRE(world.addWorkers({"a", "b"}).workers == std::vector<int>{2, 3});
+  auto change = world.workerFinished(0, 0);
+  CHECK_FALSE(change.goesOn);
+  CHECK(change.why == "rank 0 finished (exit 0) before the job's world 1 formed");
+  CHECK(change.stop == std::vector<int>{2, 3});
+  CHECK(change.keys.values.at(rdv::elasticNextKey(1)) == std::string(rdv::kElasticEnded) + change.why);
+  CHECK(change.keys.abandonPrefix == rdv::elasticJoinPrefix(1));
+  CHECK(world.ended());
+  // The worker still running from world 0 finishes by itself; nothing more changes.
+  auto next = world.workerFinished(1, 0);
+  CHECK(next.keys.values.empty());
+  CHECK(next.stop.empty());
+}
+
+TEST_CASE("a worker that finishes before a re-formed world formed ends it and stops only workers never in a world",
+          "[unit]") {
+  ElasticWorld world({"a", "a", "a"}, 1, -1);
+  REQUIRE(world.addWorkers({"a"}).workers == std::vector<int>{3});  // world 1, which forms
+  REQUIRE(world.workerFailed(1).goesOn);                            // world 2: 0, 2, 3
+  auto change = world.workerFinished(2, 1);
+  CHECK(change.why == "rank 2 finished (exit 0) before the job's world 2 formed");
+  CHECK(change.stop.empty());  // worker 3 trained in world 1: it fails, told why, as worker 0 does
+  CHECK(change.keys.abandonPrefix == rdv::elasticJoinPrefix(2));
+}
+
+TEST_CASE("a worker that ends cleanly before the first world formed ends it and stops nobody", "[unit]") {
+  ElasticWorld world({"a", "a"}, 1, -1);
+  auto change = world.workerFinished(1, -1);
+  CHECK_FALSE(change.goesOn);
+  CHECK(change.why == "rank 1 ended (exit 0) without joining the job's first world");
+  CHECK(change.stop.empty());
+  CHECK(change.keys.values.at(rdv::elasticNextKey(0)) == std::string(rdv::kElasticEnded) + change.why);
+  CHECK(change.keys.abandonPrefix == rdv::elasticJoinPrefix(0));
 }
 
 TEST_CASE("the world ends below the minimum and past the reset limit saying which", "[unit]") {
   ElasticWorld small({"a", "a", "a"}, 2, -1);
-  REQUIRE(small.workerEnded(0, true).goesOn);
-  auto below = small.workerEnded(1, true);
+  REQUIRE(small.workerFailed(0).goesOn);
+  auto below = small.workerFailed(1);
   CHECK_FALSE(below.goesOn);
   CHECK(below.why == "only 1 rank(s) would be left, fewer than --min-np 2");
   // The ranks left learn there is no next world, and why, instead of waiting for one.
   CHECK(below.keys.values.at(rdv::elasticNextKey(1)) == "ended: only 1 rank(s) would be left, fewer than --min-np 2");
   CHECK(below.keys.abandonPrefix == rdv::elasticJoinPrefix(1));
   CHECK(small.ended());
-  CHECK_FALSE(small.workerEnded(2, true).goesOn);
+  CHECK_FALSE(small.workerFailed(2).goesOn);
 
   ElasticWorld limited({"a", "a", "a", "a"}, 1, 1);
-  REQUIRE(limited.workerEnded(3, true).goesOn);
-  auto limit = limited.workerEnded(2, true);
+  REQUIRE(limited.workerFailed(3).goesOn);
+  auto limit = limited.workerFailed(2);
   CHECK_FALSE(limit.goesOn);
   CHECK(limit.why == "the world has changed 1 time(s) already (--reset-limit 1)");
 
   ElasticWorld none({"a", "a"}, 1, 0);
-  CHECK_FALSE(none.workerEnded(0, true).goesOn);
+  CHECK_FALSE(none.workerFailed(0).goesOn);
 }
 
 TEST_CASE("a worker that is not running changes nothing", "[unit]") {
   ElasticWorld world({"a", "a"}, 1, -1);
-  REQUIRE(world.workerEnded(0, true).goesOn);
-  auto again = world.workerEnded(0, true);
+  REQUIRE(world.workerFailed(0).goesOn);
+  auto again = world.workerFailed(0);
   CHECK_FALSE(again.goesOn);
   CHECK(world.generation() == 1);
   CHECK(world.size() == 1);
@@ -96,7 +139,7 @@ TEST_CASE("a worker that is not running changes nothing", "[unit]") {
 
 TEST_CASE("workers added while the job runs come after the running ones in the next world", "[unit]") {
   ElasticWorld world({"a", "a", "a"}, 2, -1);
-  REQUIRE(world.workerEnded(1, true).goesOn);
+  REQUIRE(world.workerFailed(1).goesOn);
   auto growth = world.addWorkers({"a", "b"});
   CHECK(growth.workers == std::vector<int>{3, 4});
   CHECK(growth.after == 1);
@@ -109,7 +152,7 @@ TEST_CASE("workers added while the job runs come after the running ones in the n
   CHECK(identityIn(growth.keys, 2, 3) == rdv::ElasticIdentity{2, 4, 2, 3, 0, 2});
   CHECK(identityIn(growth.keys, 2, 4) == rdv::ElasticIdentity{3, 4, 0, 1, 1, 2});
   // A failure of an added worker is like any other's.
-  REQUIRE(world.workerEnded(4, true).goesOn);
+  REQUIRE(world.workerFailed(4).goesOn);
   CHECK(world.running() == std::vector<int>{0, 2, 3});
 }
 
@@ -118,6 +161,6 @@ TEST_CASE("no workers are added past the reset limit or after the job ended", "[
   CHECK(limited.addWorkers({"a"}).workers.empty());
   CHECK(limited.generation() == 0);
   ElasticWorld ended({"a", "a"}, 2, -1);
-  CHECK_FALSE(ended.workerEnded(0, true).goesOn);
+  CHECK_FALSE(ended.workerFailed(0).goesOn);
   CHECK(ended.addWorkers({"a"}).workers.empty());
 }

@@ -91,6 +91,8 @@ struct Rank {
   std::string version;
   bool ended = false;
   int endStatus = 0;
+  // Stopped as one an elastic job no longer needs (AfterRankEnd::stop): its end is nothing.
+  bool unneeded = false;
 };
 
 std::vector<char*> cStrings(const std::vector<std::string>& strings) {
@@ -429,6 +431,12 @@ class Job {
         signalAll(SIGKILL);
         killDeadline_.reset();
       }
+      if (unneededKillDeadline_ && Clock::now() >= *unneededKillDeadline_) {
+        unneededKillDeadline_.reset();
+        for (Rank& r : ranks_) {
+          if (r.unneeded && r.running) sendSignal(r, SIGKILL);
+        }
+      }
       if (startDeadline && Clock::now() >= *startDeadline) checkStart(startDeadline, killDeadline_);
       if (helloDeadline_ && Clock::now() >= *helloDeadline_) checkHellos();
       if (moreDeadline_ && Clock::now() >= *moreDeadline_) startMoreRanks();
@@ -469,7 +477,8 @@ class Job {
       flushQuietPieces();
       int timeout = -1;
       for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, ownEndDeadline_,
-                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, moreDeadline_}) {
+                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, moreDeadline_,
+                            unneededKillDeadline_}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -490,7 +499,8 @@ class Job {
       if (pfds[0].revents & POLLIN) handleSignals(killDeadline_);
       if (pfds[consoleFailure].revents & POLLIN) takeConsoleFailures();
       if (pausedFor_ > Clock::duration::zero()) {
-        for (auto* deadline : {&drainDeadline, &startDeadline, &killDeadline_, &helloDeadline_, &ownEndDeadline_}) {
+        for (auto* deadline : {&drainDeadline, &startDeadline, &killDeadline_, &helloDeadline_, &ownEndDeadline_,
+                               &unneededKillDeadline_}) {
           if (*deadline) **deadline += pausedFor_;
         }
         pausedFor_ = Clock::duration::zero();
@@ -683,6 +693,10 @@ class Job {
           agentEnded(r, pid, status);
           continue;
         }
+        if (r.unneeded) {
+          unneededEnded();
+          continue;
+        }
         if (r.endingByItself) {
           r.endingByItself = false;
           bool failedByItself = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
@@ -808,6 +822,10 @@ class Job {
     closeInput(r);
     r.ended = true;
     r.endStatus = status;
+    if (r.unneeded) {
+      unneededEnded();
+      return;
+    }
     if (holdingInput() || helloFailed_) {
       checkHellos();
       return;
@@ -835,9 +853,35 @@ class Job {
       return false;
     }
     departed_.insert(rank);
-    if (!options_.rankEnded(rank, failure)) return false;
+    auto after = options_.rankEnded(rank, failure);
+    stopUnneeded(after.stop, std::move(after.onceStopped));
+    if (!after.goesOn) return false;
     if (failure != nullptr) outcome_.leftBehind.push_back(*failure);
     return true;
+  }
+
+  // AfterRankEnd::stop: a host agent is stopped when it runs no other rank.
+  void stopUnneeded(const std::vector<int>& ranks, std::function<void()> onceStopped) {
+    if (ranks.empty()) return;
+    unneeded_.insert(ranks.begin(), ranks.end());
+    onceUnneededStopped_ = std::move(onceStopped);
+    for (Rank& r : ranks_) {
+      if (!r.running || r.unneeded) continue;
+      const std::vector<int>& its = r.spec->agentRanks.empty() ? std::vector<int>{r.spec->rank} : r.spec->agentRanks;
+      if (!std::all_of(its.begin(), its.end(), [&](int rank) { return unneeded_.count(rank) > 0; })) continue;
+      r.unneeded = true;
+      stopRank(r);
+    }
+    if (!unneededKillDeadline_) unneededKillDeadline_ = Clock::now() + options_.killGrace;
+    unneededEnded();  // none may have been running
+  }
+
+  void unneededEnded() {
+    if (!onceUnneededStopped_) return;
+    if (std::any_of(ranks_.begin(), ranks_.end(), [](const Rank& r) { return r.unneeded && r.running; })) return;
+    auto call = std::move(onceUnneededStopped_);
+    onceUnneededStopped_ = nullptr;
+    call();
   }
 
   // A rank frozen by SIGSTOP, Ctrl-Z in its own terminal or a debugger stalls its peers
@@ -1188,6 +1232,7 @@ class Job {
           return;
         }
         if (auto failure = parseAgentFailure(line)) {
+          if (unneeded_.count(failure->rank)) return;  // raced hvdrun's stop: waiting was all it did
           if (options_.rankEnded) {
             auto last = labelledStderr_.find(failure->rank);
             if (last != labelledStderr_.end()) failure->lastStderrLines = last->second;
@@ -1398,6 +1443,9 @@ class Job {
   std::map<std::pair<int, bool>, int> files_;  // (rank, stderr?) -> fd; -1 when unwritable
   Clock::time_point firstFailureAt_{};
   std::set<int> departed_;  // elastic training: ranks that ended by themselves
+  std::set<int> unneeded_;  // and ranks it stopped as no longer needed (AfterRankEnd::stop)
+  std::optional<Clock::time_point> unneededKillDeadline_;  // SIGKILL for those still running
+  std::function<void()> onceUnneededStopped_;
   std::optional<Clock::time_point> preemptDeadline_;  // set by the preemption signal with a grace
   std::optional<Clock::time_point> killDeadline_;     // SIGKILL for whatever still runs then
   std::optional<Clock::time_point> ownEndDeadline_;   // awaitRankGone's rank is stopped then

@@ -83,10 +83,18 @@ struct SupervisorOptions {
   std::optional<int> coordinatorRank;
   // Called once when coordinatorRank exited 0, before the others are stopped.
   std::function<void()> onCoordinatorDone;
-  // Elastic training (--min-np; ranks forked here): told of each rank that ends by itself
-  // (not one hvdrun stopped), with its failure when it failed. True when the job goes on
-  // without it: its failure is then not the job's, and nothing else is stopped.
-  std::function<bool(int rank, const RankFailure* failure)> rankEnded;
+  // Elastic training (--min-np): told of each rank that ends by itself (not one hvdrun
+  // stopped), with its failure when it failed. goesOn: the job goes on without it, so its
+  // failure is not the job's and nothing else is stopped. stop: ranks to stop now that are
+  // not failures (added for a world that can no longer form); their ends say nothing more.
+  // onceStopped: called when they have all ended (telling others about their world then
+  // would reach them first, and they would fail noisily instead of being stopped).
+  struct AfterRankEnd {
+    bool goesOn = false;
+    std::vector<int> stop{};
+    std::function<void()> onceStopped{};
+  };
+  std::function<AfterRankEnd(int rank, const RankFailure* failure)> rankEnded;
   // Elastic training that grows (ranks forked here): asked every moreRanksEvery, while the
   // job runs and nothing has failed it, for ranks to start now beside the others; each is
   // started and watched like the first ones. A rank that cannot be started is reported to

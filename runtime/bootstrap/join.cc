@@ -101,9 +101,10 @@ Status joinElasticWorld(const EnvSnapshot& env, rendezvous::Client& client, int 
   const std::string prefix = rendezvous::elasticJoinPrefix(*generation);
   auto arrived = client.add(prefix + "arrived", 1);
   if (!arrived) return arrived.status().withContext("joining the job's world " + *next);
-  if (*arrived == id->size) HVD_RETURN_IF_ERROR(client.set(prefix + "all-arrived", "1"));
+  const std::string formed = rendezvous::elasticFormedKey(*generation);
+  if (*arrived == id->size) HVD_RETURN_IF_ERROR(client.set(formed, "1"));
   constexpr std::chrono::minutes kArrivalWait{10};
-  auto all = client.get(prefix + "all-arrived", kArrivalWait);
+  auto all = client.get(formed, kArrivalWait);
   if (!all) {
     return all.status().withContext("waiting for the other ranks of the job's world " + *next +
                                     " (running ranks join it at their next commit)");

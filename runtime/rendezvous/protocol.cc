@@ -57,6 +57,8 @@ std::string elasticIdentityKey(long long generation, int worker) {
 
 std::string elasticJoinPrefix(long long generation) { return "elastic/" + std::to_string(generation) + "/join/"; }
 
+std::string elasticFormedKey(long long generation) { return elasticJoinPrefix(generation) + "all-arrived"; }
+
 std::string encodeRequest(Op op, std::string_view key, std::string_view value) {
   std::string out;
   out.reserve(5 + key.size() + value.size());

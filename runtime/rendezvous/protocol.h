@@ -58,6 +58,8 @@ inline constexpr const char* kPreemptedKey = "preempted";
 //     (its ranks' init() fails at once, saying why, instead of waiting for a world)
 //   elasticIdentityKey(g', w) = "rank size localRank localSize crossRank crossSize"
 //   elasticJoinPrefix(g'): where generation g's ranks publish their addresses
+//   elasticFormedKey(g'): set by the last of its ranks to arrive, before any goes on: a world
+//     without it still waits for one (hvdrun ends it when that one finished instead)
 struct ElasticIdentity {
   int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
   bool operator==(const ElasticIdentity&) const = default;
@@ -71,6 +73,7 @@ std::string elasticNextKey(long long generation);
 inline constexpr std::string_view kElasticEnded = "ended: ";
 std::string elasticIdentityKey(long long generation, int worker);
 std::string elasticJoinPrefix(long long generation);
+std::string elasticFormedKey(long long generation);
 
 std::string encodeRequest(Op op, std::string_view key, std::string_view value);
 

@@ -43,7 +43,10 @@
 //                                    true, shutdown and init. Every world starts from rank
 //                                    0's count. Worker 0 writes $DISCOVERY_GROWN into
 //                                    $DISCOVERY_FILE after its 5th. Prints "elastic grown
-//                                    worker W rank R size N worlds K"
+//                                    worker W rank R size N worlds K". With "late" after
+//                                    <n>, worker 0 writes it after the last allreduce instead,
+//                                    and the ranks end once an added one has started (it
+//                                    creates $ELASTIC_ADDED_MARK before its init)
 //   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
 //                                    the refusals; prints "process sets ok (the job's
 //                                    collectives on tcp|mpi)"
@@ -274,7 +277,7 @@ int elastic(int victim, bool killAgent) {
 }
 
 // An elastic job that grows, from C++: what hvd.elastic.run and commit() do in Python.
-int elasticGrow(int total) {
+int elasticGrow(int total, bool late) {
   const char* workerText = std::getenv("HVD_ELASTIC_WORKER");
   const int worker = workerText != nullptr ? std::atoi(workerText) : -1;
   const char* file = std::getenv("DISCOVERY_FILE");
@@ -286,7 +289,7 @@ int elasticGrow(int total) {
     const int size = hvd::size(), rank = hvd::rank();
     bool leave = !hvd::broadcast(&done, sizeof done, 0).isOk();  // a new rank learns where the others are
     while (!leave && done < total) {
-      if (worker == 0 && done == 5 && !wrote && file != nullptr && grown != nullptr) {
+      if (!late && worker == 0 && done == 5 && !wrote && file != nullptr && grown != nullptr) {
         std::FILE* f = std::fopen(file, "w");
         if (f != nullptr) {
           std::fputs(grown, f);
@@ -312,6 +315,17 @@ int elasticGrow(int total) {
       return 1;
     }
     ++worlds;
+  }
+  if (late) {  // the job grows after its ranks' last commit
+    if (worker == 0 && file != nullptr && grown != nullptr) {
+      std::FILE* f = std::fopen(file, "w");
+      if (f != nullptr) {
+        std::fputs(grown, f);
+        std::fclose(f);
+      }
+    }
+    const char* mark = std::getenv("ELASTIC_ADDED_MARK");
+    for (int i = 0; i < 600 && mark != nullptr && ::access(mark, F_OK) != 0; ++i) ::usleep(50000);
   }
   std::printf("elastic grown worker %d rank %d size %d worlds %d\n", worker, hvd::rank(), hvd::size(), worlds);
   return 0;
@@ -683,6 +697,9 @@ int forked() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (const char* mark = std::getenv("ELASTIC_ADDED_MARK"); mark != nullptr && std::getenv("HVD_ELASTIC_AFTER")) {
+    if (std::FILE* f = std::fopen(mark, "w")) std::fclose(f);
+  }
   if (auto s = hvd::init(); !s.isOk()) {
     std::fprintf(stderr, "init failed: %s\n", s.message().c_str());
     return 2;
@@ -710,7 +727,7 @@ int main(int argc, char** argv) {
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
            : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
            : mode == "elastic" && argc > 2 ? elastic(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "agent")
-           : mode == "elastic-grow" && argc > 2 ? elasticGrow(std::atoi(argv[2]))
+           : mode == "elastic-grow" && argc > 2 ? elasticGrow(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "late")
            : mode == "process-sets"     ? processSets()
            : mode == "process-set-victim" && argc > 2 ? processSetVictim(std::atoi(argv[2]))
                                         : check();

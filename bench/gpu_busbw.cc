@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -79,7 +80,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpu_busbw: init: %s\n", s.message().c_str());
     return 1;
   }
-  if (hvd::Status s = cu->usePrimaryContext(0); !s.isOk()) {
+  const char* own = std::getenv("HVD_LOCAL_GPU");  // the rank's GPU among those it sees
+  if (hvd::Status s = cu->usePrimaryContext(own != nullptr ? std::atoi(own) : 0); !s.isOk()) {
     std::fprintf(stderr, "gpu_busbw: %s\n", s.message().c_str());
     return 1;
   }

@@ -136,6 +136,11 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   // Slurm's per-task binding stands for the ranks the plan gives GPUs; a rank the plan
   // gives none (a TF ps or evaluator) gets none, whatever Slurm bound to its task.
   const bool keepSlurmGpus = slurmBound && !me.hideGpus;
+  if (keepSlurmGpus) {  // the task sees its own GPUs alone, its first at 0
+    for (std::string& kv : overrides) {
+      if (kv.rfind("HVD_LOCAL_GPU=", 0) == 0) kv = "HVD_LOCAL_GPU=0";
+    }
+  }
   // srun tells each task the address its launching machine used: the one address of
   // hvdrun's host that this node is sure to reach.
   if (auto launchIp = env.find("SLURM_LAUNCH_NODE_IPADDR"); launchIp != env.end() && !launchIp->second.empty()) {

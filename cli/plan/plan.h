@@ -62,6 +62,10 @@ struct RankPlan {
   std::vector<std::string> gpus;  // for CUDA_VISIBLE_DEVICES; empty: no GPU pinning
   std::vector<int> gpuSlots;      // positions of gpus in the host's device list, so a launcher
                                   // on the node can map them onto what it sees there
+  // What CUDA_VISIBLE_DEVICES lists (its own gpus, or every rank's on its host: see
+  // plan_builder.cc assignGpus), and where its first own GPU is in that list (HVD_LOCAL_GPU).
+  std::vector<std::string> visibleGpus;
+  int localGpu = 0;
   bool hideGpus = false;          // a role without GPUs on a GPU host: CUDA_VISIBLE_DEVICES=""
   Role role = Role::kWorker;
   int roleIndex = 0;  // index within its TF role

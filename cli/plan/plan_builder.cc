@@ -141,6 +141,22 @@ Status assignGpus(const PlanRequest& r, Plan& plan, const std::vector<std::vecto
         users[i]->gpuSlots.push_back(static_cast<int>(slot));
       }
     }
+    // Horovod's and torchrun's programs choose their GPU by local rank
+    // (torch.cuda.set_device(hvd.local_rank()), Keras's gpus[hvd.local_rank()], LOCAL_RANK),
+    // as horovodrun and torchrun leave every GPU visible. So where each rank here has one GPU
+    // of its own and every rank here has one, each sees this host's GPUs of the job in
+    // local-rank order: its own is the one at its local rank. Shown its own alone, local
+    // rank 1 had one device and cuda:1 was an invalid ordinal. Several GPUs a rank (model
+    // parallel: devices 0..K-1) or shared ones stay the rank's own alone.
+    const bool byLocalRank = r.gpusPerRank == 1 && others.empty() && need <= host.devices.size();
+    for (size_t i = 0; i < users.size(); ++i) {
+      if (!byLocalRank) {
+        users[i]->visibleGpus = users[i]->gpus;
+        continue;
+      }
+      for (const RankPlan* user : users) users[i]->visibleGpus.push_back(user->gpus.front());
+      users[i]->localGpu = static_cast<int>(i);
+    }
     for (RankPlan* rank : others) rank->hideGpus = true;
   }
   return Status::ok();

@@ -81,7 +81,14 @@ TEST_CASE("generated Slurm allocations place every rank once, dense per host, GP
       locals[rank.where.host].push_back(rank.where.localRank);
       REQUIRE(rank.gpus.size() == 1);
       REQUIRE(gpus[rank.where.host].insert(rank.gpus[0]).second);  // unique per host
-      REQUIRE(envOf(plan, rank.where.rank)["CUDA_VISIBLE_DEVICES"] == rank.gpus[0]);
+      // It sees its host's GPUs of the job, its own at its local rank (HVD_LOCAL_GPU).
+      auto env = envOf(plan, rank.where.rank);
+      REQUIRE(env["HVD_LOCAL_GPU"] == std::to_string(rank.where.localRank));
+      REQUIRE(rank.visibleGpus.at(static_cast<size_t>(rank.where.localRank)) == rank.gpus[0]);
+      std::string list;
+      for (const auto& gpu : rank.visibleGpus) list += (list.empty() ? "" : ",") + gpu;
+      REQUIRE(env["CUDA_VISIBLE_DEVICES"] == list);
+      REQUIRE(rank.visibleGpus.size() == static_cast<size_t>(rank.where.localSize));
     }
     for (const auto& [host, l] : locals) {
       for (size_t k = 0; k < l.size(); ++k) REQUIRE(l[k] == static_cast<int>(k));
@@ -114,6 +121,36 @@ TEST_CASE("local GPUs come from an inherited CUDA_VISIBLE_DEVICES before the dri
   Plan none = planOf(r, {}, facts(0));
   CHECK(none.ranks[1].gpus.empty());
   CHECK(envOf(none, 1).count("CUDA_VISIBLE_DEVICES") == 0);
+}
+
+TEST_CASE("a rank with one GPU sees its host's GPUs of the job in local-rank order and its own at its local rank",
+          "[unit][plan]") {
+  PlanRequest r;
+  r.numProc = 3;
+  Plan p = planOf(r, {{"CUDA_VISIBLE_DEVICES", "3,5,6,7"}}, facts(8));
+  for (int rank = 0; rank < 3; ++rank) {
+    INFO("rank " << rank);
+    auto env = envOf(p, rank);
+    // torch.cuda.set_device(hvd.local_rank()) and Keras's gpus[hvd.local_rank()] find it there.
+    CHECK(env["CUDA_VISIBLE_DEVICES"] == "3,5,6");
+    CHECK(env["HVD_LOCAL_GPU"] == std::to_string(rank));
+  }
+  CHECK(p.ranks[2].gpus == std::vector<std::string>{"6"});  // the plan's own GPU is unchanged
+}
+
+TEST_CASE("ranks with several GPUs each or sharing them see their own alone", "[unit][plan]") {
+  PlanRequest r;
+  r.numProc = 2;
+  r.gpusPerRank = 2;
+  Plan several = planOf(r, {}, facts(4));
+  CHECK(envOf(several, 1)["CUDA_VISIBLE_DEVICES"] == "2,3");
+  CHECK(envOf(several, 1)["HVD_LOCAL_GPU"] == "0");
+  r.gpusPerRank = 1;
+  r.numProc = 3;
+  r.oversubscribeGpus = true;
+  Plan shared = planOf(r, {}, facts(2));
+  CHECK(envOf(shared, 2)["CUDA_VISIBLE_DEVICES"] == "0");
+  CHECK(envOf(shared, 2)["HVD_LOCAL_GPU"] == "0");
 }
 
 TEST_CASE("more local ranks than GPUs is an error unless oversubscribed; --gpus-per-rank takes K each", "[unit][plan]") {

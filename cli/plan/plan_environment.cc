@@ -56,7 +56,8 @@ std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank)
   env.push_back("HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr);
   env.push_back("HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort));
   if (!rank.gpus.empty()) {
-    env.push_back("CUDA_VISIBLE_DEVICES=" + joined(rank.gpus));
+    env.push_back("CUDA_VISIBLE_DEVICES=" + joined(rank.visibleGpus.empty() ? rank.gpus : rank.visibleGpus));
+    env.push_back("HVD_LOCAL_GPU=" + std::to_string(rank.localGpu));
   } else if (rank.hideGpus) {
     env.push_back("CUDA_VISIBLE_DEVICES=");
   }

@@ -49,13 +49,15 @@ enum class GpuOperations { kAuto, kNccl, kCpu };
 Result<GpuOperations> gpuOperations(const EnvSnapshot& env);
 
 // The GPU this process holds, for the start-up check (bootstrap/gpu_assignment.h): how
-// many devices the driver shows it (-1 without CUDA compiled in or without a driver) and,
-// when exactly one, its "GPU-<uuid>". Blocks for cuInit (milliseconds to a second).
+// many devices the driver shows it (-1 without CUDA compiled in or without a driver) and
+// the "GPU-<uuid>" of device `ordinal` among them (hvdrun's HVD_LOCAL_GPU), or, with no
+// ordinal (-1), of the one device when exactly one. Blocks for cuInit (milliseconds to a
+// second).
 struct LocalGpu {
   int driverGpus = -1;
   std::string uuid;
 };
-LocalGpu inspectLocalGpu();
+LocalGpu inspectLocalGpu(int ordinal);
 
 // Whether the rank side has this data or GPU backend compiled in ("tcp", "mpi", "nccl",
 // "cuda": the staged GPU path); false for any other id.

@@ -30,6 +30,7 @@ const EnvVar kVariables[] = {
     {"HVD_CPU_OPERATIONS", "tcp", "the same, hvd's name; HOROVOD_CPU_OPERATIONS wins when both are set", EnvKind::kText},
     {"HOROVOD_GPU_OPERATIONS", "", "nccl, or cpu (GPU tensors staged through host memory and the CPU backend); unset: nccl when it loads and a GPU is visible", EnvKind::kText},
     {"HVD_GPU_OPERATIONS", "", "the same, hvd's name; HOROVOD_GPU_OPERATIONS wins when both are set", EnvKind::kText},
+    {"HVD_LOCAL_GPU", "-1", "this rank's own GPU among those CUDA_VISIBLE_DEVICES shows it (hvdrun: its local rank when each rank has one, else 0); the start-up check reads that one's identity; -1: unknown", EnvKind::kInteger, -1, 1 << 16},
     {"HVD_OVERSUBSCRIBE_GPUS", "0", "1: ranks may share a GPU (set by hvdrun --oversubscribe-gpus); 0: init fails when two ranks hold one", EnvKind::kInteger, 0, 1},
     {"HVD_SHARED_MEMORY", "1", "1: peers on the same host exchange through shared memory; 0: always TCP", EnvKind::kInteger, 0, 1},
     {"HVD_CONTENTION_PIN", "1", "1: where a host's ranks outnumber its cores and other work keeps them busy, the thread running a rank's collectives is held on one CPU (local rank mod the rank's CPUs) until the contention has gone; 0: never", EnvKind::kInteger, 0, 1},

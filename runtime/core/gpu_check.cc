@@ -26,7 +26,8 @@ bootstrap::GpuReport ownReport(const EnvSnapshot& env, int rank) {
   report.visibleSet = visible != nullptr;
   report.visible = visible != nullptr ? visible : "";
   if (!report.visible.empty()) {
-    backends::LocalGpu gpu = backends::inspectLocalGpu();
+    // hvdrun names the rank's own among several (HVD_LOCAL_GPU: its local rank's place).
+    backends::LocalGpu gpu = backends::inspectLocalGpu(static_cast<int>(env.integer("HVD_LOCAL_GPU")));
     report.driverGpus = gpu.driverGpus;
     report.gpu = gpu.uuid;
   }
@@ -58,7 +59,7 @@ Result<bool> checkRankGpus(const EnvSnapshot& env, const bootstrap::Identity& id
   std::string problems;
   for (const auto& p : verdict.problems) problems += (problems.empty() ? "" : "; ") + p;
   const char* hint =
-      "give each rank its own GPU: hvdrun pins one per local rank unless CUDA_VISIBLE_DEVICES is already set for "
+      "give each rank its own GPU: hvdrun gives each local rank one unless CUDA_VISIBLE_DEVICES is already set for "
       "hvdrun itself; to share GPUs on purpose, pass hvdrun --oversubscribe-gpus (HVD_OVERSUBSCRIBE_GPUS=1)";
   if (identity.rank != 0) {
     return Status(Errc::kInvalidUsage, "the job's GPUs are not one per rank (" + problems + "); rank 0 prints the table")

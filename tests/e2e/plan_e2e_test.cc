@@ -151,10 +151,13 @@ TEST_CASE("every launched rank gets the same fresh secret, which no plan shows",
   CHECK(plan({"-np", "1", "--format", "json"}).out.find("SECRET") == std::string::npos);
 }
 
-TEST_CASE("ranks launched here get their planned GPU", "[e2e][plan]") {
-  auto run = runHvdrun({"-np", "2", "/usr/bin/printenv", "CUDA_VISIBLE_DEVICES"}, withEnv(plainEnv({"CUDA_VISIBLE_DEVICES=6,7"})));
+TEST_CASE("ranks launched here see the job's GPUs with their planned one at their local rank", "[e2e][plan]") {
+  // What torch.cuda.set_device(hvd.local_rank()) and LOCAL_RANK pick must be the rank's own.
+  auto run = runHvdrun({"-np", "2", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES at $HVD_LOCAL_GPU local $LOCAL_RANK"},
+                       withEnv(plainEnv({"CUDA_VISIBLE_DEVICES=6,7,9"})));
   CHECK(run.exitCode == 0);
-  CHECK((run.out == "[0]<stdout>:6\n[1]<stdout>:7\n" || run.out == "[1]<stdout>:7\n[0]<stdout>:6\n"));
+  CHECK((run.out == "[0]<stdout>:6,7 at 0 local 0\n[1]<stdout>:6,7 at 1 local 1\n" ||
+         run.out == "[1]<stdout>:6,7 at 1 local 1\n[0]<stdout>:6,7 at 0 local 0\n"));
 }
 
 namespace {

@@ -35,6 +35,7 @@
 #include <ctime>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
@@ -80,7 +81,23 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "identity") {
-    const char* gpus = std::getenv("CUDA_VISIBLE_DEVICES");
+    // gpus=: the rank's own GPU, the one at HVD_LOCAL_GPU in CUDA_VISIBLE_DEVICES (the whole
+    // list where HVD_LOCAL_GPU is unset: Slurm's or mpirun's own binding).
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    std::string own = visible != nullptr ? visible : "unset";
+    if (const char* at = std::getenv("HVD_LOCAL_GPU"); at != nullptr && visible != nullptr) {
+      std::vector<std::string> list{""};
+      for (const char* c = visible; *c != 0; ++c) {
+        if (*c == ',') {
+          list.emplace_back();
+        } else {
+          list.back().push_back(*c);
+        }
+      }
+      const size_t index = static_cast<size_t>(std::atoi(at));
+      own = index < list.size() ? list[index] : "beyond-" + own;
+    }
+    const char* gpus = own.c_str();
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     std::printf("rank=%d size=%d local_rank=%d local_size=%d cross_rank=%d cross_size=%d torch_rank=%s host=%s gpus=%s\n",

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <algorithm>
@@ -389,8 +390,10 @@ int main(int argc, char** argv) {
                  s.hint().empty() ? "" : (s.hint() + "\n").c_str());
     return 1;
   }
-  // The test's own allocations need a current context; the primary one, as frameworks use.
-  if (hvd::Status s = cu->usePrimaryContext(0); !s.isOk()) fail(s.message());
+  // The test's own allocations need a current context; the primary one, as frameworks use,
+  // of the rank's own GPU (hvdrun's HVD_LOCAL_GPU: its local rank where it sees the host's).
+  const char* own = std::getenv("HVD_LOCAL_GPU");
+  if (hvd::Status s = cu->usePrimaryContext(own != nullptr ? std::atoi(own) : 0); !s.isOk()) fail(s.message());
   std::string backend = hvd::gpuOperationsBackend();
   if (!expectBackend.empty() && backend != expectBackend) fail("GPU tensors go to " + backend + ", expected " + expectBackend);
   allreduces(maxMiB << 20, backend);

@@ -36,12 +36,12 @@ Status smokeTestGpu() {
   return Status::ok();
 }
 
-Result<GpuIdentity> firstGpuIdentity() {
+Result<GpuIdentity> gpuIdentity(int ordinal) {
   auto driver = CudaDriver::load();
   if (!driver) return driver.status();
   const CudaDriver& d = **driver;
   CUdevice device = 0;
-  HVD_RETURN_IF_ERROR(d.check(d.cuDeviceGet(&device, 0), "cuDeviceGet"));
+  HVD_RETURN_IF_ERROR(d.check(d.cuDeviceGet(&device, ordinal), "cuDeviceGet"));
   CUuuid uuid{};
   HVD_RETURN_IF_ERROR(d.check(d.cuDeviceGetUuid(&uuid, device), "cuDeviceGetUuid"));
   char bus[32] = {};

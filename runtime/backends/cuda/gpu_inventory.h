@@ -23,13 +23,13 @@ GpuInventory inspectGpus();
 // the GPU really works, not only when it is listed. Blocks for milliseconds.
 Status smokeTestGpu();
 
-// The identity of this process's first visible GPU, for the start-up check that no two
+// The identity of one of this process's visible GPUs, for the start-up check that no two
 // ranks share one: nvidia-smi's "GPU-<uuid>" and its PCI bus id. kUnavailable without a
 // driver or a device.
 struct GpuIdentity {
   std::string uuid;
   std::string pciBusId;
 };
-Result<GpuIdentity> firstGpuIdentity();
+Result<GpuIdentity> gpuIdentity(int ordinal);  // of the devices this process sees
 
 }  // namespace hvd::backends::cuda

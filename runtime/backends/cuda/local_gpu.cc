@@ -6,7 +6,7 @@
 
 namespace hvd::backends::cuda {
 
-LocalGpu inspectLocalGpu() {
+LocalGpu inspectLocalGpu(int ordinal) {
   LocalGpu gpu;
   auto driver = CudaDriver::load();
   if (!driver) {
@@ -16,8 +16,9 @@ LocalGpu inspectLocalGpu() {
     return gpu;
   }
   gpu.driverGpus = (*driver)->deviceCount;
-  if (gpu.driverGpus == 1) {
-    if (auto identity = firstGpuIdentity()) gpu.uuid = identity->uuid;
+  if (ordinal < 0 && gpu.driverGpus == 1) ordinal = 0;
+  if (ordinal >= 0 && ordinal < gpu.driverGpus) {
+    if (auto identity = gpuIdentity(ordinal)) gpu.uuid = identity->uuid;
   }
   return gpu;
 }

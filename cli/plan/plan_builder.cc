@@ -147,8 +147,11 @@ Status assignGpus(const PlanRequest& r, Plan& plan, const std::vector<std::vecto
     // of its own and every rank here has one, each sees this host's GPUs of the job in
     // local-rank order: its own is the one at its local rank. Shown its own alone, local
     // rank 1 had one device and cuda:1 was an invalid ordinal. Several GPUs a rank (model
-    // parallel: devices 0..K-1) or shared ones stay the rank's own alone.
-    const bool byLocalRank = r.gpusPerRank == 1 && others.empty() && need <= host.devices.size();
+    // parallel: devices 0..K-1) or shared ones stay the rank's own alone, and so do MIG
+    // instances: CUDA shows a process one MIG device, the first it is given.
+    const bool mig = std::any_of(host.devices.begin(), host.devices.end(),
+                                 [](const std::string& d) { return d.rfind("MIG-", 0) == 0; });
+    const bool byLocalRank = r.gpusPerRank == 1 && others.empty() && need <= host.devices.size() && !mig;
     for (size_t i = 0; i < users.size(); ++i) {
       if (!byLocalRank) {
         users[i]->visibleGpus = users[i]->gpus;

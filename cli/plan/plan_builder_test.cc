@@ -146,6 +146,9 @@ TEST_CASE("ranks with several GPUs each or sharing them see their own alone", "[
   CHECK(envOf(several, 1)["CUDA_VISIBLE_DEVICES"] == "2,3");
   CHECK(envOf(several, 1)["HVD_LOCAL_GPU"] == "0");
   r.gpusPerRank = 1;
+  Plan mig = planOf(r, {{"CUDA_VISIBLE_DEVICES", "MIG-a1,MIG-b2"}}, facts(0));  // CUDA would show only MIG-a1
+  CHECK(envOf(mig, 1)["CUDA_VISIBLE_DEVICES"] == "MIG-b2");
+  CHECK(envOf(mig, 1)["HVD_LOCAL_GPU"] == "0");
   r.numProc = 3;
   r.oversubscribeGpus = true;
   Plan shared = planOf(r, {}, facts(2));

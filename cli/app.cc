@@ -27,6 +27,7 @@
 #include "cli/commands/sbatch_command.h"
 #include "cli/commands/timeline_command.h"
 #include "cli/config/settings_sources.h"
+#include "cli/launch/elastic_gpus.h"
 #include "cli/launch/elastic_world.h"
 #include "cli/launch/guardian.h"
 #include "cli/launch/host_discovery.h"
@@ -764,6 +765,9 @@ struct JobGrowth {
   GrowthLaunch how;
   std::set<std::string> blacklisted;
   std::set<std::string> elsewhere;  // hosts named that this launch cannot reach, said once
+  std::optional<ElasticGpus> gpus{};  // this machine's, where the plan gives each rank one
+  bool pinning = false;               // so it does
+  bool noGpuSaid = false;
 
   void rankFailed(const std::string& host) {
     const std::string where = isThisMachine(host) ? plan.ranks.front().where.host : host;
@@ -800,54 +804,93 @@ struct JobGrowth {
     // Each host's new ranks, in worker order.
     std::map<std::string, std::vector<int>> byHost;
     for (size_t i = 0; i < grown.workers.size(); ++i) byHost[hosts[i]].push_back(grown.workers[i]);
+    std::map<int, rendezvous::ElasticIdentity> identity;
+    for (size_t i = 0; i < grown.workers.size(); ++i) identity[grown.workers[i]] = grown.identities[i];
     for (const auto& [host, workers] : byHost) {
       printTo(stderr, "hvdrun: the host discovery script gives {} {} more slot(s): started rank(s) {}-{} there; the "
                       "job's world {} has {} rank(s)\n",
               host, workers.size(), workers.front(), workers.back(), world.generation(), world.size());
       if (how.ssh == nullptr) {
-        for (int worker : workers) started.push_back(forked(worker, grown.after));
+        for (int worker : workers) started.push_back(forked(worker, identity.at(worker), grown.after));
       } else {
-        started.push_back(agent(host, workers, grown.after));
+        started.push_back(agent(host, workers, identity, grown.after));
       }
     }
     return started;
+  }
+
+  // The plan's GPUs of this machine, where it gives each rank one (--gpus-per-rank 1).
+  void knowGpus() {
+    if (gpus) return;
+    const std::string& here = plan.ranks.front().where.host;
+    auto host = std::find_if(plan.hosts.begin(), plan.hosts.end(), [&](const HostPlan& h) { return h.host == here; });
+    std::map<int, std::string> own;
+    for (const RankPlan& r : plan.ranks) {
+      if (r.where.host == here && r.gpus.size() == 1) own[r.where.rank] = r.gpus.front();
+    }
+    pinning = o.gpusPerRank == 1 && !own.empty() && host != plan.hosts.end();
+    gpus.emplace(pinning ? host->devices : std::vector<std::string>{}, std::move(own),
+                 pinning && host->gpusByLocalRank);
+  }
+
+  // A forked rank's GPU: a device no running rank here holds (elastic_gpus.h).
+  void giveGpu(int worker, RankPlan& r) {
+    knowGpus();
+    std::vector<int> localOrder;
+    for (int w : world.running()) {
+      if (world.hostOf(w) == r.where.host) localOrder.push_back(w);
+    }
+    if (auto seen = gpus->give(worker, localOrder)) {
+      r.gpus = {seen->own};
+      r.visibleGpus = seen->visible;
+      r.localGpu = seen->localGpu;
+    } else if (pinning && !noGpuSaid) {
+      noGpuSaid = true;
+      printTo(stderr, "hvdrun: warning: every GPU of {} is held by a running rank: rank {} and later ones added "
+                      "there get none of their own (they see hvdrun's)\n", r.where.host, worker);
+    }
   }
 
   bool isThisMachine(const std::string& host) const {
     return host == "localhost" || host == "127.0.0.1" || host == plan.ranks.front().where.host || host == hostName();
   }
 
-  // A new rank's variables, numbered as its worker. The launch variables name the worker
-  // (HVD_RANK says worker of worker+1): only the runtime's rank() and size() follow the
-  // world. Not pinned to a GPU or to CPUs.
-  std::vector<std::string> rankEnvironment(int worker, const std::string& host, long long after) const {
+  // A new rank's variables: its rank, size, local and cross ranks in the world it first
+  // joins (HVD_RANK, RANK, LOCAL_RANK, ...: later worlds change only the runtime's), its
+  // worker number (HVD_ELASTIC_WORKER) and, forked here, a GPU of its own. Not pinned to CPUs.
+  std::vector<std::string> rankEnvironment(int worker, const rendezvous::ElasticIdentity& id, const std::string& host,
+                                           long long after) {
     RankPlan r = plan.ranks.front();
-    r.where.rank = r.where.localRank = worker;
-    r.where.size = r.where.localSize = worker + 1;
-    r.where.host = host;
+    r.where = {id.rank, id.size, id.localRank, id.localSize, id.crossRank, id.crossSize, host};
     r.gpus.clear();
     r.gpuSlots.clear();
+    r.visibleGpus.clear();
+    r.localGpu = 0;
+    if (how.ssh == nullptr) giveGpu(worker, r);
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     rankEnv.insert(rankEnv.end(), how.threadVars.begin(), how.threadVars.end());
     appendRankJobWide(jobWide, rankEnv);
-    appendElasticVariables(o, r, rankEnv);
+    rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(worker));
+    rankEnv.push_back("HOROVOD_ELASTIC=1");
     rankEnv.push_back("HVD_ELASTIC_AFTER=" + std::to_string(after));
     return rankEnv;
   }
 
-  RankProcess forked(int worker, long long after) const {
+  RankProcess forked(int worker, const rendezvous::ElasticIdentity& id, long long after) {
     const std::string& host = plan.ranks.front().where.host;
     return {.rank = worker, .host = host, .executable = how.executable, .argv = o.program,
-            .env = inheritedEnvironment(rankEnvironment(worker, host, after)), .emptyStdin = true};
+            .env = inheritedEnvironment(rankEnvironment(worker, id, host, after)), .emptyStdin = true};
   }
 
   // One new host agent for `workers` on `host` (launchOverSsh's, with no stdin rank).
-  RankProcess agent(const std::string& host, const std::vector<int>& workers, long long after) const {
+  RankProcess agent(const std::string& host, const std::vector<int>& workers,
+                    const std::map<int, rendezvous::ElasticIdentity>& identity, long long after) {
     std::error_code ec;
     AgentJob job{agentVersion(), host, std::filesystem::current_path(ec).string(), how.shmPrefix, o.killGrace,
                  o.maxLineBytes, std::nullopt, BindTo::kNone, std::nullopt, {}};
     for (int worker : workers) {
-      job.ranks.push_back({worker, o.program, remoteEnvironment(inheritedEnvironment(rankEnvironment(worker, host, after)))});
+      auto rankEnv = rankEnvironment(worker, identity.at(worker), host, after);
+      job.ranks.push_back({worker, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
     }
     RankProcess process;
     process.rank = workers.front();

@@ -119,6 +119,10 @@ ElasticWorld::Growth ElasticWorld::addWorkers(const std::vector<std::string>& ho
     firstGeneration_.push_back(generation_ + 1);
   }
   growth.keys = keysOf(++generation_);
+  for (int worker : growth.workers) {
+    growth.identities.push_back(
+        *rendezvous::parseElasticIdentity(growth.keys.values.at(rendezvous::elasticIdentityKey(generation_, worker))));
+  }
   return growth;
 }
 

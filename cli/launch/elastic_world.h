@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/rendezvous/protocol.h"
+
 namespace hvd::cli {
 
 class ElasticWorld {
@@ -48,15 +50,19 @@ class ElasticWorld {
   // Workers hvdrun started while the job runs, one on each of `hosts`: the next generation
   // has them after the ones running, numbered from the next worker number. Nothing changes
   // once the job has ended or is finishing, or the world may not change again (resetLimit):
-  // `workers` is then empty. A new worker first joins the world after `after` (HVD_ELASTIC_AFTER).
+  // `workers` is then empty. A new worker first joins the world after `after`
+  // (HVD_ELASTIC_AFTER), as identities[i] (workers[i]'s rank, size, local and cross ranks
+  // there, which its launch variables give).
   struct Growth {
     std::vector<int> workers;
     long long after = -1;
     Keys keys;
+    std::vector<rendezvous::ElasticIdentity> identities;
   };
   Growth addWorkers(const std::vector<std::string>& hosts);
 
   int runningOn(const std::string& host) const;  // workers running on `host`
+  const std::string& hostOf(int worker) const { return hosts_.at(static_cast<size_t>(worker)); }
 
   long long generation() const { return generation_; }
   bool ended() const { return ended_; }

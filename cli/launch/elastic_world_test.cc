@@ -151,6 +151,8 @@ TEST_CASE("workers added while the job runs come after the running ones in the n
   CHECK(growth.keys.abandonPrefix == rdv::elasticJoinPrefix(1));
   CHECK(identityIn(growth.keys, 2, 3) == rdv::ElasticIdentity{2, 4, 2, 3, 0, 2});
   CHECK(identityIn(growth.keys, 2, 4) == rdv::ElasticIdentity{3, 4, 0, 1, 1, 2});
+  CHECK(growth.identities == std::vector<rdv::ElasticIdentity>{{2, 4, 2, 3, 0, 2}, {3, 4, 0, 1, 1, 2}});
+  CHECK(world.hostOf(4) == "b");
   // A failure of an added worker is like any other's.
   REQUIRE(world.workerFailed(4).goesOn);
   CHECK(world.running() == std::vector<int>{0, 2, 3});

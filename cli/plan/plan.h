@@ -54,6 +54,7 @@ struct HostPlan {
   int ranks = 0;                     // ranks placed here
   bool devicesKnown = false;         // false: devices are index guesses (horovodrun's rule)
   std::vector<std::string> devices;  // the GPUs this host offers, in order
+  bool gpusByLocalRank = false;      // its ranks see its GPUs of the job, each's own at its local rank
   bool local = false;                // this machine
 };
 

@@ -152,6 +152,7 @@ Status assignGpus(const PlanRequest& r, Plan& plan, const std::vector<std::vecto
     const bool mig = std::any_of(host.devices.begin(), host.devices.end(),
                                  [](const std::string& d) { return d.rfind("MIG-", 0) == 0; });
     const bool byLocalRank = r.gpusPerRank == 1 && others.empty() && need <= host.devices.size() && !mig;
+    host.gpusByLocalRank = byLocalRank;
     for (size_t i = 0; i < users.size(); ++i) {
       if (!byLocalRank) {
         users[i]->visibleGpus = users[i]->gpus;

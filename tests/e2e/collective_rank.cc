@@ -43,7 +43,9 @@
 //                                    true, shutdown and init. Every world starts from rank
 //                                    0's count. Worker 0 writes $DISCOVERY_GROWN into
 //                                    $DISCOVERY_FILE after its 5th. Prints "elastic grown
-//                                    worker W rank R size N worlds K". With "late" after
+//                                    worker W rank R size N worlds K launched as rank=..
+//                                    size=.. local=.. gpus=.. at=.." (its launch variables,
+//                                    CUDA_VISIBLE_DEVICES, HVD_LOCAL_GPU). With "late" after
 //                                    <n>, worker 0 writes it after the last allreduce instead,
 //                                    and the ranks end once an added one has started (it
 //                                    creates $ELASTIC_ADDED_MARK before its init)
@@ -327,7 +329,10 @@ int elasticGrow(int total, bool late) {
     const char* mark = std::getenv("ELASTIC_ADDED_MARK");
     for (int i = 0; i < 600 && mark != nullptr && ::access(mark, F_OK) != 0; ++i) ::usleep(50000);
   }
-  std::printf("elastic grown worker %d rank %d size %d worlds %d\n", worker, hvd::rank(), hvd::size(), worlds);
+  auto var = [](const char* name) { return std::getenv(name) != nullptr ? std::getenv(name) : "unset"; };
+  std::printf("elastic grown worker %d rank %d size %d worlds %d launched as rank=%s size=%s local=%s gpus=%s at=%s\n",
+              worker, hvd::rank(), hvd::size(), worlds, var("HVD_RANK"), var("HVD_SIZE"), var("LOCAL_RANK"),
+              var("CUDA_VISIBLE_DEVICES"), var("HVD_LOCAL_GPU"));
   return 0;
 }
 

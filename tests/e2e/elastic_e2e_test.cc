@@ -147,14 +147,20 @@ TEST_CASE("a job on this machine grows onto the slots its discovery script adds 
   }
   ::chmod(script.c_str(), 0755);
   hvd::cli::RunOptions options;
-  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:3\n"});
+  // Four GPUs here (no driver needed: hvdrun plans from CUDA_VISIBLE_DEVICES).
+  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=3,5,6,7"});
   auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "150"}, options);
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
   CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
-  CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 3 worlds 2"));
-  CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 3 worlds 2"));
-  CHECK(has(run.out, "[2]<stdout>:elastic grown worker 2 rank 2 size 3 worlds 1"));
+  CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 3 worlds 2 launched as rank=0 size=2 local=0 "
+                     "gpus=3,5 at=0\n"));
+  CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 3 worlds 2 launched as rank=1 size=2 local=1 "
+                     "gpus=3,5 at=1\n"));
+  // The added rank is launched as what it is in the world it joins, with a GPU no rank holds:
+  // device 2 is its own, where hvd.local_rank() finds it.
+  CHECK(has(run.out, "[2]<stdout>:elastic grown worker 2 rank 2 size 3 worlds 1 launched as rank=2 size=3 local=2 "
+                     "gpus=3,5,6 at=2\n"));
 }
 
 TEST_CASE("a job that grows after its ranks' last commit ends when they finish and stops the ranks added for it",

@@ -478,6 +478,12 @@ TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds t
                        " rank " + std::to_string(worker) + " size 6 worlds " + (worker < 4 ? "2" : "1")) !=
           std::string::npos);
   }
+  // The added ranks are launched as what they are in the world they join: the third host's
+  // local ranks 0 and 1 of 6 ranks (before: worker numbers, "rank=4 size=5 local=4").
+  CHECK(run.out.find("[4]<stdout>:elastic grown worker 4 rank 4 size 6 worlds 1 launched as rank=4 size=6 local=0 ") !=
+        std::string::npos);
+  CHECK(run.out.find("[5]<stdout>:elastic grown worker 5 rank 5 size 6 worlds 1 launched as rank=5 size=6 local=1 ") !=
+        std::string::npos);
   CHECK(processesMentioning("host-agent").empty());
 }
 

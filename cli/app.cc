@@ -741,11 +741,12 @@ struct SshLaunch {
   std::string remoteHvdrun;  // hvdrun's path on the other hosts
 };
 
-// An elastic job that grows (--host-discovery-script): while the script gives a host more
-// slots than ranks run there (in all, up to --max-np), more are started there and the job's
-// next world has them: forked on this machine, or (an ssh launch) through a new host agent
-// for each host and round. After a rank failed on a host no more are started there
-// (horovodrun blacklists it). Used on the supervisor's thread only.
+// An elastic job whose hosts change (--host-discovery-script): while the script gives a host
+// more slots than ranks run there (in all, up to --max-np), more are started there and the
+// job's next world has them: forked on this machine, or (an ssh launch) through a new host
+// agent for each host and round. After a rank failed on a host no more are started there
+// (horovodrun blacklists it). A host given fewer slots loses ranks (fewer()). Used on the
+// supervisor's thread only.
 // How a launch starts a rank it adds: forked (the program and the thread variables), or
 // through a host agent (ssh set: how to reach the host, and the job's /dev/shm prefix).
 struct GrowthLaunch {
@@ -765,6 +766,8 @@ struct JobGrowth {
   GrowthLaunch how;
   std::set<std::string> blacklisted;
   std::set<std::string> elsewhere;  // hosts named that this launch cannot reach, said once
+  std::set<std::string> listed{};        // hosts the script has named
+  std::set<std::string> refusedShrink{};  // why a shrink could not be, said once
   std::optional<ElasticGpus> gpus{};  // this machine's, where the plan gives each rank one
   bool pinning = false;               // so it does
   bool noGpuSaid = false;
@@ -775,6 +778,58 @@ struct JobGrowth {
       printTo(stderr, "hvdrun: a rank failed on {}, so hvdrun starts no more ranks there (--host-discovery-script)\n",
               where);
     }
+  }
+
+  // The script's hosts, as this launch names them (this machine: the plan's name for it).
+  std::map<std::string, int> discoveredSlots() {
+    std::map<std::string, int> slots;
+    for (const DiscoveredHost& h : discovery.latest()) {
+      const std::string host = isThisMachine(h.host) ? plan.ranks.front().where.host : h.host;
+      slots[host] = h.slots;
+      listed.insert(host);
+    }
+    return slots;
+  }
+
+  // A host the script listed and lists no more, or with fewer slots than ranks run there:
+  // the excess ranks (the newest first) leave for the next world, stopped by hvdrun, as
+  // Horovod stops a removed host's workers. Over ssh only whole hosts go (an agent stops
+  // all its ranks together), and a host the script never named (-H's, perhaps under another
+  // name) is left alone. Never below --min-np: the ranks then keep running, said once.
+  std::vector<int> fewer() {
+    if (world.ended() || world.finishing()) return {};
+    std::map<std::string, int> slots = discoveredSlots();
+    std::map<std::string, int> running;
+    for (int w : world.running()) ++running[world.hostOf(w)];
+    std::map<std::string, std::vector<int>> removing;  // by host
+    const std::vector<int>& order = world.running();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const std::string& host = world.hostOf(*it);
+      const int allowed = slots.count(host) ? slots.at(host) : 0;
+      if (!listed.count(host) || (how.ssh != nullptr && allowed > 0) || running[host] <= allowed) continue;
+      removing[host].insert(removing[host].begin(), *it);
+      --running[host];
+    }
+    std::vector<int> all;
+    for (const auto& [host, workers] : removing) all.insert(all.end(), workers.begin(), workers.end());
+    if (all.empty()) return {};
+    auto change = world.workersRemoved(all);
+    if (!change.goesOn) {
+      if (!change.why.empty() && refusedShrink.insert(change.why).second) {
+        printTo(stderr, "hvdrun: warning: the host discovery script gives fewer slots than rank(s) {} run on, but "
+                        "they keep running: {}\n", rankListText(all, 32), change.why);
+      }
+      return {};
+    }
+    server.publish(change.keys.values, change.keys.abandonPrefix, "the job's world shrank while this rank joined it");
+    for (const auto& [host, workers] : removing) {
+      const int left = slots.count(host) ? slots.at(host) : 0;
+      printTo(stderr, "hvdrun: the host discovery script {} {}: stopping rank(s) {} there; the job's world {} has "
+                      "the other {} rank(s)\n",
+              left == 0 ? "no longer lists" : "gives " + std::to_string(left) + " slot(s) on", host,
+              rankListText(workers, 32), world.generation(), world.size());
+    }
+    return all;
   }
 
   std::vector<RankProcess> more() {
@@ -925,7 +980,13 @@ struct ElasticSupervision {
     if (!started) throw UserError(ExitCode::kEnvironment, started.status().message(), started.status().hint());
     discovery = std::move(*started);
     growth.emplace(JobGrowth{o, plan, jobWide, *world, *server, *discovery, std::move(how), {}, {}});
-    supervision.moreRanks = [this] { return growth->more(); };
+    growth->discoveredSlots();  // the hosts of the answer before the launch count as listed
+    supervision.changeRanks = [this] {
+      SupervisorOptions::RankChanges changes;
+      changes.stop = growth->fewer();
+      if (changes.stop.empty()) changes.start = growth->more();
+      return changes;
+    };
     supervision.rankEnded = [this, ended = supervision.rankEnded](int rank, const RankFailure* failure) {
       if (failure != nullptr) growth->rankFailed(failure->host);
       return ended(rank, failure);

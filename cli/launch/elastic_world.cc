@@ -77,6 +77,29 @@ ElasticWorld::Change ElasticWorld::workerFailed(int worker) {
   return change;
 }
 
+ElasticWorld::Change ElasticWorld::workersRemoved(const std::vector<int>& workers) {
+  Change change;
+  if (ended_ || finishing_ || workers.empty()) return change;
+  std::vector<int> left = running_;
+  for (int worker : workers) {
+    auto it = std::find(left.begin(), left.end(), worker);
+    if (it == left.end()) return change;  // not running: nothing to remove
+    left.erase(it);
+  }
+  if (static_cast<int>(left.size()) < minSize_) {
+    change.why = "only " + std::to_string(left.size()) + " rank(s) would be left, fewer than --min-np " +
+                 std::to_string(minSize_);
+  } else if (resetLimit_ >= 0 && generation_ >= resetLimit_) {
+    change.why = "the world has changed " + std::to_string(generation_) + " time(s) already (--reset-limit " +
+                 std::to_string(resetLimit_) + ")";
+  }
+  if (!change.why.empty()) return change;
+  running_ = std::move(left);
+  change.goesOn = true;
+  change.keys = keysOf(++generation_);
+  return change;
+}
+
 ElasticWorld::Change ElasticWorld::workerFinished(int worker, long long lastFormed) {
   Change change;
   auto it = std::find(running_.begin(), running_.end(), worker);

@@ -47,6 +47,12 @@ class ElasticWorld {
   // never come: it ends (the keys and `why`), and the workers added for it are in `stop`.
   Change workerFinished(int worker, long long lastFormed);
 
+  // Workers hvdrun stops because their hosts left the discovery script's answer: the next
+  // generation goes on without them, as after a failure. Where it could not (fewer than the
+  // minimum would be left, or the world may not change again) nothing changes: `goesOn` is
+  // false and `why` says which; they keep running.
+  Change workersRemoved(const std::vector<int>& workers);
+
   // Workers hvdrun started while the job runs, one on each of `hosts`: the next generation
   // has them after the ones running, numbered from the next worker number. Nothing changes
   // once the job has ended or is finishing, or the world may not change again (resetLimit):

@@ -158,6 +158,22 @@ TEST_CASE("workers added while the job runs come after the running ones in the n
   CHECK(world.running() == std::vector<int>{0, 2, 3});
 }
 
+TEST_CASE("workers removed with their host leave for the next world unless too few would be left", "[unit]") {
+  ElasticWorld world({"a", "a", "b", "b"}, 2, -1);
+  auto change = world.workersRemoved({2, 3});
+  REQUIRE(change.goesOn);
+  CHECK(world.generation() == 1);
+  CHECK(world.running() == std::vector<int>{0, 1});
+  CHECK(identityIn(change.keys, 1, 1) == rdv::ElasticIdentity{1, 2, 1, 2, 0, 1});
+  CHECK(change.keys.abandonPrefix == rdv::elasticJoinPrefix(0));
+  auto refused = world.workersRemoved({1});
+  CHECK_FALSE(refused.goesOn);
+  CHECK(refused.why == "only 1 rank(s) would be left, fewer than --min-np 2");
+  CHECK(refused.keys.values.empty());
+  CHECK(world.running() == std::vector<int>{0, 1});  // they keep running
+  CHECK_FALSE(world.workersRemoved({7}).goesOn);     // not running
+}
+
 TEST_CASE("no workers are added past the reset limit or after the job ended", "[unit]") {
   ElasticWorld limited({"a"}, 1, 0);
   CHECK(limited.addWorkers({"a"}).workers.empty());

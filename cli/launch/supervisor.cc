@@ -187,11 +187,14 @@ class Job {
     }
   }
 
-  // SupervisorOptions::moreRanks: the ranks it gives now, started beside the others.
-  void startMoreRanks() {
-    moreDeadline_ = Clock::now() + options_.moreRanksEvery;
+  // SupervisorOptions::changeRanks: the ranks it gives now, started beside the others, and
+  // those it takes away.
+  void changeRanks() {
+    changeDeadline_ = Clock::now() + options_.changeRanksEvery;
     if (outcome_.firstFailure || outcome_.interruptSignal != 0 || !outcome_.neverReady.empty() || killDeadline_) return;
-    for (RankProcess& spec : options_.moreRanks()) {
+    auto changes = options_.changeRanks();
+    stopUnneeded(changes.stop, nullptr);
+    for (RankProcess& spec : changes.start) {
       addedSpecs_.push_back(std::move(spec));
       Rank& r = ranks_.emplace_back();
       r.spec = &addedSpecs_.back();
@@ -408,7 +411,7 @@ class Job {
     std::optional<Clock::time_point> startDeadline;
     if (options_.startTimeout.count() > 0 && options_.readyRanks) startDeadline = Clock::now() + options_.startTimeout;
     if (holdingInput()) helloDeadline_ = Clock::now() + options_.agentHelloTimeout;
-    if (options_.moreRanks) moreDeadline_ = Clock::now() + options_.moreRanksEvery;
+    if (options_.changeRanks) changeDeadline_ = Clock::now() + options_.changeRanksEvery;
     while (true) {
       bool anyRunning = false, anyOpen = false;
       for (const Rank& r : ranks_) {
@@ -439,7 +442,7 @@ class Job {
       }
       if (startDeadline && Clock::now() >= *startDeadline) checkStart(startDeadline, killDeadline_);
       if (helloDeadline_ && Clock::now() >= *helloDeadline_) checkHellos();
-      if (moreDeadline_ && Clock::now() >= *moreDeadline_) startMoreRanks();
+      if (changeDeadline_ && Clock::now() >= *changeDeadline_) changeRanks();
 
       std::vector<pollfd> pfds{{signalFd_, POLLIN, 0}};
       std::vector<std::pair<Rank*, bool>> owners{{nullptr, false}};
@@ -477,7 +480,7 @@ class Job {
       flushQuietPieces();
       int timeout = -1;
       for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, ownEndDeadline_,
-                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, moreDeadline_,
+                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, changeDeadline_,
                             unneededKillDeadline_}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
@@ -864,7 +867,8 @@ class Job {
   void stopUnneeded(const std::vector<int>& ranks, std::function<void()> onceStopped) {
     if (ranks.empty()) return;
     unneeded_.insert(ranks.begin(), ranks.end());
-    onceUnneededStopped_ = std::move(onceStopped);
+    departed_.insert(ranks.begin(), ranks.end());  // not awaited at the rendezvous either
+    if (onceStopped) onceUnneededStopped_ = std::move(onceStopped);
     for (Rank& r : ranks_) {
       if (!r.running || r.unneeded) continue;
       const std::vector<int>& its = r.spec->agentRanks.empty() ? std::vector<int>{r.spec->rank} : r.spec->agentRanks;
@@ -1431,8 +1435,8 @@ class Job {
   std::vector<char> readBuffer_;  // one read's bytes (kReadSize)
   int batchFd_ = STDOUT_FILENO;
   std::deque<Rank> ranks_;  // a deque: ranks added while the job runs leave the others where they are
-  std::deque<RankProcess> addedSpecs_;  // theirs (moreRanks)
-  std::optional<Clock::time_point> moreDeadline_;  // when moreRanks is asked next
+  std::deque<RankProcess> addedSpecs_;  // theirs (changeRanks)
+  std::optional<Clock::time_point> changeDeadline_;  // when changeRanks is asked next
   int signalFd_ = -1;
   bool ranksHeld_ = false;        // holdRanks(true) and not yet continued
   Clock::duration pausedFor_{};   // hvdrun stopped by Ctrl-Z, not yet taken off the deadlines

@@ -95,12 +95,16 @@ struct SupervisorOptions {
     std::function<void()> onceStopped{};
   };
   std::function<AfterRankEnd(int rank, const RankFailure* failure)> rankEnded;
-  // Elastic training that grows (ranks forked here): asked every moreRanksEvery, while the
-  // job runs and nothing has failed it, for ranks to start now beside the others; each is
-  // started and watched like the first ones. A rank that cannot be started is reported to
-  // rankEnded as failed (exit code 127).
-  std::function<std::vector<RankProcess>()> moreRanks;
-  std::chrono::milliseconds moreRanksEvery{1000};
+  // Elastic training whose hosts change: asked every changeRanksEvery, while the job runs
+  // and nothing has failed it, for ranks to start now beside the others, each started and
+  // watched like the first ones (one that cannot be started is reported to rankEnded as
+  // failed, exit code 127), and for ranks to stop, which are not failures (AfterRankEnd::stop).
+  struct RankChanges {
+    std::vector<RankProcess> start{};
+    std::vector<int> stop{};
+  };
+  std::function<RankChanges()> changeRanks;
+  std::chrono::milliseconds changeRanksEvery{1000};
   // Called with each rank's pid (its session id) right after fork (the guardian's watch).
   std::function<void(int)> onRankStarted;
   // Called the moment a rank becomes the job's root cause (a host agent reports it at once).

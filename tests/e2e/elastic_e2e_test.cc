@@ -201,3 +201,45 @@ TEST_CASE("a rank that ends cleanly without joining an elastic job's first world
   CHECK(has(run.err, "the elastic job ended: rank 1 ended (exit 0) without joining the job's first world"));
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));  // not the 10 minutes of a world's wait
 }
+
+TEST_CASE("a job on this machine shrinks when its discovery script gives fewer slots and the others go on", "[e2e]") {
+  TempDir dir;
+  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
+  {
+    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
+    std::ofstream(hosts) << "localhost:3\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  auto options = hvd::test::withTimeout(std::chrono::seconds(60));
+  // Worker 0 takes a slot away after its 5th allreduce: hvdrun stops the newest rank there.
+  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:2\n"});
+  auto run = runHvdrun({"-np", "3", "--min-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "150"},
+                       options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, ": stopping rank(s) 2 there; the job's world 1 has the other 2 rank(s)"));
+  CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 2 worlds 2"));
+  CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 2 worlds 2"));
+  CHECK_FALSE(has(run.out, "[2]<stdout>:elastic grown"));
+  CHECK_FALSE(has(run.err, "hvdrun: error"));  // the stopped rank is no failure
+}
+
+TEST_CASE("a job whose discovery script gives fewer slots than --min-np allows keeps its ranks and says why",
+          "[e2e]") {
+  TempDir dir;
+  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
+  {
+    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
+    std::ofstream(hosts) << "localhost:2\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  auto options = hvd::test::withTimeout(std::chrono::seconds(60));
+  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:1\n"});
+  // The script makes the job elastic with --min-np at -np (2).
+  auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "100"}, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "hvdrun: warning: the host discovery script gives fewer slots than rank(s) 1 run on, but they "
+                     "keep running: only 1 rank(s) would be left, fewer than --min-np 2\n"));
+  CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 2 worlds 1"));
+}

@@ -487,6 +487,33 @@ TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds t
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh a host the discovery script no longer lists has its agent stopped and the others go on", "[ssh]") {
+  hvd::test::TempDir dir;
+  const Bed& b = bed();
+  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
+  {
+    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
+    std::ofstream(hosts) << b.hosts[0] << ":2\n" << b.hosts[1] << ":2\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
+                                "-i", b.key, "--min-np", "2", "--host-discovery-script", script, kCollectiveRank,
+                                "elastic-grow", "150"};
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  // Worker 0 drops the second host from the answer after its 5th allreduce.
+  options.env = hvd::test::environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n"});
+  auto run = hvd::test::runHvdrun(args, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("hvdrun: the host discovery script no longer lists " + b.hosts[1] + ": stopping rank(s) 2, 3 "
+                     "there; the job's world 1 has the other 2 rank(s)") != std::string::npos);
+  CHECK(run.out.find("[0]<stdout>:elastic grown worker 0 rank 0 size 2 worlds 2") != std::string::npos);
+  CHECK(run.out.find("[1]<stdout>:elastic grown worker 1 rank 1 size 2 worlds 2") != std::string::npos);
+  CHECK(run.out.find("[2]<stdout>:elastic grown") == std::string::npos);
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 TEST_CASE("over ssh a job that grows after its ranks' last commit stops the new host's agent when they finish",
           "[ssh]") {
   hvd::test::TempDir dir;

@@ -981,6 +981,17 @@ struct ElasticSupervision {
     discovery = std::move(*started);
     growth.emplace(JobGrowth{o, plan, jobWide, *world, *server, *discovery, std::move(how), {}, {}});
     growth->discoveredSlots();  // the hosts of the answer before the launch count as listed
+    // A launch host the script does not name (-H node01 where it says node01.cluster) is
+    // never grown or shrunk, and would be taken for another host if named later.
+    std::map<std::string, std::vector<int>> unnamed;
+    for (const RankPlan& r : plan.ranks) {
+      if (!growth->listed.count(r.where.host)) unnamed[r.where.host].push_back(r.where.rank);
+    }
+    for (const auto& [host, ranks] : unnamed) {
+      printTo(stderr, "hvdrun: warning: the host discovery script does not name {}, where rank(s) {} start: hvdrun "
+                      "neither adds ranks there nor stops them when the script's answer changes (name it as the "
+                      "script does, in -H or the hostfile)\n", host, rankListText(ranks, 32));
+    }
     supervision.changeRanks = [this] {
       SupervisorOptions::RankChanges changes;
       changes.stop = growth->fewer();

@@ -135,6 +135,22 @@ TEST_CASE("a job on this machine alone that discovers other hosts runs its ranks
                      "this machine alone grows here only (give -H to run over ssh)"));
   CHECK(has(run.out, "[1]<stdout>:elastic done worker 1 rank 1 size 2 worlds 1"));
   CHECK_FALSE(has(run.err, "started rank(s)"));
+  CHECK_FALSE(has(run.err, "does not name"));  // localhost is this machine
+}
+
+TEST_CASE("a discovery script that does not name the host the ranks start on is said to leave it alone", "[e2e]") {
+  TempDir dir;
+  const std::string script = dir.path() + "/discover.sh";
+  {
+    std::ofstream(script) << "#!/bin/sh\necho node07:4\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic", "-1"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "hvdrun: warning: the host discovery script does not name " + hvd::test::hostName() +
+                     ", where rank(s) 0, 1 start: hvdrun neither adds ranks there nor stops them when the script's "
+                     "answer changes (name it as the script does"));
 }
 
 TEST_CASE("a job on this machine grows onto the slots its discovery script adds and every rank finishes together",

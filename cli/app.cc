@@ -515,22 +515,33 @@ long long lastFormedWorld(const RendezvousServer& server, long long newest) {
   return -1;
 }
 
+// The workers waiting in world `generation` (they arrived there).
+std::set<int> waitingIn(const RendezvousServer& server, const ElasticWorld& world, long long generation) {
+  std::set<int> waiting;
+  for (int w : world.running()) {
+    if (server.value(rendezvous::elasticArrivedKey(generation, w))) waiting.insert(w);
+  }
+  return waiting;
+}
+
 // Elastic training: a rank ended by itself. A failed one leaves the others to go on as the
 // next world, when the job may; either way hvdrun says what happens to the job. A clean end
-// is the training's end, which a world still forming would wait for in vain.
+// is the training's end, which a world still forming would wait for in vain: the ranks
+// waiting for it are stopped where the launch can stop a rank (canStop), and then told.
 SupervisorOptions::AfterRankEnd elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& server,
-                                                 int rank, const RankFailure* failure) {
+                                                 int rank, const RankFailure* failure, bool canStop) {
   if (failure == nullptr) {
-    auto change = world.workerFinished(rank, lastFormedWorld(server, world.generation()));
+    const long long newest = world.generation();
+    auto change = world.workerFinished(rank, lastFormedWorld(server, newest), waitingIn(server, world, newest));
     auto publish = [&server, keys = change.keys, why = "the elastic job ended: " + change.why] {
       if (!keys.values.empty()) server.publish(keys.values, keys.abandonPrefix, why);
     };
-    if (change.stop.empty()) {
+    if (change.stop.empty() || !canStop) {
       publish();
       return {.goesOn = change.goesOn};
     }
-    printTo(stderr, "hvdrun: {}, so the job's training is done: stopping rank(s) {}, which were added for that "
-                    "world and have not trained\n", change.why, rankListText(change.stop, 32));
+    printTo(stderr, "hvdrun: {}, so the job's training is done: stopping rank(s) {}, which were waiting for that "
+                    "world\n", change.why, rankListText(change.stop, 32));
     return {change.goesOn, change.stop, publish};
   }
   auto change = world.workerFailed(rank);
@@ -571,7 +582,7 @@ void superviseElastic(const Options& o, const Plan& plan, RendezvousServer* serv
   auto first = world->firstWorld();
   server->publish(first.values, first.abandonPrefix, "");
   supervision.rankEnded = [&o, &world, server](int rank, const RankFailure* failure) {
-    return elasticRankEnded(o, *world, *server, rank, failure);
+    return elasticRankEnded(o, *world, *server, rank, failure, true);
   };
 }
 
@@ -609,8 +620,9 @@ class SrunElastic {
       if (!rank) return;
       std::lock_guard<std::mutex> lock(mutex_);
       if (failure) ++badReports_;
-      // No rank is added under srun, so none is to be stopped (AfterRankEnd::stop).
-      if (elasticRankEnded(o, *world_, server, *rank, failure ? &*failure : nullptr).goesOn && failure) {
+      // srun cannot stop one task of its step: ranks waiting in a world that will not form
+      // are told so at once (their init() fails saying why) instead (AfterRankEnd::stop).
+      if (elasticRankEnded(o, *world_, server, *rank, failure ? &*failure : nullptr, false).goesOn && failure) {
         leftBehind_.push_back(*failure);
       }
     });

@@ -100,7 +100,7 @@ ElasticWorld::Change ElasticWorld::workersRemoved(const std::vector<int>& worker
   return change;
 }
 
-ElasticWorld::Change ElasticWorld::workerFinished(int worker, long long lastFormed) {
+ElasticWorld::Change ElasticWorld::workerFinished(int worker, long long lastFormed, const std::set<int>& waiting) {
   Change change;
   auto it = std::find(running_.begin(), running_.end(), worker);
   if (ended_ || it == running_.end()) return change;
@@ -119,7 +119,7 @@ ElasticWorld::Change ElasticWorld::workerFinished(int worker, long long lastForm
     change.why = "rank " + std::to_string(worker) + " finished (exit 0) before the job's world " +
                  std::to_string(generation_) + " formed";
     for (int w : running_) {
-      if (firstGeneration_[static_cast<size_t>(w)] > lastFormed) change.stop.push_back(w);
+      if (firstGeneration_[static_cast<size_t>(w)] > lastFormed || waiting.count(w)) change.stop.push_back(w);
     }
   }
   change.keys = endOf(change.why);

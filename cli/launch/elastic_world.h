@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,9 @@ class ElasticWorld {
   // worker's success ends the job), so the world grows no more. Once the newest generation
   // formed (every rank of it arrived: `lastFormed`, -1 for none yet), the others are
   // finishing too and nothing else changes. A newer one waits for this worker, which will
-  // never come: it ends (the keys and `why`), and the workers added for it are in `stop`.
-  Change workerFinished(int worker, long long lastFormed);
+  // never come: it ends (the keys and `why`), and `stop` has the workers that only wait for
+  // it: the ones added for it and the ones that have arrived there (`waiting`).
+  Change workerFinished(int worker, long long lastFormed, const std::set<int>& waiting);
 
   // Workers hvdrun stops because their hosts left the discovery script's answer: the next
   // generation goes on without them, as after a failure. Where it could not (fewer than the

@@ -57,7 +57,7 @@ TEST_CASE("a host's last worker failing takes the host out of the cross ranks", 
 TEST_CASE("a worker that finishes in a formed world leaves it without a new generation and the world grows no more",
           "[unit]") {
   ElasticWorld world({"a", "a", "a"}, 3, -1);
-  auto change = world.workerFinished(2, 0);
+  auto change = world.workerFinished(2, 0, {});
   CHECK(change.goesOn);
   CHECK(change.keys.values.empty());
   CHECK(change.stop.empty());
@@ -72,7 +72,7 @@ TEST_CASE("a worker that finishes before the world grown for it formed ends that
           "[unit]") {
   ElasticWorld world({"a", "a"}, 1, -1);
   REQUIRE(world.addWorkers({"a", "b"}).workers == std::vector<int>{2, 3});
-  auto change = world.workerFinished(0, 0);
+  auto change = world.workerFinished(0, 0, {});
   CHECK_FALSE(change.goesOn);
   CHECK(change.why == "rank 0 finished (exit 0) before the job's world 1 formed");
   CHECK(change.stop == std::vector<int>{2, 3});
@@ -80,25 +80,27 @@ TEST_CASE("a worker that finishes before the world grown for it formed ends that
   CHECK(change.keys.abandonPrefix == rdv::elasticJoinPrefix(1));
   CHECK(world.ended());
   // The worker still running from world 0 finishes by itself; nothing more changes.
-  auto next = world.workerFinished(1, 0);
+  auto next = world.workerFinished(1, 0, {});
   CHECK(next.keys.values.empty());
   CHECK(next.stop.empty());
 }
 
-TEST_CASE("a worker that finishes before a re-formed world formed ends it and stops only workers never in a world",
+TEST_CASE("a worker that finishes before a re-formed world formed stops the workers waiting there and no other",
           "[unit]") {
   ElasticWorld world({"a", "a", "a"}, 1, -1);
   REQUIRE(world.addWorkers({"a"}).workers == std::vector<int>{3});  // world 1, which forms
   REQUIRE(world.workerFailed(1).goesOn);                            // world 2: 0, 2, 3
-  auto change = world.workerFinished(2, 1);
+  auto change = world.workerFinished(2, 1, {3});
   CHECK(change.why == "rank 2 finished (exit 0) before the job's world 2 formed");
-  CHECK(change.stop.empty());  // worker 3 trained in world 1: it fails, told why, as worker 0 does
+  // Worker 3 arrived in world 2 and waits there; worker 0 still runs its own code (it is
+  // told why the world will not form if it comes to join it).
+  CHECK(change.stop == std::vector<int>{3});
   CHECK(change.keys.abandonPrefix == rdv::elasticJoinPrefix(2));
 }
 
 TEST_CASE("a worker that ends cleanly before the first world formed ends it and stops nobody", "[unit]") {
   ElasticWorld world({"a", "a"}, 1, -1);
-  auto change = world.workerFinished(1, -1);
+  auto change = world.workerFinished(1, -1, {});
   CHECK_FALSE(change.goesOn);
   CHECK(change.why == "rank 1 ended (exit 0) without joining the job's first world");
   CHECK(change.stop.empty());

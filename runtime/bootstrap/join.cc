@@ -101,6 +101,7 @@ Status joinElasticWorld(const EnvSnapshot& env, rendezvous::Client& client, int 
   // steps take (up to kArrivalWait, horovodrun's --elastic-timeout default), rather than
   // for HVD_TIMEOUT in the backends' set-up. A world abandoned meanwhile ends the wait.
   const std::string prefix = rendezvous::elasticJoinPrefix(*generation);
+  HVD_RETURN_IF_ERROR(client.set(rendezvous::elasticArrivedKey(*generation, worker), "1"));
   auto arrived = client.add(prefix + "arrived", 1);
   if (!arrived) return arrived.status().withContext("joining the job's world " + *next);
   const std::string formed = rendezvous::elasticFormedKey(*generation);

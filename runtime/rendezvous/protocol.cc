@@ -59,6 +59,10 @@ std::string elasticJoinPrefix(long long generation) { return "elastic/" + std::t
 
 std::string elasticFormedKey(long long generation) { return elasticJoinPrefix(generation) + "all-arrived"; }
 
+std::string elasticArrivedKey(long long generation, int worker) {
+  return elasticJoinPrefix(generation) + "arrived/" + std::to_string(worker);
+}
+
 std::string encodeRequest(Op op, std::string_view key, std::string_view value) {
   std::string out;
   out.reserve(5 + key.size() + value.size());

@@ -60,6 +60,8 @@ inline constexpr const char* kPreemptedKey = "preempted";
 //   elasticJoinPrefix(g'): where generation g's ranks publish their addresses
 //   elasticFormedKey(g'): set by the last of its ranks to arrive, before any goes on: a world
 //     without it still waits for one (hvdrun ends it when that one finished instead)
+//   elasticArrivedKey(g', w): set by worker w as it arrives (hvdrun stops the ones waiting
+//     in a world that can no longer form)
 struct ElasticIdentity {
   int rank = 0, size = 1, localRank = 0, localSize = 1, crossRank = 0, crossSize = 1;
   bool operator==(const ElasticIdentity&) const = default;
@@ -74,6 +76,7 @@ inline constexpr std::string_view kElasticEnded = "ended: ";
 std::string elasticIdentityKey(long long generation, int worker);
 std::string elasticJoinPrefix(long long generation);
 std::string elasticFormedKey(long long generation);
+std::string elasticArrivedKey(long long generation, int worker);
 
 std::string encodeRequest(Op op, std::string_view key, std::string_view value);
 

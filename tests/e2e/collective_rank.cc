@@ -48,7 +48,9 @@
 //                                    CUDA_VISIBLE_DEVICES, HVD_LOCAL_GPU). With "late" after
 //                                    <n>, worker 0 writes it after the last allreduce instead,
 //                                    and the ranks end once an added one has started (it
-//                                    creates $ELASTIC_ADDED_MARK before its init)
+//                                    creates $ELASTIC_ADDED_MARK before its init). With
+//                                    "late-rejoin", worker 1 then joins the next world by
+//                                    itself (shutdown, init) and worker 0 ends a second after
 //   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
 //                                    the refusals; prints "process sets ok (the job's
 //                                    collectives on tcp|mpi)"
@@ -279,7 +281,8 @@ int elastic(int victim, bool killAgent) {
 }
 
 // An elastic job that grows, from C++: what hvd.elastic.run and commit() do in Python.
-int elasticGrow(int total, bool late) {
+int elasticGrow(int total, const std::string& how) {
+  const bool late = how == "late" || how == "late-rejoin";
   const char* workerText = std::getenv("HVD_ELASTIC_WORKER");
   const int worker = workerText != nullptr ? std::atoi(workerText) : -1;
   const char* file = std::getenv("DISCOVERY_FILE");
@@ -328,6 +331,21 @@ int elasticGrow(int total, bool late) {
     }
     const char* mark = std::getenv("ELASTIC_ADDED_MARK");
     for (int i = 0; i < 600 && mark != nullptr && ::access(mark, F_OK) != 0; ++i) ::usleep(50000);
+    if (how == "late-rejoin" && mark != nullptr) {
+      const std::string rejoining = std::string(mark) + ".rejoin";
+      if (worker == 1) {
+        if (std::FILE* f = std::fopen(rejoining.c_str(), "w")) std::fclose(f);
+        hvd::shutdown();
+        if (auto joined = hvd::init(); !joined.isOk()) {
+          std::printf("elastic init failed: %s\n", joined.message().c_str());
+          return 1;
+        }
+        std::printf("elastic rejoined worker 1 rank %d size %d\n", hvd::rank(), hvd::size());
+        return 1;  // the world it joined had to wait for worker 0, which finished instead
+      }
+      for (int i = 0; i < 600 && ::access(rejoining.c_str(), F_OK) != 0; ++i) ::usleep(50000);
+      ::sleep(1);  // worker 1 arrives in the next world meanwhile
+    }
   }
   auto var = [](const char* name) { return std::getenv(name) != nullptr ? std::getenv(name) : "unset"; };
   std::printf("elastic grown worker %d rank %d size %d worlds %d launched as rank=%s size=%s local=%s gpus=%s at=%s\n",
@@ -732,7 +750,7 @@ int main(int argc, char** argv) {
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
            : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
            : mode == "elastic" && argc > 2 ? elastic(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "agent")
-           : mode == "elastic-grow" && argc > 2 ? elasticGrow(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "late")
+           : mode == "elastic-grow" && argc > 2 ? elasticGrow(std::atoi(argv[2]), argc > 3 ? argv[3] : "")
            : mode == "process-sets"     ? processSets()
            : mode == "process-set-victim" && argc > 2 ? processSetVictim(std::atoi(argv[2]))
                                         : check();

@@ -199,11 +199,37 @@ TEST_CASE("a job that grows after its ranks' last commit ends when they finish a
   CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
   // Rank 2 waited in init() for a world whose other ranks had finished (before: 10 minutes).
   CHECK(has(run.err, " finished (exit 0) before the job's world 1 formed, so the job's training is done: stopping "
-                     "rank(s) 2, which were added for that world and have not trained"));
+                     "rank(s) 2, which were waiting for that world"));
   CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 2 worlds 1"));
   CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 2 worlds 1"));
   CHECK_FALSE(has(run.err, "init failed"));  // stopped before anything told it its world would not form
   CHECK(took < std::chrono::seconds(30));
+}
+
+TEST_CASE("a rank that finishes while another waits in the next world stops it with the added one", "[e2e]") {
+  TempDir dir;
+  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
+  {
+    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
+    std::ofstream(hosts) << "localhost:2\n";
+  }
+  ::chmod(script.c_str(), 0755);
+  auto options = hvd::test::withTimeout(std::chrono::seconds(60));
+  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:3\n",
+                                 "ELASTIC_ADDED_MARK=" + dir.path() + "/added"});
+  const auto start = std::chrono::steady_clock::now();
+  auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "20", "late-rejoin"},
+                       options);
+  INFO(run.out << run.err);
+  // Worker 1 went to world 1 and waited there for worker 0, which finished instead: the
+  // training is done, and both ranks waiting are stopped, not failed (before: an error).
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "hvdrun: rank 0 finished (exit 0) before the job's world 1 formed, so the job's training is "
+                     "done: stopping rank(s) 1, 2, which were waiting for that world"));
+  CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 2 worlds 1"));
+  CHECK_FALSE(has(run.out, "elastic rejoined"));
+  CHECK_FALSE(has(run.out, "elastic init failed"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
 }
 
 TEST_CASE("a rank that ends cleanly without joining an elastic job's first world fails the others' init at once",

@@ -537,7 +537,7 @@ TEST_CASE("over ssh a job that grows after its ranks' last commit stops the new 
   CHECK(run.exitCode == 0);
   CHECK(run.err.find("started rank(s) 2-3 there; the job's world 1 has 4 rank(s)") != std::string::npos);
   CHECK(run.err.find(" finished (exit 0) before the job's world 1 formed, so the job's training is done: stopping "
-                     "rank(s) 2, 3, which were added") != std::string::npos);
+                     "rank(s) 2, 3, which were waiting for that world") != std::string::npos);
   // Stopped before anything told them their world would not form: no word of their own.
   CHECK(run.err.find("init failed") == std::string::npos);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));

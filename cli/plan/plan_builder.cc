@@ -148,10 +148,12 @@ Status assignGpus(const PlanRequest& r, Plan& plan, const std::vector<std::vecto
     // local-rank order: its own is the one at its local rank. Shown its own alone, local
     // rank 1 had one device and cuda:1 was an invalid ordinal. Several GPUs a rank (model
     // parallel: devices 0..K-1) or shared ones stay the rank's own alone, and so do MIG
-    // instances: CUDA shows a process one MIG device, the first it is given.
+    // instances (CUDA shows a process one MIG device, the first it is given) and TF_CONFIG
+    // workers (MultiWorkerMirroredStrategy mirrors over every GPU a worker sees).
     const bool mig = std::any_of(host.devices.begin(), host.devices.end(),
                                  [](const std::string& d) { return d.rfind("MIG-", 0) == 0; });
-    const bool byLocalRank = r.gpusPerRank == 1 && others.empty() && need <= host.devices.size() && !mig;
+    const bool byLocalRank =
+        r.gpusPerRank == 1 && others.empty() && need <= host.devices.size() && !mig && !r.tfConfig;
     host.gpusByLocalRank = byLocalRank;
     for (size_t i = 0; i < users.size(); ++i) {
       if (!byLocalRank) {

@@ -234,6 +234,12 @@ TEST_CASE("TF_CONFIG for MultiWorkerMirroredStrategy lists every worker, worker 
   Plan p = planOf(r);
   CHECK(tfConfigJson(p, p.ranks[2]) ==
         R"({"cluster":{"worker":["a:8888","a:8889","b:8888"]},"task":{"type":"worker","index":2}})");
+  // Each worker sees its own GPU alone: the strategy mirrors over every GPU a worker sees.
+  r.hostList.clear();
+  r.numProc = 2;
+  Plan gpus = planOf(r, {{"CUDA_VISIBLE_DEVICES", "3,5"}}, facts(0));
+  CHECK(envOf(gpus, 1)["CUDA_VISIBLE_DEVICES"] == "5");
+  CHECK(envOf(gpus, 1)["HVD_LOCAL_GPU"] == "0");
 }
 
 TEST_CASE("ParameterServerStrategy roles: chief, workers, ps; the evaluator outside the cluster", "[unit][plan]") {

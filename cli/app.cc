@@ -569,6 +569,7 @@ void appendElasticVariables(const Options& o, const RankPlan& r, std::vector<std
   if (o.minNp == 0) return;
   rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(r.where.rank));
   rankEnv.push_back("HOROVOD_ELASTIC=1");
+  if (o.elasticTimeout > 0) rankEnv.push_back("HVD_ELASTIC_TIMEOUT=" + std::to_string(o.elasticTimeout));
 }
 
 // An elastic job (--min-np): the first world is published before any rank starts, and the
@@ -939,6 +940,7 @@ struct JobGrowth {
     appendRankJobWide(jobWide, rankEnv);
     rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(worker));
     rankEnv.push_back("HOROVOD_ELASTIC=1");
+    if (o.elasticTimeout > 0) rankEnv.push_back("HVD_ELASTIC_TIMEOUT=" + std::to_string(o.elasticTimeout));
     rankEnv.push_back("HVD_ELASTIC_AFTER=" + std::to_string(after));
     return rankEnv;
   }
@@ -1283,8 +1285,10 @@ void checkTimelinePath(const Options& o) {
 // task shims' reports) while the others go on, and there must be that many ranks.
 void checkElastic(const Options& o, const Plan& plan) {
   if (o.minNp == 0) {
-    if (o.resetLimit >= 0) {
-      throw UserError(ExitCode::kUsage, "--reset-limit is for elastic jobs, and this one has no --min-np",
+    for (const auto& [given, flag] : {std::pair{o.resetLimit >= 0, "--reset-limit"},
+                                      std::pair{o.elasticTimeout > 0, "--elastic-timeout"}}) {
+      if (!given) continue;
+      throw UserError(ExitCode::kUsage, std::string(flag) + " is for elastic jobs, and this one has no --min-np",
                       "add --min-np N: the job then goes on while N ranks are left");
     }
     return;
@@ -1378,6 +1382,7 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
     if (o.useMpi || plan.source == HostSource::kSlurm) {
       jobWide.insert(jobWide.end(), o.runtimeVariables.begin(), o.runtimeVariables.end());
       if (o.minNp > 0) jobWide.push_back("HVD_ELASTIC=1");  // the shims give each rank its worker number
+      if (o.elasticTimeout > 0) jobWide.push_back("HVD_ELASTIC_TIMEOUT=" + std::to_string(o.elasticTimeout));
       jobWide.push_back("TORCHELASTIC_RESTART_COUNT=" + std::to_string(plan.restartCount));
       jobWide.push_back("TORCHELASTIC_MAX_RESTARTS=" + std::to_string(plan.maxRestarts));
     }

@@ -209,7 +209,6 @@ constexpr const char* kElasticHint =
     "give -np and --min-np for a job that survives failed ranks; --max-restarts N starts every rank again after a "
     "failure; under Slurm, --requeue restarts it after a preemption";
 constexpr RefusedFlag kRefusedHorovodrunFlags[] = {
-    {"--elastic-timeout", kElasticWhy, kElasticHint},
     {"--cooldown-range", kElasticWhy, kElasticHint},
     {"--blacklist-cooldown-range", kElasticWhy, kElasticHint},
     {"--jsrun", "is horovodrun's IBM LSF launcher, which hvdrun does not have",
@@ -272,7 +271,7 @@ namespace {
 // Text values of options that need checking after CLI11 has read them.
 struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout, maxRestarts;
-  std::string minNp, resetLimit, maxNp, slotsPerHost;
+  std::string minNp, resetLimit, maxNp, slotsPerHost, elasticTimeout;
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
   std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
@@ -464,6 +463,9 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--reset-limit", raw.resetLimit,
                  "Elastic training: end the job once its world has changed N times (default: no limit)")
       ->group("Supervision")->type_name("N");
+  app.add_option("--elastic-timeout", raw.elasticTimeout,
+                 "Elastic training: seconds a rank waits in init() for the other ranks of its world (default 600)")
+      ->group("Supervision")->type_name("SECONDS");
   const char* engine = "Runtime engine (the ranks' HOROVOD_* variables)";
   app.add_option("--fusion-threshold-mb", raw.fusionThresholdMb,
                  "Pack ready allreduces into one collective up to this many MiB (default 128; 0: off)")
@@ -794,6 +796,7 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.maxNp.empty()) o.maxNp = parseIntIn("--max-np", raw.maxNp, 1, 1 << 24);
   if (!raw.slotsPerHost.empty()) o.slotsPerHost = parseIntIn("--slots-per-host", raw.slotsPerHost, 1, 4096);
   if (!raw.resetLimit.empty()) o.resetLimit = parseIntIn("--reset-limit", raw.resetLimit, 0, 1 << 24);
+  if (!raw.elasticTimeout.empty()) o.elasticTimeout = parseIntIn("--elastic-timeout", raw.elasticTimeout, 1, 86400);
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
   if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);
   if (!raw.tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", raw.tfPs, 0, 1 << 20);

@@ -79,6 +79,9 @@ struct Options {
   // job. --reset-limit: how many times the world may change (-1: no limit).
   int minNp = 0;
   int resetLimit = -1;
+  // --elastic-timeout (horovodrun's): seconds a rank's init() waits for the other ranks of
+  // the world it joins (HVD_ELASTIC_TIMEOUT); 0: not given (the runtime's default, 600).
+  int elasticTimeout = 0;
   // --host-discovery-script (horovodrun's): the hosts the job may grow onto; --max-np caps
   // the ranks running at once (0: no cap), --slots-per-host is a host's slots where the
   // script names none.

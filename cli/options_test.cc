@@ -235,7 +235,7 @@ TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each 
 }
 
 TEST_CASE("horovodrun's elastic flags hvdrun has no counterpart for and jsrun are refused saying what they are", "[unit]") {
-  for (const char* flag : {"--cooldown-range", "--blacklist-cooldown-range", "--elastic-timeout"}) {
+  for (const char* flag : {"--cooldown-range", "--blacklist-cooldown-range"}) {
     UserError e = usageErrorOf({flag, "2", "-np", "2", "prog"});
     CHECK(e.code() == ExitCode::kUsage);
     CHECK(std::string(e.what()) == std::string(flag) +

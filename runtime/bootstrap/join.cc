@@ -98,19 +98,21 @@ Status joinElasticWorld(const EnvSnapshot& env, rendezvous::Client& client, int 
   lastGeneration.store(*generation);
   // Every rank of the world arrives before any sets its backends up: a rank hvdrun added
   // waits here for the running ones, which come at their next commit, however long their
-  // steps take (up to kArrivalWait, horovodrun's --elastic-timeout default), rather than
-  // for HVD_TIMEOUT in the backends' set-up. A world abandoned meanwhile ends the wait.
+  // steps take (up to HVD_ELASTIC_TIMEOUT: horovodrun's --elastic-timeout, 600 s by
+  // default), rather than for HVD_TIMEOUT in the backends' set-up. A world abandoned
+  // meanwhile ends the wait.
   const std::string prefix = rendezvous::elasticJoinPrefix(*generation);
   HVD_RETURN_IF_ERROR(client.set(rendezvous::elasticArrivedKey(*generation, worker), "1"));
   auto arrived = client.add(prefix + "arrived", 1);
   if (!arrived) return arrived.status().withContext("joining the job's world " + *next);
   const std::string formed = rendezvous::elasticFormedKey(*generation);
   if (*arrived == id->size) HVD_RETURN_IF_ERROR(client.set(formed, "1"));
-  constexpr std::chrono::minutes kArrivalWait{10};
-  auto all = client.get(formed, kArrivalWait);
+  const long long wait = env.integer("HVD_ELASTIC_TIMEOUT");
+  auto all = client.get(formed, std::chrono::seconds(wait));
   if (!all) {
-    return all.status().withContext("waiting for the other ranks of the job's world " + *next +
-                                    " (running ranks join it at their next commit)");
+    return all.status().withContext("waiting for the other ranks of the job's world " + *next + " (up to " +
+                                    std::to_string(wait) + " s, hvdrun --elastic-timeout; running ranks join it at "
+                                    "their next commit)");
   }
   return Status::ok();
 }

@@ -20,6 +20,7 @@ const EnvVar kVariables[] = {
     {"HVD_CROSS_SIZE", "1", "number of hosts", EnvKind::kInteger, 1, kMaxRanks},
     {"HVD_ELASTIC_WORKER", "-1", "elastic training (hvdrun --min-np): this process's worker number, which stays while its rank changes with the world; -1: not elastic", EnvKind::kInteger, -1, kMaxRanks - 1},
     {"HVD_ELASTIC_AFTER", "-1", "elastic training: a worker hvdrun added to a running job first joins the world after this generation; -1: the job's first", EnvKind::kInteger, -1, 1LL << 40},
+    {"HVD_ELASTIC_TIMEOUT", "600", "elastic training: seconds init() waits for the other ranks of the world it joins (hvdrun --elastic-timeout)", EnvKind::kInteger, 1, 86400},
     {"HVD_HOSTNAME", "", "the name other ranks reach this one by", EnvKind::kText},
     {"HVD_RENDEZVOUS_ADDR", "", "hvdrun's rendezvous server", EnvKind::kText},
     {"HVD_RENDEZVOUS_PORT", "", "its port", EnvKind::kInteger, 1, 65535},

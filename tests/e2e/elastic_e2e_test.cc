@@ -285,3 +285,23 @@ TEST_CASE("a job whose discovery script gives fewer slots than --min-np allows k
                      "keep running: only 1 rank(s) would be left, fewer than --min-np 2\n"));
   CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 2 worlds 1"));
 }
+
+TEST_CASE("the elastic timeout bounds how long a rank waits in init for its world and is refused outside elastic jobs",
+          "[e2e]") {
+  // Rank 1 comes 8 s late: rank 0 gives up after 2 s and fails, and rank 1 later forms the
+  // job's next world alone.
+  const auto start = std::chrono::steady_clock::now();
+  auto run = runHvdrun({"-np", "2", "--min-np", "1", "--elastic-timeout", "2", "sh", "-c",
+                        "if [ \"$HVD_RANK\" = 1 ]; then sleep 8; fi; exec \"$0\" elastic -1", kRank},
+                       hvd::test::withTimeout(std::chrono::seconds(60)));
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "[0]<stderr>:init failed: waiting for the other ranks of the job's world 0 (up to 2 s, hvdrun "
+                     "--elastic-timeout;"));
+  CHECK(has(run.err, "hvdrun: rank 0 exited with code 2; the other 1 rank(s) go on without it as the job's world 1"));
+  CHECK(has(run.out, "[1]<stdout>:elastic done worker 1 rank 0 size 1 worlds 1"));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  auto refused = runHvdrun({"-np", "2", "--elastic-timeout", "2", kRank});
+  CHECK(refused.exitCode == 2);
+  CHECK(has(refused.err, "--elastic-timeout is for elastic jobs, and this one has no --min-np"));
+}

@@ -135,6 +135,7 @@ std::string rankListText(const std::vector<int>& ranks, size_t limit) {
 
 // "exited with code 3", "was killed by SIGKILL".
 std::string endText(const RankFailure& f) {
+  if (!f.frozen.empty()) return "was frozen (stopped, state T) " + f.frozen + ", and hvdrun killed it";
   return f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
                        : fmt::format("exited with code {}", f.exitCode);
 }
@@ -572,8 +573,20 @@ void appendElasticVariables(const Options& o, const RankPlan& r, std::vector<std
   if (o.elasticTimeout > 0) rankEnv.push_back("HVD_ELASTIC_TIMEOUT=" + std::to_string(o.elasticTimeout));
 }
 
+// The ranks' HVD_TIMEOUT: hvdrun's --timeout, else what they inherit, else the runtime's 30 s.
+std::chrono::milliseconds ranksTimeout(const Options& o) {
+  std::string value;
+  for (const std::string& kv : o.runtimeVariables) {
+    if (kv.rfind("HVD_TIMEOUT=", 0) == 0) value = kv.substr(12);
+  }
+  if (const char* inherited = std::getenv("HVD_TIMEOUT"); value.empty() && inherited != nullptr) value = inherited;
+  const long long seconds = std::atoll(value.c_str());
+  return std::chrono::seconds(seconds > 0 ? seconds : 30);
+}
+
 // An elastic job (--min-np): the first world is published before any rank starts, and the
-// supervisor asks `world` whether the job goes on each time a rank ends.
+// supervisor asks `world` whether the job goes on each time a rank ends; a rank frozen as
+// long as its peers wait in a collective (HVD_TIMEOUT) fails.
 void superviseElastic(const Options& o, const Plan& plan, RendezvousServer* server, std::optional<ElasticWorld>& world,
                       SupervisorOptions& supervision) {
   if (o.minNp == 0 || server == nullptr) return;
@@ -585,6 +598,7 @@ void superviseElastic(const Options& o, const Plan& plan, RendezvousServer* serv
   supervision.rankEnded = [&o, &world, server](int rank, const RankFailure* failure) {
     return elasticRankEnded(o, *world, *server, rank, failure, true);
   };
+  supervision.frozenFails = ranksTimeout(o);
 }
 
 // An elastic job under srun (--kill-on-bad-exit=0, so a failed task leaves the step

@@ -253,6 +253,9 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
       }
       return SupervisorOptions::AfterRankEnd{.goesOn = true};
     };
+    // A rank frozen as long as its peers wait in a collective fails here, as under hvdrun.
+    const long long timeout = std::atoll(valueInEnvironment(rankEnv, "HVD_TIMEOUT").c_str());
+    supervision.frozenFails = std::chrono::seconds(timeout > 0 ? timeout : 30);
   }
   if (chiefHere) {
     supervision.coordinatorRank = job.coordinatorRank;

@@ -30,6 +30,10 @@ struct RankFailure {
   // Processes the kernel's OOM killer ended on the rank's host while it ran (oom_kills.h):
   // a rank killed by a SIGKILL no one sent then most likely ran out of memory.
   std::uint64_t oomKillsOnHost = 0;
+  // Elastic training: found frozen (stopped: SIGSTOP, Ctrl-Z, a debugger) when a peer
+  // failed, or for as long as its peers wait in a collective: this says which. hvdrun
+  // killed it (SIGKILL) rather than carry it into the next world. Empty: not frozen.
+  std::string frozen;
 };
 
 }  // namespace hvd::cli

@@ -412,6 +412,7 @@ class Job {
     if (options_.startTimeout.count() > 0 && options_.readyRanks) startDeadline = Clock::now() + options_.startTimeout;
     if (holdingInput()) helloDeadline_ = Clock::now() + options_.agentHelloTimeout;
     if (options_.changeRanks) changeDeadline_ = Clock::now() + options_.changeRanksEvery;
+    if (options_.frozenFails) frozenDeadline_ = Clock::now() + std::chrono::seconds(1);
     while (true) {
       bool anyRunning = false, anyOpen = false;
       for (const Rank& r : ranks_) {
@@ -443,6 +444,10 @@ class Job {
       if (startDeadline && Clock::now() >= *startDeadline) checkStart(startDeadline, killDeadline_);
       if (helloDeadline_ && Clock::now() >= *helloDeadline_) checkHellos();
       if (changeDeadline_ && Clock::now() >= *changeDeadline_) changeRanks();
+      if (frozenDeadline_ && Clock::now() >= *frozenDeadline_) {
+        frozenDeadline_ = Clock::now() + std::chrono::seconds(1);
+        if (!outcome_.firstFailure && outcome_.interruptSignal == 0 && !killDeadline_) failFrozen(/*onlyLong=*/true);
+      }
 
       std::vector<pollfd> pfds{{signalFd_, POLLIN, 0}};
       std::vector<std::pair<Rank*, bool>> owners{{nullptr, false}};
@@ -480,7 +485,7 @@ class Job {
       flushQuietPieces();
       int timeout = -1;
       for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, ownEndDeadline_,
-                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, changeDeadline_,
+                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, changeDeadline_, frozenDeadline_,
                             unneededKillDeadline_}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
@@ -859,8 +864,48 @@ class Job {
     auto after = options_.rankEnded(rank, failure);
     stopUnneeded(after.stop, std::move(after.onceStopped));
     if (!after.goesOn) return false;
-    if (failure != nullptr) outcome_.leftBehind.push_back(*failure);
+    if (failure != nullptr) {
+      outcome_.leftBehind.push_back(*failure);
+      failFrozen();
+    }
     return true;
+  }
+
+  // Elastic training, after a failure: a rank frozen meanwhile (its peers timed out waiting
+  // for it, and one of them failed) would hold up the next world until the elastic timeout.
+  // It fails too: killed, and the job goes on without it; so does one frozen for
+  // frozenFails, checked every second. Ranks forked here only (state T in /proc).
+  void failFrozen(bool onlyLong = false) {
+    if (options_.labels != SupervisorOptions::Labels::kNone || !options_.rankEnded) return;
+    std::map<pid_t, Rank*> rankOfSession;
+    for (Rank& r : ranks_) {
+      if (r.running && r.signalSent == 0 && !departed_.count(r.spec->rank)) rankOfSession[r.pid] = &r;
+    }
+    if (rankOfSession.empty()) return;
+    std::set<pid_t> sessions;
+    for (const auto& [session, r] : rankOfSession) sessions.insert(session);
+    std::set<Rank*> frozen;
+    for (const ProcessInfo& p : processesInSessions(sessions)) {
+      if (p.state == 'T' || p.state == 't') frozen.insert(rankOfSession[p.session]);
+    }
+    const auto now = Clock::now();
+    std::map<int, Clock::time_point> since;
+    for (Rank* r : frozen) since[r->spec->rank] = frozenSince_.count(r->spec->rank) ? frozenSince_[r->spec->rank] : now;
+    frozenSince_ = since;
+    for (Rank* r : frozen) {
+      if (onlyLong && (!options_.frozenFails || now - since[r->spec->rank] < *options_.frozenFails)) continue;
+      RankFailure f;
+      f.rank = r->spec->rank;
+      f.host = r->spec->host;
+      f.pid = r->pid;
+      f.signal = SIGKILL;
+      const long long seconds = options_.frozenFails ? options_.frozenFails->count() / 1000 : 0;
+      f.frozen = onlyLong ? "for " + std::to_string(seconds) + " s, as long as its peers wait in a collective (HVD_TIMEOUT)"
+                          : "when a peer failed";
+      f.when = nowIso8601();
+      sendSignal(*r, SIGKILL);
+      if (!elasticGoesOnWithout(f.rank, &f)) noteFailure(f, true);
+    }
   }
 
   // AfterRankEnd::stop: a host agent is stopped when it runs no other rank.
@@ -1437,6 +1482,8 @@ class Job {
   std::deque<Rank> ranks_;  // a deque: ranks added while the job runs leave the others where they are
   std::deque<RankProcess> addedSpecs_;  // theirs (changeRanks)
   std::optional<Clock::time_point> changeDeadline_;  // when changeRanks is asked next
+  std::optional<Clock::time_point> frozenDeadline_;  // when frozen ranks are looked for next
+  std::map<int, Clock::time_point> frozenSince_;     // ranks found frozen, since when
   int signalFd_ = -1;
   bool ranksHeld_ = false;        // holdRanks(true) and not yet continued
   Clock::duration pausedFor_{};   // hvdrun stopped by Ctrl-Z, not yet taken off the deadlines

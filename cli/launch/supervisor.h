@@ -95,6 +95,10 @@ struct SupervisorOptions {
     std::function<void()> onceStopped{};
   };
   std::function<AfterRankEnd(int rank, const RankFailure* failure)> rankEnded;
+  // Elastic training (ranks forked here): a rank found frozen (state T) this long, which its
+  // peers' collectives have given up on by then (HVD_TIMEOUT), fails: it is killed and
+  // reported to rankEnded. One frozen when another rank fails fails at once.
+  std::optional<std::chrono::milliseconds> frozenFails;
   // Elastic training whose hosts change: asked every changeRanksEvery, while the job runs
   // and nothing has failed it, for ranks to start now beside the others, each started and
   // watched like the first ones (one that cannot be started is reported to rankEnded as

@@ -98,7 +98,8 @@ def _reset():
 
 def run(func, peer_failure=lambda error: None):
     """Horovod's decorator: func(state, ...) starts from rank 0's state on every rank. In an
-    elastic job (hvdrun --min-np) a peer's failure puts back the last commit(), re-forms
+    elastic job (hvdrun --min-np) a peer's failure (HvdPeerError, or HvdTimeoutError: a peer
+    that stopped answering, which hvdrun then takes out) puts back the last commit(), re-forms
     the world of the ranks left (new rank() and size()), calls the reset callbacks, syncs
     from the new rank 0 and calls func again. Otherwise a failure raises as outside run().
     peer_failure(error) turns a framework's own error into hvd's HvdPeerError (TensorFlow
@@ -113,9 +114,11 @@ def run(func, peer_failure=lambda error: None):
                     state.sync()
                 return func(state, *args, **kwargs)
             except Exception as error:  # noqa: BLE001  sorted out below
-                # A peer's going (HvdPeerError) is what a re-formed world mends; any other
+                # A peer's going (HvdPeerError), or its silence (HvdTimeoutError: hvdrun
+                # fails a rank frozen that long), is what a re-formed world mends; any other
                 # error (a usage error, on every rank) would only come back in the next.
-                failure = error if isinstance(error, _hvd.HvdPeerError) else peer_failure(error)
+                peer_error = isinstance(error, (_hvd.HvdPeerError, _hvd.HvdTimeoutError))
+                failure = error if peer_error else peer_failure(error)
                 if isinstance(error, HostsUpdatedInterrupt):
                     skip_sync = error.skip_sync
                 elif failure is None or not _elastic_job():

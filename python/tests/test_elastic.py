@@ -2,6 +2,7 @@
 hvdrun's elastic jobs (--min-np), whose ranks go on without the ones that fail."""
 
 import re
+import time
 
 from conftest import launch, run_all_ranks_ok
 
@@ -52,6 +53,21 @@ def test_an_elastic_job_survives_a_second_failure_while_its_world_re_forms():
     for worker, rank in ((0, 0), (3, 1)):
         fields = _finished(result, worker, rank, 2)
         assert fields["resets"].endswith(f"({rank}, 2)]"), result
+
+
+def test_a_rank_frozen_mid_batch_is_killed_when_a_peer_gives_up_on_it_and_the_job_goes_on():
+    # Before, the peer that timed out left, and the others re-formed into a world with the
+    # frozen rank, waiting 10 minutes (the elastic timeout) for it. Now hvdrun fails a rank
+    # frozen for HVD_TIMEOUT, and the peers that timed out on it re-form without it.
+    started = time.monotonic()
+    result = launch(3, "torch_elastic_shrink.py", hvdrun_args=("--min-np", "1"), ELASTIC_VICTIMS="2@stop3",
+                    HVD_TIMEOUT="3")
+    assert result.returncode == 0, result
+    assert "hvdrun: rank 2 was frozen (stopped, state T) " in result.stderr, result
+    assert ", and hvdrun killed it; the other 2 rank(s) go on without it" in result.stderr, result
+    for worker in (0, 1):  # both re-formed, none lost with it
+        _finished(result, worker, worker, 2)
+    assert time.monotonic() - started < 60, result
 
 
 def test_rank_0_failing_leaves_the_next_rank_to_lead_the_world():

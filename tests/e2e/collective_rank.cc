@@ -36,7 +36,8 @@
 //                                    on from there. Prints "elastic done worker W rank R
 //                                    size N worlds K". With "agent" after <victim>, the
 //                                    victim SIGKILLs its parent (a host agent: its host is
-//                                    lost) instead of itself
+//                                    lost) instead of itself; with "freeze", it SIGSTOPs
+//                                    itself
 //   collective_rank elastic-grow <n> under hvdrun --host-discovery-script: n allreduces of
 //                                    rank+1, 20 ms apart, each checked against the world's
 //                                    size; after each, hvd::elasticWorldChanged() and, when
@@ -242,7 +243,7 @@ int restarted(int victim) {
 // Elastic training from C++: what hvd.elastic.run does in Python, the count of allreduces
 // done being the state. A rank whose peer dies mid-collective may fail a collective that
 // its other peers finished, so after each re-forming every rank takes rank 0's count.
-int elastic(int victim, bool killAgent) {
+int elastic(int victim, bool killAgent, bool freeze) {
   const char* workerText = std::getenv("HVD_ELASTIC_WORKER");
   const int worker = workerText != nullptr ? std::atoi(workerText) : -1;
   std::int32_t done = 0;
@@ -252,6 +253,7 @@ int elastic(int victim, bool killAgent) {
     bool failed = worlds > 1 && !hvd::broadcast(&done, sizeof done, 0).isOk();
     for (; done < 20 && !failed; ++done) {
       if (worker == victim && done == 5) {
+        if (freeze) ::raise(SIGSTOP);  // until hvdrun (or its host's agent) kills it
         if (killAgent) {
           ::kill(::getppid(), SIGKILL);
           ::pause();  // until the agent's death (PR_SET_PDEATHSIG) ends this rank too
@@ -749,7 +751,8 @@ int main(int argc, char** argv) {
            : mode == "forked"           ? forked()
            : mode == "pinned" && argc > 2 ? printPinned(std::atoi(argv[2]))
            : mode == "restarted" && argc > 2 ? restarted(std::atoi(argv[2]))
-           : mode == "elastic" && argc > 2 ? elastic(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "agent")
+           : mode == "elastic" && argc > 2 ? elastic(std::atoi(argv[2]), argc > 3 && std::string(argv[3]) == "agent",
+                                                         argc > 3 && std::string(argv[3]) == "freeze")
            : mode == "elastic-grow" && argc > 2 ? elasticGrow(std::atoi(argv[2]), argc > 3 ? argv[3] : "")
            : mode == "process-sets"     ? processSets()
            : mode == "process-set-victim" && argc > 2 ? processSetVictim(std::atoi(argv[2]))

@@ -435,6 +435,24 @@ TEST_CASE("over ssh an elastic job goes on without a rank killed on another host
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh a frozen rank is killed by its host's agent once its peers have waited the timeout for it",
+          "[ssh]") {
+  // Rank 4 SIGSTOPs itself: its peers' collectives time out (HVD_TIMEOUT 3 s), and its
+  // agent fails it after as long; the others re-form without it (before: they waited for it
+  // in the next world's init for the elastic timeout, 10 minutes).
+  const auto start = std::chrono::steady_clock::now();
+  auto run = runSshJob(2, {"--min-np", "3", "--gloo-timeout-seconds", "3", kCollectiveRank, "elastic", "4", "freeze"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("hvdrun: rank 4 was killed by SIGKILL; the other 5 rank(s) go on without it") != std::string::npos);
+  for (auto [worker, rank] : std::vector<std::pair<int, int>>{{0, 0}, {1, 1}, {2, 2}, {3, 3}, {5, 4}}) {
+    CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic done worker " + std::to_string(worker) +
+                       " rank " + std::to_string(rank) + " size 5") != std::string::npos);
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(40));
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 TEST_CASE("over ssh an elastic job goes on without a host whose agent was lost", "[ssh]") {
   // Rank 4 SIGKILLs the third host's agent: its two ranks go with it, and hvdrun hears of
   // the host only from the ssh connection's end.

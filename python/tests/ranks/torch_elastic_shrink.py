@@ -1,7 +1,8 @@
 """Rank side of test_elastic.py's elastic jobs (hvdrun --min-np): training with
 hvd.elastic.run, a TorchState committed after every batch and a DistributedOptimizer.
 ELASTIC_VICTIMS lists workers (first ranks) that kill themselves: "1@3" in the middle of
-batch 3, "2@reset" in its first reset callback (the world re-formed, before the sync). The
+batch 3, "2@reset" in its first reset callback (the world re-formed, before the sync);
+"2@stop3" freezes itself (SIGSTOP) there instead. The
 others must notice, put back the last commit, re-form as a smaller world each time, and
 finish every batch with the same model."""
 
@@ -42,6 +43,8 @@ def train(state):
     while state.batch < BATCHES:
         if dies_at == str(state.batch):
             os.kill(os.getpid(), signal.SIGKILL)
+        if dies_at == f"stop{state.batch}":
+            os.kill(os.getpid(), signal.SIGSTOP)
         x = torch.full((2, 4), float(state.batch + worker))
         optimizer.zero_grad()
         model(x).sum().backward()

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/discovery_script.h"
 #include "tests/support/hvdrun_runner.h"
 
 using hvd::test::environmentWith;
@@ -155,16 +156,11 @@ TEST_CASE("a discovery script that does not name the host the ranks start on is 
 
 TEST_CASE("a job on this machine grows onto the slots its discovery script adds and every rank finishes together",
           "[e2e]") {
-  TempDir dir;
-  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
-  {
-    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
-    std::ofstream(hosts) << "localhost:2\n";
-  }
-  ::chmod(script.c_str(), 0755);
+  hvd::test::DiscoveryScript discovery("localhost:2\n");
+  const std::string& script = discovery.path();
   hvd::cli::RunOptions options;
   // Four GPUs here (no driver needed: hvdrun plans from CUDA_VISIBLE_DEVICES).
-  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=3,5,6,7"});
+  options.env = environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=3,5,6,7"});
   auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "150"}, options);
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
@@ -181,16 +177,11 @@ TEST_CASE("a job on this machine grows onto the slots its discovery script adds 
 
 TEST_CASE("a job that grows after its ranks' last commit ends when they finish and stops the ranks added for it",
           "[e2e]") {
-  TempDir dir;
-  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
-  {
-    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
-    std::ofstream(hosts) << "localhost:2\n";
-  }
-  ::chmod(script.c_str(), 0755);
+  hvd::test::DiscoveryScript discovery("localhost:2\n");
+  const std::string& script = discovery.path();
   auto options = hvd::test::withTimeout(std::chrono::seconds(60));
-  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:3\n",
-                                 "ELASTIC_ADDED_MARK=" + dir.path() + "/added"});
+  options.env = environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n",
+                                 "ELASTIC_ADDED_MARK=" + discovery.inDir("added")});
   const auto start = std::chrono::steady_clock::now();
   auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "20", "late"}, options);
   const auto took = std::chrono::steady_clock::now() - start;
@@ -207,16 +198,11 @@ TEST_CASE("a job that grows after its ranks' last commit ends when they finish a
 }
 
 TEST_CASE("a rank that finishes while another waits in the next world stops it with the added one", "[e2e]") {
-  TempDir dir;
-  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
-  {
-    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
-    std::ofstream(hosts) << "localhost:2\n";
-  }
-  ::chmod(script.c_str(), 0755);
+  hvd::test::DiscoveryScript discovery("localhost:2\n");
+  const std::string& script = discovery.path();
   auto options = hvd::test::withTimeout(std::chrono::seconds(60));
-  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:3\n",
-                                 "ELASTIC_ADDED_MARK=" + dir.path() + "/added"});
+  options.env = environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n",
+                                 "ELASTIC_ADDED_MARK=" + discovery.inDir("added")});
   const auto start = std::chrono::steady_clock::now();
   auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "20", "late-rejoin"},
                        options);
@@ -245,16 +231,11 @@ TEST_CASE("a rank that ends cleanly without joining an elastic job's first world
 }
 
 TEST_CASE("a job on this machine shrinks when its discovery script gives fewer slots and the others go on", "[e2e]") {
-  TempDir dir;
-  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
-  {
-    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
-    std::ofstream(hosts) << "localhost:3\n";
-  }
-  ::chmod(script.c_str(), 0755);
+  hvd::test::DiscoveryScript discovery("localhost:3\n");
+  const std::string& script = discovery.path();
   auto options = hvd::test::withTimeout(std::chrono::seconds(60));
   // Worker 0 takes a slot away after its 5th allreduce: hvdrun stops the newest rank there.
-  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:2\n"});
+  options.env = environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=localhost:2\n"});
   auto run = runHvdrun({"-np", "3", "--min-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "150"},
                        options);
   INFO(run.out << run.err);
@@ -268,15 +249,10 @@ TEST_CASE("a job on this machine shrinks when its discovery script gives fewer s
 
 TEST_CASE("a job whose discovery script gives fewer slots than --min-np allows keeps its ranks and says why",
           "[e2e]") {
-  TempDir dir;
-  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
-  {
-    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
-    std::ofstream(hosts) << "localhost:2\n";
-  }
-  ::chmod(script.c_str(), 0755);
+  hvd::test::DiscoveryScript discovery("localhost:2\n");
+  const std::string& script = discovery.path();
   auto options = hvd::test::withTimeout(std::chrono::seconds(60));
-  options.env = environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=localhost:1\n"});
+  options.env = environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=localhost:1\n"});
   // The script makes the job elastic with --min-np at -np (2).
   auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "100"}, options);
   INFO(run.out << run.err);

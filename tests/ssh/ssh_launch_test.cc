@@ -28,6 +28,7 @@
 #include "cli/os/cpu_topology.h"
 #include "runtime/common/json.h"
 #include "tests/support/cpu_list.h"
+#include "tests/support/discovery_script.h"
 #include "tests/support/hvdrun_runner.h"
 #include "tests/support/memory_cgroup.h"
 
@@ -472,20 +473,15 @@ TEST_CASE("over ssh an elastic job goes on without a host whose agent was lost",
 TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds through a new host agent", "[ssh]") {
   // Ranks 0-3 on the first two hosts; worker 0 adds the third host (2 slots) to the
   // script's answer after its 5th allreduce: a new agent there starts ranks 4 and 5.
-  hvd::test::TempDir dir;
   const Bed& b = bed();
-  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
-  {
-    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
-    std::ofstream(hosts) << b.hosts[0] << ":2\n" << b.hosts[1] << ":2\n";
-  }
-  ::chmod(script.c_str(), 0755);
+  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n");
+  const std::string& script = discovery.path();
   std::string grown = b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n" + b.hosts[2] + ":2\n";
   std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
                                 "-i", b.key, "--host-discovery-script", script, kCollectiveRank, "elastic-grow", "150"};
   hvd::cli::RunOptions options;
   options.timeout = std::chrono::seconds(60);
-  options.env = hvd::test::environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=" + grown});
+  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + grown});
   auto run = hvd::test::runHvdrun(args, options);
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
@@ -506,21 +502,16 @@ TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds t
 }
 
 TEST_CASE("over ssh a host the discovery script no longer lists has its agent stopped and the others go on", "[ssh]") {
-  hvd::test::TempDir dir;
   const Bed& b = bed();
-  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
-  {
-    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
-    std::ofstream(hosts) << b.hosts[0] << ":2\n" << b.hosts[1] << ":2\n";
-  }
-  ::chmod(script.c_str(), 0755);
+  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n");
+  const std::string& script = discovery.path();
   std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
                                 "-i", b.key, "--min-np", "2", "--host-discovery-script", script, kCollectiveRank,
                                 "elastic-grow", "150"};
   hvd::cli::RunOptions options;
   options.timeout = std::chrono::seconds(60);
   // Worker 0 drops the second host from the answer after its 5th allreduce.
-  options.env = hvd::test::environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n"});
+  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n"});
   auto run = hvd::test::runHvdrun(args, options);
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
@@ -534,21 +525,16 @@ TEST_CASE("over ssh a host the discovery script no longer lists has its agent st
 
 TEST_CASE("over ssh a job that grows after its ranks' last commit stops the new host's agent when they finish",
           "[ssh]") {
-  hvd::test::TempDir dir;
   const Bed& b = bed();
-  const std::string script = dir.path() + "/discover.sh", hosts = dir.path() + "/hosts";
-  {
-    std::ofstream(script) << "#!/bin/sh\ncat \"$DISCOVERY_FILE\"\n";
-    std::ofstream(hosts) << b.hosts[0] << ":2\n";
-  }
-  ::chmod(script.c_str(), 0755);
+  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":2\n");
+  const std::string& script = discovery.path();
   std::vector<std::string> args{"-H", b.hosts[0] + ":2", "--ssh-command", b.ssh, "-p", b.port, "-i", b.key,
                                 "--host-discovery-script", script, kCollectiveRank, "elastic-grow", "20", "late"};
   hvd::cli::RunOptions options;
   options.timeout = std::chrono::seconds(60);
-  options.env = hvd::test::environmentWith({"DISCOVERY_FILE=" + hosts, "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n" +
+  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n" +
                                                                            b.hosts[1] + ":2\n",
-                                            "ELASTIC_ADDED_MARK=" + dir.path() + "/added"});
+                                            "ELASTIC_ADDED_MARK=" + discovery.inDir("added")});
   const auto start = std::chrono::steady_clock::now();
   auto run = hvd::test::runHvdrun(args, options);
   INFO(run.out << run.err);

@@ -566,9 +566,9 @@ SupervisorOptions::AfterRankEnd elasticRankEnded(const Options& o, ElasticWorld&
 }
 
 // An elastic job's ranks: a worker's number is its first rank (elastic_world.h).
-void appendElasticVariables(const Options& o, const RankPlan& r, std::vector<std::string>& rankEnv) {
+void appendElasticVariables(const Options& o, int worker, std::vector<std::string>& rankEnv) {
   if (o.minNp == 0) return;
-  rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(r.where.rank));
+  rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(worker));
   rankEnv.push_back("HOROVOD_ELASTIC=1");
   if (o.elasticTimeout > 0) rankEnv.push_back("HVD_ELASTIC_TIMEOUT=" + std::to_string(o.elasticTimeout));
 }
@@ -952,9 +952,7 @@ struct JobGrowth {
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     rankEnv.insert(rankEnv.end(), how.threadVars.begin(), how.threadVars.end());
     appendRankJobWide(jobWide, rankEnv);
-    rankEnv.push_back("HVD_ELASTIC_WORKER=" + std::to_string(worker));
-    rankEnv.push_back("HOROVOD_ELASTIC=1");
-    if (o.elasticTimeout > 0) rankEnv.push_back("HVD_ELASTIC_TIMEOUT=" + std::to_string(o.elasticTimeout));
+    appendElasticVariables(o, worker, rankEnv);
     rankEnv.push_back("HVD_ELASTIC_AFTER=" + std::to_string(after));
     return rankEnv;
   }
@@ -1058,7 +1056,7 @@ JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& 
       rankEnv.push_back(*var);
     }
     if (errorFiles != nullptr) rankEnv.push_back("TORCHELASTIC_ERROR_FILE=" + errorFiles->path(r.where.rank));
-    appendElasticVariables(o, r, rankEnv);
+    appendElasticVariables(o, r.where.rank, rankEnv);
     appendRankJobWide(jobWide, rankEnv);
     ranks.push_back({.rank = r.where.rank,
                      .host = r.where.host,
@@ -1184,7 +1182,7 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
   for (const RankPlan& r : plan.ranks) {
     std::vector<std::string> rankEnv = planEnvironment(plan, r);
     appendRankJobWide(jobWide, rankEnv);
-    appendElasticVariables(o, r, rankEnv);
+    appendElasticVariables(o, r.where.rank, rankEnv);
     // The secret travels in the job, over ssh's stdin: never on a command line.
     AgentJob& job = jobs[jobOf.at(r.where.host)];
     job.ranks.push_back({r.where.rank, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});

@@ -485,8 +485,8 @@ class Job {
       flushQuietPieces();
       int timeout = -1;
       for (auto deadline : {killDeadline_, drainDeadline, startDeadline, preemptDeadline_, helloDeadline_, ownEndDeadline_,
-                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, changeDeadline_, frozenDeadline_,
-                            unneededKillDeadline_}) {
+                            pieceDeadline(), stdinSender_ ? stdinSender_->retryAt() : std::nullopt, changeDeadline_,
+                            frozenDeadline_, unneededKillDeadline_}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -874,9 +874,10 @@ class Job {
   // Elastic training, after a failure: a rank frozen meanwhile (its peers timed out waiting
   // for it, and one of them failed) would hold up the next world until the elastic timeout.
   // It fails too: killed, and the job goes on without it; so does one frozen for
-  // frozenFails, checked every second. Ranks forked here only (state T in /proc).
+  // frozenFails, checked every second. Ranks forked here only (state T in /proc), and not
+  // while hvdrun holds them itself (Ctrl-Z: holdRanks).
   void failFrozen(bool onlyLong = false) {
-    if (options_.labels != SupervisorOptions::Labels::kNone || !options_.rankEnded) return;
+    if (options_.labels != SupervisorOptions::Labels::kNone || !options_.rankEnded || ranksHeld_) return;
     std::map<pid_t, Rank*> rankOfSession;
     for (Rank& r : ranks_) {
       if (r.running && r.signalSent == 0 && !departed_.count(r.spec->rank)) rankOfSession[r.pid] = &r;
@@ -890,7 +891,10 @@ class Job {
     }
     const auto now = Clock::now();
     std::map<int, Clock::time_point> since;
-    for (Rank* r : frozen) since[r->spec->rank] = frozenSince_.count(r->spec->rank) ? frozenSince_[r->spec->rank] : now;
+    for (Rank* r : frozen) {
+      auto seen = frozenSince_.find(r->spec->rank);
+      since[r->spec->rank] = seen != frozenSince_.end() ? seen->second : now;
+    }
     frozenSince_ = since;
     for (Rank* r : frozen) {
       if (onlyLong && (!options_.frozenFails || now - since[r->spec->rank] < *options_.frozenFails)) continue;
@@ -900,7 +904,8 @@ class Job {
       f.pid = r->pid;
       f.signal = SIGKILL;
       const long long seconds = options_.frozenFails ? options_.frozenFails->count() / 1000 : 0;
-      f.frozen = onlyLong ? "for " + std::to_string(seconds) + " s, as long as its peers wait in a collective (HVD_TIMEOUT)"
+      f.frozen = onlyLong ? "for " + std::to_string(seconds) + " s, as long as its peers wait in a collective " +
+                                "(HVD_TIMEOUT)"
                           : "when a peer failed";
       f.when = nowIso8601();
       sendSignal(*r, SIGKILL);

@@ -160,7 +160,8 @@ TEST_CASE("a job on this machine grows onto the slots its discovery script adds 
   const std::string& script = discovery.path();
   hvd::cli::RunOptions options;
   // Four GPUs here (no driver needed: hvdrun plans from CUDA_VISIBLE_DEVICES).
-  options.env = environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=3,5,6,7"});
+  options.env =
+      environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=3,5,6,7"});
   auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "150"}, options);
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);

@@ -135,7 +135,11 @@ std::string rankListText(const std::vector<int>& ranks, size_t limit) {
 
 // "exited with code 3", "was killed by SIGKILL".
 std::string endText(const RankFailure& f) {
-  if (!f.frozen.empty()) return "was frozen (stopped, state T) " + f.frozen + ", and hvdrun killed it";
+  if (f.frozenSeconds == 0) return "was frozen (stopped, state T) when a peer failed, and hvdrun killed it";
+  if (f.frozenSeconds > 0) {
+    return fmt::format("was frozen (stopped, state T) for {} s, as long as its peers wait in a collective "
+                       "(HVD_TIMEOUT), and hvdrun killed it", f.frozenSeconds);
+  }
   return f.signal != 0 ? fmt::format("was killed by {}", signalName(f.signal))
                        : fmt::format("exited with code {}", f.exitCode);
 }

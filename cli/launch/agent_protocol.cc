@@ -265,7 +265,7 @@ std::string formatAgentFailure(const RankFailure& f) {
   // The host last: a plan's host name has no spaces, and the rest are numbers and a time.
   return std::string(kFailurePrefix) + "rank=" + std::to_string(f.rank) + " pid=" + std::to_string(f.pid) +
          " code=" + std::to_string(f.exitCode) + " signal=" + std::to_string(f.signal) + " when=" + f.when +
-         " oom=" + std::to_string(f.oomKillsOnHost) + " host=" + f.host;
+         " oom=" + std::to_string(f.oomKillsOnHost) + " frozen=" + std::to_string(f.frozenSeconds) + " host=" + f.host;
 }
 
 std::optional<RankFailure> parseAgentFailure(std::string_view line) {
@@ -288,6 +288,8 @@ std::optional<RankFailure> parseAgentFailure(std::string_view line) {
   // The OOM killer's kills on the host while its ranks ran; absent from an older agent's.
   long long oom = 0;
   if (auto o = word(line, "oom"); o && parseNumber(*o, oom)) f.oomKillsOnHost = static_cast<std::uint64_t>(oom);
+  long long frozen = -1;  // as oom
+  if (auto z = word(line, "frozen"); z && parseNumber(*z, frozen)) f.frozenSeconds = static_cast<int>(frozen);
   return f;
 }
 

@@ -139,8 +139,12 @@ TEST_CASE("a rank failure record read back names the same rank pid code signal t
   f.oomKillsOnHost = 3;
   CHECK(parseAgentFailure(formatAgentFailure(f))->signal == 11);
   CHECK(parseAgentFailure(formatAgentFailure(f))->oomKillsOnHost == 3);
-  // An agent from before the OOM count says nothing of it.
+  CHECK(back->frozenSeconds == -1);
+  f.frozenSeconds = 30;  // the agent killed it frozen after its peers' timeout
+  CHECK(parseAgentFailure(formatAgentFailure(f))->frozenSeconds == 30);
+  // An agent from before the OOM count and the frozen seconds says nothing of them.
   CHECK(parseAgentFailure("hvdrun-agent: failed rank=1 pid=1 code=0 signal=9 when=t host=h")->oomKillsOnHost == 0);
+  CHECK(parseAgentFailure("hvdrun-agent: failed rank=1 pid=1 code=0 signal=9 when=t host=h")->frozenSeconds == -1);
   CHECK_FALSE(parseAgentFailure("[3]<stderr>:hvdrun-agent: failed rank=1").has_value());
   CHECK_FALSE(parseAgentFailure("hvdrun-agent: failed rank=x pid=1 code=1 signal=0 when=t host=h").has_value());
 }

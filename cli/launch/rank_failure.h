@@ -30,10 +30,10 @@ struct RankFailure {
   // Processes the kernel's OOM killer ended on the rank's host while it ran (oom_kills.h):
   // a rank killed by a SIGKILL no one sent then most likely ran out of memory.
   std::uint64_t oomKillsOnHost = 0;
-  // Elastic training: found frozen (stopped: SIGSTOP, Ctrl-Z, a debugger) when a peer
-  // failed, or for as long as its peers wait in a collective: this says which. hvdrun
-  // killed it (SIGKILL) rather than carry it into the next world. Empty: not frozen.
-  std::string frozen;
+  // Elastic training: hvdrun (or its host agent) found it frozen (stopped: SIGSTOP, Ctrl-Z,
+  // a debugger) and killed it (SIGKILL) rather than carry it into the next world: when a
+  // peer failed (0), or after this many seconds frozen (its peers' HVD_TIMEOUT). -1: not.
+  int frozenSeconds = -1;
 };
 
 }  // namespace hvd::cli

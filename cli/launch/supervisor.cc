@@ -903,10 +903,7 @@ class Job {
       f.host = r->spec->host;
       f.pid = r->pid;
       f.signal = SIGKILL;
-      const long long seconds = options_.frozenFails ? options_.frozenFails->count() / 1000 : 0;
-      f.frozen = onlyLong ? "for " + std::to_string(seconds) + " s, as long as its peers wait in a collective " +
-                                "(HVD_TIMEOUT)"
-                          : "when a peer failed";
+      f.frozenSeconds = onlyLong ? static_cast<int>(std::max<long long>(options_.frozenFails->count() / 1000, 1)) : 0;
       f.when = nowIso8601();
       sendSignal(*r, SIGKILL);
       if (!elasticGoesOnWithout(f.rank, &f)) noteFailure(f, true);

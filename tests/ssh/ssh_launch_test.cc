@@ -445,8 +445,8 @@ TEST_CASE("over ssh a frozen rank is killed by its host's agent once its peers h
   auto run = runSshJob(2, {"--min-np", "3", "--gloo-timeout-seconds", "3", kCollectiveRank, "elastic", "4", "freeze"});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
-  CHECK(run.err.find("hvdrun: rank 4 was killed by SIGKILL; the other 5 rank(s) go on without it") !=
-        std::string::npos);
+  CHECK(run.err.find("hvdrun: rank 4 was frozen (stopped, state T) for 3 s, as long as its peers wait in a collective "
+                     "(HVD_TIMEOUT), and hvdrun killed it; the other 5 rank(s) go on without it") != std::string::npos);
   for (auto [worker, rank] : std::vector<std::pair<int, int>>{{0, 0}, {1, 1}, {2, 2}, {3, 3}, {5, 4}}) {
     CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic done worker " + std::to_string(worker) +
                        " rank " + std::to_string(rank) + " size 5") != std::string::npos);

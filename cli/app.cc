@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -795,7 +796,9 @@ struct JobGrowth {
   RendezvousServer& server;
   HostDiscovery& discovery;
   GrowthLaunch how;
-  std::set<std::string> blacklisted;
+  // Hosts where a rank failed, until when (--blacklist-cooldown-range; time_point::max():
+  // for the rest of the job).
+  std::map<std::string, std::chrono::steady_clock::time_point> blacklisted;
   std::set<std::string> elsewhere;  // hosts named that this launch cannot reach, said once
   std::set<std::string> listed{};        // hosts the script has named
   std::set<std::string> refusedShrink{};  // why a shrink could not be, said once
@@ -805,10 +808,26 @@ struct JobGrowth {
 
   void rankFailed(const std::string& host) {
     const std::string where = isThisMachine(host) ? plan.ranks.front().where.host : host;
-    if (blacklisted.insert(where).second) {
+    const auto now = std::chrono::steady_clock::now();
+    if (auto it = blacklisted.find(where); it != blacklisted.end() && it->second > now) return;  // said already
+    if (o.cooldownMax == 0) {
+      blacklisted[where] = std::chrono::steady_clock::time_point::max();
       printTo(stderr, "hvdrun: a rank failed on {}, so hvdrun starts no more ranks there (--host-discovery-script)\n",
               where);
+      return;
     }
+    // A random cooldown in the range, as horovodrun's: hosts that failed together do not all
+    // come back at once.
+    static std::mt19937 random{std::random_device{}()};
+    const int seconds = std::uniform_int_distribution<int>(o.cooldownMin, o.cooldownMax)(random);
+    blacklisted[where] = now + std::chrono::seconds(seconds);
+    printTo(stderr, "hvdrun: a rank failed on {}, so hvdrun starts no ranks there for {} s "
+                    "(--blacklist-cooldown-range)\n", where, seconds);
+  }
+
+  bool isBlacklisted(const std::string& host) const {
+    auto it = blacklisted.find(host);
+    return it != blacklisted.end() && std::chrono::steady_clock::now() < it->second;
   }
 
   // The script's hosts, as this launch names them (this machine: the plan's name for it).
@@ -870,7 +889,7 @@ struct JobGrowth {
     int total = world.size();
     for (const DiscoveredHost& h : discovery.latest()) {
       const std::string host = isThisMachine(h.host) ? plan.ranks.front().where.host : h.host;
-      if (blacklisted.count(host)) continue;
+      if (isBlacklisted(host)) continue;
       if (how.ssh == nullptr && host != plan.ranks.front().where.host) {
         if (elsewhere.insert(h.host).second) {
           printTo(stderr, "hvdrun: warning: the host discovery script names {}, which is not this machine: a job "
@@ -1302,7 +1321,8 @@ void checkTimelinePath(const Options& o) {
 void checkElastic(const Options& o, const Plan& plan) {
   if (o.minNp == 0) {
     for (const auto& [given, flag] : {std::pair{o.resetLimit >= 0, "--reset-limit"},
-                                      std::pair{o.elasticTimeout > 0, "--elastic-timeout"}}) {
+                                      std::pair{o.elasticTimeout > 0, "--elastic-timeout"},
+                                      std::pair{o.cooldownMax > 0, "--blacklist-cooldown-range"}}) {
       if (!given) continue;
       throw UserError(ExitCode::kUsage, std::string(flag) + " is for elastic jobs, and this one has no --min-np",
                       "add --min-np N: the job then goes on while N ranks are left");

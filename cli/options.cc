@@ -210,7 +210,6 @@ constexpr const char* kElasticHint =
     "failure; under Slurm, --requeue restarts it after a preemption";
 constexpr RefusedFlag kRefusedHorovodrunFlags[] = {
     {"--cooldown-range", kElasticWhy, kElasticHint},
-    {"--blacklist-cooldown-range", kElasticWhy, kElasticHint},
     {"--jsrun", "is horovodrun's IBM LSF launcher, which hvdrun does not have",
      "launch with --mpi (Open MPI's mpirun), or under Slurm"},
     {"--torus-allreduce", "is horovodrun's torus allreduce, which hvd does not have",
@@ -272,6 +271,7 @@ namespace {
 struct RawValues {
   std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout, maxRestarts;
   std::string minNp, resetLimit, maxNp, slotsPerHost, elasticTimeout;
+  std::vector<std::string> cooldownRange;  // --blacklist-cooldown-range MIN MAX
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
   std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
@@ -289,7 +289,9 @@ const std::set<std::string> kSbatchOnlyKeys = {
     "job-output", "job-error", "nodes", "ntasks-per-node", "gpus-per-node", "cpus-per-task",
     "sbatch-args", "modules", "env", "venv", "setup"};
 const std::set<std::string> kNotSettings = [] {
-  std::set<std::string> keys = {"help", "version", "config-file", "profile", "no-config"};
+  // --blacklist-cooldown-range takes two values, which a config file's one value per key
+  // cannot hold; elastic jobs that discover hosts do not run from job scripts either.
+  std::set<std::string> keys = {"help", "version", "config-file", "profile", "no-config", "blacklist-cooldown-range"};
   // horovodrun's flags that change nothing are for command lines only: no config key, and
   // not passed on (a job script's hvdrun would note them again).
   for (const HorovodrunFlag& f : kIgnoredHorovodrunFlags) keys.insert(std::string(f.name).substr(2));
@@ -463,6 +465,13 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--reset-limit", raw.resetLimit,
                  "Elastic training: end the job once its world has changed N times (default: no limit)")
       ->group("Supervision")->type_name("N");
+  app.add_option("--blacklist-cooldown-range", raw.cooldownRange,
+                 "Elastic training: a host where a rank failed gets no new ranks for a random MIN-MAX seconds "
+                 "(default: for the rest of the job)")
+      ->expected(2)
+      ->allow_extra_args(false)  // a vector's default: CLI11 would take the program's words too
+      ->group("Supervision")
+      ->type_name("SECONDS");
   app.add_option("--elastic-timeout", raw.elasticTimeout,
                  "Elastic training: seconds a rank waits in init() for the other ranks of its world (default 600)")
       ->group("Supervision")->type_name("SECONDS");
@@ -613,7 +622,11 @@ CommandLine splitCommandLine(const CLI::App& app, const std::vector<std::string>
     std::string name = canonicalName(arg.substr(0, arg.find('=')));
     refuseEmptyValue(app, name, arg, i + 1 < args.size() ? &args[i + 1] : nullptr);
     std::vector<std::string> tokens{name + (arg.find('=') != std::string::npos ? arg.substr(arg.find('=')) : "")};
-    if (takesNextToken(app, name, arg) && i + 1 < args.size()) tokens.push_back(args[++i]);
+    if (takesNextToken(app, name, arg)) {
+      // Most take one; --blacklist-cooldown-range MIN MAX two.
+      const int values = std::max(app.get_option_no_throw(name)->get_expected_min(), 1);
+      for (int v = 0; v < values && i + 1 < args.size(); ++v) tokens.push_back(args[++i]);
+    }
     const CLI::Option* opt = app.get_option_no_throw(name);
     line.options.emplace_back(opt != nullptr ? canonicalKey(*opt) : name, std::move(tokens));
   }
@@ -797,6 +810,10 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   if (!raw.slotsPerHost.empty()) o.slotsPerHost = parseIntIn("--slots-per-host", raw.slotsPerHost, 1, 4096);
   if (!raw.resetLimit.empty()) o.resetLimit = parseIntIn("--reset-limit", raw.resetLimit, 0, 1 << 24);
   if (!raw.elasticTimeout.empty()) o.elasticTimeout = parseIntIn("--elastic-timeout", raw.elasticTimeout, 1, 86400);
+  if (raw.cooldownRange.size() == 2) {
+    o.cooldownMin = parseIntIn("--blacklist-cooldown-range", raw.cooldownRange[0], 1, 86400);
+    o.cooldownMax = parseIntIn("--blacklist-cooldown-range", raw.cooldownRange[1], o.cooldownMin, 86400);
+  }
   if (!raw.preemptGrace.empty()) o.preemptGrace = parseSeconds("--preempt-grace", raw.preemptGrace);
   if (!raw.gpusPerRank.empty()) o.gpusPerRank = parseIntIn("--gpus-per-rank", raw.gpusPerRank, 1, 64);
   if (!raw.tfPs.empty()) o.tfPs = parseIntIn("--tf-ps", raw.tfPs, 0, 1 << 20);

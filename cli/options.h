@@ -82,6 +82,9 @@ struct Options {
   // --elastic-timeout (horovodrun's): seconds a rank's init() waits for the other ranks of
   // the world it joins (HVD_ELASTIC_TIMEOUT); 0: not given (the runtime's default, 600).
   int elasticTimeout = 0;
+  // --blacklist-cooldown-range MIN MAX (horovodrun's): a host where a rank failed gets no
+  // new ranks for a random MIN-MAX seconds; unset (both 0): for the rest of the job.
+  int cooldownMin = 0, cooldownMax = 0;
   // --host-discovery-script (horovodrun's): the hosts the job may grow onto; --max-np caps
   // the ranks running at once (0: no cap), --slots-per-host is a host's slots where the
   // script names none.

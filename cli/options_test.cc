@@ -235,7 +235,7 @@ TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each 
 }
 
 TEST_CASE("horovodrun's elastic flags hvdrun has no counterpart for and jsrun are refused saying what they are", "[unit]") {
-  for (const char* flag : {"--cooldown-range", "--blacklist-cooldown-range"}) {
+  for (const char* flag : {"--cooldown-range"}) {
     UserError e = usageErrorOf({flag, "2", "-np", "2", "prog"});
     CHECK(e.code() == ExitCode::kUsage);
     CHECK(std::string(e.what()) == std::string(flag) +
@@ -263,6 +263,17 @@ TEST_CASE("the elastic settings are read and refused out of range naming the opt
   CHECK(growing.maxNp == 4);
   CHECK(growing.hostDiscoveryScript == "./d.sh");
   CHECK(growing.slotsPerHost == 2);
+  // horovodrun's two values; the program's words are not taken as more.
+  Options cooling = parseOptions({"--blacklist-cooldown-range", "15", "30", "--elastic-timeout", "60", "-np", "2",
+                                  "prog", "7"});
+  CHECK(cooling.cooldownMin == 15);
+  CHECK(cooling.cooldownMax == 30);
+  CHECK(cooling.elasticTimeout == 60);
+  CHECK(cooling.program == std::vector<std::string>{"prog", "7"});
+  CHECK(parseOptions({"-np", "2", "--blacklist-cooldown-range", "5", "5", "prog"}).program ==
+        std::vector<std::string>{"prog"});
+  CHECK(std::string(usageErrorOf({"-np", "2", "--blacklist-cooldown-range", "30", "15", "prog"}).what())
+            .find("--blacklist-cooldown-range") == 0);
   CHECK(plain.maxNp == 0);
   CHECK(plain.slotsPerHost == 1);
   CHECK(std::string(usageErrorOf({"-np", "4", "--slots-per-host", "0", "prog"}).what()).find("--slots-per-host") == 0);

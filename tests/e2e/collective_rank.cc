@@ -51,7 +51,9 @@
 //                                    and the ranks end once an added one has started (it
 //                                    creates $ELASTIC_ADDED_MARK before its init). With
 //                                    "late-rejoin", worker 1 then joins the next world by
-//                                    itself (shutdown, init) and worker 0 ends a second after
+//                                    itself (shutdown, init) and worker 0 ends a second after.
+//                                    ELASTIC_VICTIM=W@S: worker W SIGKILLs itself before its
+//                                    allreduce number S
 //   collective_rank process-sets     on 4 ranks: three process sets, every collective in each,
 //                                    the refusals; prints "process sets ok (the job's
 //                                    collectives on tcp|mpi)"
@@ -285,6 +287,9 @@ int elastic(int victim, bool killAgent, bool freeze) {
 // An elastic job that grows, from C++: what hvd.elastic.run and commit() do in Python.
 int elasticGrow(int total, const std::string& how) {
   const bool late = how == "late" || how == "late-rejoin";
+  // ELASTIC_VICTIM=W@S: worker W SIGKILLs itself before its allreduce number S.
+  int victim = -1, victimAt = -1;
+  if (const char* v = std::getenv("ELASTIC_VICTIM"); v != nullptr) std::sscanf(v, "%d@%d", &victim, &victimAt);
   const char* workerText = std::getenv("HVD_ELASTIC_WORKER");
   const int worker = workerText != nullptr ? std::atoi(workerText) : -1;
   const char* file = std::getenv("DISCOVERY_FILE");
@@ -304,6 +309,7 @@ int elasticGrow(int total, const std::string& how) {
         }
         wrote = true;
       }
+      if (worker == victim && done == victimAt) ::raise(SIGKILL);
       float sum = static_cast<float>(rank + 1);
       if (!hvd::allreduce(&sum, 1, DataType::kFloat32, ReduceOp::kSum).isOk()) break;
       if (sum != static_cast<float>(size * (size + 1) / 2)) {

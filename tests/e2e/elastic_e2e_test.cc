@@ -282,3 +282,22 @@ TEST_CASE("the elastic timeout bounds how long a rank waits in init for its worl
   CHECK(refused.exitCode == 2);
   CHECK(has(refused.err, "--elastic-timeout is for elastic jobs, and this one has no --min-np"));
 }
+
+TEST_CASE("a host where a rank failed gets ranks again after the blacklist cooldown", "[e2e]") {
+  hvd::test::DiscoveryScript discovery("localhost:2\n");
+  auto options = hvd::test::withTimeout(std::chrono::seconds(60));
+  options.env = environmentWith({discovery.fileVariable(), "ELASTIC_VICTIM=1@5"});
+  auto run = runHvdrun({"-np", "2", "--min-np", "1", "--blacklist-cooldown-range", "1", "1", "--host-discovery-script",
+                        discovery.path(), kRank, "elastic-grow", "150"},
+                       options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "so hvdrun starts no ranks there for 1 s (--blacklist-cooldown-range)"));
+  // Before, the host stayed blacklisted for the rest of the job (and the flag was refused).
+  CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 2 has 2 rank(s)"));
+  CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 2 worlds 3"));
+  CHECK(has(run.out, "[2]<stdout>:elastic grown worker 2 rank 1 size 2 worlds 1"));
+  auto refused = runHvdrun({"-np", "2", "--blacklist-cooldown-range", "5", "1", kRank});
+  CHECK(refused.exitCode == 2);
+  CHECK(has(refused.err, "--blacklist-cooldown-range"));
+}

@@ -39,7 +39,9 @@ hvd.init()
 rank, size = hvd.rank(), hvd.size()
 gpus = tf.config.list_physical_devices("GPU")
 if gpus:
-    tf.config.set_visible_devices(gpus[hvd.local_rank()], "GPU")
+    # The GPU at the local rank, as Horovod's examples pick it (modulo the count: srun
+    # --gpus-per-task shows a rank its own alone).
+    tf.config.set_visible_devices(gpus[hvd.local_rank() % len(gpus)], "GPU")
 tf.config.threading.set_intra_op_parallelism_threads(1)
 tf.config.threading.set_inter_op_parallelism_threads(1)
 keras.utils.set_random_seed(0)

@@ -33,7 +33,9 @@ hvd.init()
 rank, size = hvd.rank(), hvd.size()
 device = torch.device("cpu")
 if torch.cuda.is_available():
-    device = torch.device("cuda", hvd.local_rank())
+    # Horovod's choice: the GPU at the local rank (hvdrun shows each rank its node's GPUs of the
+    # job in local-rank order). Modulo the count: srun --gpus-per-task shows a rank its own alone.
+    device = torch.device("cuda", hvd.local_rank() % torch.cuda.device_count())
     torch.cuda.set_device(device)
 torch.set_num_threads(1)  # ranks share the host's cores
 

@@ -54,19 +54,24 @@ ElasticWorld::Keys ElasticWorld::endOf(const std::string& why) const {
   return keys;
 }
 
+// Why the world may not become one of `left` workers (empty: it may).
+std::string ElasticWorld::refusal(size_t left) const {
+  if (static_cast<int>(left) < minSize_) {
+    return "only " + std::to_string(left) + " rank(s) would be left, fewer than --min-np " + std::to_string(minSize_);
+  }
+  if (resetLimit_ >= 0 && generation_ >= resetLimit_) {
+    return "the world has changed " + std::to_string(generation_) + " time(s) already (--reset-limit " +
+           std::to_string(resetLimit_) + ")";
+  }
+  return "";
+}
+
 ElasticWorld::Change ElasticWorld::workerFailed(int worker) {
   Change change;
   auto it = std::find(running_.begin(), running_.end(), worker);
   if (ended_ || it == running_.end()) return change;  // nothing changes, and nothing goes on
   running_.erase(it);
-  const int left = static_cast<int>(running_.size());
-  if (left < minSize_) {
-    change.why = "only " + std::to_string(left) + " rank(s) would be left, fewer than --min-np " +
-                 std::to_string(minSize_);
-  } else if (resetLimit_ >= 0 && generation_ >= resetLimit_) {
-    change.why = "the world has changed " + std::to_string(generation_) + " time(s) already (--reset-limit " +
-                 std::to_string(resetLimit_) + ")";
-  }
+  change.why = refusal(running_.size());
   if (!change.why.empty()) {
     ended_ = true;
     change.keys = endOf(change.why);
@@ -86,13 +91,7 @@ ElasticWorld::Change ElasticWorld::workersRemoved(const std::vector<int>& worker
     if (it == left.end()) return change;  // not running: nothing to remove
     left.erase(it);
   }
-  if (static_cast<int>(left.size()) < minSize_) {
-    change.why = "only " + std::to_string(left.size()) + " rank(s) would be left, fewer than --min-np " +
-                 std::to_string(minSize_);
-  } else if (resetLimit_ >= 0 && generation_ >= resetLimit_) {
-    change.why = "the world has changed " + std::to_string(generation_) + " time(s) already (--reset-limit " +
-                 std::to_string(resetLimit_) + ")";
-  }
+  change.why = refusal(left.size());
   if (!change.why.empty()) return change;
   running_ = std::move(left);
   change.goesOn = true;
@@ -110,10 +109,10 @@ ElasticWorld::Change ElasticWorld::workerFinished(int worker, long long lastForm
     change.goesOn = true;
     return change;
   }
-  // No world formed yet: nobody trained, and the ranks waiting for the first one fail at once
-  // saying why (this worker never joined: a program that ends before hvd.init()).
   ended_ = true;
   if (lastFormed < 0) {
+    // No world formed yet: nobody trained, and the ranks waiting for the first one fail at
+    // once saying why (this worker never joined: a program that ends before hvd.init()).
     change.why = "rank " + std::to_string(worker) + " ended (exit 0) without joining the job's first world";
   } else {
     change.why = "rank " + std::to_string(worker) + " finished (exit 0) before the job's world " +

@@ -81,6 +81,7 @@ class ElasticWorld {
  private:
   Keys keysOf(long long generation) const;
   Keys endOf(const std::string& why) const;  // there is no world after the newest
+  std::string refusal(size_t left) const;
 
   std::vector<std::string> hosts_;
   int minSize_;

@@ -29,6 +29,7 @@ void reduceTyped(void* dst, const void* src, size_t count, ReduceOp op, Operands
     case ReduceOp::kMin: apply<T>(dst, src, count, order, [](T a, T b) { return std::min(a, b); }); break;
     case ReduceOp::kMax: apply<T>(dst, src, count, order, [](T a, T b) { return std::max(a, b); }); break;
     case ReduceOp::kProduct: apply<T>(dst, src, count, order, [](T a, T b) { return static_cast<T>(a * b); }); break;
+    case ReduceOp::kAdasum: break;  // never asked: it combines whole tensors (adasum.h)
   }
 }
 

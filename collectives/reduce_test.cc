@@ -30,6 +30,7 @@ void checkOps(DataType type) {
           case ReduceOp::kMin: expected[i] = std::min(a[i], b[i]); break;
           case ReduceOp::kMax: expected[i] = std::max(a[i], b[i]); break;
           case ReduceOp::kProduct: expected[i] = static_cast<T>(a[i] * b[i]); break;
+          case ReduceOp::kAdasum: break;  // not an element-wise operation
         }
       }
       reduceInto(a.data(), b.data(), n, type, op);

@@ -44,6 +44,7 @@ std::string_view reduceOpName(ReduceOp op) {
     case ReduceOp::kMin: return "min";
     case ReduceOp::kMax: return "max";
     case ReduceOp::kProduct: return "prod";
+    case ReduceOp::kAdasum: return "adasum";
   }
   return "?";
 }

@@ -97,7 +97,7 @@ std::vector<Case> everyCase() {
   std::vector<Case> cases;
   const size_t sizes[] = {0, 1, 3, 17, 1000, 4099};
   for (int t = 0; t < hvd::kDataTypeCount; ++t) {
-    for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+    for (int o = 0; o < hvd::kElementwiseReduceOpCount; ++o) {
       auto type = static_cast<DataType>(t);
       auto op = static_cast<ReduceOp>(o);
       if (!checkable(type, op)) continue;
@@ -640,7 +640,7 @@ std::string workAlongsideJoined(Engine& e, int rank, const std::vector<int>& wor
       c != over(working, 700, ReduceOp::kSum, size)) {
     return round + ": a fused sum is wrong";
   }
-  for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+  for (int o = 0; o < hvd::kElementwiseReduceOpCount; ++o) {
     auto op = static_cast<ReduceOp>(o);
     for (bool named : {true, false}) {
       std::vector<float> v = ramp(rank, n);
@@ -887,7 +887,7 @@ TEST_CASE("reducescatter gives each rank its rows of the reduction, split as Hor
   const int size = 3;
   auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
     for (std::uint64_t rows : {0ull, 1ull, 2ull, 3ull, 7ull, 9ull}) {
-      for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+      for (int o = 0; o < hvd::kElementwiseReduceOpCount; ++o) {
         const auto op = static_cast<ReduceOp>(o);
         for (bool named : {true, false}) {
           const std::uint64_t perRow = 2;

@@ -31,6 +31,7 @@ inline double serialReduce(DataType type, ReduceOp op, int size, const std::func
       case ReduceOp::kMin: acc = std::min(acc, v); break;
       case ReduceOp::kMax: acc = std::max(acc, v); break;
       case ReduceOp::kProduct: acc *= v; break;
+      case ReduceOp::kAdasum: break;  // not element-wise: tested on its own
     }
   }
   if (op == ReduceOp::kAverage) {

@@ -145,7 +145,7 @@ std::vector<std::string> none(int size) { return std::vector<std::string>(static
 template <typename Check>
 std::string forEveryTypeAndOp(Check check) {
   for (int t = 0; t < hvd::kDataTypeCount; ++t) {
-    for (int o = 0; o < hvd::kReduceOpCount; ++o) {
+    for (int o = 0; o < hvd::kElementwiseReduceOpCount; ++o) {
       auto type = static_cast<DataType>(t);
       auto op = static_cast<ReduceOp>(o);
       if (!hvd::test::checkable(type, op)) continue;

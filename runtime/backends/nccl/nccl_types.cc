@@ -14,11 +14,16 @@ ncclRedOp_t ncclOpOf(ReduceOp op) {
     case ReduceOp::kMin: return ncclMin;
     case ReduceOp::kMax: return ncclMax;
     case ReduceOp::kProduct: return ncclProd;
+    case ReduceOp::kAdasum: break;  // refused by ncclReductionOf
   }
   return ncclSum;  // unreachable
 }
 
 Result<NcclReduction> ncclReductionOf(DataType type, ReduceOp op) {
+  if (op == ReduceOp::kAdasum) {
+    return Status(Errc::kInvalidUsage, "NCCL has no Adasum: it reduces element by element")
+        .withHint("HOROVOD_GPU_OPERATIONS=cpu runs GPU tensors' Adasum on the host backend");
+  }
   switch (type) {
     case DataType::kFloat32: return NcclReduction{ncclFloat32, ncclOpOf(op)};
     case DataType::kFloat64: return NcclReduction{ncclFloat64, ncclOpOf(op)};

@@ -53,12 +53,21 @@ TEST_CASE("bool reduces in NCCL as bytes: sum and max as max (any), min and prod
   CHECK(ncclReductionOf(DataType::kFloat32, ReduceOp::kProduct)->op == ncclProd);
 }
 
-TEST_CASE("every hvd operation maps to a native NCCL op and average is ncclAvg") {
+TEST_CASE("every element-wise hvd operation maps to a native NCCL op and average is ncclAvg") {
   std::set<int> seen;
-  for (int i = 0; i < hvd::kReduceOpCount; ++i) CHECK(seen.insert(static_cast<int>(ncclOpOf(static_cast<ReduceOp>(i)))).second);
+  for (int i = 0; i < hvd::kElementwiseReduceOpCount; ++i) CHECK(seen.insert(static_cast<int>(ncclOpOf(static_cast<ReduceOp>(i)))).second);
   CHECK(ncclOpOf(ReduceOp::kSum) == ncclSum);
   CHECK(ncclOpOf(ReduceOp::kAverage) == ncclAvg);
   CHECK(ncclOpOf(ReduceOp::kMin) == ncclMin);
   CHECK(ncclOpOf(ReduceOp::kMax) == ncclMax);
   CHECK(ncclOpOf(ReduceOp::kProduct) == ncclProd);
+}
+
+TEST_CASE("NCCL refuses Adasum for every type naming the host path that runs it") {
+  for (int t = 0; t < hvd::kDataTypeCount; ++t) {
+    auto refused = ncclReductionOf(static_cast<DataType>(t), ReduceOp::kAdasum);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.status().message().find("Adasum") != std::string::npos);
+    CHECK(refused.status().hint().find("HOROVOD_GPU_OPERATIONS=cpu") != std::string::npos);
+  }
 }

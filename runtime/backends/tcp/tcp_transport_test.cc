@@ -11,6 +11,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <condition_variable>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <random>
 #include <thread>
 
+#include "collectives/adasum.h"
 #include "collectives/allreduce.h"
 #include "collectives/combine_allreduce.h"
 #include "collectives/exchange_reduce.h"
@@ -367,6 +369,95 @@ TEST_CASE("every rank ends with the same bits, even for min and max of -0 and +0
       }
     }
   }
+}
+
+namespace {
+
+// Adasum's pairwise rule in double, written out (adasum_combine.h).
+std::vector<double> adasumPair(const std::vector<double>& l, const std::vector<double>& r) {
+  double dot = 0, ll = 0, rr = 0;
+  for (size_t i = 0; i < l.size(); ++i) dot += l[i] * r[i], ll += l[i] * l[i], rr += r[i] * r[i];
+  const double cl = ll >= 1e-8 ? 1 - dot / (2 * ll) : 1, cr = rr >= 1e-8 ? 1 - dot / (2 * rr) : 1;
+  std::vector<double> out(l.size());
+  for (size_t i = 0; i < l.size(); ++i) out[i] = cl * l[i] + cr * r[i];
+  return out;
+}
+
+// One tensor's Adasum over the ranks' tensors: the pairs the fold makes off a power of two
+// (ranks 2i and 2i+1 for the first n - p pairs), then the balanced tree over neighbours.
+std::vector<double> adasumTree(std::vector<std::vector<double>> leaves) {
+  size_t p = 1;
+  while (p * 2 <= leaves.size()) p *= 2;
+  const size_t extra = leaves.size() - p;
+  std::vector<std::vector<double>> level;
+  for (size_t i = 0; i < extra; ++i) level.push_back(adasumPair(leaves[2 * i], leaves[2 * i + 1]));
+  for (size_t i = 2 * extra; i < leaves.size(); ++i) level.push_back(leaves[i]);
+  while (level.size() > 1) {
+    std::vector<std::vector<double>> next;
+    for (size_t i = 0; i < level.size(); i += 2) next.push_back(adasumPair(level[i], level[i + 1]));
+    level = std::move(next);
+  }
+  return level[0];
+}
+
+}  // namespace
+
+TEST_CASE("Adasum gives every rank the same bits, each tensor of a fused buffer combined over the tree of ranks, 1 to 8 ranks", "[mp][collectives]") {
+  useSharedMemory = GENERATE(true, false);
+  const std::vector<size_t> counts{5, 0, 37, 1, 300, 2};  // one empty, one shorter than the ranks
+  size_t total = 0;
+  for (size_t c : counts) total += c;
+  // Rank r's element i: a value whose tensors are neither parallel nor orthogonal.
+  auto input = [](int rank, size_t i) {
+    return std::sin(0.37 * static_cast<double>(i) + 1.3 * rank) * (1 + 0.25 * rank) + (rank % 3 == 0 ? 0.5 : -0.2);
+  };
+  for (DataType type : {DataType::kFloat32, DataType::kFloat64}) {
+    for (int size = 1; size <= 8; ++size) {
+      INFO(hc::dataTypeName(type) << " size " << size << " shared memory " << useSharedMemory);
+      std::vector<std::vector<double>> results(static_cast<size_t>(size));
+      std::vector<std::vector<std::byte>> bits(static_cast<size_t>(size));
+      auto errors = onRing(size, [&](int rank, hc::Transport& ring) -> std::string {
+        std::vector<double> wide(total);
+        for (size_t i = 0; i < total; ++i) wide[i] = input(rank, i);
+        std::vector<float> narrow(wide.begin(), wide.end());
+        void* data = type == DataType::kFloat32 ? static_cast<void*>(narrow.data()) : wide.data();
+        if (auto s = hc::adasumAllreduce(ring, data, type, counts); !s.isOk()) return s.message();
+        if (type == DataType::kFloat32) wide.assign(narrow.begin(), narrow.end());
+        const auto* b = static_cast<const std::byte*>(data);
+        bits[static_cast<size_t>(rank)].assign(b, b + total * hc::dataTypeSize(type));
+        results[static_cast<size_t>(rank)] = wide;
+        return "";
+      });
+      for (const auto& e : errors) REQUIRE(e == "");
+      for (int r = 1; r < size; ++r) CHECK(bits[static_cast<size_t>(r)] == bits[0]);
+      size_t start = 0;
+      for (size_t count : counts) {
+        std::vector<std::vector<double>> leaves(static_cast<size_t>(size));
+        for (int r = 0; r < size; ++r) {
+          for (size_t i = 0; i < count; ++i) {
+            double v = input(r, start + i);
+            leaves[static_cast<size_t>(r)].push_back(type == DataType::kFloat32 ? static_cast<float>(v) : v);
+          }
+        }
+        std::vector<double> expected = adasumTree(leaves);
+        for (size_t i = 0; i < count; ++i) {
+          INFO("tensor at " << start << " element " << i);
+          CHECK(results[0][start + i] == Approx(expected[i]).epsilon(type == DataType::kFloat32 ? 1e-5 : 1e-12).margin(1e-6));
+        }
+        start += count;
+      }
+    }
+  }
+}
+
+TEST_CASE("Adasum refuses integer tensors before any traffic", "[mp][collectives]") {
+  auto errors = onRing(2, [](int, hc::Transport& ring) -> std::string {
+    std::vector<std::int32_t> data(4, 1);
+    const size_t counts[] = {4};
+    auto s = hc::adasumAllreduce(ring, data.data(), DataType::kInt32, counts);
+    return s.code() == hvd::Errc::kInvalidArgument ? s.message() : "accepted";
+  });
+  for (const auto& e : errors) CHECK(e == "Adasum combines float16, bfloat16, float32 and float64 tensors, not int32");
 }
 
 TEST_CASE("a transport refuses a rank it has no link to", "[mp][collectives]") {

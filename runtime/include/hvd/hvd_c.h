@@ -16,7 +16,8 @@ enum hvd_datatype {
   HVD_FLOAT32, HVD_FLOAT64, HVD_FLOAT16, HVD_BFLOAT16, HVD_INT8, HVD_UINT8, HVD_INT32, HVD_INT64,
   HVD_INT16, HVD_UINT16, HVD_BOOL
 };
-enum hvd_reduce_op { HVD_SUM, HVD_AVERAGE, HVD_MIN, HVD_MAX, HVD_PRODUCT };
+/* HVD_ADASUM: Horovod's Adasum, allreduce of float16, bfloat16, float32 and float64 only. */
+enum hvd_reduce_op { HVD_SUM, HVD_AVERAGE, HVD_MIN, HVD_MAX, HVD_PRODUCT, HVD_ADASUM };
 
 int hvd_init(void);
 void hvd_shutdown(void);

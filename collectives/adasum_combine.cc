@@ -53,10 +53,7 @@ void applyTo(void* target, const void* other, size_t count, double targetCoeffic
 
 }  // namespace
 
-bool adasumTakes(DataType type) {
-  return type == DataType::kFloat16 || type == DataType::kBFloat16 || type == DataType::kFloat32 ||
-         type == DataType::kFloat64;
-}
+bool adasumTakes(DataType type) { return isFloatingPoint(type); }
 
 AdasumTerms adasumTerms(const void* left, const void* right, size_t count, DataType type) {
   switch (type) {

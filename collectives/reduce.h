@@ -16,6 +16,7 @@ using hvd::DataType;
 using hvd::ReduceOp;
 using hvd::dataTypeName;
 using hvd::dataTypeSize;
+using hvd::isFloatingPoint;
 using hvd::reduceOpName;
 
 // Which operand comes first. min and max are not symmetric in their operands (-0 and +0,

@@ -72,6 +72,15 @@ class CollectiveBackend {
     (void)send, (void)bytesMatrix, (void)out;
     return Status(Errc::kInternal, std::string(name()) + " has no alltoall of its own");
   }
+  // Adasum (ReduceOp::kAdasum, collectives/adasum.h): `data` holds tensors packed one after
+  // another, tensorCounts[i] elements each (the same list on every rank), each combined on
+  // its own; in place. The engine sends Adasum only where hasAdasum() says yes, and refuses
+  // it at submission elsewhere; allreduce() never sees kAdasum.
+  virtual bool hasAdasum() const { return false; }
+  virtual Status adasum(const TensorRef& data, std::span<const size_t> tensorCounts) {
+    (void)data, (void)tensorCounts;
+    return Status(Errc::kInternal, std::string(name()) + " has no Adasum");
+  }
   // After a failure: the rank whose closed connection caused it (it died or exited), when
   // that is why; the runtime tells hvdrun, which then names that rank, not this one.
   virtual std::optional<int> peerGone() const { return std::nullopt; }

@@ -37,6 +37,11 @@ std::string_view dataTypeName(DataType type) {
   return "?";
 }
 
+bool isFloatingPoint(DataType type) {
+  return type == DataType::kFloat16 || type == DataType::kBFloat16 || type == DataType::kFloat32 ||
+         type == DataType::kFloat64;
+}
+
 std::string_view reduceOpName(ReduceOp op) {
   switch (op) {
     case ReduceOp::kSum: return "sum";

@@ -98,6 +98,9 @@ const char* activityName(const backends::CollectiveBackend* backend, const Spec&
   static const char* const kOther[] = {"BACKEND_ALLREDUCE", "BACKEND_BROADCAST", "BACKEND_ALLGATHER",
                                        "BACKEND_BARRIER", "BACKEND_REDUCESCATTER", "BACKEND_ALLTOALL"};
   const std::string_view name = backend != nullptr ? backend->name() : "";
+  if (spec.kind == OpKind::kAllreduce && spec.op == ReduceOp::kAdasum) {
+    return name == "mpi" ? "MPI_ADASUM_ALLREDUCE" : name == "tcp" ? "ADASUM_ALLREDUCE" : "BACKEND_ADASUM_ALLREDUCE";
+  }
   const char* const* table = name == "tcp" ? kRing : name == "mpi" ? kMpi : kOther;
   OpKind kind = spec.kind;
   if (kind == OpKind::kReducescatter && (backend == nullptr || !backend->hasReducescatter())) kind = OpKind::kAllreduce;
@@ -242,6 +245,28 @@ void Engine::span(const Operation& op, const char* name, double fromUs, double t
   events_.push_back(std::move(e));
 }
 
+// Why an Adasum request cannot run, or ok: Adasum is an allreduce of floating-point tensors,
+// on a backend that has it (the CPU backends; GPU tensors only staged through them).
+Status Engine::adasumRefusal(const Spec& spec) {
+  if (spec.kind != OpKind::kAllreduce) {
+    return invalidArgument(describe(spec) + ": only an allreduce takes Adasum, which combines whole tensors")
+        .withHint("use sum or average");
+  }
+  if (!isFloatingPoint(spec.type)) {
+    return invalidArgument("Adasum combines float16, bfloat16, float32 and float64 tensors, not " +
+                           std::string(dataTypeName(spec.type)))
+        .withHint("cast the tensor to a floating-point type, or use sum or average");
+  }
+  backends::CollectiveBackend* backend = backendFor(spec.device);
+  if (backend != nullptr && !backend->hasAdasum()) {
+    return Status(Errc::kInvalidUsage, "the " + std::string(backend->name()) + " backend has no Adasum")
+        .withHint(spec.device == Device::kCuda
+                      ? "HOROVOD_GPU_OPERATIONS=cpu stages GPU tensors through the host backend, which runs Adasum"
+                      : "run the host tensors on hvd's own backend (unset HOROVOD_CPU_OPERATIONS) or MPI");
+  }
+  return Status::ok();
+}
+
 Result<HandleId> Engine::submit(Submission s) {
   const Spec& spec = s.spec;
   // The C API's enums arrive as plain integers: anything else would index past every table.
@@ -257,7 +282,9 @@ Result<HandleId> Engine::submit(Submission s) {
     return Status(Errc::kInvalidArgument, "allreduce: an average of bool tensors is no bool")
         .withHint("use sum or max for 'any rank', min or product for 'every rank', or cast to a number to average");
   }
-  if ((spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kReducescatter) && spec.count > 0) {
+  if (spec.op == ReduceOp::kAdasum) {
+    if (Status s = adasumRefusal(spec); !s.isOk()) return s;
+  } else if ((spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kReducescatter) && spec.count > 0) {
     // What the backend cannot reduce fails here, on every rank alike (the spec is the same
     // everywhere), and leaves the backend usable: run, it poisoned the backend for good.
     if (backends::CollectiveBackend* backend = backendFor(spec.device)) {
@@ -634,7 +661,9 @@ Status Engine::negotiateAndRun(ControlWait wait) {
   // its length without asking), holding this rank's first unnamed request when it has that
   // shape; its result counts only if every rank's did.
   backends::CollectiveBackend& control = *backends_.front();
+  // Adasum combines whole tensors, which a control agreement's element-wise reduction cannot.
   bool riding = lastUnnamed_ && lastUnnamed_->kind == OpKind::kAllreduce && lastUnnamed_->device == Device::kCpu &&
+                lastUnnamed_->op != ReduceOp::kAdasum &&
                 lastUnnamed_->bytes() <= kMaxRiderBytes && control.carriesRiders();
   if (riding) {
     rider_.assign(lastUnnamed_->bytes(), std::byte{0});
@@ -1137,7 +1166,15 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
   }
   double t1 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   if (s.isOk()) {
-    s = backend->allreduce(TensorRef{fused, total / dataTypeSize(first.type), first.type, first.device}, first.op);
+    const TensorRef whole{fused, total / dataTypeSize(first.type), first.type, first.device};
+    if (first.op == ReduceOp::kAdasum) {
+      // Each member keeps its own coefficients: the backend is told where each one ends.
+      std::vector<size_t> counts;
+      for (size_t m : members) counts.push_back(static_cast<size_t>(ready[m].first.spec.count));
+      s = backend->adasum(whole, counts);
+    } else {
+      s = backend->allreduce(whole, first.op);
+    }
   }
   double t2 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   at = 0;
@@ -1270,6 +1307,10 @@ Status Engine::runAlone(const Response& response, Operation& op) {
         } else {
           HVD_RETURN_IF_ERROR(backend->copy(op.out, op.in, spec.bytes()));
         }
+      }
+      if (spec.op == ReduceOp::kAdasum) {
+        const size_t counts[] = {static_cast<size_t>(spec.count)};
+        return backend->adasum(TensorRef{op.out, spec.count, spec.type, spec.device}, counts);
       }
       return backend->allreduce(TensorRef{op.out, spec.count, spec.type, spec.device}, spec.op);
     case OpKind::kBroadcast:

@@ -186,6 +186,7 @@ class Engine {
   // While ranks have joined: a request every rank must fail (a broadcast from a joined
   // root, a GPU tensor), or ok.
   Status refusedWhileJoined(const Spec& spec) const;
+  Status adasumRefusal(const Spec& spec);
   // Records the ranks that joined this cycle (in rank order); the names that waited only
   // for them are decided into `decided`.
   void recordJoins(const std::vector<int>& ranks, std::vector<Response>& decided);

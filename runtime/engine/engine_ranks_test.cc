@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -19,6 +20,7 @@
 #include "runtime/core/runtime.h"
 #include "tests/support/memory_store.h"
 #include "tests/support/reduce_cases.h"
+#include "tests/support/serial_adasum.h"
 #include "tests/support/serial_reduce.h"
 
 using namespace std::chrono_literals;
@@ -350,7 +352,7 @@ TEST_CASE("an unknown element type or reduction and an average of bools are refu
     std::string got = refusal(static_cast<DataType>(42), ReduceOp::kSum);
     if (got != "invalid argument: element type 42 is not one hvd knows (0 to 10, hvd_c.h) | ") return got;
     got = refusal(DataType::kUInt8, static_cast<ReduceOp>(-1));
-    if (got != "invalid argument: reduction -1 is not one hvd knows (0 to 4, hvd_c.h) | ") return got;
+    if (got != "invalid argument: reduction -1 is not one hvd knows (0 to 5, hvd_c.h) | ") return got;
     got = refusal(DataType::kBool, ReduceOp::kAverage);
     if (got != "invalid argument: allreduce: an average of bool tensors is no bool | use sum or max for 'any rank', "
                "min or product for 'every rank', or cast to a number to average") {
@@ -359,6 +361,84 @@ TEST_CASE("an unknown element type or reduction and an average of bools are refu
     return "";
   });
   CHECK(errors == none(1));
+}
+
+TEST_CASE("Adasum requests submitted together fuse and still combine each tensor on its own over 1 to 5 ranks",
+          "[mp][engine]") {
+  // Tensors of different lengths and directions, so each has its own coefficients: a fused
+  // buffer combined as one tensor would give every one of them other values.
+  const std::vector<size_t> counts{7, 1, 0, 130, 33};
+  auto value = [](int rank, size_t tensor, size_t i) {
+    return std::cos(0.7 * static_cast<double>(i) * (tensor + 1) + rank) * (1.0 + static_cast<double>(tensor)) +
+           0.3 * rank;
+  };
+  for (int size = 1; size <= 5; ++size) {
+    INFO("size " << size);
+    std::vector<std::vector<std::vector<float>>> results(static_cast<size_t>(size));
+    auto errors = onRanks(size, {}, [&](int rank, Engine& e) -> std::string {
+      std::vector<std::vector<float>> data;
+      std::vector<hvd::engine::HandleId> handles;
+      for (size_t t = 0; t < counts.size(); ++t) {
+        data.emplace_back(counts[t]);
+        for (size_t i = 0; i < counts[t]; ++i) data[t][i] = static_cast<float>(value(rank, t, i));
+      }
+      for (size_t t = 0; t < counts.size(); ++t) {
+        auto h = e.submit({"adasum." + std::to_string(t),
+                           Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kAdasum, 0, counts[t],
+                                hvd::Device::kCpu, {}},
+                           data[t].data(), data[t].data()});
+        if (!h) return h.status().message();
+        handles.push_back(*h);
+      }
+      for (auto h : handles) {
+        if (auto s = e.wait(h); !s.isOk()) return s.message();
+      }
+      results[static_cast<size_t>(rank)] = data;
+      return "";
+    });
+    REQUIRE(errors == none(size));
+    for (size_t t = 0; t < counts.size(); ++t) {
+      std::vector<std::vector<double>> leaves(static_cast<size_t>(size));
+      for (int r = 0; r < size; ++r) {
+        for (size_t i = 0; i < counts[t]; ++i) leaves[static_cast<size_t>(r)].push_back(static_cast<float>(value(r, t, i)));
+      }
+      std::vector<double> expected = hvd::test::adasumTree(leaves);
+      for (int r = 0; r < size; ++r) CHECK(results[static_cast<size_t>(r)][t] == results[0][t]);
+      for (size_t i = 0; i < counts[t]; ++i) {
+        INFO("tensor " << t << " element " << i);
+        CHECK(results[0][t][i] == Approx(expected[i]).epsilon(1e-5).margin(1e-6));
+      }
+    }
+  }
+}
+
+TEST_CASE("Adasum on integers or in a reducescatter is refused at submission naming what it takes", "[mp][engine]") {
+  auto errors = onRanks(2, {}, [&](int, Engine& e) -> std::string {
+    std::int32_t x[2] = {1, 2};
+    auto refusal = [&](OpKind kind, DataType type) -> std::string {
+      Spec spec{kind, type, ReduceOp::kAdasum, 0, 2, hvd::Device::kCpu, {}};
+      spec.rows.elements = 1;
+      auto h = e.submit({"", spec, x, x, sizeof x / 2});
+      if (h) return "accepted";
+      return std::string(hvd::errcName(h.status().code())) + ": " + h.status().message() + " | " + h.status().hint();
+    };
+    std::string got = refusal(OpKind::kAllreduce, DataType::kInt32);
+    if (got != "invalid argument: Adasum combines float16, bfloat16, float32 and float64 tensors, not int32 | cast "
+               "the tensor to a floating-point type, or use sum or average") {
+      return got;
+    }
+    got = refusal(OpKind::kReducescatter, DataType::kFloat32);
+    if (got.find("invalid argument: reducescatter") != 0 || got.find("only an allreduce takes Adasum") == std::string::npos) {
+      return got;
+    }
+    // Later requests still run: nothing reached the backend.
+    float y = 1;
+    auto h = e.submit({"", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 1, hvd::Device::kCpu, {}}, &y, &y});
+    if (!h) return h.status().message();
+    if (auto s = e.wait(*h); !s.isOk()) return s.message();
+    return y == 2 ? "" : "sum after the refusals: " + std::to_string(y);
+  });
+  CHECK(errors == none(2));
 }
 
 TEST_CASE("broadcast from every root and allgather of uneven shares go through the engine", "[mp][engine]") {

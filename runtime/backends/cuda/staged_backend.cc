@@ -32,6 +32,12 @@ class StagedBackend final : public CollectiveBackend {
     });
   }
 
+  // Adasum runs where the host backend runs it (NCCL has none).
+  bool hasAdasum() const override { return host_.hasAdasum(); }
+  Status adasum(const TensorRef& data, std::span<const size_t> tensorCounts) override {
+    return inPlace(data, [&](const TensorRef& staged) { return host_.adasum(staged, tensorCounts); });
+  }
+
   // Both run on the host backend's own primitive, so the staged path has them where it has.
   bool hasReducescatter() const override { return host_.hasReducescatter(); }
   Status reducescatter(const TensorRef& data, std::span<const size_t> countsPerRank, ReduceOp op, void* out) override {

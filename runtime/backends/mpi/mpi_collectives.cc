@@ -4,11 +4,16 @@
 // with a user-defined MPI_Op that runs the runtime's own reduction kernel.
 #include <mpi.h>
 
+#include <algorithm>
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "runtime/backends/backend_factory.h"
+#include "collectives/adasum.h"
 #include "collectives/reduce.h"
+#include "collectives/transport.h"
 #include "runtime/common/dynamic_library.h"
 
 namespace hvd::backends::mpi {
@@ -31,6 +36,7 @@ struct Api {
   decltype(&MPI_Reduce_scatter) reduceScatter = nullptr;
   decltype(&MPI_Alltoallv) alltoallv = nullptr;
   decltype(&MPI_Barrier) barrier = nullptr;
+  decltype(&MPI_Sendrecv) sendrecv = nullptr;
   decltype(&MPI_Error_string) errorString = nullptr;
   decltype(&MPI_Op_create) opCreate = nullptr;
   decltype(&MPI_Comm_set_errhandler) setErrhandler = nullptr;
@@ -63,6 +69,7 @@ Result<std::unique_ptr<Api>> loadApi() {
   api->reduceScatter = l.function<decltype(&MPI_Reduce_scatter)>("MPI_Reduce_scatter");
   api->alltoallv = l.function<decltype(&MPI_Alltoallv)>("MPI_Alltoallv");
   api->barrier = l.function<decltype(&MPI_Barrier)>("MPI_Barrier");
+  api->sendrecv = l.function<decltype(&MPI_Sendrecv)>("MPI_Sendrecv");
   api->errorString = l.function<decltype(&MPI_Error_string)>("MPI_Error_string");
   api->opCreate = l.function<decltype(&MPI_Op_create)>("MPI_Op_create");
   api->setErrhandler = l.function<decltype(&MPI_Comm_set_errhandler)>("MPI_Comm_set_errhandler");
@@ -80,7 +87,7 @@ Result<std::unique_ptr<Api>> loadApi() {
   api->errorsReturn = symbol<MPI_Errhandler>(l, "ompi_mpi_errors_return");
   bool complete = api->initialized && api->finalized && api->initThread && api->finalize && api->commRank &&
                   api->commSize && api->allreduce && api->bcast && api->allgatherv && api->barrier &&
-                  api->reduceScatter && api->alltoallv &&
+                  api->reduceScatter && api->alltoallv && api->sendrecv &&
                   api->errorString && api->opCreate && api->setErrhandler && api->world && api->byte &&
                   api->errorsReturn;
   for (auto t : api->types) complete = complete && t != nullptr;
@@ -95,6 +102,26 @@ thread_local DataType halfType = DataType::kFloat16;
 void reduceHalves(void* in, void* inout, int* len, MPI_Datatype*) {
   collectives::reduceInto(inout, in, static_cast<size_t>(*len), halfType, halfOp);
 }
+
+// The pairwise exchanges of collectives/ over MPI_Sendrecv, for what MPI has no collective
+// for (Adasum). `exchange` is the backend's, which poisons it on an error.
+class SendrecvTransport final : public collectives::Transport {
+ public:
+  using Exchange = std::function<Status(int to, std::span<const std::byte> send, int from, std::span<std::byte> recv)>;
+  SendrecvTransport(int rank, int size, Exchange exchange) : rank_(rank), size_(size), exchange_(std::move(exchange)) {}
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  Status exchangeWith(int to, std::span<const std::byte> send, int from, std::span<std::byte> recv) override {
+    return exchange_(to, send, from, recv);
+  }
+  Status relay(int, int, std::span<std::byte>) override {
+    return Status(Errc::kInternal, "the MPI backend relays nothing: its broadcast is MPI_Bcast");
+  }
+
+ private:
+  int rank_, size_;
+  Exchange exchange_;
+};
 
 class MpiCollectives : public CollectiveBackend {
  public:
@@ -195,6 +222,16 @@ class MpiCollectives : public CollectiveBackend {
                                                   recvCounts.data(), recvAt.data(), api_->byte, api_->world));
   }
 
+  // Horovod runs Adasum over MPI too (AdasumMPI): here the algorithm of collectives/ on
+  // MPI_Sendrecv, in pieces below MPI's int count.
+  bool hasAdasum() const override { return true; }
+  Status adasum(const TensorRef& t, std::span<const size_t> tensorCounts) override {
+    if (!poisoned_.isOk()) return poisoned_;
+    SendrecvTransport pairs(rank_, size_, [this](int to, std::span<const std::byte> send, int from,
+                                                 std::span<std::byte> recv) { return sendrecv(to, send, from, recv); });
+    return collectives::adasumAllreduce(pairs, t.data, t.type, tensorCounts);
+  }
+
   Status barrier() override {
     if (!poisoned_.isOk()) return poisoned_;
     return check("MPI_Barrier", api_->barrier(api_->world));
@@ -221,6 +258,24 @@ class MpiCollectives : public CollectiveBackend {
     api_->errorString(rc, text, &length);
     poisoned_ = Status(Errc::kRemote, std::string(call) + " failed on rank " + std::to_string(rank_) + ": " + text);
     return poisoned_;
+  }
+
+  // One pairwise exchange; an empty side talks to MPI_PROC_NULL (nothing moves).
+  Status sendrecv(int to, std::span<const std::byte> send, int from, std::span<std::byte> recv) {
+    if (!poisoned_.isOk()) return poisoned_;
+    constexpr size_t kPiece = size_t{1} << 30;
+    constexpr int kTag = 4417;  // the backend's only point-to-point traffic
+    size_t sent = 0, received = 0;
+    do {
+      const size_t out = std::min(kPiece, send.size() - sent), in = std::min(kPiece, recv.size() - received);
+      HVD_RETURN_IF_ERROR(check("MPI_Sendrecv",
+                                api_->sendrecv(send.data() + sent, static_cast<int>(out), api_->byte,
+                                               send.empty() ? MPI_PROC_NULL : to, kTag, recv.data() + received,
+                                               static_cast<int>(in), api_->byte, recv.empty() ? MPI_PROC_NULL : from,
+                                               kTag, api_->world, MPI_STATUS_IGNORE)));
+      sent += out, received += in;
+    } while (sent < send.size() || received < recv.size());
+    return Status::ok();
   }
 
   // MPI's operation for `op` on `type`: bool's logical one, the sum for an average (the

@@ -1,6 +1,7 @@
 // runtime/backends/tcp/tcp_collectives.cc: forwarding to collectives/.
 #include "runtime/backends/tcp/tcp_collectives.h"
 
+#include "collectives/adasum.h"
 #include "collectives/allreduce.h"
 #include "collectives/combine_allreduce.h"
 #include "collectives/hypercube_alltoall.h"
@@ -40,6 +41,11 @@ class RingCollectives : public CollectiveBackend {
   Status allgatherv(const TensorRef& mine, std::span<const size_t> bytesPerRank, void* out) override {
     placeCaller();
     return collectives::ringAllgatherv(*ring_, mine.data, bytesPerRank, out);
+  }
+  bool hasAdasum() const override { return true; }
+  Status adasum(const TensorRef& t, std::span<const size_t> tensorCounts) override {
+    placeCaller();
+    return collectives::adasumAllreduce(*ring_, t.data, t.type, tensorCounts);
   }
   bool hasReducescatter() const override { return true; }
   // The ring's reduce-scatter phase moves half an allreduce's bytes; up to the small

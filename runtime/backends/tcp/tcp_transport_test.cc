@@ -34,6 +34,7 @@
 #include "runtime/backends/tcp/host_board.h"
 #include "runtime/common/thread_slice.h"
 #include "tests/support/memory_store.h"
+#include "tests/support/serial_adasum.h"
 #include "tests/support/serial_reduce.h"
 #include "tests/support/skip.h"
 
@@ -371,37 +372,6 @@ TEST_CASE("every rank ends with the same bits, even for min and max of -0 and +0
   }
 }
 
-namespace {
-
-// Adasum's pairwise rule in double, written out (adasum_combine.h).
-std::vector<double> adasumPair(const std::vector<double>& l, const std::vector<double>& r) {
-  double dot = 0, ll = 0, rr = 0;
-  for (size_t i = 0; i < l.size(); ++i) dot += l[i] * r[i], ll += l[i] * l[i], rr += r[i] * r[i];
-  const double cl = ll >= 1e-8 ? 1 - dot / (2 * ll) : 1, cr = rr >= 1e-8 ? 1 - dot / (2 * rr) : 1;
-  std::vector<double> out(l.size());
-  for (size_t i = 0; i < l.size(); ++i) out[i] = cl * l[i] + cr * r[i];
-  return out;
-}
-
-// One tensor's Adasum over the ranks' tensors: the pairs the fold makes off a power of two
-// (ranks 2i and 2i+1 for the first n - p pairs), then the balanced tree over neighbours.
-std::vector<double> adasumTree(std::vector<std::vector<double>> leaves) {
-  size_t p = 1;
-  while (p * 2 <= leaves.size()) p *= 2;
-  const size_t extra = leaves.size() - p;
-  std::vector<std::vector<double>> level;
-  for (size_t i = 0; i < extra; ++i) level.push_back(adasumPair(leaves[2 * i], leaves[2 * i + 1]));
-  for (size_t i = 2 * extra; i < leaves.size(); ++i) level.push_back(leaves[i]);
-  while (level.size() > 1) {
-    std::vector<std::vector<double>> next;
-    for (size_t i = 0; i < level.size(); i += 2) next.push_back(adasumPair(level[i], level[i + 1]));
-    level = std::move(next);
-  }
-  return level[0];
-}
-
-}  // namespace
-
 TEST_CASE("Adasum gives every rank the same bits, each tensor of a fused buffer combined over the tree of ranks, 1 to 8 ranks", "[mp][collectives]") {
   useSharedMemory = GENERATE(true, false);
   const std::vector<size_t> counts{5, 0, 37, 1, 300, 2};  // one empty, one shorter than the ranks
@@ -439,7 +409,7 @@ TEST_CASE("Adasum gives every rank the same bits, each tensor of a fused buffer 
             leaves[static_cast<size_t>(r)].push_back(type == DataType::kFloat32 ? static_cast<float>(v) : v);
           }
         }
-        std::vector<double> expected = adasumTree(leaves);
+        std::vector<double> expected = hvd::test::adasumTree(leaves);
         for (size_t i = 0; i < count; ++i) {
           INFO("tensor at " << start << " element " << i);
           CHECK(results[0][start + i] == Approx(expected[i]).epsilon(type == DataType::kFloat32 ? 1e-5 : 1e-12).margin(1e-6));

@@ -27,6 +27,8 @@ inline constexpr int kElementwiseReduceOpCount = 5;
 
 // 4, 8, 2, 2, 1, 1, 4, 8, 2, 2, 1 bytes.
 size_t dataTypeSize(DataType type);
+// float16, bfloat16, float32 and float64: the types Adasum combines.
+bool isFloatingPoint(DataType type);
 // "float32", ..., as the benchmarks and error messages print them.
 std::string_view dataTypeName(DataType type);
 // "sum", "avg", "min", "max", "prod", "adasum".

@@ -23,6 +23,7 @@ from ._hvd import (
     ReduceOp,
 )
 from ._ops import (
+    Adasum,
     Average,
     Max,
     Min,

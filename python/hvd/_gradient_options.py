@@ -19,8 +19,8 @@ def check(op, gradient_predivide_factor=1.0, num_groups=0, groups=None):
     """ValueError naming what Horovod would refuse. num_groups and groups (Horovod's fusion
     groups) are taken and change nothing: hvd's engine fuses every gradient pending in a
     cycle already (docs/runtime.md)."""
-    if op not in (_ops.Average, _ops.Sum):
-        raise ValueError(f"gradients are averaged or summed; op={op!r} is neither")
+    if op not in (_ops.Average, _ops.Sum, _ops.Adasum):
+        raise ValueError(f"gradients are averaged, summed or combined by Adasum; op={op!r} is none of these")
     # A bool is what hvd.torch's earlier sixth argument, sparse_as_dense, was.
     if isinstance(gradient_predivide_factor, bool) or not isinstance(gradient_predivide_factor, (int, float)):
         raise TypeError(f"gradient_predivide_factor must be a number, got {gradient_predivide_factor!r}; give "

@@ -22,6 +22,9 @@ Sum = ReduceOp.Sum
 Min = ReduceOp.Min
 Max = ReduceOp.Max
 Product = ReduceOp.Product
+# Horovod's Adasum: whole floating-point tensors combined by their dot products and norms
+# (docs/python.md); allreduce only.
+Adasum = ReduceOp.Adasum
 
 # handle -> (kind, result maker, the arrays the runtime is using)
 _pending = {}

@@ -233,7 +233,8 @@ void registerCollectives(nb::module_& m) {
       .value("Average", ReduceOp::kAverage)
       .value("Min", ReduceOp::kMin)
       .value("Max", ReduceOp::kMax)
-      .value("Product", ReduceOp::kProduct);
+      .value("Product", ReduceOp::kProduct)
+      .value("Adasum", ReduceOp::kAdasum);
 
   m.def("init", [] { unlocked([] { return hvd::init(); }); },
         "Joins the job hvdrun (or mpirun, srun --mpi=pmix) started; alone, a world of one. Idempotent.");

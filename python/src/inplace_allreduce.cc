@@ -18,7 +18,7 @@ namespace {
 // Set at registration and by the package (set_general_allreduce_); held for the
 // process's life (a static nb::object would be destroyed after the interpreter).
 PyObject* gGeneral = nullptr;
-std::array<std::pair<PyObject*, ReduceOp>, 5> gOps{};  // hvd.ReduceOp's members
+std::array<std::pair<PyObject*, ReduceOp>, 6> gOps{};  // hvd.ReduceOp's members
 std::array<PyObject*, 4> gNames{};                     // "tensor", "average", "name", "op", interned
 
 std::optional<ReduceOp> opOf(PyObject* op) {
@@ -122,7 +122,8 @@ void registerInplaceAllreduce(nb::module_& m) {
                                                       {"Average", ReduceOp::kAverage},
                                                       {"Min", ReduceOp::kMin},
                                                       {"Max", ReduceOp::kMax},
-                                                      {"Product", ReduceOp::kProduct}};
+                                                      {"Product", ReduceOp::kProduct},
+                                                      {"Adasum", ReduceOp::kAdasum}};
   for (size_t i = 0; i < gOps.size(); ++i) {
     gOps[i] = {nb::object(ops.attr(members[i].first)).release().ptr(), members[i].second};
   }

@@ -10,6 +10,7 @@ state, average the metrics and warm the learning rate up.
 import keras
 
 from .. import (  # noqa: F401  the core API, re-exported
+    Adasum,
     Average,
     HorovodInternalError,
     HvdError,

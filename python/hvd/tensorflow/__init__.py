@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from .. import (  # noqa: F401  the core API, re-exported
+    Adasum,
     Average,
     HorovodInternalError,
     HvdError,

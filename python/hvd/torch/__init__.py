@@ -8,6 +8,7 @@ start every rank from the same state; SyncBatchNorm normalizes with every rank's
 """
 
 from .. import (  # noqa: F401  the core API, re-exported
+    Adasum,
     Average,
     HorovodInternalError,
     HvdError,

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 import torch
 
 from .. import _gradient_options, _hvd, _ops
+from ._parameter_names import parameter_names
+from .adasum_optimizer import _DistributedAdasumOptimizer
 from .compression import Compression
 
 
@@ -51,25 +53,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._predivide = float(gradient_predivide_factor)
         self._compression = compression
         self._sparse_as_dense = sparse_as_dense
-        if named_parameters is not None:
-            named_parameters = list(named_parameters)
-        else:
-            named_parameters = [(f"param.{g}.{i}", p) for g, group in enumerate(self.param_groups)
-                                for i, p in enumerate(group["params"])]
-        if any(not isinstance(item, tuple) or len(item) != 2 for item in named_parameters):
-            raise ValueError("named_parameters should be (name, parameter) pairs, as model.named_parameters() gives")
-        names = [name for name, _ in named_parameters]
-        duplicates = sorted({name for name in names if names.count(name) > 1})
-        if duplicates:
-            raise ValueError("parameter names in named_parameters must be unique; found again: " + ", ".join(duplicates))
-        optimized = {id(p) for group in self.param_groups for p in group["params"]}
-        unnamed = optimized - {id(p) for _, p in named_parameters}
-        if unnamed:
-            raise ValueError(f"named_parameters misses {len(unnamed)} of the optimizer's parameters; pass "
-                             "model.named_parameters() for the model whose parameters the optimizer updates")
-        self._parameter_names = {p: name for name, p in named_parameters}
+        self._parameter_names = parameter_names(self.param_groups, named_parameters)
         self.backward_passes_per_step = backward_passes_per_step
-        self._allreduce_delay = {p: backward_passes_per_step for _, p in named_parameters}
+        self._allreduce_delay = {p: backward_passes_per_step for p in self._parameter_names}
         self.op = op
         self._handles = {}
         self._requires_update = set()
@@ -186,6 +172,10 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
                          sparse_as_dense=False, process_set=None):
     """Wraps a torch.optim optimizer so that step() uses gradients averaged (op) across ranks.
 
+    op=Adasum: Horovod's delta optimizer instead (adasum_optimizer.py): each rank steps the
+    wrapped optimizer on its own gradients, and the steps' deltas, not the gradients, are
+    combined by Adasum.
+
     named_parameters: model.named_parameters(); names match gradients across ranks.
     compression: Compression.none or Compression.fp16 (float gradients sent as float16).
     backward_passes_per_step: local backward passes (gradient accumulation) per allreduce.
@@ -199,10 +189,15 @@ def DistributedOptimizer(optimizer, named_parameters=None, compression=Compressi
     default); every member wraps its optimizer with the same set.
     """
     _gradient_options.check(op, gradient_predivide_factor, num_groups, groups)
+    ranks = _hvd.size() if process_set is None else process_set.size()
     # A subclass of the optimizer's own class, so isinstance checks and the class's step() keep working.
-    cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
-    wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense,
-                  gradient_predivide_factor, process_set)
+    if op == _ops.Adasum and ranks > 1:
+        cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedAdasumOptimizer.__dict__))
+        wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, process_set)
+    else:
+        cls = type(optimizer.__class__.__name__, (optimizer.__class__,), dict(_DistributedOptimizer.__dict__))
+        wrapped = cls(optimizer.param_groups, named_parameters, compression, backward_passes_per_step, op,
+                      sparse_as_dense, gradient_predivide_factor, process_set)
     # The state the optimizer already has (momentum loaded from a checkpoint, say) carries
     # over; Horovod's wrapper starts empty, which silently drops it.
     wrapped.state.update(optimizer.state)

@@ -10,6 +10,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import hvd.tensorflow as hvd  # noqa: E402
+from adasum_reference import tree  # noqa: E402
 
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
@@ -88,6 +89,15 @@ def graph_step():
 
 for _ in range(3):  # the same names every step
     assert all(np.allclose(g.numpy(), a, rtol=1e-6) for g, a in zip(graph_step(), averaged)), "graph tape"
+
+# op=hvd.Adasum: each variable's gradients combined by Adasum over the ranks, as Horovod's
+# tape does for Keras and TensorFlow (no delta optimizer there).
+with tf.GradientTape() as tape:
+    loss = loss_of(rank)
+grads = hvd.DistributedGradientTape(tape, op=hvd.Adasum).gradient(loss, [w, b])
+for i, g in enumerate(grads):
+    want = tree([ref[i].astype(np.float64).ravel() for ref in reference]).reshape(g.shape)
+    assert np.allclose(g.numpy(), want, rtol=1e-5, atol=1e-6), f"Adasum tape, variable {i}: {g.numpy()} vs {want}"
 
 # Horovod's other tape arguments: gradient_predivide_factor (1/f before the sum, f/size after
 # it), sparse_as_dense, devices and fusion groups give the same average, eager and in a

@@ -48,7 +48,9 @@ template <typename E>
 void applyTo(void* target, const void* other, size_t count, double targetCoefficient, double otherCoefficient) {
   auto* x = static_cast<typename E::Storage*>(target);
   const auto* y = static_cast<const typename E::Storage*>(other);
-  for (size_t i = 0; i < count; ++i) x[i] = E::store(targetCoefficient * E::load(x[i]) + otherCoefficient * E::load(y[i]));
+  for (size_t i = 0; i < count; ++i) {
+    x[i] = E::store(targetCoefficient * E::load(x[i]) + otherCoefficient * E::load(y[i]));
+  }
 }
 
 }  // namespace

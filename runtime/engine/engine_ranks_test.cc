@@ -400,7 +400,9 @@ TEST_CASE("Adasum requests submitted together fuse and still combine each tensor
     for (size_t t = 0; t < counts.size(); ++t) {
       std::vector<std::vector<double>> leaves(static_cast<size_t>(size));
       for (int r = 0; r < size; ++r) {
-        for (size_t i = 0; i < counts[t]; ++i) leaves[static_cast<size_t>(r)].push_back(static_cast<float>(value(r, t, i)));
+        for (size_t i = 0; i < counts[t]; ++i) {
+          leaves[static_cast<size_t>(r)].push_back(static_cast<float>(value(r, t, i)));
+        }
       }
       std::vector<double> expected = hvd::test::adasumTree(leaves);
       for (int r = 0; r < size; ++r) CHECK(results[static_cast<size_t>(r)][t] == results[0][t]);
@@ -428,12 +430,14 @@ TEST_CASE("Adasum on integers or in a reducescatter is refused at submission nam
       return got;
     }
     got = refusal(OpKind::kReducescatter, DataType::kFloat32);
-    if (got.find("invalid argument: reducescatter") != 0 || got.find("only an allreduce takes Adasum") == std::string::npos) {
+    if (got.find("invalid argument: reducescatter") != 0 ||
+        got.find("only an allreduce takes Adasum") == std::string::npos) {
       return got;
     }
     // Later requests still run: nothing reached the backend.
     float y = 1;
-    auto h = e.submit({"", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 1, hvd::Device::kCpu, {}}, &y, &y});
+    auto h =
+        e.submit({"", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 1, hvd::Device::kCpu, {}}, &y, &y});
     if (!h) return h.status().message();
     if (auto s = e.wait(*h); !s.isOk()) return s.message();
     return y == 2 ? "" : "sum after the refusals: " + std::to_string(y);

@@ -31,6 +31,11 @@ int main(void) {
   unsigned char any[2] = {rank == 0, 0};
   CHECK(hvd_allreduce(any, 2, HVD_BOOL, HVD_MAX) == 0 && any[0] == 1 && any[1] == 0, "bool any wrong");
 
+  /* Adasum of the same vector on every rank is that vector (a sum would be size times it). */
+  float same[2] = {3.0f, -1.0f};
+  CHECK(hvd_allreduce(same, 2, HVD_FLOAT32, HVD_ADASUM) == 0, "Adasum failed");
+  CHECK(same[0] == 3.0f && same[1] == -1.0f, "Adasum of equal vectors wrong");
+
   int value = rank == size - 1 ? 4242 : -1;
   CHECK(hvd_broadcast(&value, sizeof value, size - 1) == 0, "broadcast failed");
   CHECK(value == 4242, "broadcast wrong");

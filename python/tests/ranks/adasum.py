@@ -32,7 +32,8 @@ def expected(shape, dtype, salt=0.0, ranks=None):
 def check(got, want, what, tolerance):
     got = got.double().numpy() if torch.is_tensor(got) else np.asarray(got, dtype=np.float64)
     assert got.shape == want.shape, f"{what}: shape {got.shape}, want {want.shape}"
-    assert np.allclose(got, want, rtol=tolerance, atol=tolerance), f"{what}: got {got.ravel()[:6]}, want {want.ravel()[:6]}"
+    assert np.allclose(got, want, rtol=tolerance, atol=tolerance), \
+        f"{what}: got {got.ravel()[:6]}, want {want.ravel()[:6]}"
 
 
 def expect_raises(kind, text, call):
@@ -78,6 +79,17 @@ if size > 2:
         got = hvd.allreduce(inputs(rank, (40,)), op=hvd.Adasum, process_set=first)
         check(got, expected((40,), np.float64, ranks=range(size - 1)), "process set", 1e-12)
     hvd.remove_process_set(first)
+
+# A rank that joined stands in with zeros: its leaf drops out of the tree (Adasum of a
+# tensor and zeros is the tensor).
+if size > 2:
+    if rank == 1:
+        assert hvd.join() in range(size)
+    else:
+        got = hvd.allreduce(inputs(rank, (9,)), op=hvd.Adasum, name="beside.joined")
+        leaves = [np.zeros(9) if r == 1 else inputs(r, (9,)) for r in range(size)]
+        check(got, tree(leaves), "beside a joined rank", 1e-12)
+        hvd.join()
 
 # What Adasum does not take: integers, and any collective but allreduce.
 expect_raises(hvd.HvdInvalidArgumentError, "not int32", lambda: hvd.allreduce(np.ones(3, np.int32), op=hvd.Adasum))

@@ -55,7 +55,9 @@ TEST_CASE("bool reduces in NCCL as bytes: sum and max as max (any), min and prod
 
 TEST_CASE("every element-wise hvd operation maps to a native NCCL op and average is ncclAvg") {
   std::set<int> seen;
-  for (int i = 0; i < hvd::kElementwiseReduceOpCount; ++i) CHECK(seen.insert(static_cast<int>(ncclOpOf(static_cast<ReduceOp>(i)))).second);
+  for (int i = 0; i < hvd::kElementwiseReduceOpCount; ++i) {
+    CHECK(seen.insert(static_cast<int>(ncclOpOf(static_cast<ReduceOp>(i)))).second);
+  }
   CHECK(ncclOpOf(ReduceOp::kSum) == ncclSum);
   CHECK(ncclOpOf(ReduceOp::kAverage) == ncclAvg);
   CHECK(ncclOpOf(ReduceOp::kMin) == ncclMin);

@@ -372,7 +372,8 @@ TEST_CASE("every rank ends with the same bits, even for min and max of -0 and +0
   }
 }
 
-TEST_CASE("Adasum gives every rank the same bits, each tensor of a fused buffer combined over the tree of ranks, 1 to 8 ranks", "[mp][collectives]") {
+TEST_CASE("Adasum gives every rank the same bits, each tensor of a fused buffer combined over the tree of ranks, 1 to 8 ranks",
+          "[mp][collectives]") {
   useSharedMemory = GENERATE(true, false);
   const std::vector<size_t> counts{5, 0, 37, 1, 300, 2};  // one empty, one shorter than the ranks
   size_t total = 0;
@@ -412,7 +413,8 @@ TEST_CASE("Adasum gives every rank the same bits, each tensor of a fused buffer 
         std::vector<double> expected = hvd::test::adasumTree(leaves);
         for (size_t i = 0; i < count; ++i) {
           INFO("tensor at " << start << " element " << i);
-          CHECK(results[0][start + i] == Approx(expected[i]).epsilon(type == DataType::kFloat32 ? 1e-5 : 1e-12).margin(1e-6));
+          const double epsilon = type == DataType::kFloat32 ? 1e-5 : 1e-12;
+          CHECK(results[0][start + i] == Approx(expected[i]).epsilon(epsilon).margin(1e-6));
         }
         start += count;
       }

@@ -8,7 +8,8 @@ timed the way bench/collective_perf.cc times the C++ call, through one of:
 --array numpy (with --framework hvd): NumPy float32 arrays through hvd.allreduce_ instead.
 --op reducescatter or alltoall times those instead (hvd's and Horovod's reducescatter and
 alltoall, torch.distributed's reduce_scatter_tensor and all_to_all_single), each rank's
-tensor cut into size() equal parts; a framework that has no such call says so and prints
+tensor cut into size() equal parts; --op adasum the allreduce with op=Adasum (hvd's and
+Horovod's; torch.distributed has none). A framework that has no such call says so and prints
 no rows.
 The timed loop calls the API itself from a function, as a training step's code would:
 a wrapper function per call would add a Python frame that is the benchmark's, not the API's.
@@ -32,7 +33,7 @@ parser.add_argument("--framework", choices=["hvd", "torch", "horovod"], required
 parser.add_argument("--sizes", default="4,65536,1048576,16777216,67108864", help="bytes, comma-separated")
 parser.add_argument("--iters", type=int, default=0, help="iterations per size (default: collective_perf's rule)")
 parser.add_argument("--array", choices=["torch", "numpy"], default="torch", help="numpy: only with --framework hvd")
-parser.add_argument("--op", choices=["allreduce", "reducescatter", "alltoall"], default="allreduce")
+parser.add_argument("--op", choices=["allreduce", "reducescatter", "alltoall", "adasum"], default="allreduce")
 args = parser.parse_args()
 if args.array == "numpy" and args.framework != "hvd":
     parser.error("--array numpy is for --framework hvd")
@@ -60,6 +61,9 @@ if args.framework == "torch":
         for _ in range(iters):
             all_to_all(out, t)
         return out
+
+    def adasum(t, iters):
+        raise ValueError("torch.distributed has no Adasum")
 
     def slowest(seconds):
         t = torch.tensor([seconds], dtype=torch.float64)
@@ -91,11 +95,30 @@ else:
             out = alltoall(t)
         return out
 
+    def adasum(t, iters, allreduce_=hvd.allreduce_, op=hvd.Adasum):
+        for _ in range(iters):
+            allreduce_(t, op=op)
+        return t
+
     def slowest(seconds):
         return float(hvd.allreduce(torch.tensor([seconds], dtype=torch.float64), op=hvd.Max))
 
-run = {"allreduce": allreduce, "reducescatter": reducescatter, "alltoall": alltoall}[args.op]
-parts = 1 if args.op == "allreduce" else size  # each rank's tensor in equal parts
+run = {"allreduce": allreduce, "reducescatter": reducescatter, "alltoall": alltoall, "adasum": adasum}[args.op]
+reduces_whole = args.op in ("allreduce", "adasum")
+parts = 1 if reduces_whole else size  # each rank's tensor in equal parts
+
+
+def adasum_of_constants():
+    """Adasum of the ranks' constant tensors rank + 1: parallel tensors combine to their
+    mean, so the tree (pairs 2i, 2i+1 first off a power of two, as hvd folds) of means."""
+    p = 1
+    while p * 2 <= size:
+        p *= 2
+    extra = size - p
+    level = [(2 * i + 1 + 2 * i + 2) / 2 for i in range(extra)] + [r + 1.0 for r in range(2 * extra, size)]
+    while len(level) > 1:
+        level = [(level[i] + level[i + 1]) / 2 for i in range(0, len(level), 2)]
+    return level[0]
 
 
 def wrong_in(result):
@@ -104,6 +127,8 @@ def wrong_in(result):
     if args.op == "alltoall":  # part k came from rank k
         want = torch.arange(1, size + 1, dtype=torch.float32).repeat_interleave(result.numel() // size)
         return int((result != want).sum())
+    if args.op == "adasum":
+        return int((result - adasum_of_constants()).abs().gt(1e-5).sum())
     return int((result != size * (size + 1) / 2).sum())
 
 
@@ -124,16 +149,17 @@ for nbytes in (int(s) for s in args.sizes.split(",")):
             print(f"# {args.framework} has no {args.op} here: {str(error).splitlines()[0]}", flush=True)
         break
     iters = args.iters or max(5, min(200, (256 << 20) // (nbytes * 8 + 1)))
-    if args.op == "allreduce":
+    if reduces_whole:
         t[...] = 0
     run(t, 1)  # lines the ranks up, as collective_perf's barrier
     started = time.perf_counter()
     run(t, iters)
     seconds = slowest((time.perf_counter() - started) / iters)
     algbw = count * 4 / seconds / 1e9
-    factor = 2 * (size - 1) / size if args.op == "allreduce" else (size - 1) / size
+    factor = 2 * (size - 1) / size if reduces_whole else (size - 1) / size
+    redop = {"alltoall": "none", "adasum": "adasum"}.get(args.op, "sum")
     if rank == 0:
-        print(f"{count * 4:>12} {count:>12} {'float':>6} {'none' if args.op == 'alltoall' else 'sum':>6} {-1:>5} "
+        print(f"{count * 4:>12} {count:>12} {'float':>6} {redop:>6} {-1:>5} "
               f"{seconds * 1e6:>10.2f} {algbw:>8.3f} {algbw * factor:>8.3f} {wrong:>6}", flush=True)
 if args.framework == "torch":
     # Without it, gloo's threads meet the interpreter's exit: "terminate called without an

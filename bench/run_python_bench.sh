@@ -10,7 +10,8 @@
 # nccl-tests columns; the figure is the median of --repeat interleaved runs. Prints;
 # asserts nothing.
 # --op reducescatter or alltoall times those instead (every framework's call of that name;
-# see bench/python_allreduce.py), and stops after their table.
+# see bench/python_allreduce.py), --op adasum the allreduce with op=Adasum (hvd's and
+# Horovod's: C++'s collective_perf and torch.distributed have none), and stops after their table.
 #   bash bench/run_python_bench.sh [--np "2 4"] [--repeat 3] [--sizes 4,65536,...] [--op allreduce]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,9 +46,11 @@ warn_failed() {
 # (empty: collective_perf's rule).
 run_all() {
   local label=$1 np=$2 cxx_sizes=$3 py_sizes=$4 iters=$5 peer_iters=$6
-  "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op "$op" \
-    $cxx_sizes ${iters:+--iters $iters} | awk -v sizes=",$py_sizes," 'index(sizes, "," $1 ",")' | record "$label:c++" ||
-    warn_failed "$label:c++"
+  if [[ $op != adasum ]]; then  # collective_perf has no Adasum
+    "$hvdrun" -np "$np" --no-prefix --ranks-filter 0 "$build/bench/collective_perf" --impl hvd --op "$op" \
+      $cxx_sizes ${iters:+--iters $iters} | awk -v sizes=",$py_sizes," 'index(sizes, "," $1 ",")' | record "$label:c++" ||
+      warn_failed "$label:c++"
+  fi
   for framework in hvd hvd-numpy torch; do
     local array=torch n=$iters
     [[ $framework == hvd-numpy ]] && array=numpy
@@ -66,7 +69,7 @@ run_all() {
   fi
 }
 # The latency row: 4 bytes, or one float per rank where each rank's tensor is cut in parts.
-smallest() { [[ $op == allreduce ]] && echo 4 || echo $((4 * $1)); }
+smallest() { [[ $op == allreduce || $op == adasum ]] && echo 4 || echo $((4 * $1)); }
 for np in $nps; do
   small=$(smallest "$np")
   for ((round = 0; round < repeat; round++)); do
@@ -78,7 +81,8 @@ done
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 [[ $have_horovod == yes ]] || echo "# Horovod: not measured ($horovod has no horovodrun: bash bench/setup_horovod.sh)"
 for np in $nps; do
-  echo "# $op, float32 torch tensors (hvd-numpy: NumPy arrays), sum; np $np; medians of $repeat runs"
+  echo "# $op, float32 torch tensors (hvd-numpy: NumPy arrays), $([[ $op == adasum ]] && echo adasum || echo sum);" \
+    "np $np; medians of $repeat runs"
   printf "%12s" "size"
   names=(c++ hvd hvd-numpy torch horovod-gloo horovod-mpi)
   for n in "${names[@]}"; do printf " %22s" "$n time(us)/busbw"; done

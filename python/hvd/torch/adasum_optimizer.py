@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import torch
 
 from .. import _ops
+from ._backward_hook import reduce_when_accumulated
 from ._parameter_names import parameter_names
 
 
@@ -72,17 +73,7 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
         return handle, (compressed, ctx)
 
     def _make_hook(self, p):
-        def hook(_param):
-            if self._handles.get(p, (None,))[0] is not None and self._allreduce_delay[p] <= 0:
-                raise AssertionError("gradients were computed more than backward_passes_per_step times before "
-                                     "step(); increase backward_passes_per_step to accumulate gradients locally")
-            self._allreduce_delay[p] -= 1
-            handle, ctx = None, None
-            if self._allreduce_delay[p] == 0:
-                handle, ctx = self._allreduce_delta_async(p)
-            self._handles[p] = (handle, ctx)
-
-        return hook
+        return reduce_when_accumulated(self, p, self._allreduce_delta_async)
 
     def synchronize(self):
         """Nothing to wait for before step(): the deltas are combined inside it (Horovod's)."""

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import torch
 
 from .. import _gradient_options, _hvd, _ops
+from ._backward_hook import reduce_when_accumulated
 from ._parameter_names import parameter_names
 from .adasum_optimizer import _DistributedAdasumOptimizer
 from .compression import Compression
@@ -103,17 +104,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             compressed, ctx)
 
     def _make_hook(self, p):
-        def hook(_param):
-            if self._handles.get(p, (None,))[0] is not None and self._allreduce_delay[p] <= 0:
-                raise AssertionError("gradients were computed more than backward_passes_per_step times before "
-                                     "step(); increase backward_passes_per_step to accumulate gradients locally")
-            self._allreduce_delay[p] -= 1
-            handle, ctx = None, None
-            if self._allreduce_delay[p] == 0:
-                handle, ctx = self._allreduce_grad_async(p)
-            self._handles[p] = (handle, ctx)
-
-        return hook
+        return reduce_when_accumulated(self, p, self._allreduce_grad_async)
 
     def synchronize(self):
         """Waits for every gradient's allreduce (starting those whose hook has not run) and

@@ -10,6 +10,7 @@ import torch
 
 import hvd.torch as hvd
 from adasum_reference import tree
+from expect import expect_raises
 
 hvd.init()
 rank, size = hvd.rank(), hvd.size()
@@ -34,15 +35,6 @@ def check(got, want, what, tolerance):
     assert got.shape == want.shape, f"{what}: shape {got.shape}, want {want.shape}"
     assert np.allclose(got, want, rtol=tolerance, atol=tolerance), \
         f"{what}: got {got.ravel()[:6]}, want {want.ravel()[:6]}"
-
-
-def expect_raises(kind, text, call):
-    try:
-        call()
-    except kind as error:
-        assert text in str(error), f"{kind.__name__} without {text!r}: {error}"
-        return
-    raise AssertionError(f"no {kind.__name__} ({text!r})")
 
 
 # Blocking, out of place and in place, every NumPy float type and shape.

@@ -9,19 +9,11 @@ import numpy as np
 import torch
 
 import hvd.torch as hvd
+from expect import expect_raises
 
 
 def members_sum(ranks):
     return float(sum(r + 1 for r in ranks))
-
-
-def expect_raises(kind, text, call):
-    try:
-        call()
-    except kind as error:
-        assert text in str(error), f"{kind.__name__} without {text!r}: {error}"
-        return
-    raise AssertionError(f"no {kind.__name__} ({text!r})")
 
 
 def main():

@@ -80,14 +80,13 @@ Status sumOverGroup(Transport& t, const FoldSchedule& f, const HalvingSchedule& 
 
 // Off a power of two: the odd rank of a pair hands over its buffer and the even one, the
 // left operand, combines the two whole tensors alone; the result comes back at the end.
-Status fold(Transport& t, const FoldSchedule& f, const Layout& layout, std::span<std::byte> whole, DataType type) {
+Status fold(Transport& t, const FoldSchedule& f, const Layout& layout, std::span<std::byte> whole, DataType type,
+            std::byte* theirs) {
   if (!f.folded()) return Status::ok();
   if (!f.participates()) return t.exchangeWith(f.pairPartner(), whole, f.pairPartner(), {});
-  std::vector<std::byte> theirs(whole.size());
-  HVD_RETURN_IF_ERROR(t.exchangeWith(f.pairPartner(), {}, f.pairPartner(), theirs));
+  HVD_RETURN_IF_ERROR(t.exchangeWith(f.pairPartner(), {}, f.pairPartner(), {theirs, whole.size()}));
   const Chunk all{0, layout.total()};
-  combine(layout, all, whole.data(), theirs.data(), type, termsIn(layout, all, whole.data(), theirs.data(), type, true),
-          true);
+  combine(layout, all, whole.data(), theirs, type, termsIn(layout, all, whole.data(), theirs, type, true), true);
   return Status::ok();
 }
 
@@ -99,7 +98,8 @@ Status unfold(Transport& t, const FoldSchedule& f, std::span<std::byte> whole) {
 
 }  // namespace
 
-Status adasumAllreduce(Transport& t, void* data, DataType type, std::span<const size_t> tensorCounts) {
+Status adasumAllreduce(Transport& t, void* data, DataType type, std::span<const size_t> tensorCounts,
+                       std::vector<std::byte>& scratch) {
   if (!adasumTakes(type)) {
     return Status(Errc::kInvalidArgument, "Adasum combines float16, bfloat16, float32 and float64 tensors, not " +
                                               std::string(dataTypeName(type)));
@@ -111,20 +111,22 @@ Status adasumAllreduce(Transport& t, void* data, DataType type, std::span<const 
   const std::span<std::byte> whole(base, layout.total() * width);
   auto bytes = [&](Chunk c) { return std::span<std::byte>(base + c.offset * width, c.count * width); };
 
+  // The other rank's operand: the whole buffer where a pair folds, else the first step's half.
   FoldSchedule f(t.rank(), t.size());
-  HVD_RETURN_IF_ERROR(fold(t, f, layout, whole, type));
+  if (scratch.size() < whole.size()) scratch.resize(whole.size());
+  std::byte* theirs = scratch.data();
+  HVD_RETURN_IF_ERROR(fold(t, f, layout, whole, type, theirs));
   if (f.participates()) {
     HalvingSchedule s(f.virtualRank(), f.activeSize(), layout.total());
-    std::vector<std::byte> theirs(s.steps() > 0 ? s.kept(0).count * width : 0);
     for (int step = 0; step < s.steps(); ++step) {
       const int partner = f.realRank(s.partner(step));
       const Chunk keep = s.kept(step);
-      HVD_RETURN_IF_ERROR(t.exchangeWith(partner, bytes(s.given(step)), partner, {theirs.data(), keep.count * width}));
+      HVD_RETURN_IF_ERROR(t.exchangeWith(partner, bytes(s.given(step)), partner, {theirs, keep.count * width}));
       // The lower group's vector is the left operand, on both ranks of the pair.
       const bool mineIsLeft = s.keepsLowerHalf(step);
-      std::vector<double> terms = termsIn(layout, keep, base, theirs.data(), type, mineIsLeft);
+      std::vector<double> terms = termsIn(layout, keep, base, theirs, type, mineIsLeft);
       HVD_RETURN_IF_ERROR(sumOverGroup(t, f, s, step, terms));
-      combine(layout, keep, base, theirs.data(), type, terms, mineIsLeft);
+      combine(layout, keep, base, theirs, type, terms, mineIsLeft);
     }
     for (int step = s.steps() - 1; step >= 0; --step) {
       const int partner = f.realRank(s.partner(step));

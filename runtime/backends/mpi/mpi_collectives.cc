@@ -229,7 +229,7 @@ class MpiCollectives : public CollectiveBackend {
     if (!poisoned_.isOk()) return poisoned_;
     SendrecvTransport pairs(rank_, size_, [this](int to, std::span<const std::byte> send, int from,
                                                  std::span<std::byte> recv) { return sendrecv(to, send, from, recv); });
-    return collectives::adasumAllreduce(pairs, t.data, t.type, tensorCounts);
+    return collectives::adasumAllreduce(pairs, t.data, t.type, tensorCounts, adasumScratch_);
   }
 
   Status barrier() override {
@@ -305,6 +305,7 @@ class MpiCollectives : public CollectiveBackend {
   bool weInitialised_;
   int rank_ = 0, size_ = 1;
   MPI_Op halfOpHandle_ = nullptr;
+  std::vector<std::byte> adasumScratch_;  // collectives/adasum.h
   Status poisoned_ = Status::ok();
 };
 

@@ -45,7 +45,7 @@ class RingCollectives : public CollectiveBackend {
   bool hasAdasum() const override { return true; }
   Status adasum(const TensorRef& t, std::span<const size_t> tensorCounts) override {
     placeCaller();
-    return collectives::adasumAllreduce(*ring_, t.data, t.type, tensorCounts);
+    return collectives::adasumAllreduce(*ring_, t.data, t.type, tensorCounts, adasumScratch_);
   }
   bool hasReducescatter() const override { return true; }
   // The ring's reduce-scatter phase moves half an allreduce's bytes; up to the small
@@ -140,6 +140,7 @@ class RingCollectives : public CollectiveBackend {
   std::vector<std::byte> combined_;  // agree's buffer with a rider
   std::vector<std::byte> bundles_;   // alltoall's blocks in flight
   std::unique_ptr<HostArena> arena_;
+  std::vector<std::byte> adasumScratch_;  // collectives/adasum.h
   // Declared last, so it lets its thread go before the links close.
   std::unique_ptr<ContentionPin> pin_;
 };

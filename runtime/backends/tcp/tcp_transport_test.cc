@@ -392,7 +392,8 @@ TEST_CASE("Adasum gives every rank the same bits, each tensor of a fused buffer 
         for (size_t i = 0; i < total; ++i) wide[i] = input(rank, i);
         std::vector<float> narrow(wide.begin(), wide.end());
         void* data = type == DataType::kFloat32 ? static_cast<void*>(narrow.data()) : wide.data();
-        if (auto s = hc::adasumAllreduce(ring, data, type, counts); !s.isOk()) return s.message();
+        std::vector<std::byte> scratch;
+        if (auto s = hc::adasumAllreduce(ring, data, type, counts, scratch); !s.isOk()) return s.message();
         if (type == DataType::kFloat32) wide.assign(narrow.begin(), narrow.end());
         const auto* b = static_cast<const std::byte*>(data);
         bits[static_cast<size_t>(rank)].assign(b, b + total * hc::dataTypeSize(type));
@@ -426,7 +427,8 @@ TEST_CASE("Adasum refuses integer tensors before any traffic", "[mp][collectives
   auto errors = onRing(2, [](int, hc::Transport& ring) -> std::string {
     std::vector<std::int32_t> data(4, 1);
     const size_t counts[] = {4};
-    auto s = hc::adasumAllreduce(ring, data.data(), DataType::kInt32, counts);
+    std::vector<std::byte> scratch;
+    auto s = hc::adasumAllreduce(ring, data.data(), DataType::kInt32, counts, scratch);
     return s.code() == hvd::Errc::kInvalidArgument ? s.message() : "accepted";
   });
   for (const auto& e : errors) CHECK(e == "Adasum combines float16, bfloat16, float32 and float64 tensors, not int32");

@@ -260,9 +260,7 @@ Status Engine::adasumRefusal(const Spec& spec) {
   backends::CollectiveBackend* backend = backendFor(spec.device);
   if (backend != nullptr && !backend->hasAdasum()) {
     return Status(Errc::kInvalidUsage, "the " + std::string(backend->name()) + " backend has no Adasum")
-        .withHint(spec.device == Device::kCuda
-                      ? "HOROVOD_GPU_OPERATIONS=cpu stages GPU tensors through the host backend, which runs Adasum"
-                      : "run the host tensors on hvd's own backend (unset HOROVOD_CPU_OPERATIONS) or MPI");
+        .withHint("hvd's own host backend and MPI's run it, GPU tensors through host memory");
   }
   return Status::ok();
 }

@@ -204,6 +204,20 @@ void allreduces(size_t maxBytes, const std::string& backend) {
       }
     }
   }
+  // Adasum (NCCL's through host memory, the staged path's on its host backend): every rank's
+  // tensor the same, so the combination is that tensor (a sum would be size() times it).
+  for (size_t count : {size_t(1), size_t(1000), size_t(65537)}) {
+    std::vector<float> host(count);
+    for (size_t i = 0; i < count; ++i) host[i] = static_cast<float>(i % 13) - 6.0f;
+    const std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(host.data()),
+                                       reinterpret_cast<const std::byte*>(host.data() + count));
+    DeviceBuffer buf(bytes.size());
+    upload(buf.get(), bytes);
+    std::string what = "Adasum of " + std::to_string(count) + " float32 equal on every rank";
+    check(hvd::allreduce(buf.get(), buf.get(), count, DataType::kFloat32, ReduceOp::kAdasum, Device::kCuda), what);
+    ++checks;
+    if (download(buf.get(), bytes.size()) != bytes) fail(what + ": not the tensor itself");
+  }
   // Large: float32 sums up to maxBytes (256 MiB by default).
   for (size_t bytes = 4u << 20; bytes <= maxBytes; bytes *= 4) {
     size_t count = bytes / 4;

@@ -5,6 +5,7 @@
 // backend. tests/e2e/gpu_e2e_test.cc runs the same path on a real GPU.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "runtime/core/runtime.h"
 #include "tests/support/memory_store.h"
 #include "tests/support/reduce_cases.h"
+#include "tests/support/serial_adasum.h"
 
 using namespace std::chrono_literals;
 using hvd::DataType;
@@ -211,6 +213,54 @@ TEST_CASE("named GPU allreduces ready together are fused through the backend's d
   // Fused tensors are copied into and out of the device buffer (2 each) and each fused
   // group is staged (2 more); staging every tensor alone would be exactly 80 copies.
   CHECK(copies > 80);
+}
+
+TEST_CASE("GPU Adasum runs fused on the host backend through the staged path, refused over a host backend without it",
+          "[unit]") {
+  const std::vector<size_t> counts{6, 1, 200, 33};
+  auto value = [](int rank, size_t tensor, size_t i) {
+    const double x = 0.3 * static_cast<double>(i) + static_cast<double>(tensor) + 1.7 * rank;
+    return static_cast<float>(std::sin(x) + 0.1 * rank);
+  };
+  for (bool hidden : {false, true}) {
+    INFO((hidden ? "host backend without Adasum" : "hvd's host backend"));
+    StagedOptions options;
+    options.hidePrimitives = hidden;
+    auto errors = onStagedRanks(3, [&](int rank, Engine& e) -> std::string {
+      std::vector<std::vector<float>> data;
+      std::vector<hvd::engine::HandleId> handles;
+      for (size_t t = 0; t < counts.size(); ++t) {
+        data.emplace_back(counts[t]);
+        for (size_t i = 0; i < counts[t]; ++i) data[t][i] = value(rank, t, i);
+        auto h = e.submit({"adasum." + std::to_string(t),
+                           Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kAdasum, 0, counts[t], Device::kCuda},
+                           data[t].data(), data[t].data()});
+        if (hidden) {
+          if (h) return "accepted over a host backend without Adasum";
+          if (h.status().code() != hvd::Errc::kInvalidUsage) return h.status().message();
+          return h.status().message().find("has no Adasum") == std::string::npos ? h.status().message() : "";
+        }
+        if (!h) return h.status().message();
+        handles.push_back(*h);
+      }
+      for (size_t t = 0; t < counts.size(); ++t) {
+        if (auto s = e.wait(handles[t]); !s.isOk()) return s.message();
+        std::vector<std::vector<double>> leaves(3);
+        for (int r = 0; r < 3; ++r) {
+          for (size_t i = 0; i < counts[t]; ++i) leaves[static_cast<size_t>(r)].push_back(value(r, t, i));
+        }
+        std::vector<double> want = hvd::test::adasumTree(leaves);
+        for (size_t i = 0; i < counts[t]; ++i) {
+          if (std::abs(data[t][i] - want[i]) > 1e-5 * (1 + std::abs(want[i]))) {
+            return "tensor " + std::to_string(t) + " element " + std::to_string(i) + " is " +
+                   std::to_string(data[t][i]) + ", the tree gives " + std::to_string(want[i]);
+          }
+        }
+      }
+      return "";
+    }, 64 << 20, options);
+    CHECK(errors == none(3));
+  }
 }
 
 TEST_CASE("GPU broadcasts from every root and allgathers into the caller's buffer or host memory are right", "[unit]") {

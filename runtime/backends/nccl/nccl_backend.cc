@@ -160,6 +160,24 @@ class NcclBackend final : public CollectiveBackend {
 
   Status barrier() override { return host_.barrier(); }
 
+  // NCCL reduces element by element only, so Adasum (which needs each tensor's dot product
+  // and norms) runs where the host backend runs it, through pinned host memory, as the
+  // staged path does: a user's op=Adasum works on GPU tensors without moving every other
+  // collective off NCCL. Not Horovod's GPU split (a NCCL sum within a node, then Adasum
+  // across nodes): the tree is the host's over every rank (docs/runtime.md "Adasum").
+  bool hasAdasum() const override { return host_.hasAdasum(); }
+  Status adasum(const TensorRef& data, std::span<const size_t> tensorCounts) override {
+    HVD_RETURN_IF_ERROR(ensureComm(data.data));
+    if (data.count == 0) return Status::ok();
+    auto staging = gpu_->pinned(data.bytes(), 0);
+    if (!staging) return fail(staging.status());
+    HVD_RETURN_IF_ERROR(fail(gpu_->copyAsync(*staging, data.data, data.bytes())));
+    HVD_RETURN_IF_ERROR(fail(gpu_->synchronize(timeout_)));
+    HVD_RETURN_IF_ERROR(fail(host_.adasum(TensorRef{*staging, data.count, data.type, Device::kCpu}, tensorCounts)));
+    HVD_RETURN_IF_ERROR(fail(gpu_->copyAsync(data.data, *staging, data.bytes())));
+    return fail(gpu_->synchronize(timeout_));
+  }
+
   Result<std::byte*> scratch(size_t bytes, const void* like) override {
     HVD_RETURN_IF_ERROR(ensureComm(like));
     return gpu_->scratch(bytes);

@@ -22,7 +22,7 @@ ncclRedOp_t ncclOpOf(ReduceOp op) {
 Result<NcclReduction> ncclReductionOf(DataType type, ReduceOp op) {
   if (op == ReduceOp::kAdasum) {
     return Status(Errc::kInvalidUsage, "NCCL has no Adasum: it reduces element by element")
-        .withHint("HOROVOD_GPU_OPERATIONS=cpu runs GPU tensors' Adasum on the host backend");
+        .withHint("the NCCL backend runs Adasum on the host backend, through host memory (adasum())");
   }
   switch (type) {
     case DataType::kFloat32: return NcclReduction{ncclFloat32, ncclOpOf(op)};

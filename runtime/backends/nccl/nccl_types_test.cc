@@ -65,11 +65,11 @@ TEST_CASE("every element-wise hvd operation maps to a native NCCL op and average
   CHECK(ncclOpOf(ReduceOp::kProduct) == ncclProd);
 }
 
-TEST_CASE("NCCL refuses Adasum for every type naming the host path that runs it") {
+TEST_CASE("NCCL's reductions have no Adasum for any type and say where it runs instead") {
   for (int t = 0; t < hvd::kDataTypeCount; ++t) {
     auto refused = ncclReductionOf(static_cast<DataType>(t), ReduceOp::kAdasum);
     REQUIRE_FALSE(refused);
     CHECK(refused.status().message().find("Adasum") != std::string::npos);
-    CHECK(refused.status().hint().find("HOROVOD_GPU_OPERATIONS=cpu") != std::string::npos);
+    CHECK(refused.status().hint().find("host backend") != std::string::npos);
   }
 }

@@ -4,7 +4,8 @@
 
 1. hvd.init(); 2. pin a GPU per local rank (when there are GPUs); 3. scale the learning
 rate by the number of ranks (each rank trains on --batch-size samples a step, so a step sees
-size x batch-size); 4. wrap the optimizer in hvd.DistributedOptimizer; 5. start every rank
+size x batch-size), or, with --use-adasum, keep one rank's; 4. wrap the optimizer in
+hvd.DistributedOptimizer (op=hvd.Adasum with --use-adasum); 5. start every rank
 from rank 0's weights and optimizer state; 6. average the metrics across ranks; 7. only
 rank 0 writes checkpoints, and a restarted job resumes from rank 0's at the epoch it
 broadcasts.
@@ -27,6 +28,8 @@ parser.add_argument("--base-lr", type=float, default=0.025, help="learning rate 
 parser.add_argument("--checkpoint", help="rank 0 saves here after every epoch; a restarted job resumes from it")
 parser.add_argument("--log-json", help="rank 0 writes every step's global loss and the step times here")
 parser.add_argument("--fp16-allreduce", action="store_true", help="send gradients as float16")
+parser.add_argument("--use-adasum", action="store_true",
+                    help="combine the ranks' steps by Adasum (hvd.Adasum) instead of averaging the gradients")
 args = parser.parse_args()
 
 hvd.init()
@@ -41,11 +44,15 @@ torch.set_num_threads(1)  # ranks share the host's cores
 
 train_x, train_y, test_x, test_y = load()
 model = make_model().to(device)
-optimizer = torch.optim.SGD(model.parameters(), lr=args.base_lr * size, momentum=0.9)
+# Averaged gradients of size x batch-size samples take a step size times one rank's; Adasum
+# does not grow the step with the rank count, so it keeps one rank's learning rate.
+lr_scaler = 1 if args.use_adasum else size
+optimizer = torch.optim.SGD(model.parameters(), lr=args.base_lr * lr_scaler, momentum=0.9)
 
 optimizer = hvd.DistributedOptimizer(
     optimizer, named_parameters=model.named_parameters(),
-    compression=hvd.Compression.fp16 if args.fp16_allreduce else hvd.Compression.none)
+    compression=hvd.Compression.fp16 if args.fp16_allreduce else hvd.Compression.none,
+    op=hvd.Adasum if args.use_adasum else hvd.Average)
 
 # Resume: rank 0 reads the checkpoint, every rank learns the epoch to start from and
 # starts from rank 0's weights and optimizer state (momentum included).

@@ -44,6 +44,14 @@ def test_torch_digits_on_four_ranks_follows_one_rank_with_the_same_global_batch_
     assert "[0]<stdout>:epoch 3: train loss" in out
 
 
+def test_torch_digits_with_adasum_on_four_ranks_learns_at_one_ranks_learning_rate(tmp_path):
+    # Horovod's examples' --use-adasum: op=hvd.Adasum and the learning rate not scaled by size.
+    adasum, out = train(tmp_path, 4, "torch_digits.py", "adasum", "--epochs", "3", "--use-adasum", "--base-lr", "0.05")
+    assert adasum["losses"][-1] < 0.5 * adasum["losses"][0], "it did not learn"
+    assert adasum["test_accuracy"] > 0.8
+    assert "[0]<stdout>:epoch 3: train loss" in out
+
+
 def test_torch_digits_resumes_from_rank_zeros_checkpoint_at_the_epoch_it_broadcasts(tmp_path):
     checkpoint = tmp_path / "model.pt"
     straight, _ = train(tmp_path, 2, "torch_digits.py", "straight", "--epochs", "3")

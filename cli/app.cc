@@ -28,6 +28,7 @@
 #include "cli/commands/sbatch_command.h"
 #include "cli/commands/timeline_command.h"
 #include "cli/config/settings_sources.h"
+#include "cli/elastic_options.h"
 #include "cli/launch/elastic_gpus.h"
 #include "cli/launch/elastic_world.h"
 #include "cli/launch/guardian.h"
@@ -1317,32 +1318,11 @@ void checkTimelinePath(const Options& o) {
 // neither the user (Ctrl-C, a signal to hvdrun), a preemption notice nor a console gone away
 // (its reader quit) ended the job, which a restart would only repeat or go against.
 // --min-np: hvdrun must hear of each rank's end (forked, its host agents', or the srun
-// task shims' reports) while the others go on, and there must be that many ranks.
+// task shims' reports) while the others go on (elastic_options.h), and there must be that
+// many ranks.
 void checkElastic(const Options& o, const Plan& plan) {
-  if (o.minNp == 0) {
-    for (const auto& [given, flag] : {std::pair{o.resetLimit >= 0, "--reset-limit"},
-                                      std::pair{o.elasticTimeout > 0, "--elastic-timeout"},
-                                      std::pair{o.cooldownMax > 0, "--blacklist-cooldown-range"}}) {
-      if (!given) continue;
-      throw UserError(ExitCode::kUsage, std::string(flag) + " is for elastic jobs, and this one has no --min-np",
-                      "add --min-np N: the job then goes on while N ranks are left");
-    }
-    return;
-  }
-  if (!o.hostDiscoveryScript.empty() && (o.useMpi || plan.source == HostSource::kSlurm)) {
-    throw UserError(ExitCode::kUsage,
-                    "--host-discovery-script: hvdrun grows elastic jobs with ranks it starts itself (on this machine, "
-                    "or over ssh with -H), and this job runs on " +
-                        std::string(o.useMpi ? "mpirun (--mpi)" : "a Slurm allocation"),
-                    "leave it out: --min-np alone keeps such a job going without the ranks that fail");
-  }
-  if (o.useMpi) {
-    throw UserError(ExitCode::kUsage,
-                    "--min-np: elastic jobs need hvdrun to hear of each rank's end while the others run, and "
-                    "mpirun (--mpi) ends the job at the first",
-                    "leave out --mpi (hvd's TCP and shared-memory collectives run elastic jobs), or --min-np "
-                    "(--max-restarts N starts every rank again after a failure)");
-  }
+  checkElasticLaunch(o, plan.source == HostSource::kSlurm);
+  if (o.minNp == 0) return;
   if (o.maxNp > 0 && o.maxNp < static_cast<int>(plan.ranks.size())) {
     throw UserError(ExitCode::kUsage,
                     fmt::format("--max-np {} is less than the job's {} rank(s)", o.maxNp, plan.ranks.size()),

@@ -9,6 +9,7 @@
 #include "cli/build_info.h"
 #include "cli/commands/job_script.h"
 #include "cli/config/settings_sources.h"
+#include "cli/elastic_options.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
 #include "cli/user_error.h"
@@ -63,6 +64,8 @@ int runSbatchCommand(const std::vector<std::string>& args) {
                       "and --ntasks-per-node or --gpus-per-node");
     }
   }
+  // The job script's hvdrun runs on the allocation: what it would refuse there is refused now.
+  checkElasticLaunch(o, /*onSlurm=*/true);
   std::string templateName = "sbatch.sh";
   std::string templateText;
   if (!o.sbatch.templateFile.empty()) {

@@ -79,6 +79,26 @@ TEST_CASE("hosts cannot be given to a job script, which reads its allocation", "
   CHECK(run.err.rfind("hvdrun: error: --hosts cannot be used in a job script\n", 0) == 0);
 }
 
+TEST_CASE("elastic options the job script's hvdrun would refuse under Slurm are refused before the job is written",
+          "[e2e][sbatch]") {
+  // Before, the script was written (and submitted), and the job failed when it started.
+  auto discovery = runHvdrun({"sbatch", "--dry-run", "-np", "4", "--min-np", "2", "--host-discovery-script",
+                              "/bin/true", "prog"});
+  CHECK(discovery.exitCode == 2);
+  CHECK(discovery.out.empty());
+  CHECK(discovery.err.rfind("hvdrun: error: --host-discovery-script: hvdrun grows elastic jobs with ranks it starts "
+                            "itself (on this machine, or over ssh with -H), and this job runs on a Slurm allocation\n",
+                            0) == 0);
+  auto mpi = runHvdrun({"sbatch", "--dry-run", "--mpi", "--min-np", "2", "prog"});
+  CHECK(mpi.exitCode == 2);
+  CHECK(mpi.err.rfind("hvdrun: error: --min-np: elastic jobs need hvdrun to hear of each rank's end", 0) == 0);
+  auto unelastic = runHvdrun({"sbatch", "--dry-run", "--reset-limit", "3", "prog"});
+  CHECK(unelastic.exitCode == 2);
+  CHECK(unelastic.err.rfind("hvdrun: error: --reset-limit is for elastic jobs, and this one has no --min-np\n", 0) == 0);
+  // --min-np alone runs under Slurm: the script is written.
+  CHECK(runHvdrun({"sbatch", "--dry-run", "-np", "4", "--min-np", "2", "prog"}).exitCode == 0);
+}
+
 TEST_CASE("a user's template gets the same parts, and a misspelt placeholder is refused with its place", "[e2e][sbatch]") {
   TempDir dir;
   std::string good = dir.path() + "/good.sh";

@@ -1,0 +1,38 @@
+// cli/elastic_options.cc: the refusals, in the order a user would mend them.
+#include "cli/elastic_options.h"
+
+#include <string>
+#include <utility>
+
+#include "cli/user_error.h"
+
+namespace hvd::cli {
+
+void checkElasticLaunch(const Options& o, bool onSlurm) {
+  if (o.minNp == 0) {
+    for (const auto& [given, flag] : {std::pair{o.resetLimit >= 0, "--reset-limit"},
+                                      std::pair{o.elasticTimeout > 0, "--elastic-timeout"},
+                                      std::pair{o.cooldownMax > 0, "--blacklist-cooldown-range"}}) {
+      if (!given) continue;
+      throw UserError(ExitCode::kUsage, std::string(flag) + " is for elastic jobs, and this one has no --min-np",
+                      "add --min-np N: the job then goes on while N ranks are left");
+    }
+    return;
+  }
+  if (!o.hostDiscoveryScript.empty() && (o.useMpi || onSlurm)) {
+    throw UserError(ExitCode::kUsage,
+                    "--host-discovery-script: hvdrun grows elastic jobs with ranks it starts itself (on this machine, "
+                    "or over ssh with -H), and this job runs on " +
+                        std::string(o.useMpi ? "mpirun (--mpi)" : "a Slurm allocation"),
+                    "leave it out: --min-np alone keeps such a job going without the ranks that fail");
+  }
+  if (o.useMpi) {
+    throw UserError(ExitCode::kUsage,
+                    "--min-np: elastic jobs need hvdrun to hear of each rank's end while the others run, and "
+                    "mpirun (--mpi) ends the job at the first",
+                    "leave out --mpi (hvd's TCP and shared-memory collectives run elastic jobs), or --min-np "
+                    "(--max-restarts N starts every rank again after a failure)");
+  }
+}
+
+}  // namespace hvd::cli

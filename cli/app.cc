@@ -34,6 +34,7 @@
 #include "cli/launch/guardian.h"
 #include "cli/launch/host_discovery.h"
 #include "cli/launch/mpirun_launcher.h"
+#include "cli/launch/rank_timeout.h"
 #include "cli/launch/slurm_job_query.h"
 #include "cli/launch/agent_protocol.h"
 #include "cli/launch/srun_launcher.h"
@@ -579,15 +580,16 @@ void appendElasticVariables(const Options& o, int worker, std::vector<std::strin
   if (o.elasticTimeout > 0) rankEnv.push_back("HVD_ELASTIC_TIMEOUT=" + std::to_string(o.elasticTimeout));
 }
 
-// The ranks' HVD_TIMEOUT: hvdrun's --timeout, else what they inherit, else the runtime's 30 s.
+// The ranks' HVD_TIMEOUT: hvdrun's --timeout, else what they inherit, else the runtime's default.
 std::chrono::milliseconds ranksTimeout(const Options& o) {
-  std::string value;
-  for (const std::string& kv : o.runtimeVariables) {
-    if (kv.rfind("HVD_TIMEOUT=", 0) == 0) value = kv.substr(12);
-  }
-  if (const char* inherited = std::getenv("HVD_TIMEOUT"); value.empty() && inherited != nullptr) value = inherited;
-  const long long seconds = std::atoll(value.c_str());
-  return std::chrono::seconds(seconds > 0 ? seconds : 30);
+  return rankTimeout([&o](const char* name) -> const char* {
+    const std::string prefix = std::string(name) + "=";
+    const char* given = nullptr;
+    for (const std::string& kv : o.runtimeVariables) {
+      if (kv.rfind(prefix, 0) == 0) given = kv.c_str() + prefix.size();
+    }
+    return given != nullptr ? given : std::getenv(name);
+  });
 }
 
 // An elastic job (--min-np): the first world is published before any rank starts, and the

@@ -16,6 +16,7 @@
 
 #include "cli/launch/agent_protocol.h"
 #include "cli/launch/guardian.h"
+#include "cli/launch/rank_timeout.h"
 #include "cli/launch/supervisor.h"
 #include "cli/launch/task_shim.h"
 #include "cli/launch/torch_error_file.h"
@@ -254,8 +255,9 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
       return SupervisorOptions::AfterRankEnd{.goesOn = true};
     };
     // A rank frozen as long as its peers wait in a collective fails here, as under hvdrun.
-    const long long timeout = std::atoll(valueInEnvironment(rankEnv, "HVD_TIMEOUT").c_str());
-    supervision.frozenFails = std::chrono::seconds(timeout > 0 ? timeout : 30);
+    const std::string timeout = valueInEnvironment(rankEnv, "HVD_TIMEOUT");
+    supervision.frozenFails =
+        rankTimeout([&timeout](const char*) -> const char* { return timeout.empty() ? nullptr : timeout.c_str(); });
   }
   if (chiefHere) {
     supervision.coordinatorRank = job.coordinatorRank;

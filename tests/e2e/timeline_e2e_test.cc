@@ -110,7 +110,8 @@ std::map<std::string, int> namesOn(const Json& trace, int pid) {
   return out;
 }
 
-TEST_CASE("a reducescatter and an alltoall show as what moved them: hvd's ring or Open MPI's call", "[e2e][mp][timeline]") {
+TEST_CASE("a reducescatter an alltoall and an Adasum show as what moved them: hvd's ring or Open MPI's call",
+          "[e2e][mp][timeline]") {
   hvd::test::TempDir dir;
   std::vector<std::pair<std::vector<std::string>, std::string>> runs{{{"-np", "3"}, "RING_"}};
 #ifdef HVD_MPI_CROSSCHECK_PATH
@@ -139,6 +140,7 @@ TEST_CASE("a reducescatter and an alltoall show as what moved them: hvd's ring o
       CHECK(names[prefix == "MPI_" ? "MPI_ALLTOALLV" : "RING_ALLTOALL"] == 2);
       CHECK(names["REDUCESCATTER"] == 1);
       CHECK(names["ALLTOALL"] == 2);
+      CHECK(names[prefix == "MPI_" ? "MPI_ADASUM_ALLREDUCE" : "ADASUM_ALLREDUCE"] == 1);  // c_api_rank's one
     }
   }
 }

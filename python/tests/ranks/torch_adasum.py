@@ -33,11 +33,11 @@ def backward(model, r, step, passes):
         torch.nn.functional.mse_loss(model(x), y).backward()
 
 
-def run(make_optimizer, steps, passes):
+def run(make_optimizer, steps, passes, compression=hvd.Compression.none):
     """The distributed model after `steps` steps, and the replay's."""
     model = make_model()
     optimizer = hvd.DistributedOptimizer(make_optimizer(model.parameters()), named_parameters=model.named_parameters(),
-                                         op=hvd.Adasum, backward_passes_per_step=passes)
+                                         op=hvd.Adasum, backward_passes_per_step=passes, compression=compression)
     replicas = [make_model() for _ in range(size)]
     optimizers = [make_optimizer(m.parameters()) for m in replicas]
     shared = [p.detach().double().clone() for p in make_model().parameters()]
@@ -59,13 +59,17 @@ def run(make_optimizer, steps, passes):
     return model, shared
 
 
-for name, make_optimizer, passes in (("SGD", lambda ps: torch.optim.SGD(ps, lr=0.1), 1),
-                                     ("Adam", lambda ps: torch.optim.Adam(ps, lr=0.05), 1),
-                                     ("SGD with momentum, 2 passes a step",
-                                      lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 2)):
-    model, want = run(make_optimizer, steps=3, passes=passes)
+# (name, optimizer, backward passes a step, compression, tolerance): float16 deltas are
+# combined to float16's precision.
+for name, make_optimizer, passes, compression, tolerance in (
+        ("SGD", lambda ps: torch.optim.SGD(ps, lr=0.1), 1, hvd.Compression.none, 1e-5),
+        ("Adam", lambda ps: torch.optim.Adam(ps, lr=0.05), 1, hvd.Compression.none, 1e-5),
+        ("SGD with momentum, 2 passes a step", lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 2,
+         hvd.Compression.none, 1e-5),
+        ("SGD, deltas sent as float16", lambda ps: torch.optim.SGD(ps, lr=0.1), 1, hvd.Compression.fp16, 2e-3)):
+    model, want = run(make_optimizer, steps=3, passes=passes, compression=compression)
     for (pname, p), w in zip(model.named_parameters(), want):
-        assert torch.allclose(p.detach().double(), w, rtol=1e-5, atol=1e-6), \
+        assert torch.allclose(p.detach().double(), w, rtol=tolerance, atol=tolerance / 10), \
             f"{name}: {pname} is {p.detach().ravel()[:4]}, the replay says {w.ravel()[:4]}"
     # Every rank holds the same parameters.
     flat = torch.cat([p.detach().ravel() for p in model.parameters()])

@@ -111,9 +111,11 @@ Status adasumAllreduce(Transport& t, void* data, DataType type, std::span<const 
   const std::span<std::byte> whole(base, layout.total() * width);
   auto bytes = [&](Chunk c) { return std::span<std::byte>(base + c.offset * width, c.count * width); };
 
-  // The other rank's operand: the whole buffer where a pair folds, else the first step's half.
+  // The other rank's operand: the whole buffer where a pair folds, else the first step's half
+  // (a rank that folds away receives nothing).
   FoldSchedule f(t.rank(), t.size());
-  if (scratch.size() < whole.size()) scratch.resize(whole.size());
+  const size_t need = !f.participates() ? 0 : f.folded() ? whole.size() : (layout.total() + 1) / 2 * width;
+  if (scratch.size() < need) scratch.resize(need);
   std::byte* theirs = scratch.data();
   HVD_RETURN_IF_ERROR(fold(t, f, layout, whole, type, theirs));
   if (f.participates()) {

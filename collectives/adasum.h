@@ -25,7 +25,8 @@ namespace hvd::collectives {
 // `data`, the same list on every rank; each tensor is combined on its own (a fused buffer
 // of many gradients keeps its per-tensor coefficients). kInvalidArgument before any
 // traffic for a type adasumTakes() refuses. `scratch` receives the other ranks' operands
-// (up to the whole buffer): grown as needed and kept by the caller between calls, since
+// (half the buffer; all of it on a rank a pair folds onto): grown as needed and kept by the
+// caller between calls, since
 // allocating it anew cost a 64 MiB allreduce more than the arithmetic (page faults).
 // Blocks; errors as Transport::exchangeWith.
 Status adasumAllreduce(Transport& t, void* data, DataType type, std::span<const size_t> tensorCounts,

@@ -319,7 +319,7 @@ Result<int> addProcessSet(std::span<const int> given) {
     std::snprintf(token, sizeof token, "%016llx", static_cast<unsigned long long>(offers[0].token));
     opened = job->openProcessSet(identityIn(ranks, hostOf, me.rank), ranks, *env,
                                  "hvd.process_set/" + std::string(token) + "/" + std::to_string(id) + "/",
-                                 api::setLabel(id, ranks));
+                                 api::setLabel(id, ranks), id);
   }
   // Every rank learns whether every member got its runtime, so the set exists everywhere
   // or nowhere.

@@ -134,7 +134,7 @@ Result<std::unique_ptr<Runtime>> Runtime::joinOnce(const EnvSnapshot& env, LogLe
 
 Result<std::unique_ptr<Runtime>> Runtime::openProcessSet(bootstrap::Identity identity, std::vector<int> jobRanks,
                                                          const EnvSnapshot& env, const std::string& prefix,
-                                                         const std::string& label) const {
+                                                         const std::string& label, int setId) const {
   // A set's host collectives run on hvd's TCP/shared-memory backend, also in a job whose own
   // run on MPI: that backend serves MPI's world from the job's engine thread alone
   // (MPI_THREAD_SERIALIZED), and a set's engine has a thread of its own.
@@ -144,17 +144,23 @@ Result<std::unique_ptr<Runtime>> Runtime::openProcessSet(bootstrap::Identity ide
     return env.isSet(variable) ? env.text(variable).c_str() : nullptr;
   });
   if (!setEnv) return setEnv.status();
-  return openSet(identity, std::move(jobRanks), *setEnv, prefix, label);
+  return openSet(identity, std::move(jobRanks), *setEnv, prefix, label, setId);
 }
 
 Result<std::unique_ptr<Runtime>> Runtime::openSet(bootstrap::Identity identity, std::vector<int> jobRanks,
                                                   const EnvSnapshot& env, const std::string& prefix,
-                                                  const std::string& label) const {
+                                                  const std::string& label, int setId) const {
   auto options = engineOptionsFrom(env);
   if (!options) return options.status();
   options->logContext = label;
   // hvdrun names job ranks; the set's engine knows its own.
   options->onPeerGone = peerGoneReporter(env, identity_.rank, jobRanks);
+  // The set's collectives go into the job's timeline, on tracks of their own: set s's
+  // numbered from s << 20 (the job's from 0), named "process set s: ...".
+  options->followTimeline = engine_->sharedTimeline();
+  options->timelineTrackBase = setId << 20;
+  options->timelineTrackPrefix = "process set " + std::to_string(setId) + ": ";
+  options->timelineRanks = jobRanks;
   std::unique_ptr<Store> store;
   if (identity.size > 1) {
     auto opened = bootstrap::processSetStore(env, joinFacts_.timeout, prefix);

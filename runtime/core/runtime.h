@@ -39,10 +39,11 @@ class Runtime {
   // calls it together.
   // A set's host collectives run on hvd's TCP/shared-memory backend whatever
   // HOROVOD_CPU_OPERATIONS says (MPI serves the job's engine thread alone).
-  // `label` goes before the set's engine's log lines ("in process set 1 (...)").
+  // `label` goes before the set's engine's log lines ("in process set 1 (...)"); `setId`
+  // names its tracks in this rank's timeline.
   Result<std::unique_ptr<Runtime>> openProcessSet(bootstrap::Identity identity, std::vector<int> jobRanks,
                                                   const EnvSnapshot& env, const std::string& prefix,
-                                                  const std::string& label) const;
+                                                  const std::string& label, int setId) const;
 
   const bootstrap::Identity& identity() const { return identity_; }
   // Horovod's is_homogeneous: every host runs as many ranks. The same answer on every rank.
@@ -60,7 +61,7 @@ class Runtime {
   // openProcessSet with the set's settings.
   Result<std::unique_ptr<Runtime>> openSet(bootstrap::Identity identity, std::vector<int> jobRanks,
                                            const EnvSnapshot& env, const std::string& prefix,
-                                           const std::string& label) const;
+                                           const std::string& label, int setId) const;
   // What the job's join learnt that a process set's backends need again.
   struct JoinFacts {
     std::string advertiseHost = "127.0.0.1";

@@ -171,6 +171,7 @@ Status Engine::openTimeline(const std::string& path) {
   timeline_ = std::move(*writer);
   timelinePath_ = path;
   tracks_.clear();  // the new file names its tracks afresh
+  sharedTimeline_->publish(timeline_, options_.timelineMarkCycles);
   return Status::ok();
 }
 
@@ -181,22 +182,48 @@ Status Engine::startTimeline(const std::string& path, bool markCycles) {
     return Status(Errc::kInvalidUsage, "a timeline is already being written to " + timelinePath_)
         .withHint("stop_timeline() first, then start the next");
   }
-  HVD_RETURN_IF_ERROR(openTimeline(path));
-  options_.timelineMarkCycles = markCycles;
-  return Status::ok();
+  options_.timelineMarkCycles = markCycles;  // before it is published to process sets
+  return openTimeline(path);
 }
 
 void Engine::stopTimeline() {
   std::lock_guard<std::mutex> cycle(cycleMutex_);
-  if (timeline_ && !events_.empty()) timeline_->record(events_);
-  timeline_.reset();  // writes what is queued and closes the file
+  if (!timeline_) return;
+  if (!events_.empty()) timeline_->record(events_);
+  sharedTimeline_->publish(nullptr, false);
+  // Written now: a process set's engine may hold the writer until its next cycle, which
+  // then closes the file.
+  timeline_->flush();
+  timeline_.reset();
   timelinePath_.clear();
+  forgetTracks();
+}
+
+void Engine::forgetTracks() {
   events_.clear();
   earlyTicks_.clear();
+  tracks_.clear();
   timelineUnwritten_ = false;
   // Requests still pending name tracks of the closed file: a later one gets no spans of them.
   for (auto& [name, op] : named_) op->track = -1;
   for (auto& op : unnamed_) op->track = -1;
+}
+
+void Engine::followJobTimeline() {
+  if (!options_.followTimeline || options_.followTimeline->generation() == followedGeneration_) return;
+  timeline::SharedTimeline::View view = options_.followTimeline->current();
+  followedGeneration_ = view.generation;
+  if (timeline_ && !events_.empty()) timeline_->record(events_);
+  forgetTracks();
+  timeline_ = std::move(view.writer);
+  options_.timelineMarkCycles = view.markCycles;
+  if (timeline_) {
+    timeline::Event name;  // the set's own track for its cycle marks
+    name.phase = 'M';
+    name.track = options_.timelineTrackBase;
+    name.text = options_.timelineTrackPrefix + "(engine)";
+    events_.push_back(std::move(name));
+  }
 }
 
 int Engine::fusionTrack() {
@@ -211,12 +238,13 @@ int Engine::trackFor(const Operation& op) {
   const std::string& key = op.name.empty() ? kBlocking : op.name;  // both lvalues: no copy per request
   auto it = tracks_.find(key);
   if (it != tracks_.end()) return it->second;
-  int track = static_cast<int>(tracks_.size()) + 1;  // track 0: the engine's own marks
+  // Track 0 (a process set's base): the engine's own marks.
+  int track = options_.timelineTrackBase + static_cast<int>(tracks_.size()) + 1;
   tracks_.emplace(key, track);
   timeline::Event name;
   name.phase = 'M';
   name.track = track;
-  name.text = key;
+  name.text = options_.timelineTrackPrefix + key;
   events_.push_back(std::move(name));
   return track;
 }
@@ -227,7 +255,9 @@ void Engine::tick(const Operation& op, int rank, double atUs) {
   e.phase = 'i';
   e.track = op.track;
   e.tsUs = atUs;
-  e.text = std::to_string(rank);
+  // A process set's rank as the job's, which the trace's readers (hvdrun timeline) name.
+  const auto& jobRanks = options_.timelineRanks;
+  e.text = std::to_string(static_cast<size_t>(rank) < jobRanks.size() ? jobRanks[static_cast<size_t>(rank)] : rank);
   events_.push_back(std::move(e));
 }
 
@@ -559,6 +589,7 @@ void Engine::threadMain() {
 
 bool Engine::runCycle(ControlWait wait) {
   if (!running_.load()) return false;
+  followJobTimeline();
   cycleStart_ = Clock::now();
   lastCycleStart_.store(cycleStart_.time_since_epoch().count(), std::memory_order_relaxed);
   progressed_ = false;
@@ -626,6 +657,7 @@ Status Engine::negotiateAndRun(ControlWait wait) {
   if (timeline_ && options_.timelineMarkCycles) {
     timeline::Event mark;
     mark.phase = 'i';
+    mark.track = options_.timelineTrackBase;
     mark.name = "CYCLE_START";
     mark.tsUs = timeline::TimelineWriter::nowUs();
     events_.push_back(std::move(mark));

@@ -31,6 +31,7 @@
 #include "runtime/engine/message_table.h"
 #include "runtime/engine/request.h"
 #include "runtime/engine/response_cache.h"
+#include "runtime/timeline/shared_timeline.h"
 #include "runtime/timeline/timeline_writer.h"
 
 namespace hvd::engine {
@@ -58,6 +59,14 @@ struct EngineOptions {
   // Put before the engine's own log lines (its stall warnings), with ": ": a process set's
   // engine says which set, and which job ranks its rank numbers are. Empty: the job's.
   std::string logContext;
+  // A process set's engine: the job engine's timeline (its sharedTimeline()), which it
+  // writes into while the job's is open, its tracks numbered from timelineTrackBase and
+  // named with timelineTrackPrefix, and the ranks its arrival marks name as the job's
+  // (timelineRanks[set rank]). Null: the engine's timeline is its own (the job's engine).
+  std::shared_ptr<timeline::SharedTimeline> followTimeline;
+  int timelineTrackBase = 0;
+  std::string timelineTrackPrefix;
+  std::vector<int> timelineRanks;
 };
 
 // The exit code of a rank ended by a stall shutdown (docs/exit-codes.md).
@@ -138,6 +147,9 @@ class Engine {
   // cycle in flight.
   Status startTimeline(const std::string& path, bool markCycles);
   void stopTimeline();
+  // Where this (the job's) engine publishes its timeline for its process sets' engines
+  // (EngineOptions::followTimeline).
+  std::shared_ptr<timeline::SharedTimeline> sharedTimeline() const { return sharedTimeline_; }
 
   std::string_view cpuBackendName() const { return backends_.front()->name(); }
   // GPU calls submitted later run on this CUDA stream (nullptr: the backend's own).
@@ -211,6 +223,11 @@ class Engine {
   void span(const Operation& op, const char* name, double fromUs, double toUs, bool withArgs = false);
   void tick(const Operation& op, int rank, double atUs);
   Status measureClockOffset(double& offsetUs);
+  // A process set's engine: takes up or lets go of the job's timeline when the job's engine
+  // opened or closed one since this engine's last cycle (cycleMutex_ held).
+  void followJobTimeline();
+  // The tracks of a timeline just closed or left: forgotten, pending requests' included.
+  void forgetTracks();
   // Opens timeline_ for `path` (cycleMutex_ held, or before the thread starts).
   Status openTimeline(const std::string& path);
 
@@ -253,8 +270,11 @@ class Engine {
   // calls in a loop), so it costs one collective instead of two.
   std::optional<Spec> lastUnnamed_;
   std::vector<std::byte> rider_;
-  std::unique_ptr<timeline::TimelineWriter> timeline_;
+  std::shared_ptr<timeline::TimelineWriter> timeline_;  // shared with process sets' engines
   std::string timelinePath_;  // timeline_'s file
+  // Where the job's engine publishes timeline_ for its process sets (followTimeline there).
+  std::shared_ptr<timeline::SharedTimeline> sharedTimeline_ = std::make_shared<timeline::SharedTimeline>();
+  std::uint64_t followedGeneration_ = 0;  // a set's engine: the job timeline it follows
   double clockOffsetUs_ = 0;  // rank 0's clock minus this rank's, measured at start
   std::unordered_map<std::string, int> tracks_;  // tensor name -> timeline track
   // The cycle's timeline events, handed to the writer at once when the cycle ends.

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -141,6 +142,42 @@ TEST_CASE("a reducescatter an alltoall and an Adasum show as what moved them: hv
       CHECK(names["REDUCESCATTER"] == 1);
       CHECK(names["ALLTOALL"] == 2);
       CHECK(names[prefix == "MPI_" ? "MPI_ADASUM_ALLREDUCE" : "ADASUM_ALLREDUCE"] == 1);  // c_api_rank's one
+    }
+  }
+}
+
+TEST_CASE("a process set's collectives show in its members' traces on tracks of their own naming job ranks",
+          "[e2e][mp][timeline]") {
+  // collective_rank's sets: 1 = {0, 1}, 2 = {2, 3}, 3 = {1, 2, 3}. Before, a set's engine
+  // recorded nothing: only the job's own collectives were in the trace.
+  hvd::test::TempDir dir;
+  std::string path = dir.path() + "/trace.json";
+  auto run = runHvdrun({"-np", "4", "--timeline-filename", path, HVD_COLLECTIVE_RANK_PATH, "process-sets"}, options());
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::string error;
+  hvd::Json trace = readTrace(path, error);
+  INFO(error);
+  REQUIRE(error.empty());
+  const std::map<int, std::vector<int>> setsOf{{0, {1}}, {1, {1, 3}}, {2, {2, 3}}, {3, {2, 3}}};
+  const std::map<int, std::vector<std::string>> membersOf{{1, {"0", "1"}}, {2, {"2", "3"}}, {3, {"1", "2", "3"}}};
+  for (const auto& [rank, sets] : setsOf) {
+    INFO("rank " << rank);
+    for (int set = 1; set <= 3; ++set) {
+      INFO("process set " << set);
+      const std::string track = "process set " + std::to_string(set) + ": sum";
+      auto ev = eventsOn(trace, rank, track);
+      const bool member = std::find(sets.begin(), sets.end(), set) != sets.end();
+      CHECK((ev.count("ALLREDUCE") > 0) == member);
+      if (!member) continue;
+      CHECK(ev.count("RING_ALLREDUCE") > 0);
+      // Each arrival mark names a job rank of the set; every member's shows.
+      for (const std::string& who : membersOf.at(set)) CHECK(ev.count(who) > 0);
+      for (const auto& [name, e] : ev) {
+        if ((*e)["ph"].str() != "i") continue;
+        const auto& members = membersOf.at(set);
+        CHECK(std::find(members.begin(), members.end(), name) != members.end());
+      }
     }
   }
 }

@@ -8,7 +8,8 @@ epochs, then schedules), with SGD and momentum; prints each batch's rate as
     keras_lr.py options      DistributedOptimizer with Horovod's other arguments (predivide
                              factor, sparse_as_dense, devices, groups) trains the same weights
                              as without; backward_passes_per_step > 1 is refused naming Keras's
-                             gradient_accumulation_steps; prints "options ok"
+                             gradient_accumulation_steps; op=hvd.Adasum trains in model.fit;
+                             prints "options ok"
 """
 
 import sys
@@ -48,6 +49,12 @@ if mode == "options":
     plain = trained()
     horovods = trained(gradient_predivide_factor=4.0, sparse_as_dense=True, device_dense="/gpu:0", num_groups=1)
     assert np.allclose(plain, horovods, rtol=1e-5, atol=1e-6), (plain, horovods)
+    # op=hvd.Adasum inside model.fit: the gradients combined by Adasum, not averaged (the
+    # ranks' data differ, so the weights do), and every rank keeps the same weights.
+    adasum = trained(op=hvd.Adasum)
+    assert not np.allclose(plain, adasum, rtol=1e-3, atol=1e-4), (plain, adasum)
+    everyone = hvd.allgather(adasum[None])
+    assert all(np.array_equal(everyone[0], row) for row in everyone), everyone
     try:  # op where hvd's earlier signature had it: Horovod's name now, refused, not dropped
         hvd.DistributedOptimizer(keras.optimizers.SGD(0.1), hvd.Sum)
         raise SystemExit("an op given by position was taken for a name")

@@ -2,6 +2,7 @@
 #include "cli/os/machine.h"
 
 #include "runtime/common/cpu_budget.h"
+#include "runtime/common/regular_file.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -78,26 +79,9 @@ Result<int> freeTcpPortBlock(int count) {
 }
 
 Result<std::string> readTextFile(const std::string& path) {
-  // O_NONBLOCK: a FIFO must not hang the open; it is refused below like any non-file.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    int error = errno;
-    return error == ENOENT ? notFound("'" + path + "' does not exist") : systemError("cannot read '" + path + "'", error);
-  }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) return systemError("cannot read '" + path + "'");
-  if (!S_ISREG(info.st_mode)) {
-    const char* kind = S_ISDIR(info.st_mode)                             ? "a directory"
-                       : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device"
-                       : S_ISFIFO(info.st_mode)                          ? "a pipe"
-                                                                         : "not a regular file";
-    return Status(Errc::kInvalidArgument, "'" + path + "' is " + kind + ", not a file hvdrun can read")
-        .withHint("give the path of a regular file");
-  }
+  auto file = openRegularFile(path);
+  if (!file) return file.status();
+  const int fd = file->get();
   // Reads at most one byte past the cap, so a file that grows while read is caught too.
   std::string content;
   char buf[65536];

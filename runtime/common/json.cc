@@ -1,9 +1,9 @@
 // runtime/common/json.cc: recursive descent over RFC 8259.
 #include "runtime/common/json.h"
 
+#include "runtime/common/regular_file.h"
+
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace hvd {
@@ -129,11 +129,11 @@ Result<Json> parseJson(const std::string& text) {
 }
 
 Result<Json> readJsonFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return systemError("cannot read '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto json = parseJson(text.str());
+  auto fd = openRegularFile(path);
+  if (!fd) return fd.status();
+  auto text = readWhole(*fd, path);
+  if (!text) return text.status();
+  auto json = parseJson(*text);
   if (!json) return json.status().withContext("'" + path + "' is not valid JSON");
   return json;
 }

@@ -1,6 +1,8 @@
 // runtime/timeline/trace_files.cc: naming and merging per-rank traces.
 #include "runtime/timeline/trace_files.h"
 
+#include "runtime/common/regular_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,14 +39,6 @@ std::vector<std::string> existingRankTraces(const std::string& path, int maxRank
 namespace {
 
 bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
-// A file descriptor closed on every path out.
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 bool readAt(int fd, char* buf, size_t n, off_t at) {
   while (n > 0) {
@@ -123,19 +117,20 @@ Status appendEvents(const std::vector<std::string>& inputs, int out) {
   bool first = true;
   if (!writeAll(out, "[", 1)) return systemError("cannot write the merged trace");
   for (const std::string& in : inputs) {
-    Fd fd{::open(in.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (fd.fd < 0) return systemError("cannot read the trace '" + in + "'");
-    auto body = arrayBody(fd.fd, in);
+    auto file = openRegularFile(in);
+    if (!file) return file.status();
+    const FileDescriptor& fd = *file;
+    auto body = arrayBody(fd.get(), in);
     if (!body) return body.status();
     auto [from, to] = *body;
-    auto empty = blank(fd.fd, from, to, in);
+    auto empty = blank(fd.get(), from, to, in);
     if (!empty) return empty.status();
     if (*empty) continue;
     if (!writeAll(out, first ? "\n" : ",\n", first ? 1 : 2)) return systemError("cannot write the merged trace");
     first = false;
     for (off_t at = from; at < to;) {
       size_t n = static_cast<size_t>(std::min<off_t>(static_cast<off_t>(piece.size()), to - at));
-      if (!readAt(fd.fd, piece.data(), n, at)) return systemError("cannot read the trace '" + in + "'");
+      if (!readAt(fd.get(), piece.data(), n, at)) return systemError("cannot read the trace '" + in + "'");
       if (!writeAll(out, piece.data(), n)) return systemError("cannot write the merged trace");
       at += static_cast<off_t>(n);
     }
@@ -156,9 +151,9 @@ Status mergeTraces(const std::vector<std::string>& inputs, const std::string& ou
   std::string temporary = output + ".merging";
   Status merged;
   {
-    Fd out{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
-    if (out.fd < 0) return systemError("cannot write the merged trace '" + temporary + "'");
-    merged = appendEvents(inputs, out.fd);
+    FileDescriptor out(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (out.get() < 0) return systemError("cannot write the merged trace '" + temporary + "'");
+    merged = appendEvents(inputs, out.get());
   }
   if (!merged.isOk()) {
     std::remove(temporary.c_str());

@@ -99,7 +99,7 @@ TEST_CASE("a run with one late rank records every phase in order, a tick per ran
   CHECK(std::regex_search(summary.out, std::regex(R"(\nlate +3 +8 +[0-9.]+ / [0-9.]+ +[0-9.]+ / [0-9.]+ +rank 2 \(1 of 1\)\n)")));
   auto missing = runHvdrun({"timeline", "summary", dir.path() + "/none.json"}, options());
   CHECK(missing.exitCode == 2);
-  CHECK(missing.err.find("hvdrun: error: timeline summary: cannot read '" + dir.path() + "/none.json'") == 0);
+  CHECK(missing.err.find("hvdrun: error: timeline summary: '" + dir.path() + "/none.json' does not exist") == 0);
 }
 
 // How many events of each name the trace holds on rank `pid`, on any track.
@@ -297,4 +297,27 @@ TEST_CASE("HOROVOD_TIMELINE=/dev/null is every rank's sink and no file appears b
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
   CHECK_FALSE(stray);
+}
+
+TEST_CASE("timeline summary and merge refuse a pipe a device and a directory at once naming the path", "[e2e][timeline]") {
+  hvd::test::TempDir dir;
+  std::string fifo = dir.path() + "/trace.json";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  hvd::cli::RunOptions o = options();
+  o.timeout = std::chrono::seconds(10);  // a read of the pipe or of /dev/zero never ends
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {fifo, "is a pipe"}, {"/dev/zero", "is a device"}, {dir.path(), "is a directory"}};
+  for (const auto& [path, kind] : cases) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"timeline", "summary", path},
+          std::vector<std::string>{"timeline", "merge", "-o", dir.path() + "/merged.json", path}}) {
+      INFO(args[1] << " " << path);
+      auto run = runHvdrun(args, o);
+      INFO(run.err);
+      CHECK(run.exitCode == 2);
+      CHECK(run.err.find("'" + path + "' " + kind) != std::string::npos);
+      CHECK(run.err.find("hint:") != std::string::npos);
+    }
+  }
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/merged.json"));
 }

@@ -19,11 +19,11 @@ int main(int argc, char** argv) {
   try {
     return hvd::cli::run(argc, argv);
   } catch (const hvd::cli::UserError& e) {
-    printTo(stderr, "hvdrun: error: {}\n", e.what());
-    if (!e.hint().empty()) printTo(stderr, "  hint: {}\n", e.hint());
+    printTo(stderr, "hvdrun: error: {}\n", hvd::cli::escapeControlBytes(e.what()));
+    if (!e.hint().empty()) printTo(stderr, "  hint: {}\n", hvd::cli::escapeControlBytes(e.hint()));
     return static_cast<int>(e.code());
   } catch (const std::exception& e) {
-    printTo(stderr, "hvdrun: internal error: {} (please report this)\n", e.what());
+    printTo(stderr, "hvdrun: internal error: {} (please report this)\n", hvd::cli::escapeControlBytes(e.what()));
     return static_cast<int>(hvd::cli::ExitCode::kInternal);
   }
 }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace hvd::cli {
@@ -20,6 +21,26 @@ template <typename... Args>
 void printTo(std::FILE* out, fmt::format_string<Args...> format, Args&&... args) {
   std::string text = fmt::format(format, std::forward<Args>(args)...);
   if (std::fwrite(text.data(), 1, text.size(), out) != text.size()) std::clearerr(out);
+}
+
+// `text` with every control byte but newline and tab written as \xNN: an error quotes what
+// the user gave (a host file line, an -x token), and an ESC or BEL in it must not move the
+// cursor, clear the screen or retitle the terminal of the person reading it.
+inline std::string escapeControlBytes(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\n' && c != '\t') || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 // Started with stdin, stdout or stderr closed (`2>&-`, some daemons), hvdrun's first

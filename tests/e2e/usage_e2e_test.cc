@@ -97,3 +97,19 @@ TEST_CASE("config host and template files that are devices or directories or pip
     CHECK(run.err.find(c.error) != std::string::npos);
   }
 }
+
+TEST_CASE("control bytes of a bad token reach the terminal escaped so an error cannot rewrite the screen", "[e2e]") {
+  hvd::test::TempDir dir;
+  std::string hostfile = dir.path() + "/hosts";
+  std::ofstream(hostfile) << "node\x1b]0;owned\x07\x1b[2J:2\n";
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-np", "1", "--hostfile", hostfile, "true"},
+        std::vector<std::string>{"-np", "1", "-x", "A\x1b[2JB=1", "true"}}) {
+    auto run = runHvdrun(args);
+    INFO(run.err);
+    CHECK(run.exitCode == 2);
+    CHECK(run.err.find('\x1b') == std::string::npos);
+    CHECK(run.err.find('\x07') == std::string::npos);
+    CHECK(run.err.find("\\x1b[2J") != std::string::npos);
+  }
+}

@@ -39,10 +39,11 @@ int runTimelineCommand(const std::vector<std::string>& args) {
     }
     return 0;
   }
-  auto trace = readJsonFile(summaryInput);
-  if (!trace) throw UserError(ExitCode::kUsage, "timeline summary: " + trace.status().message(), kHint);
-  auto rows = timeline::summarizeTrace(*trace);
-  if (!rows) throw UserError(ExitCode::kUsage, "timeline summary: '" + summaryInput + "': " + rows.status().message(), kHint);
+  auto rows = timeline::summarizeTraceFile(summaryInput);
+  if (!rows) {
+    const Status& why = rows.status();
+    throw UserError(ExitCode::kUsage, "timeline summary: " + why.message(), why.hint().empty() ? kHint : why.hint());
+  }
   if (rows->empty()) {
     printTo(stdout, "no operations in {}\n", summaryInput);
     return 0;

@@ -7,11 +7,16 @@
 #include <cstdio>
 #include <map>
 
+#include "runtime/common/json_stream.h"
+
 namespace hvd::timeline {
 namespace {
 
 bool isOperation(const std::string& name) {
-  return name == "ALLREDUCE" || name == "BROADCAST" || name == "ALLGATHER" || name == "BARRIER";
+  // The engine's operation spans (engine.cc opName); the backend's own calls under them
+  // (RING_ALLREDUCE, MPI_ALLTOALLV, ...) are not operations of their own.
+  return name == "ALLREDUCE" || name == "BROADCAST" || name == "ALLGATHER" || name == "BARRIER" ||
+         name == "REDUCESCATTER" || name == "ALLTOALL";
 }
 
 double numberOr(const Json& e, const char* key, double fallback) {
@@ -28,14 +33,33 @@ std::string textOr(const Json& e, const char* key) {
 
 }  // namespace
 
-Result<std::vector<TensorSummary>> summarizeTrace(const Json& trace) {
-  if (!trace.isArray()) return invalidArgument("not a Chrome trace: expected an array of events");
-  std::map<std::pair<double, double>, std::string> trackName;  // (pid, tid) -> tensor
-  for (const Json& e : trace.array()) {
-    if (e.isObject() && textOr(e, "ph") == "M" && textOr(e, "name") == "thread_name" && e.has("args")) {
-      trackName[{numberOr(e, "pid", -1), numberOr(e, "tid", -1)}] = textOr(e["args"], "name");
-    }
+void TraceSummarizer::add(const Json& e) {
+  if (!e.isObject()) return;
+  const std::string phase = textOr(e, "ph");
+  const std::pair<double, double> key{numberOr(e, "pid", -1), numberOr(e, "tid", -1)};
+  if (phase == "M") {
+    if (textOr(e, "name") == "thread_name" && e.has("args")) names_[key] = textOr(e["args"], "name");
+    return;
   }
+  if (phase != "X") return;
+  std::string name = textOr(e, "name");
+  double durMs = numberOr(e, "dur", 0) / 1000.0;
+  if (name.rfind("NEGOTIATE_", 0) == 0) {
+    Track& t = tracks_[key];
+    t.negotiateSum += durMs;
+    t.negotiateMaxMs = std::max(t.negotiateMaxMs, durMs);
+    ++t.negotiations;
+    t.negotiationStarts.push_back(numberOr(e, "ts", 0));
+  } else if (isOperation(name)) {
+    Track& t = tracks_[key];
+    ++t.ops;
+    t.opSum += durMs;
+    t.opMaxMs = std::max(t.opMaxMs, durMs);
+    if (e.has("args")) t.bytesSum += numberOr(e["args"], "bytes", 0);
+  }
+}
+
+std::vector<TensorSummary> TraceSummarizer::rows() const {
   struct Acc {
     TensorSummary row;
     double negotiateSum = 0, opSum = 0, bytesSum = 0;
@@ -43,24 +67,21 @@ Result<std::vector<TensorSummary>> summarizeTrace(const Json& trace) {
     std::map<int, std::vector<double>> starts;  // rank -> negotiation start times
   };
   std::map<std::string, Acc> acc;
-  for (const Json& e : trace.array()) {
-    if (!e.isObject() || textOr(e, "ph") != "X") continue;
-    auto track = trackName.find({numberOr(e, "pid", -1), numberOr(e, "tid", -1)});
-    if (track == trackName.end()) continue;
-    std::string name = textOr(e, "name");
-    double durMs = numberOr(e, "dur", 0) / 1000.0;
-    Acc& a = acc[track->second];
-    a.row.name = track->second;
-    if (name.rfind("NEGOTIATE_", 0) == 0) {
-      a.negotiateSum += durMs;
-      a.row.negotiateMaxMs = std::max(a.row.negotiateMaxMs, durMs);
-      ++a.negotiations;
-      a.starts[static_cast<int>(numberOr(e, "pid", 0))].push_back(numberOr(e, "ts", 0));
-    } else if (isOperation(name)) {
-      ++a.row.ops;
-      a.opSum += durMs;
-      a.row.opMaxMs = std::max(a.row.opMaxMs, durMs);
-      if (e.has("args")) a.bytesSum += numberOr(e["args"], "bytes", 0);
+  for (const auto& [key, t] : tracks_) {
+    auto named = names_.find(key);
+    if (named == names_.end()) continue;  // the engine's and the fusion tracks: no tensor
+    Acc& a = acc[named->second];
+    a.row.name = named->second;
+    a.row.ops += t.ops;
+    a.opSum += t.opSum;
+    a.row.opMaxMs = std::max(a.row.opMaxMs, t.opMaxMs);
+    a.bytesSum += t.bytesSum;
+    a.negotiateSum += t.negotiateSum;
+    a.row.negotiateMaxMs = std::max(a.row.negotiateMaxMs, t.negotiateMaxMs);
+    a.negotiations += t.negotiations;
+    if (!t.negotiationStarts.empty()) {
+      auto& starts = a.starts[static_cast<int>(key.first)];
+      starts.insert(starts.end(), t.negotiationStarts.begin(), t.negotiationStarts.end());
     }
   }
   std::vector<TensorSummary> rows;
@@ -95,6 +116,31 @@ Result<std::vector<TensorSummary>> summarizeTrace(const Json& trace) {
     return x.opMeanMs * x.ops > y.opMeanMs * y.ops;
   });
   return rows;
+}
+
+Result<std::vector<TensorSummary>> summarizeTrace(const Json& trace) {
+  if (!trace.isArray()) return invalidArgument("not a Chrome trace: expected an array of events");
+  TraceSummarizer summarizer;
+  for (const Json& e : trace.array()) summarizer.add(e);
+  return summarizer.rows();
+}
+
+Result<std::vector<TensorSummary>> summarizeTraceFile(const std::string& path) {
+  TraceSummarizer summarizer;
+  Status read = forEachArrayElement(path, [&](Json event) {
+    summarizer.add(event);
+    return Status::ok();
+  });
+  if (!read.isOk()) {
+    // The file's own faults (missing, a pipe, unreadable) as they are; its text's with its name.
+    const std::string& why = read.message();
+    bool notAnArray = read.code() == Errc::kInvalidArgument &&
+                      (why.rfind("offset ", 0) == 0 || why.rfind("the element at offset ", 0) == 0);
+    if (!notAnArray) return read;
+    return invalidArgument("'" + path + "' is not a Chrome trace in the JSON array format: " + read.message())
+        .withHint("give a file --timeline-filename or hvdrun timeline merge wrote");
+  }
+  return summarizer.rows();
 }
 
 std::string formatSummary(const std::vector<TensorSummary>& rows) {

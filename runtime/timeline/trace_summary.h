@@ -1,9 +1,12 @@
 // runtime/timeline/trace_summary.h: the answer to "which tensor was slow, and who was
-// late", from a trace, for a terminal (hvdrun timeline summary). Pure: a parsed trace in,
-// rows out.
+// late", from a trace, for a terminal (hvdrun timeline summary): events in, one at a time,
+// rows out. A merged trace holds every rank's events, gigabytes for a large job, so the
+// file is read an event at a time and only per-track sums are kept.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/common/json.h"
@@ -21,9 +24,28 @@ struct TensorSummary {
   int lastTimes = 0, compared = 0;  // how often, out of how many occurrences
 };
 
-// One row per tensor track that has operations, most total operation time first.
-// kInvalidArgument when the document is not a trace's array of events.
+// Sums of a trace's events, in any order (a track's name may come after its events).
+class TraceSummarizer {
+ public:
+  void add(const Json& event);
+  // One row per tensor track that has operations, most total operation time first.
+  std::vector<TensorSummary> rows() const;
+
+ private:
+  struct Track {
+    int ops = 0, negotiations = 0;
+    double opSum = 0, opMaxMs = 0, bytesSum = 0, negotiateSum = 0, negotiateMaxMs = 0;
+    std::vector<double> negotiationStarts;
+  };
+  std::map<std::pair<double, double>, std::string> names_;  // (pid, tid) -> tensor
+  std::map<std::pair<double, double>, Track> tracks_;
+};
+
+// The rows of a parsed trace; kInvalidArgument when it is not an array of events.
 Result<std::vector<TensorSummary>> summarizeTrace(const Json& trace);
+// The rows of the trace file at `path`, read an event at a time; kInvalidArgument naming
+// the file and the offset when it is not a JSON array, kNotFound when it does not exist.
+Result<std::vector<TensorSummary>> summarizeTraceFile(const std::string& path);
 
 // The table: tensor, ops, bytes/op, negotiate mean/max, op mean/max, last ready.
 std::string formatSummary(const std::vector<TensorSummary>& rows);

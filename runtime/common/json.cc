@@ -12,6 +12,7 @@ namespace {
 struct Parser {
   const std::string& s;
   size_t i = 0;
+  int depth = 0;  // arrays and objects open around the value at hand
   [[noreturn]] void fail(const std::string& what) { throw std::runtime_error("offset " + std::to_string(i) + ": " + what); }
   void space() {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
@@ -25,8 +26,13 @@ struct Parser {
     space();
     if (i >= s.size()) fail("unexpected end");
     char c = s[i];
-    if (c == '{') return object();
-    if (c == '[') return array();
+    if (c == '{' || c == '[') {
+      if (depth == kMaxJsonDepth) fail("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+      ++depth;
+      Json nested = c == '{' ? object() : array();
+      --depth;
+      return nested;
+    }
     if (c == '"') return Json{string()};
     if (s.compare(i, 4, "true") == 0) return i += 4, Json{true};
     if (s.compare(i, 5, "false") == 0) return i += 5, Json{false};

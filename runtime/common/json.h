@@ -29,7 +29,12 @@ struct Json {
   const Json& operator[](const std::string& key) const { return object().at(key); }
 };
 
-// The document; kInvalidArgument "offset N: what" when the text is not JSON.
+// Arrays and objects nest at most this deep: the reader recurses, and a file of a million
+// '[' would otherwise overflow the stack. Traces nest four levels.
+inline constexpr int kMaxJsonDepth = 256;
+
+// The document; kInvalidArgument "offset N: what" when the text is not JSON or nests deeper
+// than kMaxJsonDepth.
 Result<Json> parseJson(const std::string& text);
 // The file's document; kSystem when it cannot be read, kInvalidArgument naming the file
 // and the offset when it is not JSON.

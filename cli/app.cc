@@ -846,9 +846,10 @@ struct JobGrowth {
 
   // A host the script listed and lists no more, or with fewer slots than ranks run there:
   // the excess ranks (the newest first) leave for the next world, stopped by hvdrun, as
-  // Horovod stops a removed host's workers. Over ssh only whole hosts go (an agent stops
-  // all its ranks together), and a host the script never named (-H's, perhaps under another
-  // name) is left alone. Never below --min-np: the ranks then keep running, said once.
+  // Horovod stops a removed host's workers. Over ssh a host agent stops those of its ranks
+  // that go ("stop <rank>") and keeps the others, or, when all of them go, is stopped itself.
+  // A host the script never named (-H's, perhaps under another name) is left alone. Never
+  // below --min-np: the ranks then keep running, said once.
   std::vector<int> fewer() {
     if (world.ended() || world.finishing()) return {};
     std::map<std::string, int> slots = discoveredSlots();
@@ -859,7 +860,7 @@ struct JobGrowth {
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       const std::string& host = world.hostOf(*it);
       const int allowed = slots.count(host) ? slots.at(host) : 0;
-      if (!listed.count(host) || (how.ssh != nullptr && allowed > 0) || running[host] <= allowed) continue;
+      if (!listed.count(host) || running[host] <= allowed) continue;
       removing[host].insert(removing[host].begin(), *it);
       --running[host];
     }

@@ -10,9 +10,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <chrono>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "cli/launch/agent_protocol.h"
 #include "cli/launch/guardian.h"
@@ -37,6 +40,14 @@ namespace {
 
 // Set by the thread that learns the chief's end (a PS job whose chief runs on another host).
 std::atomic<bool> gStoppedForCoordinator{false};
+
+// Ranks hvdrun ordered stopped ("stop <rank>": the discovery script gave this host fewer
+// slots), from the orders thread to the supervisor's, which asks for them every
+// kStopOrdersEvery (SupervisorOptions::changeRanks). File-wide: the orders thread is
+// detached and may outlive runHostAgentCommand's frame.
+std::mutex gStopOrdersMutex;
+std::vector<int> gStopOrders;
+constexpr std::chrono::milliseconds kStopOrdersEvery{100};
 
 [[noreturn]] void fail(const std::string& host, const std::string& what, const std::string& hint = "") {
   throw UserError(ExitCode::kEnvironment, "on " + host + ": " + what, hint);
@@ -85,7 +96,8 @@ AgentJob receiveJob(int fd) {
 // hvdrun's orders while the ranks run: a signal line raises that signal here, where the
 // supervisor's signalfd passes it to every rank exactly as hvdrun would to local ones.
 // Forwarded stdin goes into `relay` (-1: no rank here reads it), which the supervisor
-// drains into its rank's stdin; hvdrun's window keeps it from filling for long. EOF (or a
+// drains into its rank's stdin; hvdrun's window keeps it from filling for long. A stop order
+// queues its rank for the supervisor (gStopOrders). EOF (or a
 // broken stream) means hvdrun or the connection is gone: this process ends at once, and
 // the guardian stops every rank's session and removes the job's /dev/shm objects.
 void followOrders(int fd, int relay) {
@@ -113,6 +125,11 @@ void followOrders(int fd, int relay) {
           if (relay >= 0) ::close(relay);
           relay = -1;
           break;
+        case AgentOrder::Kind::kStopRank: {
+          std::lock_guard<std::mutex> lock(gStopOrdersMutex);
+          gStopOrders.push_back(order.rank);
+          break;
+        }
         case AgentOrder::Kind::kBroken:
           ::kill(::getpid(), SIGKILL);
           break;
@@ -254,6 +271,15 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
       }
       return SupervisorOptions::AfterRankEnd{.goesOn = true};
     };
+    // hvdrun's orders to stop ranks here that the job no longer needs (their ends are
+    // nothing: not reported, not failures).
+    supervision.changeRanks = [] {
+      SupervisorOptions::RankChanges changes;
+      std::lock_guard<std::mutex> lock(gStopOrdersMutex);
+      changes.stop.swap(gStopOrders);
+      return changes;
+    };
+    supervision.changeRanksEvery = kStopOrdersEvery;
     // A rank frozen as long as its peers wait in a collective fails here, as under hvdrun.
     const std::string timeout = valueInEnvironment(rankEnv, "HVD_TIMEOUT");
     supervision.frozenFails =

@@ -196,6 +196,8 @@ std::optional<int> parseAgentSignal(std::string_view line) {
   return static_cast<int>(sig);
 }
 
+std::string agentStopRankLine(int rank) { return "stop " + std::to_string(rank) + "\n"; }
+
 std::string agentInputFrame(std::string_view bytes) {
   return "input " + std::to_string(bytes.size()) + "\n" + std::string(bytes);
 }
@@ -203,6 +205,7 @@ std::string agentInputFrame(std::string_view bytes) {
 std::vector<AgentOrder> AgentOrderReader::feed(std::string_view bytes) {
   constexpr size_t kMaxLine = 64;
   constexpr std::string_view kInputPrefix = "input ";
+  constexpr std::string_view kStopPrefix = "stop ";
   std::vector<AgentOrder> orders;
   auto breakStream = [&] {
     broken_ = true;
@@ -232,6 +235,12 @@ std::vector<AgentOrder> AgentOrderReader::feed(std::string_view bytes) {
       orders.push_back({AgentOrder::Kind::kSignal, *sig, {}});
     } else if (line + "\n" == kAgentInputEnd) {
       orders.push_back({AgentOrder::Kind::kInputEnd, 0, {}});
+    } else if (std::string_view(line).substr(0, kStopPrefix.size()) == kStopPrefix) {
+      long long rank = 0;
+      // A malformed one is skipped, as unknown lines are.
+      if (parseNumber(std::string_view(line).substr(kStopPrefix.size()), rank) && rank >= 0 && rank <= INT32_MAX) {
+        orders.push_back({AgentOrder::Kind::kStopRank, 0, {}, static_cast<int>(rank)});
+      }
     } else if (std::string_view(line).substr(0, kInputPrefix.size()) == kInputPrefix) {
       long long length = 0;
       if (!parseNumber(std::string_view(line).substr(kInputPrefix.size()), length) || length < 0 ||

@@ -10,8 +10,11 @@
 // byte of an argument or a variable arrives unchanged and nothing (the secret key above all)
 // appears on a command line; then, while the ranks run, one "signal <number>\n" per signal
 // hvdrun passes on, and, to the host whose rank reads hvdrun's stdin (--stdin), that input
-// as "input <length>\n<bytes>" frames and "input-end\n" at its end. EOF means hvdrun or the
-// connection is gone: the agent stops every rank.
+// as "input <length>\n<bytes>" frames and "input-end\n" at its end; in an elastic job whose
+// discovery script gives the host fewer slots, "stop <rank>\n" for each rank to go (the agent
+// stops it as no longer needed, SIGTERM then SIGKILL after the kill grace, and reports
+// nothing of its end). EOF means hvdrun or the connection is gone: the agent stops every
+// rank.
 //
 // agent -> hvdrun: each rank line as "[rank]<stdout>:text" on stdout or "[rank]<stderr>:text"
 // on stderr (the supervisor's own prefix), and on stderr, records hvdrun reads instead of
@@ -84,6 +87,7 @@ std::string agentHelloLine();  // "hvdrun-agent: hello <agentVersion()>\n"
 std::optional<std::string> parseAgentHello(std::string_view line);
 
 std::string agentSignalLine(int signal);         // "signal 15\n"
+std::string agentStopRankLine(int rank);         // "stop 3\n"
 std::optional<int> parseAgentSignal(std::string_view line);  // the line without '\n'
 
 inline constexpr size_t kAgentInputWindow = size_t{128} << 10;
@@ -96,10 +100,11 @@ inline constexpr std::string_view kAgentInputEnd = "input-end\n";
 // would be); a frame longer than kMaxAgentInputFrame, or a line without an end within 64
 // bytes, is a broken stream.
 struct AgentOrder {
-  enum class Kind { kSignal, kInput, kInputEnd, kBroken };
+  enum class Kind { kSignal, kInput, kInputEnd, kStopRank, kBroken };
   Kind kind = Kind::kSignal;
   int signal = 0;
   std::string input;
+  int rank = -1;  // kStopRank's
 };
 class AgentOrderReader {
  public:

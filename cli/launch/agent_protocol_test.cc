@@ -225,4 +225,22 @@ TEST_CASE("an elastic job's clean rank end reads back and nothing else reads as 
   CHECK_FALSE(parseAgentRankEnd("hvdrun-agent: failed rank=1 pid=1 code=0 signal=9 when=t host=h"));
 }
 
+TEST_CASE("an elastic job's order to stop one rank reads back with its rank among signals and input", "[agent]") {
+  const std::string stream = agentSignalLine(10) + agentStopRankLine(3) + agentInputFrame("stop 4\n") +
+                             agentStopRankLine(12) + "stop -1\nstop x\nstop \n";
+  for (size_t piece : {size_t{1}, size_t{5}, stream.size()}) {
+    INFO("pieces of " << piece);
+    std::vector<int> stopped;
+    std::string input;
+    for (const AgentOrder& o : readInPieces(stream, piece)) {
+      REQUIRE(o.kind != AgentOrder::Kind::kBroken);
+      if (o.kind == AgentOrder::Kind::kStopRank) stopped.push_back(o.rank);
+      if (o.kind == AgentOrder::Kind::kInput) input += o.input;
+    }
+    CHECK(stopped == std::vector<int>{3, 12});  // forwarded input is never an order
+    CHECK(input == "stop 4\n");
+  }
+  CHECK(agentStopRankLine(7) == "stop 7\n");
+}
+
 }  // namespace hvd::cli

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <set>
 #include <memory>
 #include <string_view>
 
@@ -93,6 +94,8 @@ struct Rank {
   int endStatus = 0;
   // Stopped as one an elastic job no longer needs (AfterRankEnd::stop): its end is nothing.
   bool unneeded = false;
+  // A host agent some of whose ranks are no longer needed: those it was told to stop.
+  std::set<int> stopsOrdered;
 };
 
 std::vector<char*> cStrings(const std::vector<std::string>& strings) {
@@ -919,9 +922,19 @@ class Job {
     for (Rank& r : ranks_) {
       if (!r.running || r.unneeded) continue;
       const std::vector<int>& its = r.spec->agentRanks.empty() ? std::vector<int>{r.spec->rank} : r.spec->agentRanks;
-      if (!std::all_of(its.begin(), its.end(), [&](int rank) { return unneeded_.count(rank) > 0; })) continue;
-      r.unneeded = true;
-      stopRank(r);
+      if (std::all_of(its.begin(), its.end(), [&](int rank) { return unneeded_.count(rank) > 0; })) {
+        r.unneeded = true;
+        stopRank(r);
+        continue;
+      }
+      // A host agent keeping some of its ranks: it stops the others itself, as unneeded
+      // (agent_protocol.h "stop <rank>"), and its connection stays.
+      if (r.inFd < 0 || holdingInput() || helloFailed_) continue;
+      for (int rank : its) {
+        if (!unneeded_.count(rank) || !r.stopsOrdered.insert(rank).second) continue;
+        r.pendingInput += agentStopRankLine(rank);
+      }
+      writeInput(r);
     }
     if (!unneededKillDeadline_) unneededKillDeadline_ = Clock::now() + options_.killGrace;
     unneededEnded();  // none may have been running

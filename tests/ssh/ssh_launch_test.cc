@@ -524,6 +524,34 @@ TEST_CASE("over ssh a host the discovery script no longer lists has its agent st
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh a host given fewer slots loses its newest rank while its agent keeps the other running", "[ssh]") {
+  // Ranks 2 and 3 share the second host's agent; worker 0 cuts that host to 1 slot after
+  // its 5th allreduce: rank 3 alone is stopped (before: only whole hosts went over ssh, and
+  // the job ran on with 4 ranks).
+  const Bed& b = bed();
+  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n");
+  const std::string& script = discovery.path();
+  std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
+                                "-i", b.key, "--min-np", "2", "--host-discovery-script", script, kCollectiveRank,
+                                "elastic-grow", "150"};
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith(
+      {discovery.fileVariable(), "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n" + b.hosts[1] + ":1\n"});
+  auto run = hvd::test::runHvdrun(args, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("hvdrun: the host discovery script gives 1 slot(s) on " + b.hosts[1] + ": stopping rank(s) 3 "
+                     "there; the job's world 1 has the other 3 rank(s)") != std::string::npos);
+  for (int worker = 0; worker < 3; ++worker) {
+    CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic grown worker " + std::to_string(worker) +
+                       " rank " + std::to_string(worker) + " size 3 worlds 2") != std::string::npos);
+  }
+  CHECK(run.out.find("[3]<stdout>:elastic grown") == std::string::npos);
+  CHECK(run.err.find("error") == std::string::npos);
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 TEST_CASE("over ssh a job that grows after its ranks' last commit stops the new host's agent when they finish",
           "[ssh]") {
   const Bed& b = bed();

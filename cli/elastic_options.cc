@@ -24,7 +24,10 @@ void checkElasticLaunch(const Options& o, bool onSlurm) {
                     "--host-discovery-script: hvdrun grows elastic jobs with ranks it starts itself (on this machine, "
                     "or over ssh with -H), and this job runs on " +
                         std::string(o.useMpi ? "mpirun (--mpi)" : "a Slurm allocation"),
-                    "leave it out: --min-np alone keeps such a job going without the ranks that fail");
+                    o.useMpi ? "leave it out: --min-np alone keeps such a job going without the ranks that fail"
+                             : "leave it out: --min-np alone keeps such a job going without the ranks that fail; or, "
+                               "where ssh reaches the allocation's nodes, grow over ssh as horovodrun does: "
+                               "--no-slurm -H node1:slots,...");
   }
   if (o.useMpi) {
     throw UserError(ExitCode::kUsage,

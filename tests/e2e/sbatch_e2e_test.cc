@@ -89,6 +89,8 @@ TEST_CASE("elastic options the job script's hvdrun would refuse under Slurm are 
   CHECK(discovery.err.rfind("hvdrun: error: --host-discovery-script: hvdrun grows elastic jobs with ranks it starts "
                             "itself (on this machine, or over ssh with -H), and this job runs on a Slurm allocation\n",
                             0) == 0);
+  // The way horovodrun grows inside an allocation: over ssh to its nodes.
+  CHECK(discovery.err.find("--no-slurm -H") != std::string::npos);
   auto mpi = runHvdrun({"sbatch", "--dry-run", "--mpi", "--min-np", "2", "prog"});
   CHECK(mpi.exitCode == 2);
   CHECK(mpi.err.rfind("hvdrun: error: --min-np: elastic jobs need hvdrun to hear of each rank's end", 0) == 0);

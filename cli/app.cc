@@ -805,7 +805,7 @@ struct JobGrowth {
   std::set<std::string> elsewhere;  // hosts named that this launch cannot reach, said once
   std::set<std::string> listed{};        // hosts the script has named
   std::set<std::string> refusedShrink{};  // why a shrink could not be, said once
-  std::optional<ElasticGpus> gpus{};  // this machine's, where the plan gives each rank one
+  std::optional<ElasticGpus> gpus{};  // this machine's, where the plan gives each rank its own
   bool pinning = false;               // so it does
   bool noGpuSaid = false;
 
@@ -928,21 +928,21 @@ struct JobGrowth {
     return started;
   }
 
-  // The plan's GPUs of this machine, where it gives each rank one (--gpus-per-rank 1).
+  // The plan's GPUs of this machine, where it gives each rank its own (--gpus-per-rank).
   void knowGpus() {
     if (gpus) return;
     const std::string& here = plan.ranks.front().where.host;
     auto host = std::find_if(plan.hosts.begin(), plan.hosts.end(), [&](const HostPlan& h) { return h.host == here; });
-    std::map<int, std::string> own;
+    std::map<int, std::vector<std::string>> own;
     for (const RankPlan& r : plan.ranks) {
-      if (r.where.host == here && r.gpus.size() == 1) own[r.where.rank] = r.gpus.front();
+      if (r.where.host == here && static_cast<int>(r.gpus.size()) == o.gpusPerRank) own[r.where.rank] = r.gpus;
     }
-    pinning = o.gpusPerRank == 1 && !own.empty() && host != plan.hosts.end();
+    pinning = o.gpusPerRank >= 1 && !own.empty() && host != plan.hosts.end();
     gpus.emplace(pinning ? host->devices : std::vector<std::string>{}, std::move(own),
-                 pinning && host->gpusByLocalRank);
+                 pinning && host->gpusByLocalRank, o.gpusPerRank);
   }
 
-  // A forked rank's GPU: a device no running rank here holds (elastic_gpus.h).
+  // A forked rank's GPUs: devices no running rank here holds (elastic_gpus.h).
   void giveGpu(int worker, RankPlan& r) {
     knowGpus();
     std::vector<int> localOrder;
@@ -950,13 +950,17 @@ struct JobGrowth {
       if (world.hostOf(w) == r.where.host) localOrder.push_back(w);
     }
     if (auto seen = gpus->give(worker, localOrder)) {
-      r.gpus = {seen->own};
+      r.gpus = seen->own;
       r.visibleGpus = seen->visible;
       r.localGpu = seen->localGpu;
     } else if (pinning && !noGpuSaid) {
       noGpuSaid = true;
-      printTo(stderr, "hvdrun: warning: every GPU of {} is held by a running rank: rank {} and later ones added "
-                      "there get none of their own (they see hvdrun's)\n", r.where.host, worker);
+      const std::string held = o.gpusPerRank == 1
+                                   ? "every GPU of " + r.where.host + " is held by a running rank"
+                                   : "fewer than " + std::to_string(o.gpusPerRank) + " GPUs of " + r.where.host +
+                                         " are free of running ranks";
+      printTo(stderr, "hvdrun: warning: {}: rank {} and later ones added there get none of their own (they see "
+                      "hvdrun's)\n", held, worker);
     }
   }
 

@@ -176,6 +176,27 @@ TEST_CASE("a job on this machine grows onto the slots its discovery script adds 
                      "gpus=3,5,6 at=2\n"));
 }
 
+TEST_CASE("a job with two GPUs a rank grows onto this machine's slots and the added rank gets two no rank holds",
+          "[e2e]") {
+  hvd::test::DiscoveryScript discovery("localhost:2\n");
+  const std::string& script = discovery.path();
+  hvd::cli::RunOptions options;
+  options.env = environmentWith(
+      {discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=10,11,12,13,14,15"});
+  auto run = runHvdrun({"-np", "2", "--gpus-per-rank", "2", "--host-discovery-script", script, kRank, "elastic-grow",
+                        "150"},
+                       options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
+  CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 3 worlds 2 launched as rank=0 size=2 local=0 "
+                     "gpus=10,11 at=0\n"));
+  // Before: the added rank got none of its own and saw every GPU hvdrun sees.
+  CHECK(has(run.out, "[2]<stdout>:elastic grown worker 2 rank 2 size 3 worlds 1 launched as rank=2 size=3 local=2 "
+                     "gpus=14,15 at=0\n"));
+  CHECK_FALSE(has(run.err, "warning"));
+}
+
 TEST_CASE("a job that grows after its ranks' last commit ends when they finish and stops the ranks added for it",
           "[e2e]") {
   hvd::test::DiscoveryScript discovery("localhost:2\n");

@@ -782,6 +782,21 @@ struct SshLaunch {
 // agent for each host and round. After a rank failed on a host no more are started there
 // (horovodrun blacklists it). A host given fewer slots loses ranks (fewer()). Used on the
 // supervisor's thread only.
+// Over ssh, a host whose GPUs hvdrun does not know (another -H host) has its agent share them
+// out, unless --no-gpu leaves CUDA_VISIBLE_DEVICES alone.
+bool agentDecidesGpus(const Options& o, const HostPlan& h) { return !o.noGpu && !h.local && h.devices.empty(); }
+
+GpuRule gpuRule(const Options& o) { return {o.gpusPerRank, o.oversubscribeGpus, o.tfConfig}; }
+
+// A rank's environment for another host without hvdrun's own CUDA_VISIBLE_DEVICES, which
+// lists this machine's devices (a login node's, a Slurm step's), not that host's.
+std::vector<std::string> withoutHvdrunsGpus(std::vector<std::string> env) {
+  std::erase_if(env, [](const std::string& kv) {
+    return kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || kv.rfind("HVD_LOCAL_GPU=", 0) == 0;
+  });
+  return env;
+}
+
 // How a launch starts a rank it adds: forked (the program and the thread variables), or
 // through a host agent (ssh set: how to reach the host, and the job's /dev/shm prefix).
 struct GrowthLaunch {
@@ -999,10 +1014,13 @@ struct JobGrowth {
                     const std::map<int, rendezvous::ElasticIdentity>& identity, long long after) {
     std::error_code ec;
     AgentJob job{agentVersion(), host, std::filesystem::current_path(ec).string(), how.shmPrefix, o.killGrace,
-                 o.maxLineBytes, std::nullopt, BindTo::kNone, std::nullopt, {}};
+                 o.maxLineBytes, std::nullopt, BindTo::kNone, std::nullopt, std::nullopt, {}};
     for (int worker : workers) {
       auto rankEnv = rankEnvironment(worker, identity.at(worker), host, after);
-      job.ranks.push_back({worker, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
+      std::vector<std::string> env = remoteEnvironment(inheritedEnvironment(rankEnv));
+      // Not this machine's list (its GPUs are not known here: the rank sees its host's).
+      if (!o.noGpu && !isThisMachine(host)) env = withoutHvdrunsGpus(std::move(env));
+      job.ranks.push_back({worker, o.program, std::move(env)});
     }
     RankProcess process;
     process.rank = workers.front();
@@ -1207,7 +1225,8 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
     if (h.ranks == 0) continue;
     jobOf[h.host] = jobs.size();
     jobs.push_back({agentVersion(), h.host, cwd, shmPrefix, o.killGrace, o.maxLineBytes, parameterServerChief(plan),
-                    plan.bindTo, std::nullopt, {}});
+                    plan.bindTo, std::nullopt, agentDecidesGpus(o, h) ? std::optional<GpuRule>(gpuRule(o)) : std::nullopt,
+                    {}});
     jobHosts.push_back(&h);
   }
   for (const RankPlan& r : plan.ranks) {
@@ -1216,7 +1235,9 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
     appendElasticVariables(o, r.where.rank, rankEnv);
     // The secret travels in the job, over ssh's stdin: never on a command line.
     AgentJob& job = jobs[jobOf.at(r.where.host)];
-    job.ranks.push_back({r.where.rank, o.program, remoteEnvironment(inheritedEnvironment(rankEnv))});
+    std::vector<std::string> env = remoteEnvironment(inheritedEnvironment(rankEnv));
+    if (job.gpus) env = withoutHvdrunsGpus(std::move(env));
+    job.ranks.push_back({r.where.rank, o.program, std::move(env), usesGpu(r.role)});
     if (o.stdinRank == r.where.rank) job.stdinRank = r.where.rank;
   }
   std::vector<RankProcess> agents;

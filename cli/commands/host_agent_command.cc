@@ -30,10 +30,14 @@
 #include "cli/os/oom_kills.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/cpu_binding.h"
+#include "cli/plan/host_gpus.h"
+#include "cli/plan/plan.h"
 #include "cli/plan/thread_defaults.h"
 #include "cli/user_error.h"
+#include "runtime/backends/backend_probe.h"
 #include "runtime/common/cpu_budget.h"
 #include "runtime/common/shm_names.h"
+#include "slurm/gpu_binding.h"
 
 namespace hvd::cli {
 namespace {
@@ -138,6 +142,38 @@ void followOrders(int fd, int relay) {
   }
 }
 
+// This host's GPUs, found as hvdrun finds its own machine's (an inherited CUDA_VISIBLE_DEVICES,
+// else the driver's count), given to the job's ranks by the plan's rule (host_gpus.h): each
+// rank's CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU replace any it came with. No devices: the
+// ranks get no list.
+void shareOutGpus(AgentJob& job) {
+  HostPlan host;
+  host.host = job.host;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
+    auto list = slurm::parseDeviceList(visible, "CUDA_VISIBLE_DEVICES");
+    if (!list) fail(job.host, list.status().message(), list.status().hint());
+    host.devices = std::move(*list);
+  } else {
+    for (int i = 0, n = backends::countLocalGpus(); i < n; ++i) host.devices.push_back(std::to_string(i));
+  }
+  std::vector<RankPlan> plans(job.ranks.size());
+  std::vector<RankPlan*> order;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    plans[i].role = job.ranks[i].usesGpu ? Role::kWorker : Role::kPs;
+    order.push_back(&plans[i]);
+  }
+  if (Status s = assignHostGpus(*job.gpus, host, order); !s.isOk()) {
+    throw UserError(ExitCode::kEnvironment, s.message(), s.hint());  // it names the host
+  }
+  for (size_t i = 0; i < plans.size(); ++i) {
+    std::vector<std::string>& env = job.ranks[i].env;
+    std::erase_if(env, [](const std::string& kv) {
+      return kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || kv.rfind("HVD_LOCAL_GPU=", 0) == 0;
+    });
+    for (std::string& kv : gpuVariables(plans[i])) env.push_back(std::move(kv));
+  }
+}
+
 }  // namespace
 
 int runHostAgentCommand(const std::vector<std::string>& args) {
@@ -178,6 +214,10 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     if (!bindings) fail(job.host, bindings.status().message(), bindings.status().hint());
     cpus = std::move(*bindings);
   }
+
+  // A host hvdrun could not look at: its GPUs shared out here (before any rank starts, so a
+  // host with too few is named and nothing is left half-started).
+  if (job.gpus) shareOutGpus(job);
 
   // Every program is found before any rank starts: nothing half-started to clean up.
   const int threads = defaultThreadsPerRank(usableCpuCount(), static_cast<int>(job.ranks.size()), std::nullopt);

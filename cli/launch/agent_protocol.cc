@@ -89,9 +89,14 @@ std::string encodeAgentJob(const AgentJob& job) {
   put(payload, job.coordinatorRank ? std::to_string(*job.coordinatorRank) : "");  // empty: none
   put(payload, bindToName(job.bindTo));
   put(payload, job.stdinRank ? std::to_string(*job.stdinRank) : "");  // empty: none here
+  // "perRank oversubscribe tfConfig", or empty: hvdrun decided the GPUs.
+  put(payload, job.gpus ? std::to_string(job.gpus->perRank) + " " + (job.gpus->oversubscribe ? "1" : "0") + " " +
+                              (job.gpus->tfConfig ? "1" : "0")
+                        : "");
   put(payload, std::to_string(job.ranks.size()));
   for (const AgentRank& r : job.ranks) {
     put(payload, std::to_string(r.rank));
+    put(payload, r.usesGpu ? "1" : "0");
     put(payload, std::to_string(r.argv.size()));
     for (const auto& a : r.argv) put(payload, a);
     put(payload, std::to_string(r.env.size()));
@@ -158,12 +163,28 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
   if (!bindTo) return invalidArgument("the host agent's job has a bad CPU binding '" + std::string(*bind) + "'");
   job.bindTo = *bindTo;
   HVD_RETURN_IF_ERROR(optionalRank(job.stdinRank, "stdin rank"));
+  auto gpus = f.next("the GPU rule");
+  if (!gpus) return gpus.status();
+  if (!gpus->empty()) {
+    long long perRank = 0;
+    std::string_view rule = *gpus;
+    const size_t space = rule.find(' ');
+    if (space == std::string_view::npos || !parseNumber(rule.substr(0, space), perRank) || perRank < 1 ||
+        perRank > kMaxCount || rule.size() != space + 4 || rule[space + 2] != ' ' ||
+        (rule[space + 1] != '0' && rule[space + 1] != '1') || (rule[space + 3] != '0' && rule[space + 3] != '1')) {
+      return invalidArgument("the host agent's job has a bad GPU rule '" + std::string(rule) + "'");
+    }
+    job.gpus = GpuRule{static_cast<int>(perRank), rule[space + 1] == '1', rule[space + 3] == '1'};
+  }
   HVD_RETURN_IF_ERROR(number(ranks, "rank count", kMaxCount));
   for (long long i = 0; i < ranks; ++i) {
     AgentRank r;
     long long rank = 0, argc = 0, envc = 0;
     HVD_RETURN_IF_ERROR(number(rank, "rank", kMaxCount));
     r.rank = static_cast<int>(rank);
+    long long usesGpu = 0;
+    HVD_RETURN_IF_ERROR(number(usesGpu, "GPU use", 1));
+    r.usesGpu = usesGpu == 1;
     HVD_RETURN_IF_ERROR(number(argc, "argument count", kMaxCount));
     for (long long a = 0; a < argc; ++a) HVD_RETURN_IF_ERROR(text(r.argv.emplace_back(), "an argument"));
     HVD_RETURN_IF_ERROR(number(envc, "variable count", kMaxCount));

@@ -38,6 +38,7 @@
 #include "cli/launch/line_splitter.h"
 #include "cli/launch/rank_failure.h"
 #include "cli/plan/cpu_binding.h"
+#include "cli/plan/host_gpus.h"
 #include "runtime/common/status.h"
 
 namespace hvd::cli {
@@ -46,6 +47,7 @@ struct AgentRank {
   int rank = 0;
   std::vector<std::string> argv;  // the program and its arguments, as the user gave them
   std::vector<std::string> env;   // the complete environment, "NAME=value"
+  bool usesGpu = true;            // with AgentJob::gpus: a worker or chief (not a TF ps or evaluator)
 };
 
 struct AgentJob {
@@ -64,6 +66,11 @@ struct AgentJob {
   // --stdin: the rank of this host that reads hvdrun's stdin, forwarded; every other rank
   // here reads an empty one.
   std::optional<int> stdinRank;
+  // A host whose GPUs hvdrun cannot know (another -H host): the agent shares out the devices
+  // it finds there (its CUDA_VISIBLE_DEVICES, else the driver's) by the plan's rule
+  // (host_gpus.h) and sets each rank's CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU. Unset: the
+  // ranks' variables are as hvdrun gives them.
+  std::optional<GpuRule> gpus;
   std::vector<AgentRank> ranks;
 };
 

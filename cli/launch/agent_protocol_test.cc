@@ -54,6 +54,32 @@ TEST_CASE("a host agent's job arrives with every byte of arguments and variables
   CHECK(decoded->ranks[1].env.empty());
 }
 
+TEST_CASE("a host agent's GPU rule and each rank's use of GPUs arrive as sent and a bad rule is refused", "[agent]") {
+  AgentJob job = sampleJob();
+  CHECK_FALSE(decodeAgentJob(payloadOf(encodeAgentJob(job)))->gpus.has_value());  // hvdrun decided
+  job.gpus = GpuRule{3, true, false};
+  job.ranks[1].usesGpu = false;
+  auto decoded = decodeAgentJob(payloadOf(encodeAgentJob(job)));
+  REQUIRE(decoded.isOk());
+  REQUIRE(decoded->gpus.has_value());
+  CHECK(decoded->gpus->perRank == 3);
+  CHECK(decoded->gpus->oversubscribe);
+  CHECK_FALSE(decoded->gpus->tfConfig);
+  CHECK(decoded->ranks[0].usesGpu);
+  CHECK_FALSE(decoded->ranks[1].usesGpu);
+  std::string payload = payloadOf(encodeAgentJob(job));
+  const std::string rule = "5:3 1 0,";
+  REQUIRE(payload.find(rule) != std::string::npos);
+  for (const char* bad : {"5:0 1 0,", "5:3 2 0,", "4:3 10,", "5:x 1 0,"}) {
+    INFO(bad);
+    std::string broken = payload;
+    broken.replace(broken.find(rule), rule.size(), bad);
+    auto refused = decodeAgentJob(broken);
+    REQUIRE_FALSE(refused.isOk());
+    CHECK(refused.status().message().find("GPU rule") != std::string::npos);
+  }
+}
+
 TEST_CASE("a host agent's job without a parameter-server chief says so", "[agent]") {
   AgentJob job = sampleJob();
   job.coordinatorRank.reset();

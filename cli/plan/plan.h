@@ -102,6 +102,10 @@ Result<Plan> buildPlan(const PlanRequest& request, const slurm::Environment& env
 // The variables rank r starts with, "NAME=value", in a fixed order.
 std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank);
 
+// The rank's CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU as the plan (or a host agent) gave them
+// ("CUDA_VISIBLE_DEVICES=" alone for a role without GPUs on a GPU host); none without.
+std::vector<std::string> gpuVariables(const RankPlan& rank);
+
 // The TF_CONFIG JSON of a rank (only meaningful when plan.tfConfig).
 std::string tfConfigJson(const Plan& plan, const RankPlan& rank);
 

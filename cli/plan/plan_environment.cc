@@ -44,6 +44,15 @@ std::optional<int> parameterServerChief(const Plan& plan) {
   return anyPs ? chief : std::nullopt;
 }
 
+std::vector<std::string> gpuVariables(const RankPlan& rank) {
+  if (!rank.gpus.empty()) {
+    return {"CUDA_VISIBLE_DEVICES=" + joined(rank.visibleGpus.empty() ? rank.gpus : rank.visibleGpus),
+            "HVD_LOCAL_GPU=" + std::to_string(rank.localGpu)};
+  }
+  if (rank.hideGpus) return {"CUDA_VISIBLE_DEVICES="};
+  return {};
+}
+
 std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank) {
   std::vector<std::string> env = rankEnvironment(rank.where);
   for (std::string& kv : env) {
@@ -55,12 +64,7 @@ std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank)
   env.push_back("MASTER_PORT=" + std::to_string(plan.masterPort));
   env.push_back("HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr);
   env.push_back("HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort));
-  if (!rank.gpus.empty()) {
-    env.push_back("CUDA_VISIBLE_DEVICES=" + joined(rank.visibleGpus.empty() ? rank.gpus : rank.visibleGpus));
-    env.push_back("HVD_LOCAL_GPU=" + std::to_string(rank.localGpu));
-  } else if (rank.hideGpus) {
-    env.push_back("CUDA_VISIBLE_DEVICES=");
-  }
+  for (std::string& kv : gpuVariables(rank)) env.push_back(std::move(kv));
   if (!plan.networkInterface.empty()) {
     env.push_back("HVD_NETWORK_INTERFACE=" + plan.networkInterface);
     env.push_back("NCCL_SOCKET_IFNAME=" + plan.networkInterface);

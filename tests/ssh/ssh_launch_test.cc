@@ -1095,3 +1095,66 @@ TEST_CASE("over ssh a rank that shut hvd down early and lingers is stopped soon 
   CHECK(std::regex_search(run.err, std::regex(R"(hvdrun: error: rank [01235] exited with code 1)")));
   CHECK(seconds < 10);  // stopped about 2 s after, not after the 20 s grace or the 30 s sleep
 }
+
+namespace {
+
+// An hvdrun for the other hosts that finds `devices` there as its CUDA_VISIBLE_DEVICES, as a
+// host agent on a GPU node finds the driver's devices; in `dir`.
+std::string hvdrunWithGpus(const hvd::test::TempDir& dir, const std::string& devices) {
+  std::string path = dir.path() + "/hvdrun-gpus";
+  {
+    std::ofstream f(path);
+    f << "#!/bin/sh\nCUDA_VISIBLE_DEVICES=" << devices << " exec " << HVD_HVDRUN_PATH << " \"$@\"\n";
+  }
+  REQUIRE(::chmod(path.c_str(), 0755) == 0);
+  return path;
+}
+
+const std::string kShowGpus = "echo \"cvd=${CUDA_VISIBLE_DEVICES-unset} at=${HVD_LOCAL_GPU-unset}\"";
+
+}  // namespace
+
+TEST_CASE("over ssh each host's agent gives its ranks that host's GPUs by local rank and none of hvdrun's list",
+          "[ssh]") {
+  hvd::test::TempDir dir;
+  const std::string remote = hvdrunWithGpus(dir, "4,5,6,7");
+  // hvdrun's own machine has device 9: a list of this machine, which no other host's rank may get.
+  auto one = runSshJob(2, {"--remote-hvdrun", remote, "sh", "-c", kShowGpus}, {"CUDA_VISIBLE_DEVICES=9"});
+  INFO(one.out << one.err);
+  REQUIRE(one.exitCode == 0);
+  for (int rank = 0; rank < 6; ++rank) {
+    CHECK(one.out.find("[" + std::to_string(rank) + "]<stdout>:cvd=4,5 at=" + std::to_string(rank % 2) + "\n") !=
+          std::string::npos);
+  }
+  // Two a rank: each rank its own two, alone (model parallel: devices 0 and 1 are its own).
+  auto two = runSshJob(2, {"--remote-hvdrun", remote, "--gpus-per-rank", "2", "sh", "-c", kShowGpus},
+                       {"CUDA_VISIBLE_DEVICES=9"});
+  INFO(two.out << two.err);
+  REQUIRE(two.exitCode == 0);
+  for (int rank = 0; rank < 6; ++rank) {
+    CHECK(two.out.find("[" + std::to_string(rank) + "]<stdout>:cvd=" + (rank % 2 == 0 ? "4,5" : "6,7") + " at=0\n") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("over ssh a host with too few GPUs for its ranks is named with the counts and no rank starts", "[ssh]") {
+  hvd::test::TempDir dir, pids;
+  const std::string remote = hvdrunWithGpus(dir, "4,5,6,7");
+  auto run = runSshJob(2, {"--remote-hvdrun", remote, "--gpus-per-rank", "3", kRank, "sleep", "30"},
+                       {"HVD_TEST_PIDDIR=" + pids.path()});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode != 0);
+  CHECK(run.err.find("offers 4 GPU(s) but its 2 rank(s) need 6 (3 each)") != std::string::npos);
+  CHECK(run.err.find("--oversubscribe-gpus") != std::string::npos);
+  CHECK(hvd::test::readPidFiles(pids.path()).empty());
+  CHECK(processesMentioning("host-agent").empty());
+}
+
+TEST_CASE("over ssh ranks on hosts without GPUs get no CUDA_VISIBLE_DEVICES and none of hvdrun's", "[ssh]") {
+  auto run = runSshJob(1, {"sh", "-c", kShowGpus}, {"CUDA_VISIBLE_DEVICES=9"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int rank = 0; rank < 3; ++rank) {
+    CHECK(run.out.find("[" + std::to_string(rank) + "]<stdout>:cvd=unset at=unset\n") != std::string::npos);
+  }
+}

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 namespace hvd::collectives {
 namespace {
@@ -74,7 +75,14 @@ void reduceInto(void* dst, const void* src, size_t count, DataType type, ReduceO
 void divideForAverage(void* data, size_t count, DataType type, int divisor) {
   auto divide = [&](auto* p) {
     using T = std::remove_pointer_t<decltype(p)>;
-    for (size_t i = 0; i < count; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(divisor));
+    if constexpr (std::is_floating_point_v<T>) {
+      for (size_t i = 0; i < count; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(divisor));
+    } else {
+      // In a wide type: the world size as int8 is -128 at 128 ranks (the sign flips) and 0
+      // at 256 (a division by zero: SIGFPE on every rank).
+      const long long by = divisor;
+      for (size_t i = 0; i < count; ++i) p[i] = static_cast<T>(static_cast<long long>(p[i]) / by);
+    }
   };
   switch (type) {
     case DataType::kFloat32: divide(static_cast<float*>(data)); break;

@@ -118,3 +118,29 @@ TEST_CASE("operand order decides min of -0 and +0 and max of NaN and a number, i
   reduceInto(h.data(), hp.data(), 1, DataType::kFloat16, ReduceOp::kMin, Operands::kSourceFirst);
   CHECK(h[0] == hp[0]);
 }
+
+TEST_CASE("an average of narrow integers divides by the world size itself however many ranks there are",
+          "[unit][collectives]") {
+  // 128 ranks as int8 was -128 (the sign flipped); 256 was 0: a division by zero (SIGFPE)
+  // on every rank of a 256-rank job averaging int8 or uint8.
+  for (int ranks : {3, 127, 128, 256, 300, 70000}) {
+    INFO(ranks << " ranks");
+    std::vector<int8_t> i8{127, -128, 100, -1};
+    divideForAverage(i8.data(), i8.size(), DataType::kInt8, ranks);
+    for (size_t k = 0; k < i8.size(); ++k) {
+      const int sums[] = {127, -128, 100, -1};
+      CHECK(int(i8[k]) == sums[k] / ranks);
+    }
+    std::vector<uint8_t> u8{255, 9};
+    divideForAverage(u8.data(), u8.size(), DataType::kUInt8, ranks);
+    CHECK(int(u8[0]) == 255 / ranks);
+    CHECK(int(u8[1]) == 9 / ranks);
+    std::vector<int16_t> i16{32767, -32768};
+    divideForAverage(i16.data(), i16.size(), DataType::kInt16, ranks);
+    CHECK(int(i16[0]) == 32767 / ranks);
+    CHECK(int(i16[1]) == -32768 / ranks);
+    std::vector<uint16_t> u16{65535};
+    divideForAverage(u16.data(), u16.size(), DataType::kUInt16, ranks);
+    CHECK(int(u16[0]) == 65535 / ranks);
+  }
+}

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -100,10 +100,10 @@ AgentJob receiveJob(int fd) {
 // hvdrun's orders while the ranks run: a signal line raises that signal here, where the
 // supervisor's signalfd passes it to every rank exactly as hvdrun would to local ones.
 // Forwarded stdin goes into `relay` (-1: no rank here reads it), which the supervisor
-// drains into its rank's stdin; hvdrun's window keeps it from filling for long. A stop order
-// queues its rank for the supervisor (gStopOrders). EOF (or a
-// broken stream) means hvdrun or the connection is gone: this process ends at once, and
-// the guardian stops every rank's session and removes the job's /dev/shm objects.
+// drains into its rank's stdin; hvdrun's window keeps it from filling for long. A stop
+// order queues its rank for the supervisor (gStopOrders). EOF (or a broken stream) means
+// hvdrun or the connection is gone: this process ends at once, and the guardian stops
+// every rank's session and removes the job's /dev/shm objects.
 void followOrders(int fd, int relay) {
   AgentOrderReader reader;
   char buf[65536];

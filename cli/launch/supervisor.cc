@@ -21,8 +21,8 @@
 #include <cstring>
 #include <ctime>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string_view>
 
 #include "cli/launch/agent_protocol.h"

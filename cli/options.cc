@@ -195,7 +195,7 @@ constexpr HorovodrunFlag kIgnoredHorovodrunFlags[] = {
 // checks for --disable-cache to turn off).
 constexpr const char* kDefaultHorovodrunFlags[] = {
     "--disable-cache", "--no-hierarchical-allreduce", "--no-hierarchical-allgather", "--no-autotune",
-    "--no-timeline-mark-cycles", "--log-without-timestamp", "--log-hide-timestamp"};
+    "--no-timeline-mark-cycles", "--log-without-timestamp", "--log-hide-timestamp", "--no-torus-allreduce"};
 // Refused (exit 2) with this reason and hint.
 struct RefusedFlag {
   const char* name;
@@ -395,7 +395,7 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
                  "per core), core:overload-allowed (as core, or cores round robin when ranks outnumber them), socket "
                  "(sockets round robin). srun and mpirun launches pass it to them")
       ->group("Hosts and GPUs")->type_name("none|core|core:overload-allowed|socket");
-  app.add_option("--network-interface,--nics", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
+  app.add_option("--network-interface,--nics,--network-interfaces", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
       ->group("Hosts and GPUs")->type_name("NAME");
   const char* ssh = "Hosts outside Slurm (ssh)";
   app.add_option("-p,--ssh-port", raw.sshPort, "Port of sshd on the other hosts (default: ssh's own, usually 22)")
@@ -780,7 +780,8 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   }
   if (o.networkInterface.find(',') != std::string::npos) {
     throw UserError(ExitCode::kUsage,
-                    "--network-interface (or --nics) '" + o.networkInterface + "' names more than one interface",
+                    "--network-interface (or --nics, --network-interfaces) '" + o.networkInterface +
+                        "' names more than one interface",
                     "hvd's ring uses one interface between hosts: give one of them");
   }
   o.prefixOutput = !raw.noPrefix;

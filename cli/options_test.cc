@@ -213,7 +213,12 @@ TEST_CASE("horovodrun's spellings --nics --prefix-output-with-timestamp --gloo a
   CHECK(std::find(args.begin(), args.end(), "--prefix-output-with-timestamp") != args.end());
   CHECK(parseOptions(args).networkInterface == "ib0");
   CHECK(std::string(usageErrorOf({"--nics", "ib0,eth0", "prog"}).what()) ==
-        "--network-interface (or --nics) 'ib0,eth0' names more than one interface");
+        "--network-interface (or --nics, --network-interfaces) 'ib0,eth0' names more than one interface");
+  // horovodrun's plural spelling, and its switch-off of a torus allreduce hvd does not have.
+  Options plural = parseOptions({"--network-interfaces", "ib0", "--no-torus-allreduce", "-np", "2", "prog"});
+  CHECK(plural.networkInterface == "ib0");
+  CHECK(plural.notes.empty());
+  CHECK(plural.program == std::vector<std::string>{"prog"});
   CHECK(std::string(usageErrorOf({"--gloo-timeout-seconds", "0", "prog"}).what()) ==
         "--gloo-timeout-seconds expects a whole number from 1 to 86400, got '0'");
 }

@@ -23,7 +23,8 @@ struct Alias {
   const char* shortForm;
   const char* longForm;
 };
-constexpr Alias kAliases[] = {{"-np", "--num-proc"}, {"-cb", "--check-build"}};
+// horovodrun's single-dash spellings.
+constexpr Alias kAliases[] = {{"-np", "--num-proc"}, {"-cb", "--check-build"}, {"-hostfile", "--hostfile"}};
 
 constexpr const char* kUsageHint = "run 'hvdrun --help' for the options";
 
@@ -549,7 +550,8 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_flag("--check-build", o.checkBuild,
                "Show which controllers, tensor operations and launchers work here")
       ->group("Information");
-  app.add_flag("-v,--verbose", o.verbose, "With --check-build: versions found and the reason for every [ ]")
+  app.add_flag("-v,--verbose", o.verbose,
+               "With --check-build: versions found and the reason for every [ ] (-v alone: --version, as horovodrun's)")
       ->group("Information");
   app.add_flag("--version", o.showVersion, "Print version, commit, compiler and backends")->group("Information");
   app.add_flag("-h,--help", o.help, "Print this help")->group("Information");
@@ -708,6 +710,9 @@ std::vector<std::string> withSbatchShortOptions(const std::vector<std::string>& 
 }
 
 Options parseOptions(const std::vector<std::string>& args, const std::vector<SettingLayer>& layers) {
+  // `horovodrun -v` alone prints its version; hvdrun's -v is --verbose (hvdrun -cb -v), which
+  // alone would be a usage error, so alone it is the version here too.
+  if (args == std::vector<std::string>{"-v"}) return parseOptions({"--version"}, layers);
   Options o;
   RawValues raw;
   CLI::App app{kDescription, "hvdrun"};

@@ -223,6 +223,17 @@ TEST_CASE("horovodrun's spellings --nics --prefix-output-with-timestamp --gloo a
         "--gloo-timeout-seconds expects a whole number from 1 to 86400, got '0'");
 }
 
+TEST_CASE("horovodrun's single-dash -hostfile reads the hostfile and -v alone prints the version as horovodrun -v does",
+          "[unit]") {
+  Options o = parseOptions({"-hostfile", "hosts.txt", "-np", "2", "prog"});
+  CHECK(o.hostfile == "hosts.txt");
+  CHECK(parseOptions({"-v"}).showVersion);
+  // With anything else -v stays --verbose (hvdrun -cb -v).
+  Options verbose = parseOptions({"-cb", "-v"});
+  CHECK(verbose.verbose);
+  CHECK_FALSE(verbose.showVersion);
+}
+
 TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each and go no further", "[unit]") {
   Options o = parseOptions({"--autotune", "--autotune-log-file", "trials.csv", "--hierarchical-allreduce",
                             "--num-nccl-streams", "2", "--disable-cache", "--no-hierarchical-allgather", "-np", "2",

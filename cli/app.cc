@@ -1496,7 +1496,9 @@ int chooseTfPortBase(const Options& o, const slurm::Environment& env) {
   auto job = env.find("SLURM_JOB_ID");
   bool onlyHere = o.hosts.empty() && o.hostfile.empty() && (o.noSlurm || job == env.end());
   if (onlyHere) {
-    int ranks = o.numProc > 0 ? o.numProc : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    int ranks = o.numProc > 0        ? o.numProc
+                : o.ranksPerHost > 0 ? o.ranksPerHost
+                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (auto base = freeTcpPortBlock(ranks)) return *base;
   }
   // Outside this node's ephemeral range; other nodes are taken to have the same.

@@ -23,8 +23,12 @@ struct Alias {
   const char* shortForm;
   const char* longForm;
 };
-// horovodrun's single-dash spellings.
-constexpr Alias kAliases[] = {{"-np", "--num-proc"}, {"-cb", "--check-build"}, {"-hostfile", "--hostfile"}};
+// horovodrun's single-dash spellings, then mpirun's, srun's and torchrun's (their meanings
+// here are theirs: all ranks, the hosts, ranks per host). Only the first of an option's
+// spellings shows in --help's option column.
+constexpr Alias kAliases[] = {{"-np", "--num-proc"},   {"-cb", "--check-build"}, {"-hostfile", "--hostfile"},
+                              {"-n", "--num-proc"},    {"--np", "--num-proc"},   {"--host", "--hosts"},
+                              {"--nproc_per_node", "--nproc-per-node"}};
 
 constexpr const char* kUsageHint = "run 'hvdrun --help' for the options";
 
@@ -196,7 +200,9 @@ constexpr HorovodrunFlag kIgnoredHorovodrunFlags[] = {
 // checks for --disable-cache to turn off).
 constexpr const char* kDefaultHorovodrunFlags[] = {
     "--disable-cache", "--no-hierarchical-allreduce", "--no-hierarchical-allgather", "--no-autotune",
-    "--no-timeline-mark-cycles", "--log-without-timestamp", "--log-hide-timestamp", "--no-torus-allreduce"};
+    "--no-timeline-mark-cycles", "--log-without-timestamp", "--log-hide-timestamp", "--no-torus-allreduce",
+    // torchrun's: a rendezvous on this machine alone, which is hvdrun's own.
+    "--standalone"};
 // Refused (exit 2) with this reason and hint.
 struct RefusedFlag {
   const char* name;
@@ -270,7 +276,7 @@ namespace {
 
 // Text values of options that need checking after CLI11 has read them.
 struct RawValues {
-  std::string numProc, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout, maxRestarts;
+  std::string numProc, nprocPerNode, nnodes, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout, maxRestarts;
   std::string minNp, resetLimit, maxNp, slotsPerHost, elasticTimeout;
   std::vector<std::string> cooldownRange;  // --blacklist-cooldown-range MIN MAX
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
@@ -371,7 +377,13 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   auto list = [](CLI::Option* opt) { return opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll); };
 
-  app.add_option("--num-proc", raw.numProc, "Number of ranks to start (horovodrun's -np); default: every slot")
+  app.add_option("--num-proc", raw.numProc,
+                 "Number of ranks to start (horovodrun's -np; mpirun's and srun's -n, --np); default: every slot")
+      ->group("Launch")->type_name("N");
+  app.add_option("--nproc-per-node", raw.nprocPerNode,
+                 "torchrun's: K ranks on every host (this machine, each -H host, each Slurm node), instead of -np")
+      ->group("Launch")->type_name("K");
+  app.add_option("--nnodes", raw.nnodes, "torchrun's: the number of hosts the job must have (N or N:N)")
       ->group("Launch")->type_name("N");
   app.add_flag("--mpi", o.useMpi, "Launch through Open MPI's mpirun (inside or outside Slurm)")->group("Launch");
   app.add_flag("--pmix", o.pmix, "Under srun, start MPI programs with PMIx (srun --mpi=pmix)")->group("Launch");
@@ -800,6 +812,27 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
                       "-np " + raw.numProc + " is more ranks than hvdrun starts (at most " + std::to_string(kMaxRanks) + ")",
                       "check the number; hvdrun plans jobs of up to " + std::to_string(kMaxRanks) + " ranks");
     }
+  }
+  if (!raw.nprocPerNode.empty()) {
+    o.ranksPerHost = parseIntIn("--nproc-per-node", raw.nprocPerNode, 1, kMaxRanks);
+    if (o.numProc > 0) {
+      throw UserError(ExitCode::kUsage, "-np and --nproc-per-node both say how many ranks: give one of them",
+                      "-np N starts N ranks in all; --nproc-per-node K starts K on every host");
+    }
+  }
+  if (!raw.nnodes.empty()) {
+    // torchrun's N, or MIN:MAX; an elastic range is not a count of hosts.
+    const size_t colon = raw.nnodes.find(':');
+    const std::string low = raw.nnodes.substr(0, colon);
+    const int nodes = parseIntIn("--nnodes", low, 1, kMaxRanks);
+    if (colon != std::string::npos && raw.nnodes.substr(colon + 1) != low) {
+      throw UserError(ExitCode::kUsage,
+                      "--nnodes " + raw.nnodes +
+                          " asks for an elastic range of hosts, which hvdrun takes as --min-np and a discovery script",
+                      "give the job's host count (--nnodes N), and --min-np and --host-discovery-script for an elastic "
+                      "job (docs/hvdrun.md, \"Elastic jobs\")");
+    }
+    o.nnodes = nodes;
   }
   if (!raw.killGrace.empty()) o.killGrace = parseSeconds("--kill-grace", raw.killGrace);
   if (!raw.bindTo.empty()) {

@@ -28,6 +28,8 @@ struct Options {
 
   // Launch.
   int numProc = 0;  // 0: not given
+  int ranksPerHost = 0;  // torchrun's --nproc-per-node; 0: not given
+  int nnodes = 0;        // torchrun's --nnodes: the hosts the plan must have; 0: not given
   std::vector<std::string> program;  // program and its arguments, verbatim
 
   bool useMpi = false;  // --mpi: launch through Open MPI's mpirun

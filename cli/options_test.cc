@@ -234,6 +234,27 @@ TEST_CASE("horovodrun's single-dash -hostfile reads the hostfile and -v alone pr
   CHECK_FALSE(verbose.showVersion);
 }
 
+TEST_CASE("torchrun's --nproc-per-node --nnodes and --standalone and mpirun's -n --np and --host take hvdrun's meanings",
+          "[unit]") {
+  Options torch = parseOptions({"--standalone", "--nnodes=1", "--nproc-per-node=4", "train.py"});
+  CHECK(torch.ranksPerHost == 4);
+  CHECK(torch.nnodes == 1);
+  CHECK(torch.numProc == 0);
+  CHECK(torch.program == std::vector<std::string>{"train.py"});
+  CHECK(parseOptions({"--nproc_per_node", "2", "train.py"}).ranksPerHost == 2);
+  CHECK(parseOptions({"--nnodes", "2:2", "--nproc-per-node", "2", "train.py"}).nnodes == 2);
+  CHECK(parseOptions({"-n", "3", "prog"}).numProc == 3);
+  CHECK(parseOptions({"--np", "5", "prog"}).numProc == 5);
+  CHECK(parseOptions({"--host", "a:2,b:2", "prog"}).hosts == "a:2,b:2");
+  CHECK(std::string(usageErrorOf({"-np", "4", "--nproc-per-node", "2", "prog"}).what()) ==
+        "-np and --nproc-per-node both say how many ranks: give one of them");
+  CHECK(std::string(usageErrorOf({"--nnodes", "1:4", "--nproc-per-node", "2", "prog"}).what()) ==
+        "--nnodes 1:4 asks for an elastic range of hosts, which hvdrun takes as --min-np and a discovery script");
+  // Passed on to a job script's hvdrun as given.
+  Options again = parseOptions(torch.launchArgs);
+  CHECK(again.ranksPerHost == 4);
+}
+
 TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each and go no further", "[unit]") {
   Options o = parseOptions({"--autotune", "--autotune-log-file", "trials.csv", "--hierarchical-allreduce",
                             "--num-nccl-streams", "2", "--disable-cache", "--no-hierarchical-allgather", "-np", "2",

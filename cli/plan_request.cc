@@ -6,6 +6,8 @@ namespace hvd::cli {
 PlanRequest planRequestFrom(const Options& o) {
   PlanRequest r;
   r.numProc = o.numProc;
+  r.ranksPerHost = o.ranksPerHost;
+  r.nnodes = o.nnodes;
   r.hostList = o.hosts;
   r.hostfilePath = o.hostfile;
   r.noSlurm = o.noSlurm;

@@ -85,6 +85,8 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   request.hostList = hostsSpec->second;
   request.hostfilePath.clear();
   request.numProc = 0;
+  request.ranksPerHost = 0;  // the hosts' counts above are the plan's ranks; the launcher
+  request.nnodes = 0;        // checked --nproc-per-node and --nnodes against them
   request.oversubscribeGpus = true;  // the launcher already checked every host's GPUs
   MachineFacts facts;
   auto nodeName = env.find("SLURMD_NODENAME");  // Slurm's name for this node, which the plan uses

@@ -22,6 +22,8 @@ enum class HostSource { kLocal, kHostList, kHostfile, kSlurm };
 
 struct PlanRequest {
   int numProc = 0;  // -np; 0: every slot
+  int ranksPerHost = 0;  // --nproc-per-node: exactly this many on every host (0: -np's rule)
+  int nnodes = 0;        // --nnodes: the number of hosts there must be (0: any)
   std::string hostList;                    // -H
   std::string hostfilePath, hostfileText;  // --hostfile (read by the caller)
   bool noSlurm = false;

@@ -173,18 +173,37 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
   } else if (allocation->has_value()) {
     HVD_RETURN_IF_ERROR(hostsFromSlurm(**allocation, facts, plan));
   } else {
-    if (r.numProc == 0) return invalidUsage("how many ranks? -np is missing").withHint("e.g. hvdrun -np 4 ./train");
+    if (r.numProc == 0 && r.ranksPerHost == 0) {
+      return invalidUsage("how many ranks? -np is missing").withHint("e.g. hvdrun -np 4 ./train");
+    }
     plan.source = HostSource::kLocal;
     plan.sourceDetail = "this machine";
     HostPlan h;
     h.host = facts.hostname;
-    h.slots = r.numProc;
+    h.slots = r.numProc > 0 ? r.numProc : r.ranksPerHost;
     h.local = true;
     h.devices = *local;
     h.devicesKnown = true;
     plan.hosts.push_back(std::move(h));
   }
 
+  if (r.nnodes > 0 && plan.hosts.size() != static_cast<size_t>(r.nnodes)) {
+    return invalidUsage("--nnodes " + std::to_string(r.nnodes) + ", but " + plan.sourceDetail + " is " +
+                        std::to_string(plan.hosts.size()) + (plan.hosts.size() == 1 ? " host" : " hosts"))
+        .withHint("hvdrun starts every host's ranks itself from one command: leave --nnodes out, or give that many "
+                  "hosts");
+  }
+  // torchrun's --nproc-per-node: every host that many, whatever more slots it has.
+  if (r.ranksPerHost > 0) {
+    for (HostPlan& h : plan.hosts) {
+      if (h.slots < r.ranksPerHost) {
+        return invalidUsage("--nproc-per-node " + std::to_string(r.ranksPerHost) + " is more than the " +
+                            std::to_string(h.slots) + " slot(s) of host " + h.host)
+            .withHint("lower --nproc-per-node, or give that host more slots (-H host:slots)");
+      }
+      h.slots = r.ranksPerHost;
+    }
+  }
   long long totalSlots = 0;
   for (const HostPlan& h : plan.hosts) totalSlots += h.slots;
   int np = r.numProc == 0 ? static_cast<int>(std::min<long long>(totalSlots, 1 << 24)) : r.numProc;

@@ -110,6 +110,39 @@ TEST_CASE("without -np every slot gets a rank; with it hosts fill in order", "[u
   CHECK(errorOf(r) == "-np 6 is more than the 5 slot(s) of -H a:2,b:3");
 }
 
+TEST_CASE("torchrun's ranks per node put that many on every host and --nnodes must count the hosts", "[unit][plan]") {
+  PlanRequest local;
+  local.ranksPerHost = 3;
+  Plan here = planOf(local);
+  CHECK(here.ranks.size() == 3);
+  CHECK(here.hosts.front().local);
+  local.nnodes = 1;  // torchrun --standalone --nnodes=1 --nproc-per-node=3
+  CHECK(planOf(local).ranks.size() == 3);
+  local.nnodes = 2;
+  CHECK(errorOf(local) == "--nnodes 2, but this machine is 1 host");
+
+  PlanRequest listed;
+  listed.hostList = "a:4,b:4";
+  listed.ranksPerHost = 2;
+  Plan two = planOf(listed);
+  REQUIRE(two.ranks.size() == 4);
+  CHECK(two.ranks[1].where.host == "a");
+  CHECK(two.ranks[2].where.host == "b");
+  CHECK(two.ranks[2].where.localRank == 0);
+  CHECK(two.hosts[1].ranks == 2);
+  listed.hostList = "a:1,b:4";
+  CHECK(errorOf(listed) == "--nproc-per-node 2 is more than the 1 slot(s) of host a");
+
+  // Under Slurm: every node of the allocation, that many each.
+  PlanRequest slurm;
+  slurm.ranksPerHost = 2;
+  Plan nodes = planOf(slurm, slurmJob("n[1-3]", "4(x3)"));
+  CHECK(nodes.ranks.size() == 6);
+  CHECK(nodes.hosts[2].ranks == 2);
+  slurm.nnodes = 3;
+  CHECK(planOf(slurm, slurmJob("n[1-3]", "4(x3)")).ranks.size() == 6);
+}
+
 TEST_CASE("local GPUs come from an inherited CUDA_VISIBLE_DEVICES before the driver's count", "[unit][plan]") {
   PlanRequest r;
   r.numProc = 2;

@@ -230,3 +230,20 @@ TEST_CASE("an explicit --tf-port-base whose port is taken fails before any rank 
   CHECK(std::regex_search(run.err, std::regex("^hvdrun: error: TF_CONFIG port " + std::to_string(taken.port()) +
                                               R"( \(rank 0's, on \S+\) is in use\n  hint: another job)")));
 }
+
+TEST_CASE("torchrun's one-machine command line and mpirun's -n plan as they would there", "[e2e][plan]") {
+  // PyTorch's documented single-node line: --standalone --nnodes=1 --nproc-per-node=K.
+  auto torch = plan({"--standalone", "--nnodes=1", "--nproc-per-node=3", "--format", "json", "train.py"});
+  INFO(torch.err);
+  CHECK(torch.exitCode == 0);
+  CHECK(torch.out.find("\"size\":3,") != std::string::npos);
+  auto hosts = plan({"-H", "a:4,b:4", "--nproc_per_node", "2", "--format", "hostfile", "train.py"});
+  CHECK(hosts.exitCode == 0);
+  CHECK(hosts.out == "a slots=2\nb slots=2\n");
+  auto mpi = plan({"-n", "2", "--format", "json", "prog"});
+  CHECK(mpi.out.find("\"size\":2,") != std::string::npos);
+  checkUsageError(plan({"--nnodes", "2", "--nproc-per-node", "2", "train.py"}),
+                  "hvdrun: error: --nnodes 2, but this machine is 1 host\n"
+                  "  hint: hvdrun starts every host's ranks itself from one command: leave --nnodes out, or give that "
+                  "many hosts\n");
+}

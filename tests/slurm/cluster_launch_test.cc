@@ -97,6 +97,21 @@ TEST_CASE("through srun each rank runs on its planned node with its planned iden
   CHECK(seen == expected);
 }
 
+TEST_CASE("through srun torchrun's --nproc-per-node puts that many ranks on every node of the allocation",
+          "[cluster][launch]") {
+  requireTestbed();
+  // 6 tasks on 3 nodes (2 each); one rank a node.
+  auto run = inAllocation({"-N3", "-n6"}, {kHvdrun, "--nnodes", "3", "--nproc-per-node", "1", kRank, "identity"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int rank = 0; rank < 3; ++rank) {
+    CHECK(run.out.find("[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) +
+                       " size=3 local_rank=0 local_size=1 cross_rank=" + std::to_string(rank) + " cross_size=3 ") !=
+          std::string::npos);
+  }
+  CHECK(run.out.find("[3]<stdout>") == std::string::npos);
+}
+
 TEST_CASE("a PyTorch program trains with the hvd package across three nodes through srun", "[cluster][launch][python]") {
   requireTestbed();
   const std::string python = std::string(HVD_SOURCE_DIR) + "/.venv/bin/python";

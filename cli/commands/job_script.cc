@@ -63,6 +63,25 @@ Result<std::string> renderJobScript(const Options& o, const JobScriptContext& co
         .withHint("usage: hvdrun sbatch --dry-run [options] -- program [args...]");
   }
   slurm::SbatchRequest request = requestFrom(o);
+  // torchrun's --nproc-per-node: the job's hvdrun starts that many on every node, so the job
+  // asks for that many tasks a node.
+  if (o.ranksPerHost > 0) {
+    if (request.ntasksPerNode > 0 && request.ntasksPerNode < o.ranksPerHost) {
+      return Status(Errc::kInvalidUsage, "--nproc-per-node " + std::to_string(o.ranksPerHost) + " is more than the " +
+                                             std::to_string(request.ntasksPerNode) +
+                                             " task(s) per node --ntasks-per-node asks Slurm for")
+          .withHint("leave --ntasks-per-node out (it follows --nproc-per-node), or raise it");
+    }
+    if (request.ntasksPerNode == 0) request.ntasksPerNode = o.ranksPerHost;
+  }
+  if (o.nnodes > 0) {
+    if (request.nodes > 0 && request.nodes != o.nnodes) {
+      return Status(Errc::kInvalidUsage, "--nnodes " + std::to_string(o.nnodes) + " and --nodes " +
+                                             std::to_string(request.nodes) + " disagree on the job's node count")
+          .withHint("give one of them");
+    }
+    request.nodes = o.nnodes;
+  }
   auto directives = slurm::sbatchDirectives(request);
   if (!directives.isOk()) return directives.status();
   auto geometry = slurm::sbatchGeometry(request);

@@ -64,3 +64,22 @@ TEST_CASE("an export that is not NAME=value is refused, naming it", "[unit]") {
   REQUIRE_FALSE(script.isOk());
   CHECK(script.status().message() == "--env '1BAD=x': expected NAME=value with NAME a shell variable name");
 }
+
+TEST_CASE("torchrun's --nproc-per-node asks Slurm for that many tasks on every node and more is refused", "[unit]") {
+  std::string script = render({"--dry-run", "--nproc-per-node", "4", "--nodes", "2", "--", "train.py"});
+  CHECK(script.find("#SBATCH --nodes=2\n") != std::string::npos);
+  CHECK(script.find("#SBATCH --ntasks-per-node=4\n") != std::string::npos);
+  Options fewer = parseOptions({"--nproc-per-node", "4", "--ntasks-per-node", "2", "prog"});
+  hvd::cli::JobScriptContext context{"hvdrun", "1", "{{launch}}", "t"};
+  auto refused = hvd::cli::renderJobScript(fewer, context);
+  REQUIRE_FALSE(refused.isOk());
+  CHECK(refused.status().message() ==
+        "--nproc-per-node 4 is more than the 2 task(s) per node --ntasks-per-node asks Slurm for");
+  // torchrun's --nnodes is the job's node count.
+  std::string three = render({"--dry-run", "--nnodes", "3", "--nproc-per-node", "2", "--", "train.py"});
+  CHECK(three.find("#SBATCH --nodes=3\n") != std::string::npos);
+  CHECK(three.find("#SBATCH --ntasks-per-node=2\n") != std::string::npos);
+  auto clash = hvd::cli::renderJobScript(parseOptions({"--nnodes", "3", "--nodes", "2", "prog"}), context);
+  REQUIRE_FALSE(clash.isOk());
+  CHECK(clash.status().message() == "--nnodes 3 and --nodes 2 disagree on the job's node count");
+}

@@ -28,7 +28,8 @@ struct Alias {
 // spellings shows in --help's option column.
 constexpr Alias kAliases[] = {{"-np", "--num-proc"},   {"-cb", "--check-build"}, {"-hostfile", "--hostfile"},
                               {"-n", "--num-proc"},    {"--np", "--num-proc"},   {"--host", "--hosts"},
-                              {"--nproc_per_node", "--nproc-per-node"}};
+                              {"--nproc_per_node", "--nproc-per-node"}, {"-npernode", "--nproc-per-node"},
+                              {"--npernode", "--nproc-per-node"}};
 
 constexpr const char* kUsageHint = "run 'hvdrun --help' for the options";
 
@@ -381,7 +382,8 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
                  "Number of ranks to start (horovodrun's -np; mpirun's and srun's -n, --np); default: every slot")
       ->group("Launch")->type_name("N");
   app.add_option("--nproc-per-node", raw.nprocPerNode,
-                 "torchrun's: K ranks on every host (this machine, each -H host, each Slurm node), instead of -np")
+                 "torchrun's (mpirun's -npernode): K ranks on every host (this machine, each -H host, each Slurm "
+                 "node), instead of -np")
       ->group("Launch")->type_name("K");
   app.add_option("--nnodes", raw.nnodes, "torchrun's: the number of hosts the job must have (N or N:N)")
       ->group("Launch")->type_name("N");

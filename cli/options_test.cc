@@ -242,6 +242,8 @@ TEST_CASE("torchrun's --nproc-per-node --nnodes and --standalone and mpirun's -n
   CHECK(torch.numProc == 0);
   CHECK(torch.program == std::vector<std::string>{"train.py"});
   CHECK(parseOptions({"--nproc_per_node", "2", "train.py"}).ranksPerHost == 2);
+  CHECK(parseOptions({"-npernode", "3", "prog"}).ranksPerHost == 3);  // mpirun's
+  CHECK(parseOptions({"--npernode", "3", "prog"}).ranksPerHost == 3);
   CHECK(parseOptions({"--nnodes", "2:2", "--nproc-per-node", "2", "train.py"}).nnodes == 2);
   CHECK(parseOptions({"-n", "3", "prog"}).numProc == 3);
   CHECK(parseOptions({"--np", "5", "prog"}).numProc == 5);

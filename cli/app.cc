@@ -49,6 +49,7 @@
 #include "cli/os/oom_kills.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
+#include "cli/plan/shell_quote.h"
 #include "cli/plan_request.h"
 #include "cli/plan/plan_output.h"
 #include "cli/plan/tf_ports.h"
@@ -1377,8 +1378,16 @@ bool restartable(const JobOutcome& outcome) {
 int launch(const Options& o, Plan plan, const slurm::Environment& env) {
   auto exe = findExecutable(o.program.front(), searchPath());
   if (!exe) {
+    // torchrun runs `torchrun train.py` with Python itself; here, as under horovodrun, the
+    // interpreter comes first.
+    const std::string& program = o.program.front();
+    const bool script = program.size() > 3 && program.compare(program.size() - 3, 3, ".py") == 0;
+    std::vector<std::string> withPython{"python"};
+    withPython.insert(withPython.end(), o.program.begin(), o.program.end());
     throw UserError(ExitCode::kEnvironment, "cannot run the program: " + exe.status().message(),
-                    "nothing was started; check the program's name, PATH and its execute permission");
+                    script ? "nothing was started; a Python script runs with its interpreter first, as under "
+                             "horovodrun: hvdrun [options] " + shellJoin(withPython)
+                           : "nothing was started; check the program's name, PATH and its execute permission");
   }
   if (auto problem = interpreterProblem(*exe)) {
     throw UserError(ExitCode::kEnvironment, "cannot run the program: " + *exe + ": " + *problem,

@@ -135,6 +135,22 @@ TEST_CASE("a missing program is named and nothing is launched", "[e2e]") {
                          0) == 0);
 }
 
+TEST_CASE("a Python script given as the program without its interpreter is refused with the command that runs it",
+          "[e2e]") {
+  // torchrun runs `torchrun train.py` with Python itself; horovodrun and hvdrun take the
+  // interpreter on the command line.
+  hvd::test::TempDir dir;
+  const std::string script = dir.path() + "/train.py";
+  std::ofstream(script) << "print('hi')\n";
+  for (const std::string& program : {script, std::string("train.py")}) {
+    INFO(program);
+    auto run = runHvdrun({"--nproc-per-node", "2", program, "--epochs", "3"});
+    CHECK(run.exitCode == 3);
+    CHECK(run.err.find("  hint: nothing was started; a Python script runs with its interpreter first, as under "
+                       "horovodrun: hvdrun [options] python " + program + " --epochs 3\n") != std::string::npos);
+  }
+}
+
 TEST_CASE("without PATH a program is looked up where execvp and the shell look, and the ranks start", "[e2e][mp]") {
   // env -i, a bare systemd unit: "'true' is not in PATH (empty)" although every shell runs it.
   auto run = runHvdrun({"-np", "2", "sh", "-c", "echo ran"}, withEnv(environmentWith({"PATH"})));

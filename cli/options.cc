@@ -29,7 +29,7 @@ struct Alias {
 constexpr Alias kAliases[] = {{"-np", "--num-proc"},   {"-cb", "--check-build"}, {"-hostfile", "--hostfile"},
                               {"-n", "--num-proc"},    {"--np", "--num-proc"},   {"--host", "--hosts"},
                               {"--nproc_per_node", "--nproc-per-node"}, {"-npernode", "--nproc-per-node"},
-                              {"--npernode", "--nproc-per-node"}};
+                              {"--npernode", "--nproc-per-node"}, {"--max_restarts", "--max-restarts"}};
 
 constexpr const char* kUsageHint = "run 'hvdrun --help' for the options";
 
@@ -202,8 +202,9 @@ constexpr HorovodrunFlag kIgnoredHorovodrunFlags[] = {
 constexpr const char* kDefaultHorovodrunFlags[] = {
     "--disable-cache", "--no-hierarchical-allreduce", "--no-hierarchical-allgather", "--no-autotune",
     "--no-timeline-mark-cycles", "--log-without-timestamp", "--log-hide-timestamp", "--no-torus-allreduce",
-    // torchrun's: a rendezvous on this machine alone, which is hvdrun's own.
-    "--standalone"};
+    // torchrun's: a rendezvous on this machine alone, which is hvdrun's own; and running the
+    // program as given, which hvdrun always does.
+    "--standalone", "--no-python", "--no_python"};
 // Refused (exit 2) with this reason and hint.
 struct RefusedFlag {
   const char* name;
@@ -216,12 +217,28 @@ constexpr const char* kElasticWhy =
 constexpr const char* kElasticHint =
     "give -np and --min-np for a job that survives failed ranks; --max-restarts N starts every rank again after a "
     "failure; under Slurm, --requeue restarts it after a preemption";
+constexpr const char* kTorchrunNodesWhy =
+    "is torchrun's multi-node rendezvous, which hvdrun does not need: one hvdrun command starts the ranks of every "
+    "host (the Slurm allocation's nodes, -H or --hostfile), each with MASTER_ADDR, MASTER_PORT, RANK and WORLD_SIZE "
+    "set";
+constexpr const char* kTorchrunNodesHint =
+    "leave it out and run hvdrun once, not once per node; --nproc-per-node K puts K ranks on every host";
 constexpr RefusedFlag kRefusedHorovodrunFlags[] = {
     {"--cooldown-range", kElasticWhy, kElasticHint},
     {"--jsrun", "is horovodrun's IBM LSF launcher, which hvdrun does not have",
      "launch with --mpi (Open MPI's mpirun), or under Slurm"},
     {"--torus-allreduce", "is horovodrun's torus allreduce, which hvd does not have",
      "leave it out: hvd picks its allreduce by size (docs/runtime.md)"},
+    // torchrun's multi-node rendezvous, both spellings.
+    {"--rdzv-backend", kTorchrunNodesWhy, kTorchrunNodesHint},  {"--rdzv_backend", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv-endpoint", kTorchrunNodesWhy, kTorchrunNodesHint}, {"--rdzv_endpoint", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv-id", kTorchrunNodesWhy, kTorchrunNodesHint},       {"--rdzv_id", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv-conf", kTorchrunNodesWhy, kTorchrunNodesHint},     {"--rdzv_conf", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--master-addr", kTorchrunNodesWhy, kTorchrunNodesHint},   {"--master_addr", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--master-port", kTorchrunNodesWhy, kTorchrunNodesHint},   {"--master_port", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--node-rank", kTorchrunNodesWhy, kTorchrunNodesHint},     {"--node_rank", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"-m", "is torchrun's: run a Python module", "give the interpreter: hvdrun [options] python -m MODULE [args]"},
+    {"--module", "is torchrun's: run a Python module", "give the interpreter: hvdrun [options] python -m MODULE [args]"},
 };
 
 std::vector<std::string> knownOptionNames(const CLI::App& app) {

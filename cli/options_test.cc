@@ -257,6 +257,24 @@ TEST_CASE("torchrun's --nproc-per-node --nnodes and --standalone and mpirun's -n
   CHECK(again.ranksPerHost == 4);
 }
 
+TEST_CASE("torchrun's multi-node rendezvous flags and -m are refused saying what hvdrun does instead", "[unit]") {
+  for (const char* flag : {"--rdzv-backend", "--rdzv_endpoint", "--master-addr", "--master_port", "--node-rank"}) {
+    UserError e = usageErrorOf({"--nproc-per-node", "2", flag, "x", "train.py"});
+    INFO(flag);
+    CHECK(e.code() == ExitCode::kUsage);
+    CHECK(std::string(e.what()).rfind(std::string(flag) + " is torchrun's multi-node rendezvous, which hvdrun does "
+                                                          "not need: one hvdrun command starts the ranks of every host",
+                                      0) == 0);
+    CHECK(e.hint().find("run hvdrun once, not once per node") != std::string::npos);
+  }
+  UserError module = usageErrorOf({"--nproc-per-node", "2", "-m", "pkg.train"});
+  CHECK(module.hint() == "give the interpreter: hvdrun [options] python -m MODULE [args]");
+  // Accepted: --no-python (hvdrun runs the program as given) and --max_restarts.
+  Options o = parseOptions({"--no-python", "--max_restarts", "2", "-np", "2", "prog"});
+  CHECK(o.maxRestarts == 2);
+  CHECK(o.notes.empty());
+}
+
 TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each and go no further", "[unit]") {
   Options o = parseOptions({"--autotune", "--autotune-log-file", "trials.csv", "--hierarchical-allreduce",
                             "--num-nccl-streams", "2", "--disable-cache", "--no-hierarchical-allgather", "-np", "2",

@@ -843,6 +843,9 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     // torchrun's N, or MIN:MAX; an elastic range is not a count of hosts.
     const size_t colon = raw.nnodes.find(':');
     const std::string low = raw.nnodes.substr(0, colon);
+    if (low.empty() || low.find_first_not_of("0123456789") != std::string::npos) {
+      throw UserError(ExitCode::kUsage, "--nnodes expects N or N:N hosts, got '" + raw.nnodes + "'", kUsageHint);
+    }
     const int nodes = parseIntIn("--nnodes", low, 1, kMaxRanks);
     if (colon != std::string::npos && raw.nnodes.substr(colon + 1) != low) {
       throw UserError(ExitCode::kUsage,

@@ -252,6 +252,7 @@ TEST_CASE("torchrun's --nproc-per-node --nnodes and --standalone and mpirun's -n
         "-np and --nproc-per-node both say how many ranks: give one of them");
   CHECK(std::string(usageErrorOf({"--nnodes", "1:4", "--nproc-per-node", "2", "prog"}).what()) ==
         "--nnodes 1:4 asks for an elastic range of hosts, which hvdrun takes as --min-np and a discovery script");
+  CHECK(std::string(usageErrorOf({"--nnodes", ":", "prog"}).what()) == "--nnodes expects N or N:N hosts, got ':'");
   // Passed on to a job script's hvdrun as given.
   Options again = parseOptions(torch.launchArgs);
   CHECK(again.ranksPerHost == 4);

@@ -54,10 +54,12 @@ Result<std::vector<HostSlots>> parseHostList(std::string_view text) {
     start = i + 1;
     if (item.empty()) return invalidArgument("-H '" + std::string(text) + "': an empty item at position " + std::to_string(i + 1));
     std::string_view names = item, slotsText = "1";
+    bool slotsGiven = false;
     size_t colon = item.rfind(':');
     if (colon != std::string_view::npos && item.find(']', colon) == std::string_view::npos) {
       names = item.substr(0, colon);
       slotsText = item.substr(colon + 1);
+      slotsGiven = true;
     }
     int slots = 0;
     if (!parseSlots(slotsText, slots)) {
@@ -76,7 +78,7 @@ Result<std::vector<HostSlots>> parseHostList(std::string_view text) {
         return invalidArgument("-H: host '" + host + "' is listed twice ('" + it->second + "' and '" + std::string(item) + "')");
       }
       seen.emplace(host, std::string(item));
-      hosts.push_back({std::move(host), slots});
+      hosts.push_back({std::move(host), slots, slotsGiven});
     }
   }
   return hosts;
@@ -110,9 +112,11 @@ Result<std::vector<HostSlots>> parseHostfile(std::string_view text, std::string_
     std::string_view host = content.substr(0, space);
     std::string_view rest = space == std::string_view::npos ? std::string_view() : trim(content.substr(space));
     std::string_view slotsText = "1";
+    bool slotsGiven = false;
     if (size_t colon = host.rfind(':'); colon != std::string_view::npos) {
       slotsText = host.substr(colon + 1);
       host = host.substr(0, colon);
+      slotsGiven = true;
     }
     while (!rest.empty()) {
       size_t next = rest.find_first_of(" \t");
@@ -120,6 +124,7 @@ Result<std::vector<HostSlots>> parseHostfile(std::string_view text, std::string_
       rest = next == std::string_view::npos ? std::string_view() : trim(rest.substr(next));
       if (field.rfind("slots=", 0) == 0) {
         slotsText = field.substr(6);
+        slotsGiven = true;
       } else if (field.rfind("max_slots=", 0) == 0) {
         continue;
       } else {
@@ -140,7 +145,7 @@ Result<std::vector<HostSlots>> parseHostfile(std::string_view text, std::string_
                              std::to_string(it->second) + ")");
     }
     firstLine.emplace(std::string(host), lineNumber);
-    hosts.push_back({std::string(host), slots});
+    hosts.push_back({std::string(host), slots, slotsGiven});
     if (end == text.size()) break;
   }
   if (hosts.empty()) return invalidArgument(std::string(path) + ": lists no host");

@@ -54,6 +54,7 @@ struct HostPlan {
   std::string host;
   int slots = 0;
   int ranks = 0;                     // ranks placed here
+  bool slotsGiven = true;            // false: -H or a hostfile named it without a count (1)
   bool devicesKnown = false;         // false: devices are index guesses (horovodrun's rule)
   std::vector<std::string> devices;  // the GPUs this host offers, in order
   bool gpusByLocalRank = false;      // its ranks see its GPUs of the job, each's own at its local rank

@@ -69,6 +69,7 @@ Status hostsFromList(const std::vector<HostSlots>& list, const std::vector<std::
     HostPlan h;
     h.host = hs.host;
     h.slots = hs.slots;
+    h.slotsGiven = hs.slotsGiven;
     h.local = isThisMachine(hs.host, facts);
     if (h.local) {
       h.devices = local;
@@ -193,10 +194,11 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
         .withHint("hvdrun starts every host's ranks itself from one command: leave --nnodes out, or give that many "
                   "hosts");
   }
-  // torchrun's --nproc-per-node: every host that many, whatever more slots it has.
+  // torchrun's --nproc-per-node: every host that many, whatever more slots it has (and a
+  // host named without a count, torchrun's way, as many as it asks).
   if (r.ranksPerHost > 0) {
     for (HostPlan& h : plan.hosts) {
-      if (h.slots < r.ranksPerHost) {
+      if (h.slots < r.ranksPerHost && h.slotsGiven) {
         return invalidUsage("--nproc-per-node " + std::to_string(r.ranksPerHost) + " is more than the " +
                             std::to_string(h.slots) + " slot(s) of host " + h.host)
             .withHint("lower --nproc-per-node, or give that host more slots (-H host:slots)");

@@ -132,6 +132,8 @@ TEST_CASE("torchrun's ranks per node put that many on every host and --nnodes mu
   CHECK(two.hosts[1].ranks == 2);
   listed.hostList = "a:1,b:4";
   CHECK(errorOf(listed) == "--nproc-per-node 2 is more than the 1 slot(s) of host a");
+  listed.hostList = "a,b";  // no counts: as many as --nproc-per-node asks
+  CHECK(planOf(listed).ranks.size() == 4);
 
   // Under Slurm: every node of the allocation, that many each.
   PlanRequest slurm;

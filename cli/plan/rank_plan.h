@@ -21,6 +21,7 @@ struct RankAssignment {
 struct HostSlots {
   std::string host;
   int slots = 0;
+  bool slotsGiven = true;  // false: "host" alone in -H or a hostfile, 1 slot by default
 };
 
 // Fills hosts in order with up to `ranks` ranks. The caller has checked that the slots

@@ -154,15 +154,27 @@ TEST_CASE("a discovery script that does not name the host the ranks start on is 
                      "answer changes (name it as the script does"));
 }
 
+namespace {
+
+// An elastic job of 2 ranks here whose discovery script gives this machine a third slot
+// after worker 0's 5th allreduce; `devices` are this machine's GPUs (no driver needed:
+// hvdrun plans from CUDA_VISIBLE_DEVICES).
+hvd::cli::CapturedRun growHere(const std::string& devices, std::vector<std::string> launch) {
+  hvd::test::DiscoveryScript discovery("localhost:2\n");
+  hvd::cli::RunOptions options;
+  options.env = environmentWith(
+      {discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=" + devices});
+  std::vector<std::string> args{"-np", "2", "--host-discovery-script", discovery.path()};
+  args.insert(args.end(), launch.begin(), launch.end());
+  args.insert(args.end(), {kRank, "elastic-grow", "150"});
+  return runHvdrun(args, options);
+}
+
+}  // namespace
+
 TEST_CASE("a job on this machine grows onto the slots its discovery script adds and every rank finishes together",
           "[e2e]") {
-  hvd::test::DiscoveryScript discovery("localhost:2\n");
-  const std::string& script = discovery.path();
-  hvd::cli::RunOptions options;
-  // Four GPUs here (no driver needed: hvdrun plans from CUDA_VISIBLE_DEVICES).
-  options.env =
-      environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=3,5,6,7"});
-  auto run = runHvdrun({"-np", "2", "--host-discovery-script", script, kRank, "elastic-grow", "150"}, options);
+  auto run = growHere("3,5,6,7", {});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
   CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
@@ -178,14 +190,7 @@ TEST_CASE("a job on this machine grows onto the slots its discovery script adds 
 
 TEST_CASE("a job with two GPUs a rank grows onto this machine's slots and the added rank gets two no rank holds",
           "[e2e]") {
-  hvd::test::DiscoveryScript discovery("localhost:2\n");
-  const std::string& script = discovery.path();
-  hvd::cli::RunOptions options;
-  options.env = environmentWith(
-      {discovery.fileVariable(), "DISCOVERY_GROWN=localhost:3\n", "CUDA_VISIBLE_DEVICES=10,11,12,13,14,15"});
-  auto run = runHvdrun({"-np", "2", "--gpus-per-rank", "2", "--host-discovery-script", script, kRank, "elastic-grow",
-                        "150"},
-                       options);
+  auto run = growHere("10,11,12,13,14,15", {"--gpus-per-rank", "2"});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
   CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));

@@ -502,18 +502,27 @@ TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds t
   CHECK(processesMentioning("host-agent").empty());
 }
 
-TEST_CASE("over ssh a host the discovery script no longer lists has its agent stopped and the others go on", "[ssh]") {
+namespace {
+
+// An elastic job of 2 ranks on each of the first two hosts, whose discovery script's answer
+// becomes `shrunk` after worker 0's 5th allreduce.
+hvd::cli::CapturedRun runShrinkingJob(const std::string& shrunk) {
   const Bed& b = bed();
   hvd::test::DiscoveryScript discovery(b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n");
-  const std::string& script = discovery.path();
   std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
-                                "-i", b.key, "--min-np", "2", "--host-discovery-script", script, kCollectiveRank,
-                                "elastic-grow", "150"};
+                                "-i", b.key, "--min-np", "2", "--host-discovery-script", discovery.path(),
+                                kCollectiveRank, "elastic-grow", "150"};
   hvd::cli::RunOptions options;
   options.timeout = std::chrono::seconds(60);
-  // Worker 0 drops the second host from the answer after its 5th allreduce.
-  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n"});
-  auto run = hvd::test::runHvdrun(args, options);
+  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + shrunk});
+  return hvd::test::runHvdrun(args, options);
+}
+
+}  // namespace
+
+TEST_CASE("over ssh a host the discovery script no longer lists has its agent stopped and the others go on", "[ssh]") {
+  const Bed& b = bed();
+  auto run = runShrinkingJob(b.hosts[0] + ":2\n");  // the second host dropped
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
   CHECK(run.err.find("hvdrun: the host discovery script no longer lists " + b.hosts[1] + ": stopping rank(s) 2, 3 "
@@ -529,16 +538,7 @@ TEST_CASE("over ssh a host given fewer slots loses its newest rank while its age
   // its 5th allreduce: rank 3 alone is stopped (before: only whole hosts went over ssh, and
   // the job ran on with 4 ranks).
   const Bed& b = bed();
-  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n");
-  const std::string& script = discovery.path();
-  std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
-                                "-i", b.key, "--min-np", "2", "--host-discovery-script", script, kCollectiveRank,
-                                "elastic-grow", "150"};
-  hvd::cli::RunOptions options;
-  options.timeout = std::chrono::seconds(60);
-  options.env = hvd::test::environmentWith(
-      {discovery.fileVariable(), "DISCOVERY_GROWN=" + b.hosts[0] + ":2\n" + b.hosts[1] + ":1\n"});
-  auto run = hvd::test::runHvdrun(args, options);
+  auto run = runShrinkingJob(b.hosts[0] + ":2\n" + b.hosts[1] + ":1\n");
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
   CHECK(run.err.find("hvdrun: the host discovery script gives 1 slot(s) on " + b.hosts[1] + ": stopping rank(s) 3 "

@@ -777,27 +777,18 @@ struct SshLaunch {
   std::string remoteHvdrun;  // hvdrun's path on the other hosts
 };
 
-// An elastic job whose hosts change (--host-discovery-script): while the script gives a host
-// more slots than ranks run there (in all, up to --max-np), more are started there and the
-// job's next world has them: forked on this machine, or (an ssh launch) through a new host
-// agent for each host and round. After a rank failed on a host no more are started there
-// (horovodrun blacklists it). A host given fewer slots loses ranks (fewer()). Used on the
-// supervisor's thread only.
 // Over ssh, a host whose GPUs hvdrun does not know (another -H host) has its agent share them
 // out, unless --no-gpu leaves CUDA_VISIBLE_DEVICES alone.
 bool agentDecidesGpus(const Options& o, const HostPlan& h) { return !o.noGpu && !h.local && h.devices.empty(); }
 
 GpuRule gpuRule(const Options& o) { return {o.gpusPerRank, o.oversubscribeGpus, o.tfConfig}; }
 
-// A rank's environment for another host without hvdrun's own CUDA_VISIBLE_DEVICES, which
-// lists this machine's devices (a login node's, a Slurm step's), not that host's.
-std::vector<std::string> withoutHvdrunsGpus(std::vector<std::string> env) {
-  std::erase_if(env, [](const std::string& kv) {
-    return kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || kv.rfind("HVD_LOCAL_GPU=", 0) == 0;
-  });
-  return env;
-}
-
+// An elastic job whose hosts change (--host-discovery-script): while the script gives a host
+// more slots than ranks run there (in all, up to --max-np), more are started there and the
+// job's next world has them: forked on this machine, or (an ssh launch) through a new host
+// agent for each host and round. After a rank failed on a host no more are started there
+// (horovodrun blacklists it). A host given fewer slots loses ranks (fewer()). Used on the
+// supervisor's thread only.
 // How a launch starts a rank it adds: forked (the program and the thread variables), or
 // through a host agent (ssh set: how to reach the host, and the job's /dev/shm prefix).
 struct GrowthLaunch {
@@ -1019,8 +1010,9 @@ struct JobGrowth {
     for (int worker : workers) {
       auto rankEnv = rankEnvironment(worker, identity.at(worker), host, after);
       std::vector<std::string> env = remoteEnvironment(inheritedEnvironment(rankEnv));
-      // Not this machine's list (its GPUs are not known here: the rank sees its host's).
-      if (!o.noGpu && !isThisMachine(host)) env = withoutHvdrunsGpus(std::move(env));
+      // Not hvdrun's own CUDA_VISIBLE_DEVICES, a list of this machine's devices (a login
+      // node's, a Slurm step's): the rank sees its host's.
+      if (!o.noGpu && !isThisMachine(host)) env = withoutGpuVariables(std::move(env));
       job.ranks.push_back({worker, o.program, std::move(env)});
     }
     RankProcess process;
@@ -1237,7 +1229,7 @@ JobOutcome launchOverSsh(const Options& o, const Plan& plan, const SshLaunch& la
     // The secret travels in the job, over ssh's stdin: never on a command line.
     AgentJob& job = jobs[jobOf.at(r.where.host)];
     std::vector<std::string> env = remoteEnvironment(inheritedEnvironment(rankEnv));
-    if (job.gpus) env = withoutHvdrunsGpus(std::move(env));
+    if (job.gpus) env = withoutGpuVariables(std::move(env));  // the agent sets the host's
     job.ranks.push_back({r.where.rank, o.program, std::move(env), usesGpu(r.role)});
     if (o.stdinRank == r.where.rank) job.stdinRank = r.where.rank;
   }

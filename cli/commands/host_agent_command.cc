@@ -167,9 +167,7 @@ void shareOutGpus(AgentJob& job) {
   }
   for (size_t i = 0; i < plans.size(); ++i) {
     std::vector<std::string>& env = job.ranks[i].env;
-    std::erase_if(env, [](const std::string& kv) {
-      return kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || kv.rfind("HVD_LOCAL_GPU=", 0) == 0;
-    });
+    env = withoutGpuVariables(std::move(env));
     for (std::string& kv : gpuVariables(plans[i])) env.push_back(std::move(kv));
   }
 }

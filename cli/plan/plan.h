@@ -108,6 +108,8 @@ std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank)
 // The rank's CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU as the plan (or a host agent) gave them
 // ("CUDA_VISIBLE_DEVICES=" alone for a role without GPUs on a GPU host); none without.
 std::vector<std::string> gpuVariables(const RankPlan& rank);
+// `env` without CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU ("NAME=value" entries).
+std::vector<std::string> withoutGpuVariables(std::vector<std::string> env);
 
 // The TF_CONFIG JSON of a rank (only meaningful when plan.tfConfig).
 std::string tfConfigJson(const Plan& plan, const RankPlan& rank);

@@ -53,6 +53,13 @@ std::vector<std::string> gpuVariables(const RankPlan& rank) {
   return {};
 }
 
+std::vector<std::string> withoutGpuVariables(std::vector<std::string> env) {
+  std::erase_if(env, [](const std::string& kv) {
+    return kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || kv.rfind("HVD_LOCAL_GPU=", 0) == 0;
+  });
+  return env;
+}
+
 std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank) {
   std::vector<std::string> env = rankEnvironment(rank.where);
   for (std::string& kv : env) {

@@ -205,7 +205,8 @@ constexpr const char* kDefaultHorovodrunFlags[] = {
     // torchrun's: a rendezvous on this machine alone, which is hvdrun's own; and running the
     // program as given, which hvdrun always does.
     "--standalone", "--no-python", "--no_python"};
-// Refused (exit 2) with this reason and hint.
+// Other launchers' flags refused (exit 2) with this reason and hint: horovodrun's without a
+// counterpart here, torchrun's multi-node rendezvous and module mode.
 struct RefusedFlag {
   const char* name;
   const char* why;
@@ -223,22 +224,31 @@ constexpr const char* kTorchrunNodesWhy =
     "set";
 constexpr const char* kTorchrunNodesHint =
     "leave it out and run hvdrun once, not once per node; --nproc-per-node K puts K ranks on every host";
-constexpr RefusedFlag kRefusedHorovodrunFlags[] = {
+constexpr const char* kTorchrunModuleWhy = "is torchrun's: run a Python module";
+constexpr const char* kTorchrunModuleHint = "give the interpreter: hvdrun [options] python -m MODULE [args]";
+constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--cooldown-range", kElasticWhy, kElasticHint},
     {"--jsrun", "is horovodrun's IBM LSF launcher, which hvdrun does not have",
      "launch with --mpi (Open MPI's mpirun), or under Slurm"},
     {"--torus-allreduce", "is horovodrun's torus allreduce, which hvd does not have",
      "leave it out: hvd picks its allreduce by size (docs/runtime.md)"},
     // torchrun's multi-node rendezvous, both spellings.
-    {"--rdzv-backend", kTorchrunNodesWhy, kTorchrunNodesHint},  {"--rdzv_backend", kTorchrunNodesWhy, kTorchrunNodesHint},
-    {"--rdzv-endpoint", kTorchrunNodesWhy, kTorchrunNodesHint}, {"--rdzv_endpoint", kTorchrunNodesWhy, kTorchrunNodesHint},
-    {"--rdzv-id", kTorchrunNodesWhy, kTorchrunNodesHint},       {"--rdzv_id", kTorchrunNodesWhy, kTorchrunNodesHint},
-    {"--rdzv-conf", kTorchrunNodesWhy, kTorchrunNodesHint},     {"--rdzv_conf", kTorchrunNodesWhy, kTorchrunNodesHint},
-    {"--master-addr", kTorchrunNodesWhy, kTorchrunNodesHint},   {"--master_addr", kTorchrunNodesWhy, kTorchrunNodesHint},
-    {"--master-port", kTorchrunNodesWhy, kTorchrunNodesHint},   {"--master_port", kTorchrunNodesWhy, kTorchrunNodesHint},
-    {"--node-rank", kTorchrunNodesWhy, kTorchrunNodesHint},     {"--node_rank", kTorchrunNodesWhy, kTorchrunNodesHint},
-    {"-m", "is torchrun's: run a Python module", "give the interpreter: hvdrun [options] python -m MODULE [args]"},
-    {"--module", "is torchrun's: run a Python module", "give the interpreter: hvdrun [options] python -m MODULE [args]"},
+    {"--rdzv-backend", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv_backend", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv-endpoint", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv_endpoint", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv-id", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv_id", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv-conf", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--rdzv_conf", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--master-addr", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--master_addr", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--master-port", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--master_port", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--node-rank", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--node_rank", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"-m", kTorchrunModuleWhy, kTorchrunModuleHint},
+    {"--module", kTorchrunModuleWhy, kTorchrunModuleHint},
 };
 
 std::vector<std::string> knownOptionNames(const CLI::App& app) {
@@ -253,7 +263,7 @@ std::vector<std::string> knownOptionNames(const CLI::App& app) {
 
 [[noreturn]] void unknownOption(const CLI::App& app, const std::string& token) {
   std::string name = token.substr(0, token.find('='));
-  for (const RefusedFlag& f : kRefusedHorovodrunFlags) {
+  for (const RefusedFlag& f : kRefusedLauncherFlags) {
     if (name == f.name) throw UserError(ExitCode::kUsage, name + " " + f.why, f.hint);
   }
   std::string best = closestMatch(name, knownOptionNames(app), 3);  // suggest only close matches
@@ -294,7 +304,8 @@ namespace {
 
 // Text values of options that need checking after CLI11 has read them.
 struct RawValues {
-  std::string numProc, nprocPerNode, nnodes, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout, maxRestarts;
+  std::string numProc, nprocPerNode, nnodes, killGrace, gpusPerRank, tfPs, tfPortBase, rank, ranksFilter, startTimeout;
+  std::string maxRestarts;
   std::string minNp, resetLimit, maxNp, slotsPerHost, elasticTimeout;
   std::vector<std::string> cooldownRange;  // --blacklist-cooldown-range MIN MAX
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
@@ -427,7 +438,8 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
                  "per core), core:overload-allowed (as core, or cores round robin when ranks outnumber them), socket "
                  "(sockets round robin). srun and mpirun launches pass it to them")
       ->group("Hosts and GPUs")->type_name("none|core|core:overload-allowed|socket");
-  app.add_option("--network-interface,--nics,--network-interfaces", o.networkInterface, "Interface for traffic between ranks (e.g. ib0)")
+  app.add_option("--network-interface,--nics,--network-interfaces", o.networkInterface,
+                 "Interface for traffic between ranks (e.g. ib0)")
       ->group("Hosts and GPUs")->type_name("NAME");
   const char* ssh = "Hosts outside Slurm (ssh)";
   app.add_option("-p,--ssh-port", raw.sshPort, "Port of sshd on the other hosts (default: ssh's own, usually 22)")

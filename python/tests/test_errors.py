@@ -4,6 +4,7 @@ carrying the runtime's message, TypeError and ValueError for arrays hvd cannot t
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -226,3 +227,24 @@ def test_topology_before_init_raises_value_error_and_collectives_raise_hvd_error
     assert completed.returncode == 0, completed.stderr
     assert "ValueError hvd has not been initialized; call hvd.init() first" in completed.stdout
     assert re.search(r"^Hvd\w*Error .*init", completed.stdout, re.M), completed.stdout
+
+
+def test_copies_torchrun_started_fail_init_saying_each_would_train_alone_and_naming_hvdrun(tmp_path):
+    # Real torchrun: before, each copy became rank 0 of 1 and trained alone, silently.
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import os, hvd\n"
+        "try:\n"
+        "    hvd.init()\n"
+        "except hvd.HvdUsageError as e:\n"
+        "    os.write(1, f'refused: {e}\\n'.encode())  # one write: the copies share the pipe\n"
+        "    raise SystemExit(3)\n"
+        "print('trained alone as', hvd.rank(), hvd.size())\n"
+    )
+    torchrun = Path(sys.executable).with_name("torchrun")
+    completed = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node", "2", str(script)],
+                               capture_output=True, text=True, env=clean_env(), timeout=180)
+    assert completed.returncode != 0, completed.stdout + completed.stderr
+    assert completed.stdout.count("refused: this process is one of WORLD_SIZE=2 copies torchrun") == 2, completed.stdout
+    assert "hvdrun --nproc-per-node 2 python" in completed.stdout
+    assert "trained alone" not in completed.stdout

@@ -73,6 +73,28 @@ std::string oneOfManySrunTasks(const EnvSnapshot& env) {
          "allocation), or srun --mpi=pmix";
 }
 
+// A copy torchrun (or torch.distributed.launch) started as one of WORLD_SIZE: hvd's ranks
+// find each other through hvdrun's rendezvous, mpirun or srun's PMIx, never torchrun's, so
+// each copy would be rank 0 of 1 and train alone, silently. Refused, unlike srun's copies
+// (a program torchrun starts is distributed by design); hvdrun takes torchrun's flags.
+Status torchrunCopy(const EnvSnapshot& env) {
+  auto count = [](const std::string& text) {
+    long long n = 0;
+    for (char c : text) n = (c >= '0' && c <= '9' && n < 1000000000) ? n * 10 + (c - '0') : -1;
+    return text.empty() ? -1 : n;
+  };
+  const long long world = count(env.text("WORLD_SIZE"));
+  if (world <= 1 || !env.isSet("MASTER_ADDR")) return Status::ok();
+  const long long perNode = count(env.text("LOCAL_WORLD_SIZE"));
+  return Status(Errc::kInvalidUsage,
+                "this process is one of WORLD_SIZE=" + std::to_string(world) +
+                    " copies torchrun (or torch.distributed.launch) started, but hvd's ranks find each other through "
+                    "hvdrun, mpirun or srun --mpi=pmix, not torchrun's rendezvous: each copy would train alone as "
+                    "rank 0 of 1")
+      .withHint("start the program with hvdrun instead, which takes torchrun's flags: hvdrun --nproc-per-node " +
+                std::to_string(perNode > 0 ? perNode : world) + " python <script> ...");
+}
+
 // The generation this process last joined (elastic training), -1 before its first: each
 // init() joins the world hvdrun published after it.
 std::atomic<long long> lastGeneration{-1};
@@ -281,6 +303,7 @@ Result<JoinedJob> joinJob(const EnvSnapshot& env) {
                                            " but no rendezvous (HVD_RENDEZVOUS_ADDR) to find the other ranks")
         .withHint("start the program with hvdrun, mpirun or srun --mpi=pmix");
   } else if (!env.isSet("HVD_RENDEZVOUS_ADDR")) {
+    HVD_RETURN_IF_ERROR(torchrunCopy(env));
     job.warning = oneOfManySrunTasks(env);
   }
   return job;

@@ -62,7 +62,7 @@ TEST_CASE("the manual's table of runtime variables lists exactly the registry, w
   REQUIRE(section != std::string::npos);
   std::string table = doc.substr(section, doc.find("\n## ", section + 1) - section);
   std::map<std::string, std::string> documented;  // name -> default column
-  std::regex row(R"(\| `((?:HVD|HOROVOD|SLURM)_[A-Z_]+)` \| ([^|]*) \|)");
+  std::regex row(R"(\| `((?:HVD|HOROVOD|SLURM)_[A-Z_]+|WORLD_SIZE|LOCAL_WORLD_SIZE|MASTER_ADDR)` \| ([^|]*) \|)");
   for (std::sregex_iterator it(table.begin(), table.end(), row), end; it != end; ++it) {
     std::string fallback = (*it)[2].str();
     fallback = fallback.substr(0, fallback.find_last_not_of(' ') + 1);

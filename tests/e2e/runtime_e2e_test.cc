@@ -377,6 +377,32 @@ TEST_CASE("a rank alone in its world while srun started several tasks warns that
   CHECK(one->err.find("runs alone") == std::string::npos);
 }
 
+TEST_CASE("a rank torchrun started fails init saying each copy would train alone and how hvdrun starts them", "[e2e]") {
+  // torchrun's variables and none of a launcher hvd joins through: before, each copy ran as
+  // rank 0 of 1 and trained alone, silently.
+  auto strip = [](std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"HVD_RANK", "HVD_SIZE", "HVD_RENDEZVOUS_ADDR", "HVD_RENDEZVOUS_PORT", "PMIX_RANK",
+                               "PMIX_NAMESPACE", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK"});
+    return hvd::test::withEnv(hvd::test::environmentWith(extra));
+  };
+  const std::vector<std::string> torchrun = {"RANK=1", "WORLD_SIZE=4", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4",
+                                             "TORCHELASTIC_RUN_ID=none", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=29500"};
+  auto run = hvd::cli::runAndCapture({kCollective, "check"}, strip(torchrun));
+  REQUIRE(run.isOk());
+  INFO(run->err);
+  CHECK(run->exitCode != 0);
+  CHECK(run->err.find("one of WORLD_SIZE=4 copies torchrun") != std::string::npos);
+  CHECK(run->err.find("each copy would train alone") != std::string::npos);
+  // A world of one under torchrun is one process: nothing to say.
+  std::vector<std::string> single = torchrun;
+  single[0] = "RANK=0";
+  single[1] = "WORLD_SIZE=1";
+  single[3] = "LOCAL_WORLD_SIZE=1";
+  auto one = hvd::cli::runAndCapture({kCollective, "check"}, strip(single));
+  REQUIRE(one.isOk());
+  CHECK(one->exitCode == 0);
+}
+
 TEST_CASE("in a container's small /dev/shm the ranks still share memory through unnamed ring buffers and none dies of SIGBUS", "[e2e][mp]") {
   // A private mount namespace with a 4 MiB tmpfs on /dev/shm: 8 ranks need about 32 MiB,
   // which named objects there could not get (they fell back to TCP with a warning). The

@@ -22,6 +22,9 @@ namespace hvd::cli {
 namespace {
 
 constexpr size_t kMaxOutput = 64 << 10;
+// Sent in place of the script's wait status when it printed kMaxOutput and went on; no
+// wait status has it (the low 7 bits 0x7f mean "stopped", which waitpid does not report here).
+constexpr int kTooMuchOutput = 0x7fff7f;
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
@@ -61,11 +64,16 @@ std::string_view trimmed(std::string_view s) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     used += static_cast<size_t>(n);
-    if (used == kMaxOutput) break;  // the rest is not read: the script may block, and the timeout ends it
+    if (used == kMaxOutput) break;
   }
+  // Still printing at the cap: it would block on the full pipe until the timeout. Stopped,
+  // and reported as such (kTooMuchOutput in place of its wait status).
+  const bool flooded = used == kMaxOutput;
+  if (flooded) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (flooded) status = kTooMuchOutput;
   char head[32];
   int length = 0;
   for (unsigned v = static_cast<unsigned>(status), digits = 1000000000; digits > 0; digits /= 10) {
@@ -172,6 +180,11 @@ Result<std::vector<DiscoveredHost>> discoverHosts(const std::string& script, int
     return Status(Errc::kSystem, "the host discovery script " + script + " could not be run");
   }
   std::string output = text.substr(newline + 1);
+  if (status == kTooMuchOutput) {
+    return Status(Errc::kRemote, "the host discovery script " + script + " printed more than " +
+                                     std::to_string(kMaxOutput >> 10) + " KiB, more than any list of hosts needs")
+        .withHint("print one host a line, as host or host:slots, and exit");
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string how = WIFEXITED(status) ? "exited with code " + std::to_string(WEXITSTATUS(status))
                                         : "was killed by signal " + std::to_string(WTERMSIG(status));

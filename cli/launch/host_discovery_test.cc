@@ -68,3 +68,15 @@ TEST_CASE("a discovery script is run and its failures say how it ended with its 
   CHECK(missing.status().message().find("exited with code 127: cannot run it: No such file or directory") !=
         std::string::npos);
 }
+
+TEST_CASE("a discovery script that prints without end is stopped at the output cap and named at once", "[unit]") {
+  // Before, the script blocked on its full pipe until the timeout (30 s at start-up) ended it.
+  ScratchDir dir;
+  const auto start = std::chrono::steady_clock::now();
+  auto flood = discoverHosts(scriptIn(dir.path(), "yes localhost:1"), 1, std::chrono::seconds(20));
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  REQUIRE_FALSE(flood);
+  CHECK(flood.status().code() == hvd::Errc::kRemote);
+  CHECK(flood.status().message() == "the host discovery script " + dir.path() +
+                                        "/discover.sh printed more than 64 KiB, more than any list of hosts needs");
+}

@@ -394,7 +394,7 @@ TEST_CASE("the formats render the same plan", "[unit][plan]") {
         "-x HOROVOD_SIZE=3 -x HOROVOD_CROSS_SIZE=2 -x HVD_SIZE=3 -x HVD_CROSS_SIZE=2 -x WORLD_SIZE=3 "
         "-x GROUP_WORLD_SIZE=2 -x ROLE_WORLD_SIZE=3 -x ROLE_NAME=default -x TORCHELASTIC_RESTART_COUNT=0 "
         "-x TORCHELASTIC_MAX_RESTARTS=0 -x TORCHELASTIC_RUN_ID=none -x MASTER_ADDR=a "
-        "-x MASTER_PORT=40000 -x HVD_RENDEZVOUS_ADDR=here -x HVD_RENDEZVOUS_PORT=40001 -x HVD_NETWORK_INTERFACE=ib0 -x NCCL_SOCKET_IFNAME=ib0 python train.py --tag 'a b'\n");
+        "-x MASTER_PORT=40000 -x HVD_NETWORK_INTERFACE=ib0 -x NCCL_SOCKET_IFNAME=ib0 python train.py --tag 'a b'\n");
   std::string sh = *renderPlan(p, PlanFormat::kSh, 2, {});
   CHECK(sh.find("export RANK=2\n") != std::string::npos);
   CHECK(renderPlan(p, PlanFormat::kSh, std::nullopt, {}).status().message() ==

@@ -176,7 +176,7 @@ Result<PlanFormat> parsePlanFormat(std::string_view name) {
   return invalidArgument("--format '" + std::string(name) + "' is not one of table, json, sh, hostfile, tf_config, mpi");
 }
 
-std::vector<std::string> mpirunCommand(const Plan& plan, const std::vector<std::string>& program) {
+std::vector<std::string> mpirunCommand(const Plan& plan, const std::vector<std::string>& program, bool standalone) {
   std::vector<std::string> argv{"mpirun", "-np", std::to_string(plan.ranks.size())};
   std::string hosts;
   for (const HostPlan& h : plan.hosts) {
@@ -205,7 +205,9 @@ std::vector<std::string> mpirunCommand(const Plan& plan, const std::vector<std::
   }
   if (!plan.ranks.empty()) {
     for (const std::string& kv : planEnvironment(plan, plan.ranks.front())) {  // the contract's order
-      if (common.count(kv.substr(0, kv.find('=')))) argv.insert(argv.end(), {"-x", kv});
+      const std::string name = kv.substr(0, kv.find('='));
+      if (standalone && name.rfind("HVD_RENDEZVOUS_", 0) == 0) continue;
+      if (common.count(name)) argv.insert(argv.end(), {"-x", kv});
     }
   }
   argv.insert(argv.end(), program.begin(), program.end());
@@ -246,7 +248,7 @@ Result<std::string> renderPlan(const Plan& plan, PlanFormat format, std::optiona
     }
     case PlanFormat::kMpi: {
       if (program.empty()) return invalidUsage("--format mpi prints the mpirun command: give the program to run");
-      return shellJoin(mpirunCommand(plan, program)) + "\n";
+      return shellJoin(mpirunCommand(plan, program, /*standalone=*/true)) + "\n";
     }
   }
   return internalError("unknown plan format");

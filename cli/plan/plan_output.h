@@ -22,8 +22,11 @@ Result<std::string> renderPlan(const Plan& plan, PlanFormat format, std::optiona
                                const std::vector<std::string>& program);
 
 // The Open MPI command line that runs this plan: -np, -H, -bind-to none -map-by slot,
-// interface selection, and -x for every variable whose value all ranks share.
-std::vector<std::string> mpirunCommand(const Plan& plan, const std::vector<std::string>& program);
+// interface selection, and -x for every variable whose value all ranks share. `standalone`:
+// for a user to run without hvdrun (--format mpi), so without the address of hvdrun's
+// rendezvous, which lives only while hvdrun runs: the ranks join through mpirun's PMIx.
+std::vector<std::string> mpirunCommand(const Plan& plan, const std::vector<std::string>& program,
+                                       bool standalone = false);
 
 // "host:n,..." for the plan's hosts with ranks, in -H syntax, runs of equal counts written
 // as hostlists ("gpu[00001-12500]:8") so 100,000 ranks still fit in one variable. The

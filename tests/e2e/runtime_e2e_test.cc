@@ -113,6 +113,25 @@ TEST_CASE("started by plain mpirun, without hvdrun, ranks learn who they are fro
   CHECK(sets.out.find("process sets ok") == std::string::npos);
 }
 
+TEST_CASE("the mpirun line hvdrun plan --format mpi prints runs as it stands with real mpirun", "[e2e][mp][mpi]") {
+  if (!hvd::test::haveMpirun()) hvd::test::skipTest("mpirun is not installed");
+  // Before, it passed the address of a rendezvous that lives only while hvdrun runs: every
+  // rank failed "HVD_RENDEZVOUS_ADDR, HVD_RENDEZVOUS_PORT and HVD_SECRET_KEY are not all set".
+  auto plan = runHvdrun({"plan", "-np", "2", "--format", "mpi", kCollective, "identity"}, options({}));
+  REQUIRE(plan.exitCode == 0);
+  CHECK(plan.out.find("HVD_RENDEZVOUS") == std::string::npos);
+  hvd::cli::RunOptions o = options({"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_pml=ob1",
+                                    "OMPI_MCA_btl=self,vader,tcp", "HVD_RENDEZVOUS_ADDR", "HVD_RANK", "HVD_SIZE"});
+  auto run = hvd::cli::runAndCapture({"sh", "-c", plan.out}, o);
+  REQUIRE(run.isOk());
+  INFO(plan.out << run->out << run->err);
+  CHECK(run->exitCode == 0);
+  for (int r = 0; r < 2; ++r) {
+    CHECK(run->out.find("rank=" + std::to_string(r) + " size=2 local_rank=" + std::to_string(r) + " local_size=2 ") !=
+          std::string::npos);
+  }
+}
+
 TEST_CASE("HOROVOD_CPU_OPERATIONS=mpi under hvdrun --mpi moves the data with Open MPI, and the results stay correct", "[e2e][mp][mpi]") {
 #ifndef HVD_MPI_CROSSCHECK_PATH
   hvd::test::skipTest("built without MPI (libopenmpi-dev)");

@@ -224,6 +224,10 @@ constexpr const char* kTorchrunNodesWhy =
     "set";
 constexpr const char* kTorchrunNodesHint =
     "leave it out and run hvdrun once, not once per node; --nproc-per-node K puts K ranks on every host";
+constexpr const char* kTorchrunLogsWhy = "is torchrun's way to keep each rank's output";
+constexpr const char* kTorchrunLogsHint =
+    "hvdrun prints every rank's lines prefixed [rank]<stdout>: on its own output, and --output-filename DIR also "
+    "writes DIR/rank.N/stdout and stderr (--ranks-filter shows fewer on the console)";
 constexpr const char* kTorchrunModuleWhy = "is torchrun's: run a Python module";
 constexpr const char* kTorchrunModuleHint = "give the interpreter: hvdrun [options] python -m MODULE [args]";
 constexpr RefusedFlag kRefusedLauncherFlags[] = {
@@ -247,6 +251,10 @@ constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--master_port", kTorchrunNodesWhy, kTorchrunNodesHint},
     {"--node-rank", kTorchrunNodesWhy, kTorchrunNodesHint},
     {"--node_rank", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--log-dir", kTorchrunLogsWhy, kTorchrunLogsHint},
+    {"--log_dir", kTorchrunLogsWhy, kTorchrunLogsHint},
+    {"--redirects", kTorchrunLogsWhy, kTorchrunLogsHint},
+    {"--tee", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"-m", kTorchrunModuleWhy, kTorchrunModuleHint},
     {"--module", kTorchrunModuleWhy, kTorchrunModuleHint},
 };

@@ -268,6 +268,9 @@ TEST_CASE("torchrun's multi-node rendezvous flags and -m are refused saying what
                                       0) == 0);
     CHECK(e.hint().find("run hvdrun once, not once per node") != std::string::npos);
   }
+  UserError logs = usageErrorOf({"--nproc-per-node", "2", "--log-dir", "logs", "train.py"});
+  CHECK(std::string(logs.what()) == "--log-dir is torchrun's way to keep each rank's output");
+  CHECK(logs.hint().find("--output-filename DIR") != std::string::npos);  // was: "did you mean '--log-level'?"
   UserError module = usageErrorOf({"--nproc-per-node", "2", "-m", "pkg.train"});
   CHECK(module.hint() == "give the interpreter: hvdrun [options] python -m MODULE [args]");
   // Accepted: --no-python (hvdrun runs the program as given) and --max_restarts.

@@ -245,6 +245,7 @@ def test_copies_torchrun_started_fail_init_saying_each_would_train_alone_and_nam
     completed = subprocess.run([str(torchrun), "--standalone", "--nproc-per-node", "2", str(script)],
                                capture_output=True, text=True, env=clean_env(), timeout=180)
     assert completed.returncode != 0, completed.stdout + completed.stderr
-    assert completed.stdout.count("refused: this process is one of WORLD_SIZE=2 copies torchrun") == 2, completed.stdout
+    assert completed.stdout.count("refused: WORLD_SIZE=2 says this process is one of that many copies") == 2, \
+        completed.stdout
     assert "hvdrun --nproc-per-node 2 python" in completed.stdout
     assert "trained alone" not in completed.stdout

@@ -73,10 +73,11 @@ std::string oneOfManySrunTasks(const EnvSnapshot& env) {
          "allocation), or srun --mpi=pmix";
 }
 
-// A copy torchrun (or torch.distributed.launch) started as one of WORLD_SIZE: hvd's ranks
-// find each other through hvdrun's rendezvous, mpirun or srun's PMIx, never torchrun's, so
-// each copy would be rank 0 of 1 and train alone, silently. Refused, unlike srun's copies
-// (a program torchrun starts is distributed by design); hvdrun takes torchrun's flags.
+// A copy torchrun (or torch.distributed.launch, or a job script exporting torch's variables
+// before a plain srun) started as one of WORLD_SIZE: hvd's ranks find each other through
+// hvdrun's rendezvous, mpirun or srun's PMIx, never torch's, so each copy would be rank 0
+// of 1 and train alone, silently. Refused, unlike a plain srun's copies (WORLD_SIZE says the
+// program is meant to be distributed); hvdrun takes torchrun's flags.
 Status torchrunCopy(const EnvSnapshot& env) {
   auto count = [](const std::string& text) {
     long long n = 0;
@@ -87,10 +88,10 @@ Status torchrunCopy(const EnvSnapshot& env) {
   if (world <= 1 || !env.isSet("MASTER_ADDR")) return Status::ok();
   const long long perNode = count(env.text("LOCAL_WORLD_SIZE"));
   return Status(Errc::kInvalidUsage,
-                "this process is one of WORLD_SIZE=" + std::to_string(world) +
-                    " copies torchrun (or torch.distributed.launch) started, but hvd's ranks find each other through "
-                    "hvdrun, mpirun or srun --mpi=pmix, not torchrun's rendezvous: each copy would train alone as "
-                    "rank 0 of 1")
+                "WORLD_SIZE=" + std::to_string(world) +
+                    " says this process is one of that many copies, but hvd's ranks find each other through "
+                    "hvdrun, mpirun or srun --mpi=pmix, not torchrun's rendezvous (nor a job script's exported torch "
+                    "variables): each copy would train alone as rank 0 of 1")
       .withHint("start the program with hvdrun instead, which takes torchrun's flags: hvdrun --nproc-per-node " +
                 std::to_string(perNode > 0 ? perNode : world) + " python <script> ...");
 }

@@ -410,7 +410,8 @@ TEST_CASE("a rank torchrun started fails init saying each copy would train alone
   REQUIRE(run.isOk());
   INFO(run->err);
   CHECK(run->exitCode != 0);
-  CHECK(run->err.find("one of WORLD_SIZE=4 copies torchrun") != std::string::npos);
+  CHECK(run->err.find("WORLD_SIZE=4 says this process is one of that many copies") != std::string::npos);
+  CHECK(run->err.find("not torchrun's rendezvous") != std::string::npos);
   CHECK(run->err.find("each copy would train alone") != std::string::npos);
   // A world of one under torchrun is one process: nothing to say.
   std::vector<std::string> single = torchrun;

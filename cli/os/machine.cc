@@ -81,21 +81,11 @@ Result<int> freeTcpPortBlock(int count) {
 Result<std::string> readTextFile(const std::string& path) {
   auto file = openRegularFile(path);
   if (!file) return file.status();
-  const int fd = file->get();
-  // Reads at most one byte past the cap, so a file that grows while read is caught too.
-  std::string content;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return systemError("cannot read '" + path + "'");
-    if (n == 0) break;
-    content.append(buf, static_cast<size_t>(n));
-    if (content.size() > kMaxTextFileBytes) {
-      return Status(Errc::kInvalidArgument, "'" + path + "' is larger than " + std::to_string(kMaxTextFileBytes >> 20) +
-                                                " MiB, more than any config, host or template file needs")
-          .withHint("check the path");
-    }
+  auto content = readWhole(*file, path, kMaxTextFileBytes);
+  if (!content && content.status().code() == Errc::kInvalidArgument) {
+    return Status(Errc::kInvalidArgument,
+                  content.status().message() + ", more than any config, host or template file needs")
+        .withHint("check the path");
   }
   return content;
 }

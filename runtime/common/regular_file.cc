@@ -27,7 +27,8 @@ Result<FileDescriptor> openRegularFile(const std::string& path) {
   FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     int error = errno;
-    return error == ENOENT ? notFound("'" + path + "' does not exist") : systemError("cannot read '" + path + "'", error);
+    return error == ENOENT ? notFound("'" + path + "' does not exist")
+                           : systemError("cannot read '" + path + "'", error);
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) return systemError("cannot read '" + path + "'");
@@ -43,7 +44,7 @@ Result<FileDescriptor> openRegularFile(const std::string& path) {
   return fd;
 }
 
-Result<std::string> readWhole(const FileDescriptor& fd, const std::string& path) {
+Result<std::string> readWhole(const FileDescriptor& fd, const std::string& path, size_t maxBytes) {
   std::string content;
   char buf[65536];
   for (;;) {
@@ -52,6 +53,9 @@ Result<std::string> readWhole(const FileDescriptor& fd, const std::string& path)
     if (n < 0) return systemError("cannot read '" + path + "'");
     if (n == 0) return content;
     content.append(buf, static_cast<size_t>(n));
+    if (content.size() > maxBytes) {
+      return invalidArgument("'" + path + "' is larger than " + std::to_string(maxBytes >> 20) + " MiB");
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 // refused by what it is, before a single byte is read.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/common/status.h"
@@ -32,7 +33,9 @@ class FileDescriptor {
 // a device, a socket) with a hint when it is no regular file.
 Result<FileDescriptor> openRegularFile(const std::string& path);
 
-// Every byte of `fd` from its current offset; kSystem naming `path` when a read fails.
-Result<std::string> readWhole(const FileDescriptor& fd, const std::string& path);
+// Every byte of `fd` from its current offset; kSystem naming `path` when a read fails, and
+// kInvalidArgument "'PATH' is larger than N MiB" past `maxBytes` (read one byte past it, so a
+// file that grows while read is caught too).
+Result<std::string> readWhole(const FileDescriptor& fd, const std::string& path, size_t maxBytes = SIZE_MAX);
 
 }  // namespace hvd

@@ -1077,6 +1077,7 @@ struct ElasticSupervision {
 JobOutcome launchLocally(const Options& o, const Plan& plan, const std::string& executable,
                          const std::vector<std::string>& jobWide, RendezvousServer* server,
                          const PreemptionFlag& preemption, Guardian* guardian, const TorchErrorFiles* errorFiles) {
+  throwIfError(checkDescriptorRoom(plan.ranks.size(), !o.outputDir.empty()));
   const auto bindings = localCpuBindings(plan.bindTo, static_cast<int>(plan.ranks.size()));
   // Every rank here shares this process's CPUs (thread_defaults.h).
   const int usable = usableCpuCount();

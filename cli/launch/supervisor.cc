@@ -22,6 +22,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -30,12 +31,68 @@
 #include "cli/launch/open_mpi_tags.h"
 #include "cli/launch/stdin_forwarding.h"
 #include "cli/os/console_writer.h"
+#include "cli/os/machine.h"
 #include "cli/os/process_table.h"
 
 namespace hvd::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Per rank started here: its stdout and stderr pipes stay open while it runs, and its
+// rendezvous connection; set-up briefly needs two more pipes.
+size_t descriptorsNeeded(size_t rankCount) { return rankCount * 4 + 64; }
+
+// Held for the whole job: each rank's two pipes, and its two files with --output-filename.
+size_t descriptorsHeld(size_t rankCount, bool outputFiles) { return rankCount * (outputFiles ? 4 : 2) + 64; }
+
+rlim_t softDescriptorLimit() {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  return limit.rlim_cur;
+}
+
+// mayOpen: the limit the job met (ENFILE: the system's table, not a limit of this process).
+Status outOfDescriptors(Status s, size_t rankCount, int error, rlim_t mayOpen) {
+  return s.withHint("hvdrun needs about " + std::to_string(descriptorsNeeded(rankCount)) + " file descriptors for " +
+                    std::to_string(rankCount) + " ranks on this machine, and this process may open " +
+                    (error == ENFILE ? "(the system's table is full) " : std::to_string(mayOpen) + " ") +
+                    "(ulimit -n); raise the limit or start fewer ranks here");
+}
+
+// The cgroup's pids.max of this process (cgroup v2), when it sets one.
+std::optional<long> cgroupPidLimit() {
+  auto self = readTextFile("/proc/self/cgroup");
+  if (!self) return std::nullopt;
+  const std::string& text = *self;
+  const size_t start = text.rfind("0::");
+  if (start == std::string::npos) return std::nullopt;
+  std::string path = text.substr(start + 3, text.find('\n', start) - start - 3);
+  auto max = readTextFile("/sys/fs/cgroup" + path + "/pids.max");
+  if (!max || max->rfind("max", 0) == 0) return std::nullopt;
+  try {
+    return std::stol(*max);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// A fork refused with EAGAIN: the limits that refuse it, said with their values (a bare
+// "Resource temporarily unavailable" sends people to look at memory).
+Status forkRefused(Status s, size_t started, size_t rankCount) {
+  std::string limits;
+  rlimit procs{};
+  if (::getrlimit(RLIMIT_NPROC, &procs) == 0 && procs.rlim_cur != RLIM_INFINITY) {
+    limits = "this user may run " + std::to_string(procs.rlim_cur) + " processes at once (ulimit -u)";
+  }
+  if (auto pids = cgroupPidLimit()) {
+    limits += (limits.empty() ? "this process's cgroup may hold " : ", its cgroup ") + std::to_string(*pids) +
+              " (pids.max)";
+  }
+  if (limits.empty()) limits = "the system is out of processes (kernel.pid_max, kernel.threads-max)";
+  return s.withHint(limits + "; " + std::to_string(started) + " ranks of " + std::to_string(rankCount) +
+                    " had started; raise the limit or start fewer ranks here");
+}
 
 constexpr size_t kRememberedStderrLines = 10;
 constexpr size_t kRememberedLineLength = 500;
@@ -266,19 +323,6 @@ class Job {
     return Status::ok();
   }
 
-  // Per rank started here: its stdout and stderr pipes stay open while it runs, and its
-  // rendezvous connection; set-up briefly needs two more pipes.
-  size_t descriptorsNeeded() const { return ranks_.size() * 4 + 64; }
-
-  Status outOfDescriptors(Status s, int error) const {
-    rlimit limit{};
-    ::getrlimit(RLIMIT_NOFILE, &limit);
-    return s.withHint("hvdrun needs about " + std::to_string(descriptorsNeeded()) + " file descriptors for " +
-                      std::to_string(ranks_.size()) + " ranks on this machine, and this process may open " +
-                      (error == ENFILE ? "(the system's table is full) " : std::to_string(limit.rlim_cur) + " ") +
-                      "(ulimit -n); raise the limit or start fewer ranks here");
-  }
-
   // Before any rank starts: a soft descriptor limit under what the job needs is raised
   // (up to the hard limit; the ranks get the one hvdrun was started with), and a job whose
   // ranks' two pipes each cannot fit even so fails at once. A typo'd -np 100000 used to
@@ -286,17 +330,16 @@ class Job {
   Status reserveDescriptors() {
     rlimit limit{};
     if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return Status::ok();
-    if (limit.rlim_cur < descriptorsNeeded() && limit.rlim_cur < limit.rlim_max) {
+    if (limit.rlim_cur < descriptorsNeeded(ranks_.size()) && limit.rlim_cur < limit.rlim_max) {
       rlimit raised = limit;
-      raised.rlim_cur = std::min<rlim_t>(limit.rlim_max, descriptorsNeeded());
+      raised.rlim_cur = std::min<rlim_t>(limit.rlim_max, descriptorsNeeded(ranks_.size()));
       if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) raisedFrom_ = limit;
     }
     rlimit now{};
     ::getrlimit(RLIMIT_NOFILE, &now);
-    // Held for the whole job: each rank's two pipes, and its two files with --output-filename.
-    size_t held = ranks_.size() * (options_.outputDir.empty() ? 2 : 4) + 64;
-    if (now.rlim_cur >= held) return Status::ok();
-    return outOfDescriptors(systemError("starting " + std::to_string(ranks_.size()) + " ranks", EMFILE), EMFILE);
+    if (now.rlim_cur >= descriptorsHeld(ranks_.size(), !options_.outputDir.empty())) return Status::ok();
+    return outOfDescriptors(systemError("starting " + std::to_string(ranks_.size()) + " ranks", EMFILE), ranks_.size(),
+                            EMFILE, now.rlim_cur);
   }
 
   // A pipe for rank r; out of descriptors, the error says how many a job this size needs.
@@ -305,7 +348,7 @@ class Job {
     int error = errno;
     Status s = systemError("pipe for rank " + std::to_string(r.spec->rank), error);
     if (error != EMFILE && error != ENFILE) return s;
-    return outOfDescriptors(s, error);
+    return outOfDescriptors(s, ranks_.size(), error, softDescriptorLimit());
   }
 
   Status start(Rank& r) {
@@ -324,7 +367,13 @@ class Job {
     CPU_ZERO(&cpus);
     for (int cpu : r.spec->cpus) CPU_SET(cpu, &cpus);
     pid_t pid = ::fork();
-    if (pid < 0) return systemError("fork for rank " + std::to_string(r.spec->rank));
+    if (pid < 0) {
+      const int error = errno;
+      Status s = systemError("fork for rank " + std::to_string(r.spec->rank));
+      if (error != EAGAIN) return s;
+      const auto started = std::count_if(ranks_.begin(), ranks_.end(), [](const Rank& x) { return x.pid > 0; });
+      return forkRefused(std::move(s), static_cast<size_t>(started), ranks_.size());
+    }
     if (pid == 0) {
       ::close(goPipe[1]);  // else the read below would never see hvdrun's end close
       becomeRank(*r.spec, argv.data(), envp.data(), r.spec->cpus.empty() ? nullptr : &cpus, inPipe[0], outPipe[1], errPipe[1],
@@ -1528,6 +1577,15 @@ class Job {
 };
 
 }  // namespace
+
+Status checkDescriptorRoom(size_t rankCount, bool outputFiles) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_max == RLIM_INFINITY) return Status::ok();
+  if (limit.rlim_max >= descriptorsHeld(rankCount, outputFiles)) return Status::ok();
+  // The hint names the hard limit: what superviseRanks would have raised the soft one to.
+  return outOfDescriptors(systemError("starting " + std::to_string(rankCount) + " ranks", EMFILE), rankCount, EMFILE,
+                          limit.rlim_max);
+}
 
 std::string nowIso8601() {
   std::time_t t = std::time(nullptr);

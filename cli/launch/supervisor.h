@@ -198,6 +198,13 @@ struct JobOutcome {
 // with firstFailure set.
 Result<JobOutcome> superviseRanks(const std::vector<RankProcess>& ranks, const SupervisorOptions& options);
 
+// Whether this process could hold the descriptors supervising rankCount ranks here needs
+// (their pipes, and their output files with outputFiles), once its soft limit is raised to
+// the hard one as superviseRanks does. For a caller to ask before it builds anything per
+// rank: a typo'd -np 1000000 built a million environments (37 s, 7.5 GB) before failing on
+// this limit. kSystem (EMFILE) with the same hint superviseRanks gives.
+Status checkDescriptorRoom(size_t rankCount, bool outputFiles);
+
 // Local wall-clock time, ISO 8601 ("2026-11-22T10:15:02+0000"), for failure reports.
 std::string nowIso8601();
 

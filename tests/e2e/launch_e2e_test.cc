@@ -794,6 +794,51 @@ TEST_CASE("a job whose ranks' pipes cannot fit under the descriptor limit fails 
         std::string::npos);
 }
 
+TEST_CASE("a typo'd np of a million is refused on the descriptor limit before anything per rank is built", "[e2e][mp]") {
+  // Before, hvdrun built every rank's environment first: 7.5 KB a rank, a million of them in
+  // 37 s and 7.5 GB before the same error, and under a 2 GB address-space limit it died of
+  // std::bad_alloc ("internal error").
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(30);
+  auto run = hvd::cli::runAndCapture(
+      {"sh", "-c", "ulimit -n 200 && ulimit -v 2000000 && exec \"$0\" -np 1000000 sh -c 'echo started'", HVD_HVDRUN_PATH},
+      o);
+  REQUIRE(run.isOk());
+  INFO(run->err);
+  CHECK(run->exitCode == 3);
+  CHECK(run->out.find("started") == std::string::npos);
+  CHECK(run->err.find("internal error") == std::string::npos);
+  CHECK(run->err.find("hvdrun: error: starting 1000000 ranks: Too many open files\n  hint: hvdrun needs about 4000064 "
+                      "file descriptors for 1000000 ranks on this machine, and this process may open 200 (ulimit -n)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a fork refused by the user's process limit names the limit and how many ranks had started", "[e2e][mp]") {
+  // RLIMIT_NPROC binds no root process: as root the job runs as nobody (setpriv), else as is.
+  const bool root = ::geteuid() == 0;
+  if (root && ::access("/usr/bin/setpriv", X_OK) != 0) hvd::test::skipTest("running as root and without setpriv to become another user");
+  hvd::cli::RunOptions o = hvd::test::withEnv(hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(60);
+  const std::vector<std::string> asNobody = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+  if (root) {
+    std::vector<std::string> probe = asNobody;
+    probe.insert(probe.end(), {"test", "-x", HVD_HVDRUN_PATH});
+    auto can = hvd::cli::runAndCapture(probe, o);
+    if (!can.isOk() || can->exitCode != 0) hvd::test::skipTest("user nobody cannot run " HVD_HVDRUN_PATH " (the checkout's permissions)");
+  }
+  std::string script = "cd /tmp && ulimit -u 60 && exec \"$0\" -np 100 sleep 3";
+  std::vector<std::string> argv = {"bash", "-c", script, HVD_HVDRUN_PATH};  // dash has no ulimit -u
+  if (root) argv.insert(argv.begin(), asNobody.begin(), asNobody.end());
+  auto run = hvd::cli::runAndCapture(argv, o);
+  REQUIRE(run.isOk());
+  INFO(run->err);
+  CHECK(run->exitCode == 3);
+  CHECK(run->err.find("hvdrun: error: fork for rank ") != std::string::npos);
+  CHECK(run->err.find(": Resource temporarily unavailable\n  hint: this user may run 60 processes at once (ulimit -u)") !=
+        std::string::npos);
+  CHECK(run->err.find("ranks of 100 had started; raise the limit or start fewer ranks here") != std::string::npos);
+}
+
 TEST_CASE("a soft descriptor limit too low for the job is raised for hvdrun and left as it was for the ranks", "[e2e][mp]") {
   // 60 ranks hold 120 pipe ends and more while they start: before, a soft limit of 100 under
   // a higher hard one failed the job, as a hard limit of 100 still does.

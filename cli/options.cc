@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -45,10 +46,13 @@ int parseIntIn(const std::string& option, const std::string& text, int minimum, 
   return value;
 }
 
+// A whole number past int's range reads as the nearest end of it: too many, or under 1.
 int parsePositiveInt(const std::string& option, const std::string& text) {
   int value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) {
+  if (ec == std::errc::result_out_of_range && end == text.data() + text.size()) {
+    value = text.front() == '-' ? INT_MIN : INT_MAX;
+  } else if (ec != std::errc() || end != text.data() + text.size()) {
     throw UserError(ExitCode::kUsage, option + " expects a whole number, got '" + text + "'", kUsageHint);
   }
   if (value <= 0) {

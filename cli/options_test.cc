@@ -59,8 +59,10 @@ TEST_CASE("a malformed or non-positive -np names the token", "[unit]") {
   CHECK(std::string(usageErrorOf({"-np", "four", "prog"}).what()) == "-np expects a whole number, got 'four'");
   CHECK(std::string(usageErrorOf({"-np", "0", "prog"}).what()) == "-np must be at least 1, got '0'");
   CHECK(std::string(usageErrorOf({"-np", "-3", "prog"}).what()) == "-np must be at least 1, got '-3'");
+  // Past int's range is too many ranks, as -np 2000000 is (was "expects a whole number").
   CHECK(std::string(usageErrorOf({"-np", "99999999999", "p"}).what()) ==
-        "-np expects a whole number, got '99999999999'");
+        "-np 99999999999 is more ranks than hvdrun starts (at most 1048576)");
+  CHECK(std::string(usageErrorOf({"-np", "-99999999999", "p"}).what()) == "-np must be at least 1, got '-99999999999'");
 }
 
 TEST_CASE("a -np without a value is a usage error", "[unit]") {

@@ -2,6 +2,7 @@
 #include "cli/plan/host_spec.h"
 
 #include <charconv>
+#include <climits>
 #include <map>
 
 #include "cli/plan/host_name.h"
@@ -12,9 +13,13 @@ namespace {
 
 constexpr int kMaxSlots = 1 << 20;
 
+// A whole number past int's range reads as the nearest end of it, for checkSlots to name as
+// too large or too small (it is a number, just not a slot count).
 bool parseSlots(std::string_view text, int& slots) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), slots);
-  return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+  if (text.empty() || end != text.data() + text.size()) return false;
+  if (ec == std::errc::result_out_of_range) slots = text.front() == '-' ? INT_MIN : INT_MAX;
+  return ec == std::errc() || ec == std::errc::result_out_of_range;
 }
 
 std::string_view trim(std::string_view s) {

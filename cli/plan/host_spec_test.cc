@@ -26,6 +26,8 @@ TEST_CASE("bad host list items are named with their fault", "[unit][plan]") {
   CHECK(parseHostList("a:x").status().message() == "-H item 1: 'a:x' has slot count 'x', which is not a whole number");
   CHECK(parseHostList("a:2,b:0").status().message() == "-H item 2: 'b:0' has 0 slots; a host needs at least 1");
   CHECK(parseHostList("a:-1").status().message() == "-H item 1: 'a:-1' has -1 slots; a host needs at least 1");
+  // A count past int's range is a whole number too: it is too large (was "not a whole number").
+  CHECK(parseHostList("a:99999999999").status().message() == "-H item 1: 'a:99999999999' has more than 1048576 slots");
   CHECK(parseHostList("a,,b").status().message() == "-H 'a,,b': an empty item at position 3");
   CHECK(parseHostList(":3").status().message() == "-H item 1: ':3' names no host");
   CHECK(parseHostList("a:1,b,a:2").status().message() == "-H: host 'a' is listed twice ('a:1' and 'a:2')");
@@ -52,6 +54,8 @@ TEST_CASE("a hostfile saved with a UTF-8 byte order mark and CRLF line ends read
 TEST_CASE("bad hostfile lines are reported as file:line:column", "[unit][plan]") {
   CHECK(parseHostfile("a slots=2\nb slots=x\n", "hf").status().message() ==
         "hf:2:9: slot count 'x' is not a whole number");
+  CHECK(parseHostfile("a slots=-99999999999\n", "hf").status().message() ==
+        "hf:1:1: 'a slots=-99999999999' has -99999999999 slots; a host needs at least 1");
   CHECK(parseHostfile("a slots=2\nb\na slots=1\n", "hf").status().message() ==
         "hf:3:1: host 'a' is listed again (first at line 1)");
   CHECK(parseHostfile("a slot=2\n", "hf").status().message() == "hf:1:3: unknown field 'slot=2' (did you mean 'slots=N'?)");

@@ -715,7 +715,18 @@ std::vector<SettingKey> settingKeys() {
     SettingKind kind = opt->get_expected_min() == 0 ? SettingKind::kFlag
                        : opt->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll ? SettingKind::kList
                                                                                             : SettingKind::kValue;
-    keys.push_back({key, kind, kSbatchOnlyKeys.count(key) != 0});
+    std::vector<std::string> others;
+    for (const std::string& l : opt->get_lnames()) {
+      if (l != key) others.push_back(l);
+    }
+    for (const std::string& sname : opt->get_snames()) {
+      if (sname != key) others.push_back(sname);
+    }
+    for (const Alias& a : kAliases) {
+      const std::string_view spelling = a.shortForm;
+      if (a.longForm == "--" + key) others.emplace_back(spelling.substr(spelling.find_first_not_of('-')));
+    }
+    keys.push_back({key, kind, kSbatchOnlyKeys.count(key) != 0, std::move(others)});
   }
   return keys;
 }

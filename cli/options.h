@@ -154,7 +154,23 @@ struct SettingKey {
   std::string key;  // canonical: the option's first long name without dashes
   SettingKind kind;
   bool sbatchOnly;  // meaningful only to `hvdrun sbatch`
+  // The option's other spellings without dashes ("np", "n" and "npernode" of num-proc and
+  // nproc-per-node, "H" of hosts): not keys, but what an unknown key is first matched against,
+  // so that `np = 4` is answered with 'num-proc', not with the nearest name ('mpi').
+  std::vector<std::string> otherNames = {};
 };
+
+// The key `name` is one of the other names of, when it is one (keys' `spell` applied to
+// both: a config file's key as it is, an HVDRUN_ variable's name from each).
+template <typename Spell>
+const SettingKey* settingOtherwiseNamed(const std::vector<SettingKey>& keys, const std::string& name, Spell spell) {
+  for (const SettingKey& k : keys) {
+    for (const std::string& other : k.otherNames) {
+      if (spell(other) == name) return &k;
+    }
+  }
+  return nullptr;
+}
 
 // Every option that a config file or an HVDRUN_* variable may set.
 std::vector<SettingKey> settingKeys();

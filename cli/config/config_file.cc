@@ -71,7 +71,8 @@ class Reader {
   Status unknownKey(const std::string& key, const toml::source_region& region) const {
     std::vector<std::string> names;
     for (const SettingKey& k : keys_) names.push_back(k.key);
-    std::string best = closestMatch(key, names, std::max<size_t>(3, key.size() / 3));
+    const SettingKey* spelled = settingOtherwiseNamed(keys_, key, [](const std::string& other) { return other; });
+    std::string best = spelled != nullptr ? spelled->key : closestMatch(key, names, std::max<size_t>(3, key.size() / 3));
     std::string message = where(path_, region) + "unknown key '" + key + "'";
     if (!best.empty()) message += " (did you mean '" + best + "'?)";
     return Status(Errc::kInvalidArgument, message)

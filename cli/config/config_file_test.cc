@@ -87,6 +87,14 @@ TEST_CASE("a TOML syntax error is reported where the parser found it", "[unit][c
   CHECK(message.rfind("config.toml:2:", 0) == 0);
 }
 
+TEST_CASE("a key spelled as one of an option's other names suggests the option's long name", "[unit][config]") {
+  // 'np' was answered "did you mean 'mpi'?" and 'H' "did you mean 'x'?": other options.
+  CHECK(errorOf("np = 4\n") == "config.toml:1:1: unknown key 'np' (did you mean 'num-proc'?)");
+  CHECK(errorOf("H = \"a:2\"\n") == "config.toml:1:1: unknown key 'H' (did you mean 'hosts'?)");
+  CHECK(errorOf("nproc_per_node = 2\n") == "config.toml:1:1: unknown key 'nproc_per_node' (did you mean 'nproc-per-node'?)");
+  CHECK(errorOf("hostfile_path = 2\n").rfind("config.toml:1:1: unknown key 'hostfile_path'", 0) == 0);
+}
+
 TEST_CASE("asking for a profile the file lacks lists the ones it has", "[unit][config]") {
   auto layer = read("[profile.alpha]\n[profile.beta]\n", "gamma");
   REQUIRE_FALSE(layer.isOk());

@@ -38,7 +38,8 @@ Result<SettingLayer> environmentLayer(const std::map<std::string, std::string, s
     if (key == keys.end()) {
       std::vector<std::string> names;
       for (const SettingKey& k : keys) names.push_back(variableFor(k.key));
-      std::string best = closestMatch(name, names, 3);
+      const SettingKey* spelled = settingOtherwiseNamed(keys, name, variableFor);
+      std::string best = spelled != nullptr ? variableFor(spelled->key) : closestMatch(name, names, 3);
       return Status(Errc::kInvalidArgument, "unknown setting variable " + name +
                                                 (best.empty() ? "" : " (did you mean " + best + "?)"))
           .withHint("HVDRUN_<OPTION> sets --<option> (docs/config.md); unset it or fix its name");

@@ -27,6 +27,19 @@ TEST_CASE("an HVDRUN_ variable that names no setting is an error with a suggesti
   CHECK(flag.status().message() == "HVDRUN_MPI='maybe': expected 1 or 0 (true/false, yes/no, on/off)");
 }
 
+TEST_CASE("an HVDRUN_ variable spelled as one of an option's other names suggests the setting's own name", "[unit][config]") {
+  // HVDRUN_NP was answered "did you mean HVDRUN_MPI?", a different option.
+  auto np = hvd::cli::environmentLayer(Env{{"HVDRUN_NP", "4"}}, hvd::cli::settingKeys());
+  REQUIRE_FALSE(np.isOk());
+  CHECK(np.status().message() == "unknown setting variable HVDRUN_NP (did you mean HVDRUN_NUM_PROC?)");
+  auto hosts = hvd::cli::environmentLayer(Env{{"HVDRUN_H", "a:2"}}, hvd::cli::settingKeys());
+  REQUIRE_FALSE(hosts.isOk());
+  CHECK(hosts.status().message() == "unknown setting variable HVDRUN_H (did you mean HVDRUN_HOSTS?)");
+  auto perNode = hvd::cli::environmentLayer(Env{{"HVDRUN_NPERNODE", "2"}}, hvd::cli::settingKeys());
+  REQUIRE_FALSE(perNode.isOk());
+  CHECK(perNode.status().message() == "unknown setting variable HVDRUN_NPERNODE (did you mean HVDRUN_NPROC_PER_NODE?)");
+}
+
 TEST_CASE("variable names are the keys upper-cased with underscores", "[unit][config]") {
   CHECK(hvd::cli::variableFor("num-proc") == "HVDRUN_NUM_PROC");
   CHECK(hvd::cli::variableFor("sbatch-args") == "HVDRUN_SBATCH_ARGS");

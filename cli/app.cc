@@ -1524,6 +1524,7 @@ void requireFreeTfPorts(const Plan& plan) {
 
 int planOrLaunch(const Options& given) {
   Options o = given;
+  takeSbatchOptionsInLaunch(o);
   for (const std::string& note : o.notes) printTo(stderr, "hvdrun: note: {}\n", note);
   // -x: hvdrun's own environment first, so what it derives from it (OMP_NUM_THREADS's
   // default for shared CPUs, the environment every rank inherits) sees the value.

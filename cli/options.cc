@@ -731,6 +731,31 @@ std::vector<SettingKey> settingKeys() {
   return keys;
 }
 
+void takeSbatchOptionsInLaunch(Options& o) {
+  if (o.givenOnCommandLine.count("ntasks-per-node") != 0) {
+    if (o.numProc > 0) {
+      throw UserError(ExitCode::kUsage, "-np and --ntasks-per-node both say how many ranks: give one of them",
+                      "-np N starts N ranks in all; --ntasks-per-node K (as --nproc-per-node K) starts K on every host");
+    }
+    if (o.ranksPerHost > 0) {
+      throw UserError(ExitCode::kUsage,
+                      "--ntasks-per-node and --nproc-per-node both say how many ranks each host gets: give one of them",
+                      "they mean the same here (srun's and torchrun's names)");
+    }
+    o.ranksPerHost = o.sbatch.ntasksPerNode;
+  }
+  for (const std::string& key : kSbatchOnlyKeys) {
+    if (key == "ntasks-per-node" || o.givenOnCommandLine.count(key) == 0) continue;
+    std::string hint = "to submit a job: hvdrun sbatch --submit --" + key + " ... -np N program; to run here, leave it out";
+    if (key == "nodes") hint += "; --nnodes N checks how many hosts a launch has";
+    throw UserError(ExitCode::kUsage,
+                    "--" + key +
+                        " is for hvdrun sbatch: it shapes the allocation a job script asks Slurm for, and a launch asks "
+                        "for none (it runs on this machine, the -H or --hostfile hosts, or the Slurm allocation it is in)",
+                    hint);
+  }
+}
+
 std::vector<std::string> withSbatchShortOptions(const std::vector<std::string>& args) {
   static constexpr std::pair<char, const char*> kSbatchShort[] = {
       {'N', "--nodes"},   {'t', "--time"},          {'p', "--partition"}, {'A', "--account"},    {'q', "--qos"},

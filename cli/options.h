@@ -180,6 +180,13 @@ std::vector<SettingKey> settingKeys();
 // layer beats a lower one (a list is replaced whole, never merged).
 Options parseOptions(const std::vector<std::string>& args, const std::vector<SettingLayer>& layers = {});
 
+// A launch (or plan) given `hvdrun sbatch`'s options on its command line, which it used to
+// ignore (`hvdrun --ntasks-per-node 1 -np 2` put both ranks on one node): srun's
+// --ntasks-per-node means --nproc-per-node here; the others shape an allocation a launch does
+// not ask for and are refused (UserError kUsage). From config files and HVDRUN_ variables
+// they stay quiet: a profile serves both commands.
+void takeSbatchOptionsInLaunch(Options& o);
+
 // `hvdrun sbatch` takes sbatch's own short options too, as its users type them: -N, -t,
 // -p, -A, -q, -C, -c, -J, -o, -e (also with the value attached: -N4, -pgpu), rewritten to
 // the long ones (--nodes, --time, --partition, --account, --qos, --constraint,

@@ -247,3 +247,19 @@ TEST_CASE("torchrun's one-machine command line and mpirun's -n plan as they woul
                   "  hint: hvdrun starts every host's ranks itself from one command: leave --nnodes out, or give that "
                   "many hosts\n");
 }
+
+TEST_CASE("srun's ntasks-per-node given to a launch places that many a host and an allocation's options are refused",
+          "[e2e][plan]") {
+  // Both were ignored: --ntasks-per-node 1 planned 4 ranks, two on each host.
+  auto perNode = plan({"-H", "a:2,b:2", "--ntasks-per-node", "1", "--format", "hostfile", "prog"});
+  INFO(perNode.err);
+  CHECK(perNode.exitCode == 0);
+  CHECK(perNode.out == "a slots=1\nb slots=1\n");
+  auto partition = plan({"-np", "2", "--partition", "gpu", "prog"});
+  CHECK(partition.exitCode == 2);
+  CHECK(partition.out.empty());
+  CHECK(partition.err.rfind("hvdrun: error: --partition is for hvdrun sbatch: it shapes the allocation", 0) == 0);
+  // In a profile, the same key stays quiet (it is there for hvdrun sbatch).
+  auto profile = plan({"-np", "2", "--format", "hostfile", "prog"}, {"HVDRUN_PARTITION=gpu"});
+  CHECK(profile.exitCode == 0);
+}

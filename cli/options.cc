@@ -30,7 +30,10 @@ struct Alias {
 constexpr Alias kAliases[] = {{"-np", "--num-proc"},   {"-cb", "--check-build"}, {"-hostfile", "--hostfile"},
                               {"-n", "--num-proc"},    {"--np", "--num-proc"},   {"--host", "--hosts"},
                               {"--nproc_per_node", "--nproc-per-node"}, {"-npernode", "--nproc-per-node"},
-                              {"--npernode", "--nproc-per-node"}, {"--max_restarts", "--max-restarts"}};
+                              {"--npernode", "--nproc-per-node"}, {"--max_restarts", "--max-restarts"},
+                              // srun's, then MPICH's and Intel MPI's (-ppn read as -p pn: "--ssh-port ... 'pn'").
+                              {"--ntasks", "--num-proc"}, {"--gpus-per-task", "--gpus-per-rank"},
+                              {"-ppn", "--nproc-per-node"}, {"--ppn", "--nproc-per-node"}};
 
 constexpr const char* kUsageHint = "run 'hvdrun --help' for the options";
 
@@ -208,7 +211,9 @@ constexpr const char* kDefaultHorovodrunFlags[] = {
     "--no-timeline-mark-cycles", "--log-without-timestamp", "--log-hide-timestamp", "--no-torus-allreduce",
     // torchrun's: a rendezvous on this machine alone, which is hvdrun's own; and running the
     // program as given, which hvdrun always does.
-    "--standalone", "--no-python", "--no_python"};
+    "--standalone", "--no-python", "--no_python",
+    // mpirun's: every line already carries its rank.
+    "--tag-output"};
 // Other launchers' flags refused (exit 2) with this reason and hint: horovodrun's without a
 // counterpart here, torchrun's multi-node rendezvous and module mode.
 struct RefusedFlag {
@@ -261,6 +266,19 @@ constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--tee", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"-m", kTorchrunModuleWhy, kTorchrunModuleHint},
     {"--module", kTorchrunModuleWhy, kTorchrunModuleHint},
+    // srun's and mpirun's, where they mean something else here or nothing.
+    {"-N",
+     "is srun's and sbatch's node count; a launch runs on the hosts it has (this machine, -H or --hostfile, or the "
+     "nodes of the Slurm allocation it is in)",
+     "to submit a job on N nodes: hvdrun sbatch -N N --submit ...; --nnodes N checks how many hosts a launch has"},
+    {"-c", "is srun's CPUs per task; a launch shares each host's CPUs among its ranks (OMP_NUM_THREADS is set to match)",
+     "--bind-to core gives each rank its own cores; in a job script: hvdrun sbatch -c N"},
+    {"--export", "is srun's; every rank gets hvdrun's whole environment already",
+     "-x NAME=VALUE (or -x NAME) sets one variable for the ranks"},
+    {"--map-by", "is mpirun's placement", "--nproc-per-node K puts K ranks on every host (ppr:K:node); --bind-to pins them"},
+    {"--oversubscribe", "is mpirun's: more ranks on a host than its slots",
+     "give the host more slots (-H host:N, or slots=N in the hostfile); on this machine alone -np is not bounded by "
+     "its cores"},
 };
 
 std::vector<std::string> knownOptionNames(const CLI::App& app) {

@@ -283,6 +283,31 @@ TEST_CASE("torchrun's multi-node rendezvous flags and -m are refused saying what
   CHECK(o.notes.empty());
 }
 
+TEST_CASE("srun's and mpich's spellings take hvdrun's meanings and the ones without one are refused saying why",
+          "[unit]") {
+  CHECK(parseOptions({"--ntasks", "3", "prog"}).numProc == 3);              // srun's
+  CHECK(parseOptions({"--gpus-per-task", "2", "prog"}).gpusPerRank == 2);   // srun's
+  CHECK(parseOptions({"-ppn", "2", "prog"}).ranksPerHost == 2);             // was "--ssh-port ... got 'pn'"
+  CHECK(parseOptions({"--ppn", "2", "prog"}).ranksPerHost == 2);
+  Options tagged = parseOptions({"--tag-output", "-np", "2", "prog"});      // mpirun's: hvdrun tags anyway
+  CHECK(tagged.notes.empty());
+  CHECK(tagged.program == std::vector<std::string>{"prog"});
+  // Each was answered with a wrong suggestion ('-H', '--cpus-per-task') or none.
+  const std::pair<const char*, const char*> refused[] = {
+      {"-N", "hvdrun sbatch -N N --submit"}, {"-c", "--bind-to core"}, {"--export", "-x NAME=VALUE"},
+      {"--map-by", "--nproc-per-node K"}, {"--oversubscribe", "more slots"}};
+  for (const auto& [flag, hint] : refused) {
+    INFO(flag);
+    std::vector<std::string> args = {flag};
+    if (std::string(flag) != "--oversubscribe") args.push_back("2");
+    args.insert(args.end(), {"-np", "2", "prog"});
+    UserError e = usageErrorOf(args);
+    CHECK(e.code() == ExitCode::kUsage);
+    CHECK(std::string(e.what()).rfind(std::string(flag) + " is ", 0) == 0);
+    CHECK(e.hint().find(hint) != std::string::npos);
+  }
+}
+
 TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each and go no further", "[unit]") {
   Options o = parseOptions({"--autotune", "--autotune-log-file", "trials.csv", "--hierarchical-allreduce",
                             "--num-nccl-streams", "2", "--disable-cache", "--no-hierarchical-allgather", "-np", "2",

@@ -1288,6 +1288,23 @@ void mergeTimeline(const std::string& path, int ranks) {
   for (size_t i = 1; i < traces.size(); ++i) std::remove(traces[i].c_str());
 }
 
+// --max-restarts: the traces of a start that failed, merged aside before the next start's
+// ranks write the same files again (they were lost, and with them the failure they show).
+void keepStartTimeline(const std::string& path, int ranks, int start, int starts, std::string& summaries) {
+  std::vector<std::string> traces = timeline::existingRankTraces(path, ranks);
+  if (traces.empty()) return;
+  const std::string kept = timeline::attemptTracePath(path, start);
+  if (Status s = timeline::mergeTraces(traces, kept); !s.isOk()) {
+    printTo(stderr, "hvdrun: warning: the timeline of start {} of {} is lost to the next start: {}\n", start + 1,
+            starts, s.message());
+    return;
+  }
+  for (const std::string& trace : traces) std::remove(trace.c_str());
+  std::string line = fmt::format("hvdrun: the timeline of start {} of {} is in {}\n", start + 1, starts, kept);
+  printTo(stderr, "{}", line);
+  summaries += line;
+}
+
 // --stdin names a rank of this job.
 void checkStdinRank(const Options& o, const Plan& plan) {
   const int ranks = static_cast<int>(plan.ranks.size());
@@ -1463,6 +1480,10 @@ int launch(const Options& o, Plan plan, const slurm::Environment& env) {
         summaries += end;
       }
       break;
+    }
+    if (!o.timelineFile.empty()) {
+      keepStartTimeline(o.timelineFile, static_cast<int>(plan.ranks.size()), plan.restartCount, plan.maxRestarts + 1,
+                        summaries);
     }
     std::string restart = fmt::format("hvdrun: starting every rank again: restart {} of {} (--max-restarts)\n",
                                       plan.restartCount + 1, plan.maxRestarts);

@@ -12,6 +12,18 @@
 #include <cstdio>
 
 namespace hvd::timeline {
+namespace {
+
+// `tag` before the file name's extension (trace.json -> trace<tag>.json), or after a name
+// without one.
+std::string withTag(const std::string& path, const std::string& tag) {
+  size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1) return path + tag;
+  return path.substr(0, dot) + tag + path.substr(dot);
+}
+
+}  // namespace
 
 std::string rankTracePath(const std::string& path, int rank) {
   if (rank == 0) return path;
@@ -19,12 +31,10 @@ std::string rankTracePath(const std::string& path, int rank) {
   // file in /dev; else a rank that failed at init).
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return path;
-  size_t slash = path.rfind('/');
-  size_t dot = path.rfind('.');
-  std::string tag = ".rank" + std::to_string(rank);
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == slash + 1) return path + tag;
-  return path.substr(0, dot) + tag + path.substr(dot);
+  return withTag(path, ".rank" + std::to_string(rank));
 }
+
+std::string attemptTracePath(const std::string& path, int start) { return withTag(path, ".attempt" + std::to_string(start)); }
 
 std::vector<std::string> existingRankTraces(const std::string& path, int maxRanks) {
   std::vector<std::string> out;

@@ -14,6 +14,11 @@ namespace hvd::timeline {
 // A path naming an existing device or pipe (/dev/null) is every rank's own.
 std::string rankTracePath(const std::string& path, int rank);
 
+// Where hvdrun --max-restarts keeps the merged trace of a start that failed (0: the first),
+// before the next start's ranks write `path` again: trace.json -> trace.attempt0.json
+// (torchrun's word for a start).
+std::string attemptTracePath(const std::string& path, int start);
+
 // The per-rank files of `path` that exist, rank 0's first, in rank order (gaps allowed).
 std::vector<std::string> existingRankTraces(const std::string& path, int maxRanks);
 

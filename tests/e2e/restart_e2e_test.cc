@@ -108,6 +108,27 @@ TEST_CASE("output files keep every start's lines and the summary every start's r
   CHECK(summary.find("restart 1 of 1 (--max-restarts)") != std::string::npos);
 }
 
+TEST_CASE("the timeline of a start that failed is kept beside the last start's", "[e2e][timeline]") {
+  // Each start's ranks wrote trace.json and trace.rankN.json again: the failed start's trace,
+  // the one that shows the failure, was gone before hvdrun merged the last one.
+  TempDir dir;
+  const std::string path = dir.path() + "/trace.json";
+  auto run = runHvdrun({"-np", "3", "--max-restarts", "1", "--timeline-filename", path, HVD_COLLECTIVE_RANK_PATH,
+                        "restarted", "2"},
+                       hvd::test::withTimeout(std::chrono::seconds(60)));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  const std::string first = fileText(dir.path() + "/trace.attempt0.json");
+  const std::string last = fileText(path);
+  // Start 0 allreduced up to 20 times on every rank; start 1 once.
+  CHECK(count(first, "\"ALLREDUCE\"") > count(last, "\"ALLREDUCE\""));
+  CHECK(count(last, "\"ALLREDUCE\"") > 0);
+  CHECK(first.find("\"process_name\"") != std::string::npos);
+  CHECK(run.err.find("hvdrun: the timeline of start 1 of 2 is in " + dir.path() + "/trace.attempt0.json\n") !=
+        std::string::npos);
+  for (int r = 1; r < 3; ++r) CHECK(::access((dir.path() + "/trace.rank" + std::to_string(r) + ".json").c_str(), F_OK) != 0);
+}
+
 TEST_CASE("an interrupted job is not restarted and leaves no rank behind", "[e2e]") {
   TempDir pids;
   int pipeFds[2];

@@ -154,6 +154,8 @@ TEST_CASE("rank r's trace sits beside rank 0's, and merging gives one array with
   CHECK(hvd::timeline::rankTracePath("/x.d/trace", 2) == "/x.d/trace.rank2");
   CHECK(hvd::timeline::rankTracePath(".trace", 1) == ".trace.rank1");
   CHECK(hvd::timeline::rankTracePath("/dev/null", 3) == "/dev/null");  // a device: every rank's
+  CHECK(hvd::timeline::attemptTracePath("/x/trace.json", 0) == "/x/trace.attempt0.json");
+  CHECK(hvd::timeline::attemptTracePath("/x.d/trace", 2) == "/x.d/trace.attempt2");
   TempDir dir;
   std::string path = dir.path() + "/t.json";
   for (int r = 0; r < 3; ++r) {

@@ -1,21 +1,20 @@
 // cli/main.cc: the one place errors become text and exit codes.
 #include <fmt/format.h>
 
-#include <csignal>
 #include <cstdio>
 #include <exception>
 
 #include "cli/app.h"
 #include "cli/os/console.h"
+#include "cli/os/inherited_signals.h"
 #include "cli/user_error.h"
 
 using hvd::cli::printTo;
 
 int main(int argc, char** argv) {
   hvd::cli::openMissingStandardFds();
-  // A reader that went away (`| head -1`, a closed terminal) must not decide hvdrun's exit
-  // code: writes fail with EPIPE instead, and are dropped (cli/os/console.h).
-  std::signal(SIGPIPE, SIG_IGN);
+  // Writes fail with EPIPE or EFBIG instead of killing hvdrun (inherited_signals.h).
+  hvd::cli::ignoreOwnSignals();
   try {
     return hvd::cli::run(argc, argv);
   } catch (const hvd::cli::UserError& e) {

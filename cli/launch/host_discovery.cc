@@ -1,5 +1,6 @@
 // cli/launch/host_discovery.cc: the script's runs and their output.
 #include "cli/launch/host_discovery.h"
+#include "cli/os/inherited_signals.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -49,6 +50,7 @@ std::string_view trimmed(std::string_view s) {
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
     char* argv[] = {const_cast<char*>(script), nullptr};
+    restoreIgnoredSignals();  // was: the script ran with SIGPIPE ignored
     ::execve(script, argv, envp);
     const char why[] = "cannot run it: ";
     (void)!::write(STDERR_FILENO, why, sizeof why - 1);

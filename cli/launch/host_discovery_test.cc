@@ -2,6 +2,7 @@
 #include "cli/launch/host_discovery.h"
 
 #include <catch2/catch.hpp>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -79,4 +80,18 @@ TEST_CASE("a discovery script that prints without end is stopped at the output c
   CHECK(flood.status().code() == hvd::Errc::kRemote);
   CHECK(flood.status().message() == "the host discovery script " + dir.path() +
                                         "/discover.sh printed more than 64 KiB, more than any list of hosts needs");
+}
+
+TEST_CASE("a discovery script's pipeline ends by SIGPIPE as in a shell though hvdrun ignores it", "[unit]") {
+  // The script inherited hvdrun's ignored SIGPIPE: `yes | head -n 1` then had yes complain
+  // "Broken pipe" into the output, which was read as a host line.
+  ScratchDir dir;
+  struct sigaction ignore {}, before {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, &before);  // as in hvdrun (cli/os/inherited_signals.h)
+  auto found = discoverHosts(scriptIn(dir.path(), "yes localhost:2 | head -n 1"), 1, std::chrono::seconds(10));
+  ::sigaction(SIGPIPE, &before, nullptr);
+  INFO(found.status().message());
+  REQUIRE(found);
+  CHECK(*found == std::vector<DiscoveredHost>{{"localhost", 2}});
 }

@@ -33,6 +33,7 @@
 #include "cli/os/console_writer.h"
 #include "cli/os/machine.h"
 #include "cli/os/process_table.h"
+#include "cli/os/inherited_signals.h"
 
 namespace hvd::cli {
 namespace {
@@ -200,7 +201,7 @@ std::vector<char*> cStrings(const std::vector<std::string>& strings) {
   // Dispositions set to "ignore" and the blocked mask survive exec: give the program the
   // defaults it expects.
   for (int sig : kHandledSignals) ::signal(sig, SIG_DFL);
-  ::signal(SIGPIPE, SIG_DFL);
+  restoreIgnoredSignals();
   // The program gets the limit it was started under: a soft limit past 1024 breaks select().
   if (fileLimit != nullptr) (void)::setrlimit(RLIMIT_NOFILE, fileLimit);
   sigset_t none;

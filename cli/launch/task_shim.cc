@@ -19,6 +19,7 @@
 #include "cli/os/console.h"
 #include "cli/os/oom_kills.h"
 #include "cli/os/subprocess.h"
+#include "cli/os/inherited_signals.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
@@ -251,7 +252,7 @@ Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
     // The rank does not outlive its shim (someone SIGKILLed just the shim).
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != shim) _exit(127);
-    ::signal(SIGPIPE, SIG_DFL);  // hvdrun ignores it; an ignored signal survives exec
+    restoreIgnoredSignals();
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
     ::execve(job.executable.c_str(), argv.data(), envp.data());
     int error = errno;

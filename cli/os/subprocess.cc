@@ -1,5 +1,6 @@
 // cli/os/subprocess.cc: fork/exec with pipes and a poll loop bounded by a deadline.
 #include "cli/os/subprocess.h"
+#include "cli/os/inherited_signals.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -122,7 +123,7 @@ Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const Ru
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);  // hvdrun ignores it; an ignored signal survives exec
+    restoreIgnoredSignals();
     if (options.env) {
       ::execve(exe->c_str(), args.data(), envp.data());
     } else {

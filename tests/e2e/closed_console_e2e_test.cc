@@ -123,3 +123,43 @@ TEST_CASE("a job that failed keeps its own exit code when its stdout is a full d
   CHECK(run->exitCode == 5);
   CHECK(run->err.find("No space left on device") != std::string::npos);
 }
+
+TEST_CASE("a file size limit met by hvdrun's output leaves the job running and says which output is incomplete",
+          "[e2e]") {
+  // ulimit -f: hvdrun was killed by SIGXFSZ at its first write past the limit (exit 153, no
+  // word why), its ranks with it, and the output files stayed empty.
+  hvd::test::TempDir dir;
+  hvd::cli::RunOptions options = hvd::test::withEnv(environmentWith({"SLURM_JOB_ID"}));
+  options.timeout = 30s;
+  const std::string rankScript = "head -c 300000 /dev/zero | tr '\\0' x; echo; echo done";
+  auto files = hvd::cli::runAndCapture({"bash", "-c",
+                                        "ulimit -f 100; exec \"$0\" -np 2 --output-filename " + dir.path() +
+                                            "/out sh -c \"" + rankScript + "\" | tail -c 200",
+                                        HVD_HVDRUN_PATH},
+                                       options);
+  REQUIRE(files.isOk());
+  INFO(files->err);
+  CHECK(files->exitCode == 0);  // tail's; hvdrun's own below
+  CHECK(files->out.find("<stdout>:done") != std::string::npos);
+  CHECK(files->err.find("/stdout: File too large; that rank's output file is incomplete") != std::string::npos);
+  CHECK(files->err.find("hvdrun: error: 2 of the ranks' output files in " + dir.path() + "/out are incomplete") !=
+        std::string::npos);
+  // The console a file: the same limit, met by hvdrun's stdout.
+  auto console = hvd::cli::runAndCapture(
+      {"bash", "-c", "ulimit -f 100; \"$0\" -np 2 sh -c \"" + rankScript + "\" > " + dir.path() + "/log; echo rc=$?",
+       HVD_HVDRUN_PATH},
+      options);
+  REQUIRE(console.isOk());
+  INFO(console->err);
+  CHECK(console->out == "rc=3\n");
+  CHECK(console->err.find("hvdrun: error: the ranks' output is incomplete (writing stdout: File too large)") !=
+        std::string::npos);
+  // A rank's own writes past the limit still end it by SIGXFSZ, as they would without hvdrun.
+  auto rank = hvd::cli::runAndCapture(
+      {"bash", "-c", "ulimit -f 100; exec \"$0\" -np 1 sh -c 'exec head -c 300000 /dev/zero > " + dir.path() + "/big'",
+       HVD_HVDRUN_PATH},
+      options);
+  REQUIRE(rank.isOk());
+  CHECK(rank->exitCode == 128 + SIGXFSZ);
+  CHECK(rank->err.find("rank 0 was killed by SIGXFSZ") != std::string::npos);
+}

@@ -196,6 +196,13 @@ std::string failureSummaryText(const JobOutcome& outcome, int total, const std::
     text += fmt::format("  rank {} raised (recorded by torch's @record): {}\n", f.rank, recorded->message);
     if (!recorded->where.empty()) text += fmt::format("    {}\n", recorded->where);
   }
+  if (f.peerEndedCleanly >= 0) {
+    text += fmt::format("  rank {0} had ended with exit code 0 while rank {1} still ran collectives: every rank must "
+                        "make the same collective calls, so one that returns early (work done on rank {0} alone, a "
+                        "last batch only some ranks have) leaves its peers without it; hvd.join() lets a rank out "
+                        "of data finish beside the others\n",
+                        f.peerEndedCleanly, f.rank);
+  }
   if (!outcome.stoppedWhenFailed.empty()) {
     text += fmt::format("  rank(s) {} {} stopped (SIGSTOP, or a debugger) when rank {} failed: a stopped rank stalls "
                         "its peers until their timeout, so look there first\n",

@@ -34,6 +34,10 @@ struct RankFailure {
   // a debugger) and killed it (SIGKILL) rather than carry it into the next world: when a
   // peer failed (0), or after this many seconds frozen (its peers' HVD_TIMEOUT). -1: not.
   int frozenSeconds = -1;
+  // The rank whose going failed this one's collectives (its runtime's peer-gone report) had
+  // ended with exit code 0: it returned before its peers were done (-1: not so, or unknown;
+  // known for ranks hvdrun forks itself).
+  int peerEndedCleanly = -1;
 };
 
 }  // namespace hvd::cli

@@ -150,6 +150,8 @@ struct Rank {
   std::string version;
   bool ended = false;
   int endStatus = 0;
+  // A rank that exited 0 by itself (no signal from hvdrun).
+  bool endedCleanly = false;
   // Stopped as one an elastic job no longer needs (AfterRankEnd::stop): its end is nothing.
   bool unneeded = false;
   // A host agent some of whose ranks are no longer needed: those it was told to stop.
@@ -758,10 +760,14 @@ class Job {
           unneededEnded();
           continue;
         }
+        r.endedCleanly = WIFEXITED(status) && WEXITSTATUS(status) == 0 && r.signalSent == 0;
         if (r.endingByItself) {
           r.endingByItself = false;
           bool failedByItself = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
           if (failedByItself) takeOverCause(failureOf(r, pid, status));
+          if (r.endedCleanly && outcome_.firstFailure && awaitedRank_ == r.spec->rank) {
+            outcome_.firstFailure->peerEndedCleanly = r.spec->rank;
+          }
           continue;
         }
         bool crashed = WIFSIGNALED(status) && (WTERMSIG(status) != r.signalSent || r.endingBeforeStop);
@@ -839,6 +845,9 @@ class Job {
       went = *next;
     }
     if (went == failed) return;
+    for (const Rank& r : ranks_) {
+      if (!agents && r.spec->rank == went && r.endedCleanly) outcome_.firstFailure->peerEndedCleanly = went;
+    }
     for (Rank& r : ranks_) {
       const auto& own = r.spec->agentRanks;
       bool runsIt = agents ? std::find(own.begin(), own.end(), went) != own.end() : r.spec->rank == went;

@@ -798,7 +798,8 @@ Status Engine::negotiateAndRun(ControlWait wait) {
     stop(agreed.shutdownRank == rank_
              ? Status(Errc::kInvalidUsage, "hvd was shut down on this rank while the request was pending")
              : Status(Errc::kRemote, "rank " + std::to_string(agreed.shutdownRank) +
-                                         " shut hvd down (hvd.shutdown()), so no collective runs after it"),
+                                         " shut hvd down (hvd.shutdown(), or its program ended), so no collective "
+                                         "runs after it"),
          agreed.shutdownRank == rank_ ? std::nullopt : std::optional<int>(agreed.shutdownRank));
   }
   return Status::ok();

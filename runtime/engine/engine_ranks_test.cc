@@ -622,7 +622,7 @@ TEST_CASE("a rank that shuts down with requests pending elsewhere fails them the
     return "";
   });
   CHECK(errors == none(size));
-  CHECK(message == "rank 1 shut hvd down (hvd.shutdown()), so no collective runs after it");
+  CHECK(message == "rank 1 shut hvd down (hvd.shutdown(), or its program ended), so no collective runs after it");
   CHECK(gone.peers == std::vector<int>{1});  // rank 0 tells its launcher; rank 1 failed no one's request
 }
 
@@ -667,7 +667,7 @@ TEST_CASE("a rank whose next request fails because a peer shut down tells its la
     return "";
   });
   CHECK(errors == none(size));
-  CHECK(message == "rank 1 shut hvd down (hvd.shutdown()), so no collective runs after it");
+  CHECK(message == "rank 1 shut hvd down (hvd.shutdown(), or its program ended), so no collective runs after it");
   CHECK(reportsBeforeRequest == 0);
   CHECK(gone.peers == std::vector<int>{1});
 }

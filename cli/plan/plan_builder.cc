@@ -63,14 +63,26 @@ Status hostsFromSlurm(const slurm::Allocation& a, const MachineFacts& facts, Pla
   return Status::ok();
 }
 
+// `source` names the list in messages ("-H", "the hostfile hosts").
 Status hostsFromList(const std::vector<HostSlots>& list, const std::vector<std::string>& local, Plan& plan,
-                     const MachineFacts& facts) {
+                     const MachineFacts& facts, const std::string& source) {
+  const HostSlots* here = nullptr;  // the entry that named this machine first
   for (const HostSlots& hs : list) {
     HostPlan h;
     h.host = hs.host;
     h.slots = hs.slots;
     h.slotsGiven = hs.slotsGiven;
     h.local = isThisMachine(hs.host, facts);
+    // Two names of this machine (localhost, 127.0.0.1, its host name) were two hosts: each
+    // numbered its local ranks from 0, so two ranks took each GPU, and neither half shared
+    // memory with the other.
+    if (h.local && here != nullptr) {
+      return invalidUsage(source + " names this machine twice: '" + here->host + "' and '" + hs.host +
+                          "' (its ranks would be numbered as two hosts' and share its GPUs twice over)")
+          .withHint("give this machine once, with all its slots: " + here->host + ":" +
+                    std::to_string(here->slots + hs.slots));
+    }
+    if (h.local) here = &hs;
     if (h.local) {
       h.devices = local;
       h.devicesKnown = true;
@@ -164,7 +176,7 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
     }
     plan.source = r.hostList.empty() ? HostSource::kHostfile : HostSource::kHostList;
     plan.sourceDetail = r.hostList.empty() ? "hostfile " + r.hostfilePath : "-H " + describeHosts(*list);
-    HVD_RETURN_IF_ERROR(hostsFromList(*list, *local, plan, facts));
+    HVD_RETURN_IF_ERROR(hostsFromList(*list, *local, plan, facts, r.hostList.empty() ? "the hostfile" : "-H"));
   } else if (auto allocation = r.noSlurm ? Result<std::optional<slurm::Allocation>>(std::nullopt)
                                          : slurm::allocationFromEnvironment(env);
              !allocation) {

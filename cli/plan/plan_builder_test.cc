@@ -404,3 +404,18 @@ TEST_CASE("the formats render the same plan", "[unit][plan]") {
   CHECK(parsePlanFormat("yaml").status().message() ==
         "--format 'yaml' is not one of table, json, sh, hostfile, tf_config, mpi");
 }
+
+TEST_CASE("a host list naming this machine twice under two names is refused naming both", "[unit][plan]") {
+  // localhost and 127.0.0.1 (or the host name) were two hosts of 2 local ranks each: four
+  // ranks here with local ranks 0 1 0 1, two of them on each GPU, and no shared memory
+  // between the halves.
+  PlanRequest r;
+  r.hostList = "localhost:2,127.0.0.1:2";
+  CHECK(errorOf(r) == "-H names this machine twice: 'localhost' and '127.0.0.1' (its ranks would be numbered as two "
+                      "hosts' and share its GPUs twice over)");
+  r.hostList = "here:2,b:2,localhost:1";
+  CHECK(errorOf(r) == "-H names this machine twice: 'here' and 'localhost' (its ranks would be numbered as two "
+                      "hosts' and share its GPUs twice over)");
+  r.hostList = "here:2,b:2";
+  CHECK(planOf(r).ranks.size() == 4);
+}

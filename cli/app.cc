@@ -172,8 +172,14 @@ std::string launcherFailureText(const RankFailure& f) {
     text += fmt::format("  {}'s last words:\n", f.launcher);
     for (const auto& line : f.lastStderrLines) text += fmt::format("    | {}\n", line);
   }
-  text += fmt::format("  hint: {} could not start the job, or lost a node or a daemon on the way; its messages say "
-                      "which\n", f.launcher);
+  std::optional<std::string> hint;
+  if (f.launcher == "srun") hint = srunTroubleHint({f.lastStderrLines.begin(), f.lastStderrLines.end()});
+  if (hint) {
+    text += fmt::format("  hint: {}\n", *hint);
+  } else {
+    text += fmt::format("  hint: {} could not start the job, or lost a node or a daemon on the way; its messages say "
+                        "which\n", f.launcher);
+  }
   return text;
 }
 

@@ -1,8 +1,10 @@
 // cli/launch/srun_launcher.cc: the srun command line and what its messages mean.
 #include "cli/launch/srun_launcher.h"
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
+#include <string_view>
 
 #include "cli/launch/task_shim.h"
 #include "cli/plan/plan_output.h"
@@ -63,6 +65,23 @@ std::optional<RankFailure> firstSrunFailure(const std::vector<std::string>& mess
         return f;
       }
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> srunTroubleHint(const std::vector<std::string>& messages) {
+  auto says = [&messages](std::string_view words) {
+    return std::any_of(messages.begin(), messages.end(),
+                       [words](const std::string& line) { return line.find(words) != std::string::npos; });
+  };
+  // First the controller: a timed-out confirmation is also followed by "Expired or invalid job".
+  if (says("Socket timed out") || says("Unable to contact slurm controller")) {
+    return "the Slurm controller (slurmctld) did not answer srun in time: 'scontrol ping' says whether it is up; no "
+           "rank was started by this step";
+  }
+  if (says("has expired") || says("Invalid job id") || says("Expired or invalid job")) {
+    return "the Slurm job in this shell's SLURM_JOB_ID has ended (variables left from an old salloc or job?): get a "
+           "new allocation, or run on this machine alone with --no-slurm";
   }
   return std::nullopt;
 }

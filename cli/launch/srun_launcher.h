@@ -32,4 +32,9 @@ std::string srunHostfile(const Plan& plan);
 // signal read back from strsignal's wording). pid and time are not known.
 std::optional<RankFailure> firstSrunFailure(const std::vector<std::string>& launcherMessages);
 
+// A hint for srun's failures whose words are Slurm's, not a task's: an allocation that has
+// ended (a shell left from an old salloc) or a controller that does not answer. nullopt for
+// anything else (its words then speak for themselves).
+std::optional<std::string> srunTroubleHint(const std::vector<std::string>& launcherMessages);
+
 }  // namespace hvd::cli

@@ -235,6 +235,32 @@ TEST_CASE("srun refusing the step is named as such with its words and not blamed
   CHECK(run.err.find("rank 0") == std::string::npos);
 }
 
+TEST_CASE("an allocation that has ended is named as the cause with what to do in a shell left from it",
+          "[cluster][launch]") {
+  // A tmux shell left from an salloc that has since ended still holds SLURM_JOB_ID and the
+  // nodes: srun says "Slurm job N has expired", and hvdrun's hint was "srun could not start
+  // the job, or lost a node or a daemon on the way".
+  requireTestbed();
+  auto env = inAllocation({"-N2"}, {"sh", "-c", "env | grep '^SLURM_'"});
+  REQUIRE(env.exitCode == 0);
+  std::vector<std::string> stale;
+  std::istringstream lines(env.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("SLURM_CONF=", 0) != 0) stale.push_back(line);
+  }
+  REQUIRE(!stale.empty());
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith(stale);
+  auto run = hvd::cli::runAndCapture({kHvdrun, "-np", "2", kRank, "identity"}, options);
+  REQUIRE(run.isOk());
+  INFO(run->err);
+  CHECK(run->exitCode == 1);
+  CHECK(run->err.find("  hint: the Slurm job in this shell's SLURM_JOB_ID has ended (variables left from an old salloc "
+                      "or job?): get a new allocation, or run on this machine alone with --no-slurm\n") !=
+        std::string::npos);
+}
+
 TEST_CASE("through srun a rank killed by SIGKILL ends the job with 137, and no rank survives", "[cluster][launch]") {
   requireTestbed();
   hvd::test::TempDir pids;

@@ -1,6 +1,5 @@
 // cli/launch/host_discovery.cc: the script's runs and their output.
 #include "cli/launch/host_discovery.h"
-#include "cli/os/inherited_signals.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -16,6 +15,8 @@
 #include <cstdio>
 #include <cstring>
 #include <set>
+
+#include "cli/os/inherited_signals.h"
 
 extern char** environ;
 

@@ -31,9 +31,9 @@
 #include "cli/launch/open_mpi_tags.h"
 #include "cli/launch/stdin_forwarding.h"
 #include "cli/os/console_writer.h"
+#include "cli/os/inherited_signals.h"
 #include "cli/os/machine.h"
 #include "cli/os/process_table.h"
-#include "cli/os/inherited_signals.h"
 
 namespace hvd::cli {
 namespace {

@@ -1,6 +1,5 @@
 // cli/os/subprocess.cc: fork/exec with pipes and a poll loop bounded by a deadline.
 #include "cli/os/subprocess.h"
-#include "cli/os/inherited_signals.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +11,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+
+#include "cli/os/inherited_signals.h"
 
 namespace hvd::cli {
 namespace {

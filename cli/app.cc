@@ -830,7 +830,7 @@ struct JobGrowth {
   bool noGpuSaid = false;
 
   void rankFailed(const std::string& host) {
-    const std::string where = isThisMachine(host) ? plan.ranks.front().where.host : host;
+    const std::string where = isThisMachine(host) ? hereName() : host;
     const auto now = std::chrono::steady_clock::now();
     if (auto it = blacklisted.find(where); it != blacklisted.end() && it->second > now) return;  // said already
     if (o.cooldownMax == 0) {
@@ -857,7 +857,7 @@ struct JobGrowth {
   std::map<std::string, int> discoveredSlots() {
     std::map<std::string, int> slots;
     for (const DiscoveredHost& h : discovery.latest()) {
-      const std::string host = isThisMachine(h.host) ? plan.ranks.front().where.host : h.host;
+      const std::string host = isThisMachine(h.host) ? hereName() : h.host;
       slots[host] = h.slots;
       listed.insert(host);
     }
@@ -912,7 +912,7 @@ struct JobGrowth {
     std::vector<std::string> hosts;  // one entry per rank to add
     int total = world.size();
     for (const DiscoveredHost& h : discovery.latest()) {
-      const std::string host = isThisMachine(h.host) ? plan.ranks.front().where.host : h.host;
+      const std::string host = isThisMachine(h.host) ? hereName() : h.host;
       if (isBlacklisted(host)) continue;
       if (how.ssh == nullptr && host != plan.ranks.front().where.host) {
         if (elsewhere.insert(h.host).second) {
@@ -936,9 +936,12 @@ struct JobGrowth {
     std::map<int, rendezvous::ElasticIdentity> identity;
     for (size_t i = 0; i < grown.workers.size(); ++i) identity[grown.workers[i]] = grown.identities[i];
     for (const auto& [host, workers] : byHost) {
-      printTo(stderr, "hvdrun: the host discovery script gives {} {} more slot(s): started rank(s) {}-{} there; the "
+      printTo(stderr, "hvdrun: the host discovery script gives {} {} more slot(s): started rank(s) {} there; the "
                       "job's world {} has {} rank(s)\n",
-              host, workers.size(), workers.front(), workers.back(), world.generation(), world.size());
+              host, workers.size(),
+              workers.size() == 1 ? std::to_string(workers.front())
+                                  : fmt::format("{}-{}", workers.front(), workers.back()),  // new, so in a row
+              world.generation(), world.size());
       if (how.ssh == nullptr) {
         for (int worker : workers) started.push_back(forked(worker, identity.at(worker), grown.after));
       } else {
@@ -984,8 +987,18 @@ struct JobGrowth {
     }
   }
 
+  // The plan's name for this machine: rank 0's host when every rank runs here; over ssh the
+  // plan's host that is this machine, else its own name. (Over ssh rank 0's host is another
+  // one: taken for this machine, a rank added there was started here under its name, and
+  // failed to listen on that host's address.)
+  std::string hereName() const {
+    if (how.ssh == nullptr) return plan.ranks.front().where.host;
+    auto local = std::find_if(plan.hosts.begin(), plan.hosts.end(), [](const HostPlan& h) { return h.local; });
+    return local != plan.hosts.end() ? local->host : hostName();
+  }
+
   bool isThisMachine(const std::string& host) const {
-    return host == "localhost" || host == "127.0.0.1" || host == plan.ranks.front().where.host || host == hostName();
+    return host == "localhost" || host == "127.0.0.1" || host == hostName() || host == hereName();
   }
 
   // A new rank's variables: its rank, size, local and cross ranks in the world it first

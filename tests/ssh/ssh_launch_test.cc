@@ -1150,6 +1150,40 @@ TEST_CASE("over ssh a host with too few GPUs for its ranks is named with the cou
   CHECK(processesMentioning("host-agent").empty());
 }
 
+namespace {
+
+// Worker 0 on the first host, 1 on the second; after worker 0's 5th allreduce the script
+// gives the first host a second slot, and worker 2 starts there through a new agent.
+hvd::cli::CapturedRun runGrownBesideRank0(const std::vector<std::string>& extra) {
+  const Bed& b = bed();
+  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":1\n" + b.hosts[1] + ":1\n");
+  std::string grown = b.hosts[0] + ":2\n" + b.hosts[1] + ":1\n";
+  std::vector<std::string> args{"-H", b.hosts[0] + ":1," + b.hosts[1] + ":1", "--ssh-command", b.ssh, "-p", b.port,
+                                "-i", b.key, "--host-discovery-script", discovery.path()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {kCollectiveRank, "elastic-grow", "150"});
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + grown});
+  return hvd::test::runHvdrun(args, options);
+}
+
+}  // namespace
+
+TEST_CASE("over ssh an elastic job grows beside the rank running on rank 0's host", "[ssh]") {
+  // Two faults met here: rank 0's host was taken for hvdrun's own machine, so worker 2 was
+  // started there under that host's name (and could not listen on its address); started on
+  // the right host, it then took the second host's only rank for its local rank 0, whose
+  // host board entry never came, and waited the whole timeout with its peers in the ring.
+  auto run = runGrownBesideRank0({});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("more slot(s): started rank(s) 2 there; the job's world 1 has 3 rank(s)") != std::string::npos);
+  CHECK(std::regex_search(run.out, std::regex(R"(\[2\]<stdout>:elastic grown worker 2 rank \d size 3 worlds 1 )"
+                                              R"(launched as rank=\d size=3 local=1 )")));
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 TEST_CASE("over ssh ranks on hosts without GPUs get no CUDA_VISIBLE_DEVICES and none of hvdrun's", "[ssh]") {
   auto run = runSshJob(1, {"sh", "-c", kShowGpus}, {"CUDA_VISIBLE_DEVICES=9"});
   INFO(run.out << run.err);

@@ -142,11 +142,12 @@ std::optional<bool> HostBoard::cpuShared(int localRank, int localSize) const {
 }
 
 Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place, size_t arenaBytes) {
-  if (place.localSize < 2) return std::shared_ptr<HostBoard>();
   const std::string where = std::to_string(place.crossRank) + " " + std::to_string(place.localRank) + " ";
-  if (place.localRank != 0) {
-    // Every rank publishes: under placement other than block, the rank another one takes
-    // for its local rank 0 answers at once that it is not.
+  if (place.localRank != 0 || place.localSize < 2) {
+    // Every rank publishes, one alone on its host too: under placement other than block, the
+    // rank another one takes for its local rank 0 answers at once that it is not. (An elastic
+    // job's rank added beside a running one took the next host's only rank for it, which said
+    // nothing: it waited the whole timeout, its peers in the ring for it, and all failed.)
     HVD_RETURN_IF_ERROR(store.set(boardKey(place.rank), where + "-"));
     return std::shared_ptr<HostBoard>();
   }

@@ -112,10 +112,10 @@ struct BoardPlace {
   int rank = 0, localRank = 0, localSize = 1, crossRank = 0;
 };
 
-// Every rank of a host with more than one rank, before the ring's addresses: publishes
-// "hvd.board/<rank>": "<crossRank> <localRank> <handle>", the handle "-" but on local rank 0,
-// which makes the board, with `arenaBytes` for the arena (logged at debug level where it
-// cannot: "-" then too). Local rank 0 gets its board, where made; the others nullptr. An
+// Every rank, before the ring's addresses: publishes "hvd.board/<rank>": "<crossRank>
+// <localRank> <handle>", the handle "-" but on local rank 0 of a host with more than one
+// rank, which makes the board, with `arenaBytes` for the arena (logged at debug level where
+// it cannot: "-" then too). That rank gets its board, where made; the others nullptr. An
 // error only when the store fails.
 Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place, size_t arenaBytes = 0);
 // The other local ranks, once connected: local rank 0's board, waiting up to `timeout` for

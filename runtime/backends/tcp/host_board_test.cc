@@ -74,13 +74,31 @@ TEST_CASE("the ranks of a host meet on local rank 0s board and a host of one ran
   boards[3]->asleep();
   CHECK(boards[0]->sleeping() == 1);
   CHECK(boards[2]->sleeping() == 2);
-  // A host of one rank neither publishes nor reads.
+  // A host of one rank makes no board, but says so: another host's rank may take it for its
+  // local rank 0 (next test).
   hvd::test::MemoryStore empty;
   BoardPlace alone{5, 0, 1, 3};
   auto none = offerHostBoard(empty, alone);
   REQUIRE(none.isOk());
   CHECK(*none == nullptr);
-  CHECK_FALSE(empty.get("hvd.board/5", 0ms).isOk());
+  auto said = empty.get("hvd.board/5", 0ms);
+  REQUIRE(said.isOk());
+  CHECK(*said == "3 0 -");
+}
+
+TEST_CASE("a rank that takes a one-rank host's rank for its local rank 0 learns at once that it is not", "[unit]") {
+  // An elastic job grown onto a host that runs a rank already: worker 0 on host 0, worker 1
+  // alone on host 1, the added worker 2 on host 0 as rank 2, local rank 1. It took rank 1 for
+  // its local rank 0, which published nothing, and waited for it until the timeout (HVD_TIMEOUT)
+  // while rank 0 waited in the ring for it: both failed, and the job with them.
+  hvd::test::MemoryStore store;
+  std::vector<BoardPlace> places = {{0, 0, 2, 0}, {1, 0, 1, 1}, {2, 1, 2, 0}};
+  for (const auto& place : places) REQUIRE(offerHostBoard(store, place).isOk());
+  auto start = std::chrono::steady_clock::now();
+  auto joined = joinHostBoard(store, places[2], 5s);
+  REQUIRE_FALSE(joined.isOk());
+  CHECK(joined.status().message().find("placement other than block") != std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < 1s);
 }
 
 TEST_CASE("ranks placed round robin go without a board and learn it at once", "[unit]") {

@@ -828,6 +828,10 @@ struct JobGrowth {
   std::optional<ElasticGpus> gpus{};  // this machine's, where the plan gives each rank its own
   bool pinning = false;               // so it does
   bool noGpuSaid = false;
+  // Over ssh, the GPUs of each host whose agents share them out, as positions in the host's
+  // list of devices ("0", "1", ...), which only its agents know: the plan's ranks there hold
+  // theirs by local rank (assignHostGpus's rule), and ranks added since the ones given them.
+  std::map<std::string, ElasticGpus> positions{};
 
   void rankFailed(const std::string& host) {
     const std::string where = isThisMachine(host) ? hereName() : host;
@@ -1001,6 +1005,41 @@ struct JobGrowth {
     return host == "localhost" || host == "127.0.0.1" || host == hostName() || host == hereName();
   }
 
+  // Over ssh, the positions in `host`'s devices for a rank added there: ones no running rank
+  // there holds, seen as the plan's rule has it (elastic_gpus.h). nullopt where hvdrun gives
+  // no GPUs, shares them round robin (--oversubscribe-gpus), or knows the host's devices itself.
+  std::optional<GpuPositions> gpuPositions(int worker, const std::string& host) {
+    if (o.noGpu || o.gpusPerRank < 1 || o.oversubscribeGpus || isThisMachine(host)) return std::nullopt;
+    auto inPlan = std::find_if(plan.hosts.begin(), plan.hosts.end(), [&](const HostPlan& h) { return h.host == host; });
+    if (inPlan != plan.hosts.end() && !agentDecidesGpus(o, *inPlan)) return std::nullopt;
+    auto it = positions.find(host);
+    if (it == positions.end()) {
+      // Far more positions than any host has devices: the agent checks them against its own.
+      std::vector<std::string> all;
+      for (int i = 0; i < 4096; ++i) all.push_back(std::to_string(i));
+      std::map<int, std::vector<std::string>> own;
+      int index = 0;
+      for (const RankPlan& r : plan.ranks) {
+        if (r.where.host != host || !usesGpu(r.role)) continue;
+        for (int k = 0; k < o.gpusPerRank; ++k) own[r.where.rank].push_back(std::to_string(index * o.gpusPerRank + k));
+        ++index;
+      }
+      it = positions.emplace(host, ElasticGpus(std::move(all), std::move(own), !o.tfConfig, o.gpusPerRank)).first;
+    }
+    std::vector<int> localOrder;
+    for (int w : world.running()) {
+      if (world.hostOf(w) == host) localOrder.push_back(w);
+    }
+    auto seen = it->second.give(worker, localOrder);
+    if (!seen) return std::nullopt;
+    auto numbers = [](const std::vector<std::string>& names) {
+      std::vector<int> out;
+      for (const std::string& n : names) out.push_back(std::stoi(n));
+      return out;
+    };
+    return GpuPositions{numbers(seen->own), numbers(seen->visible), seen->localGpu};
+  }
+
   // A new rank's variables: its rank, size, local and cross ranks in the world it first
   // joins (HVD_RANK, RANK, LOCAL_RANK, ...: later worlds change only the runtime's), its
   // worker number (HVD_ELASTIC_WORKER) and, forked here, a GPU of its own. Not pinned to CPUs.
@@ -1039,7 +1078,7 @@ struct JobGrowth {
       // Not hvdrun's own CUDA_VISIBLE_DEVICES, a list of this machine's devices (a login
       // node's, a Slurm step's): the rank sees its host's.
       if (!o.noGpu && !isThisMachine(host)) env = withoutGpuVariables(std::move(env));
-      job.ranks.push_back({worker, o.program, std::move(env)});
+      job.ranks.push_back({worker, o.program, std::move(env), true, gpuPositions(worker, host)});
     }
     RankProcess process;
     process.rank = workers.front();

@@ -146,16 +146,22 @@ void followOrders(int fd, int relay) {
 // else the driver's count), given to the job's ranks by the plan's rule (host_gpus.h): each
 // rank's CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU replace any it came with. No devices: the
 // ranks get no list.
-void shareOutGpus(AgentJob& job) {
-  HostPlan host;
-  host.host = job.host;
+std::vector<std::string> hostDevices(const AgentJob& job) {
+  std::vector<std::string> devices;
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
     auto list = slurm::parseDeviceList(visible, "CUDA_VISIBLE_DEVICES");
     if (!list) fail(job.host, list.status().message(), list.status().hint());
-    host.devices = std::move(*list);
+    devices = std::move(*list);
   } else {
-    for (int i = 0, n = backends::countLocalGpus(); i < n; ++i) host.devices.push_back(std::to_string(i));
+    for (int i = 0, n = backends::countLocalGpus(); i < n; ++i) devices.push_back(std::to_string(i));
   }
+  return devices;
+}
+
+void shareOutGpus(AgentJob& job) {
+  HostPlan host;
+  host.host = job.host;
+  host.devices = hostDevices(job);
   std::vector<RankPlan> plans(job.ranks.size());
   std::vector<RankPlan*> order;
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -169,6 +175,31 @@ void shareOutGpus(AgentJob& job) {
     std::vector<std::string>& env = job.ranks[i].env;
     env = withoutGpuVariables(std::move(env));
     for (std::string& kv : gpuVariables(plans[i])) env.push_back(std::move(kv));
+  }
+}
+
+// Ranks an elastic job added here: the devices at the positions hvdrun chose (agent_protocol.h
+// GpuPositions). A host with fewer devices than a position needs: that rank gets none of its
+// own and sees the host's, as a rank added where every GPU is held does on hvdrun's machine.
+void placeAddedRanksGpus(AgentJob& job) {
+  std::optional<std::vector<std::string>> devices;
+  for (AgentRank& r : job.ranks) {
+    if (!r.gpuPositions) continue;
+    if (!devices) devices = hostDevices(job);
+    if (devices->empty()) continue;  // no GPUs here: no list, as for the job's first ranks
+    r.env = withoutGpuVariables(std::move(r.env));
+    const GpuPositions& p = *r.gpuPositions;
+    const int highest = *std::max_element(p.visible.begin(), p.visible.end());
+    if (highest >= static_cast<int>(devices->size())) {
+      printTo(stderr, "hvdrun: warning: {} offers {} GPU(s), fewer than rank {} added there needs beside the ranks "
+                      "running there: it gets none of its own (it sees the host's)\n",
+              job.host, devices->size(), r.rank);
+      continue;
+    }
+    std::string visible;
+    for (int position : p.visible) visible += (visible.empty() ? "" : ",") + (*devices)[static_cast<size_t>(position)];
+    r.env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+    r.env.push_back("HVD_LOCAL_GPU=" + std::to_string(p.localGpu));
   }
 }
 
@@ -216,6 +247,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   // A host hvdrun could not look at: its GPUs shared out here (before any rank starts, so a
   // host with too few is named and nothing is left half-started).
   if (job.gpus) shareOutGpus(job);
+  placeAddedRanksGpus(job);
 
   // Every program is found before any rank starts: nothing half-started to clean up.
   const int threads = defaultThreadsPerRank(usableCpuCount(), static_cast<int>(job.ranks.size()), std::nullopt);

@@ -78,6 +78,50 @@ constexpr std::string_view kRankEndPrefix = "hvdrun-agent: ended ";
 
 std::string agentVersion() { return std::string(build_info::kVersion) + " " + build_info::kGitCommit; }
 
+namespace {
+
+// "2,3 0,2,3 1": own, visible, where its own start; empty: none chosen.
+std::string positionsText(const std::optional<GpuPositions>& p) {
+  if (!p) return "";
+  auto list = [](const std::vector<int>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+    return out;
+  };
+  return list(p->own) + " " + list(p->visible) + " " + std::to_string(p->localGpu);
+}
+
+Result<std::optional<GpuPositions>> parsePositions(std::string_view text) {
+  if (text.empty()) return std::optional<GpuPositions>();
+  auto bad = [text] { return invalidArgument("the host agent's job has bad GPU positions '" + std::string(text) + "'"); };
+  constexpr long long kMaxPosition = 1 << 16;
+  auto list = [](std::string_view part, std::vector<int>& out) {
+    while (!part.empty()) {
+      const size_t comma = part.find(',');
+      long long n = 0;
+      if (!parseNumber(part.substr(0, comma), n) || n < 0 || n >= kMaxPosition) return false;
+      out.push_back(static_cast<int>(n));
+      if (comma == std::string_view::npos) break;
+      part.remove_prefix(comma + 1);
+    }
+    return !out.empty();
+  };
+  const size_t first = text.find(' '), second = first == std::string_view::npos ? first : text.find(' ', first + 1);
+  if (second == std::string_view::npos) return bad();
+  GpuPositions p;
+  long long at = 0;
+  if (!list(text.substr(0, first), p.own) || !list(text.substr(first + 1, second - first - 1), p.visible) ||
+      !parseNumber(text.substr(second + 1), at) || at < 0 || at + p.own.size() > p.visible.size()) {
+    return bad();
+  }
+  p.localGpu = static_cast<int>(at);
+  // Its own are what it sees from localGpu on: anything else is no list hvdrun made.
+  if (!std::equal(p.own.begin(), p.own.end(), p.visible.begin() + at)) return bad();
+  return std::optional<GpuPositions>(std::move(p));
+}
+
+}  // namespace
+
 std::string encodeAgentJob(const AgentJob& job) {
   std::string payload;
   put(payload, job.version);
@@ -97,6 +141,7 @@ std::string encodeAgentJob(const AgentJob& job) {
   for (const AgentRank& r : job.ranks) {
     put(payload, std::to_string(r.rank));
     put(payload, r.usesGpu ? "1" : "0");
+    put(payload, positionsText(r.gpuPositions));
     put(payload, std::to_string(r.argv.size()));
     for (const auto& a : r.argv) put(payload, a);
     put(payload, std::to_string(r.env.size()));
@@ -185,6 +230,11 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
     long long usesGpu = 0;
     HVD_RETURN_IF_ERROR(number(usesGpu, "GPU use", 1));
     r.usesGpu = usesGpu == 1;
+    auto positionsField = f.next("the GPU positions");
+    if (!positionsField) return positionsField.status();
+    auto positions = parsePositions(*positionsField);
+    if (!positions) return positions.status();
+    r.gpuPositions = std::move(*positions);
     HVD_RETURN_IF_ERROR(number(argc, "argument count", kMaxCount));
     for (long long a = 0; a < argc; ++a) HVD_RETURN_IF_ERROR(text(r.argv.emplace_back(), "an argument"));
     HVD_RETURN_IF_ERROR(number(envc, "variable count", kMaxCount));

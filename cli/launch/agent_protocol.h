@@ -43,11 +43,22 @@
 
 namespace hvd::cli {
 
+// A rank an elastic job adds over ssh, on a host whose devices only its agent knows: its GPUs
+// as positions in that host's list of devices (its CUDA_VISIBLE_DEVICES, else the driver's),
+// which hvdrun chose among those no running rank there holds (elastic_gpus.h), the positions
+// it sees (CUDA_VISIBLE_DEVICES), and where its own start among them (HVD_LOCAL_GPU).
+struct GpuPositions {
+  std::vector<int> own, visible;
+  int localGpu = 0;
+  bool operator==(const GpuPositions&) const = default;
+};
+
 struct AgentRank {
   int rank = 0;
   std::vector<std::string> argv;  // the program and its arguments, as the user gave them
   std::vector<std::string> env;   // the complete environment, "NAME=value"
   bool usesGpu = true;            // with AgentJob::gpus: a worker or chief (not a TF ps or evaluator)
+  std::optional<GpuPositions> gpuPositions = std::nullopt;  // unset: as AgentJob::gpus says
 };
 
 struct AgentJob {

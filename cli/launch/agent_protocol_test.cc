@@ -80,6 +80,29 @@ TEST_CASE("a host agent's GPU rule and each rank's use of GPUs arrive as sent an
   }
 }
 
+TEST_CASE("the GPU positions hvdrun chose for an added rank arrive as sent and bad ones are refused", "[agent]") {
+  AgentJob job = sampleJob();
+  CHECK_FALSE(decodeAgentJob(payloadOf(encodeAgentJob(job)))->ranks[0].gpuPositions.has_value());
+  job.ranks[0].gpuPositions = GpuPositions{{2, 3}, {0, 2, 3}, 1};
+  job.ranks[1].gpuPositions = GpuPositions{{1}, {1}, 0};
+  auto decoded = decodeAgentJob(payloadOf(encodeAgentJob(job)));
+  REQUIRE(decoded.isOk());
+  CHECK(decoded->ranks[0].gpuPositions == job.ranks[0].gpuPositions);
+  CHECK(decoded->ranks[1].gpuPositions == job.ranks[1].gpuPositions);
+  std::string payload = payloadOf(encodeAgentJob(job));
+  const std::string sent = "5:1 1 0,";
+  REQUIRE(payload.find(sent) != std::string::npos);
+  // Not three parts; a position that is no number; its own not among what it sees.
+  for (const char* bad : {"3:1 1,", "5:x 1 0,", "5:1 2 0,", "6:1 1 -1,", "4:1  0,"}) {
+    INFO(bad);
+    std::string broken = payload;
+    broken.replace(broken.find(sent), sent.size(), bad);
+    auto refused = decodeAgentJob(broken);
+    REQUIRE_FALSE(refused.isOk());
+    CHECK(refused.status().message().find("GPU positions") != std::string::npos);
+  }
+}
+
 TEST_CASE("a host agent's job without a parameter-server chief says so", "[agent]") {
   AgentJob job = sampleJob();
   job.coordinatorRank.reset();

@@ -1184,6 +1184,36 @@ TEST_CASE("over ssh an elastic job grows beside the rank running on rank 0's hos
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh a rank an elastic job adds beside a running one gets GPUs no running rank there holds", "[ssh]") {
+  // The added rank's agent cannot tell which of its host's devices the first agent gave out:
+  // hvdrun says which positions in the host's list are free. Before, it saw the host's every
+  // device, and no HVD_LOCAL_GPU. Both hosts offer devices 4-7.
+  hvd::test::TempDir dir;
+  const std::string remote = hvdrunWithGpus(dir, "4,5,6,7");
+  for (const char* perRank : {"1", "2"}) {
+    auto run = runGrownBesideRank0({"--remote-hvdrun", remote, "--gpus-per-rank", perRank});
+    INFO("--gpus-per-rank " << perRank << "\n" << run.out << run.err);
+    CHECK(run.exitCode == 0);
+    const bool one = std::string(perRank) == "1";
+    // One a rank: the host's GPUs of the job in the new world's local order, its own at its
+    // local rank; two: its own two alone.
+    CHECK(std::regex_search(run.out, std::regex(R"(\[0\]<stdout>:elastic grown worker 0 rank \d size 3 worlds 2 )"
+                                                R"(launched as rank=0 size=2 local=0 gpus=)" +
+                                                std::string(one ? "4" : "4,5") + " at=0\n")));
+    CHECK(std::regex_search(run.out, std::regex(R"(\[2\]<stdout>:elastic grown worker 2 rank \d size 3 worlds 1 )"
+                                                R"(launched as rank=\d size=3 local=1 gpus=)" +
+                                                std::string(one ? "4,5 at=1" : "6,7 at=0") + "\n")));
+  }
+  // Three a rank on a host of four: the added rank's three are not there; it is said, and the
+  // rank runs seeing the host's.
+  auto few = runGrownBesideRank0({"--remote-hvdrun", remote, "--gpus-per-rank", "3"});
+  INFO(few.out << few.err);
+  CHECK(few.exitCode == 0);
+  CHECK(few.err.find(" offers 4 GPU(s), fewer than rank 2 added there needs beside the ranks running there: it gets "
+                     "none of its own (it sees the host's)") != std::string::npos);
+  CHECK(std::regex_search(few.out, std::regex(R"(\[2\]<stdout>:elastic grown worker 2 .* local=1 gpus=unset at=unset\n)")));
+}
+
 TEST_CASE("over ssh ranks on hosts without GPUs get no CUDA_VISIBLE_DEVICES and none of hvdrun's", "[ssh]") {
   auto run = runSshJob(1, {"sh", "-c", kShowGpus}, {"CUDA_VISIBLE_DEVICES=9"});
   INFO(run.out << run.err);

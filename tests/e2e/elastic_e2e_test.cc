@@ -177,7 +177,7 @@ TEST_CASE("a job on this machine grows onto the slots its discovery script adds 
   auto run = growHere("3,5,6,7", {});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
-  CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
+  CHECK(has(run.err, "1 more slot(s): started rank(s) 2 there; the job's world 1 has 3 rank(s)"));
   CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 3 worlds 2 launched as rank=0 size=2 local=0 "
                      "gpus=3,5 at=0\n"));
   CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 3 worlds 2 launched as rank=1 size=2 local=1 "
@@ -193,7 +193,7 @@ TEST_CASE("a job with two GPUs a rank grows onto this machine's slots and the ad
   auto run = growHere("10,11,12,13,14,15", {"--gpus-per-rank", "2"});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
-  CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
+  CHECK(has(run.err, "1 more slot(s): started rank(s) 2 there; the job's world 1 has 3 rank(s)"));
   CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 3 worlds 2 launched as rank=0 size=2 local=0 "
                      "gpus=10,11 at=0\n"));
   // Before: the added rank got none of its own and saw every GPU hvdrun sees.
@@ -214,7 +214,7 @@ TEST_CASE("a job that grows after its ranks' last commit ends when they finish a
   const auto took = std::chrono::steady_clock::now() - start;
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
-  CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 1 has 3 rank(s)"));
+  CHECK(has(run.err, "1 more slot(s): started rank(s) 2 there; the job's world 1 has 3 rank(s)"));
   // Rank 2 waited in init() for a world whose other ranks had finished (before: 10 minutes).
   CHECK(has(run.err, " finished (exit 0) before the job's world 1 formed, so the job's training is done: stopping "
                      "rank(s) 2, which were waiting for that world"));
@@ -320,7 +320,7 @@ TEST_CASE("a host where a rank failed gets ranks again after the blacklist coold
   CHECK(run.exitCode == 0);
   CHECK(has(run.err, "so hvdrun starts no ranks there for 1 s (--blacklist-cooldown-range)"));
   // Before, the host stayed blacklisted for the rest of the job (and the flag was refused).
-  CHECK(has(run.err, "1 more slot(s): started rank(s) 2-2 there; the job's world 2 has 2 rank(s)"));
+  CHECK(has(run.err, "1 more slot(s): started rank(s) 2 there; the job's world 2 has 2 rank(s)"));
   CHECK(has(run.out, "[0]<stdout>:elastic grown worker 0 rank 0 size 2 worlds 3"));
   CHECK(has(run.out, "[2]<stdout>:elastic grown worker 2 rank 1 size 2 worlds 1"));
   auto refused = runHvdrun({"-np", "2", "--blacklist-cooldown-range", "5", "1", kRank});

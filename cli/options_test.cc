@@ -15,10 +15,12 @@ using hvd::cli::UserError;
 
 namespace {
 
-// The UserError a command line raises; fails the test when it parses.
-UserError usageErrorOf(const std::vector<std::string>& args) {
+// The UserError a command line raises (as a launch reads it, with `launch`); fails the test
+// when it parses.
+UserError usageErrorOf(const std::vector<std::string>& args, bool launch = false) {
   try {
-    parseOptions(args);
+    Options o = parseOptions(args);
+    if (launch) takeSbatchOptionsInLaunch(o);
   } catch (const UserError& e) {
     return e;
   }
@@ -400,39 +402,26 @@ TEST_CASE("an option given an empty value is refused naming it instead of taking
   }
 }
 
-namespace {
-UserError launchErrorOf(const std::vector<std::string>& args) {
-  try {
-    Options o = parseOptions(args);
-    takeSbatchOptionsInLaunch(o);
-  } catch (const UserError& e) {
-    return e;
-  }
-  FAIL("expected a usage error");
-  return UserError(ExitCode::kInternal, "");
-}
-}  // namespace
-
 TEST_CASE("srun's ntasks-per-node in a launch puts that many ranks on every host as nproc-per-node does", "[unit]") {
   // Before, a launch ignored it: hvdrun --ntasks-per-node 1 -np 2 put both ranks on one node.
   Options o = parseOptions({"--ntasks-per-node", "2", "prog"});
   takeSbatchOptionsInLaunch(o);
   CHECK(o.ranksPerHost == 2);
-  CHECK(std::string(launchErrorOf({"--ntasks-per-node", "2", "-np", "4", "prog"}).what()) ==
+  CHECK(std::string(usageErrorOf({"--ntasks-per-node", "2", "-np", "4", "prog"}, true).what()) ==
         "-np and --ntasks-per-node both say how many ranks: give one of them");
-  CHECK(std::string(launchErrorOf({"--ntasks-per-node", "2", "--nproc-per-node", "3", "prog"}).what()) ==
+  CHECK(std::string(usageErrorOf({"--ntasks-per-node", "2", "--nproc-per-node", "3", "prog"}, true).what()) ==
         "--ntasks-per-node and --nproc-per-node both say how many ranks each host gets: give one of them");
 }
 
 TEST_CASE("an allocation's options given to a launch are refused naming hvdrun sbatch", "[unit]") {
-  UserError partition = launchErrorOf({"--partition", "gpu", "-np", "2", "prog"});
+  UserError partition = usageErrorOf({"--partition", "gpu", "-np", "2", "prog"}, true);
   CHECK(partition.code() == ExitCode::kUsage);
   CHECK(std::string(partition.what()) ==
         "--partition is for hvdrun sbatch: it shapes the allocation a job script asks Slurm for, and a launch asks "
         "for none (it runs on this machine, the -H or --hostfile hosts, or the Slurm allocation it is in)");
   CHECK(partition.hint() == "to submit a job: hvdrun sbatch --submit --partition ... -np N program; to run here, leave "
                             "it out");
-  UserError nodes = launchErrorOf({"--nodes", "2", "-np", "2", "prog"});
+  UserError nodes = usageErrorOf({"--nodes", "2", "-np", "2", "prog"}, true);
   CHECK(std::string(nodes.what()).rfind("--nodes is for hvdrun sbatch", 0) == 0);
   CHECK(nodes.hint().find("--nnodes N checks how many hosts a launch has") != std::string::npos);
   // From a config file or HVDRUN_ variables they stay quiet: a profile serves hvdrun sbatch too.

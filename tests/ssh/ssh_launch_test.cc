@@ -504,19 +504,24 @@ TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds t
 
 namespace {
 
-// An elastic job of 2 ranks on each of the first two hosts, whose discovery script's answer
-// becomes `shrunk` after worker 0's 5th allreduce.
-hvd::cli::CapturedRun runShrinkingJob(const std::string& shrunk) {
+// An elastic job of `perHost` ranks on each of the first two hosts, whose discovery script's
+// answer becomes `changed` after worker 0's 5th allreduce; `extra`: more of hvdrun's options.
+hvd::cli::CapturedRun runDiscoveryJob(int perHost, const std::string& changed, const std::vector<std::string>& extra) {
   const Bed& b = bed();
-  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n");
-  std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
-                                "-i", b.key, "--min-np", "2", "--host-discovery-script", discovery.path(),
-                                kCollectiveRank, "elastic-grow", "150"};
+  const std::string slots = std::to_string(perHost);
+  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":" + slots + "\n" + b.hosts[1] + ":" + slots + "\n");
+  std::vector<std::string> args{"-H", b.hosts[0] + ":" + slots + "," + b.hosts[1] + ":" + slots, "--ssh-command", b.ssh,
+                                "-p", b.port, "-i", b.key, "--host-discovery-script", discovery.path()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.insert(args.end(), {kCollectiveRank, "elastic-grow", "150"});
   hvd::cli::RunOptions options;
   options.timeout = std::chrono::seconds(60);
-  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + shrunk});
+  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + changed});
   return hvd::test::runHvdrun(args, options);
 }
+
+// 2 ranks on each of the first two hosts, the script's answer becoming `shrunk`.
+hvd::cli::CapturedRun runShrinkingJob(const std::string& shrunk) { return runDiscoveryJob(2, shrunk, {"--min-np", "2"}); }
 
 }  // namespace
 
@@ -1156,16 +1161,7 @@ namespace {
 // gives the first host a second slot, and worker 2 starts there through a new agent.
 hvd::cli::CapturedRun runGrownBesideRank0(const std::vector<std::string>& extra) {
   const Bed& b = bed();
-  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":1\n" + b.hosts[1] + ":1\n");
-  std::string grown = b.hosts[0] + ":2\n" + b.hosts[1] + ":1\n";
-  std::vector<std::string> args{"-H", b.hosts[0] + ":1," + b.hosts[1] + ":1", "--ssh-command", b.ssh, "-p", b.port,
-                                "-i", b.key, "--host-discovery-script", discovery.path()};
-  args.insert(args.end(), extra.begin(), extra.end());
-  args.insert(args.end(), {kCollectiveRank, "elastic-grow", "150"});
-  hvd::cli::RunOptions options;
-  options.timeout = std::chrono::seconds(60);
-  options.env = hvd::test::environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + grown});
-  return hvd::test::runHvdrun(args, options);
+  return runDiscoveryJob(1, b.hosts[0] + ":2\n" + b.hosts[1] + ":1\n", extra);
 }
 
 }  // namespace

@@ -828,6 +828,7 @@ struct JobGrowth {
   std::optional<ElasticGpus> gpus{};  // this machine's, where the plan gives each rank its own
   bool pinning = false;               // so it does
   bool noGpuSaid = false;
+  bool twiceSaid = false;  // that the script names this machine twice
   // Over ssh, the GPUs of each host whose agents share them out, as positions in the host's
   // list of devices ("0", "1", ...), which only its agents know: the plan's ranks there hold
   // theirs by local rank (assignHostGpus's rule), and ranks added since the ones given them.
@@ -857,13 +858,36 @@ struct JobGrowth {
     return it != blacklisted.end() && std::chrono::steady_clock::now() < it->second;
   }
 
-  // The script's hosts, as this launch names them (this machine: the plan's name for it).
+  // The script's hosts, as this launch names them (this machine: the plan's name for it). A
+  // second name of this machine (localhost and its host name) is left out, said once: each
+  // added ranks for itself.
+  std::vector<DiscoveredHost> latestHosts() {
+    std::vector<DiscoveredHost> hosts;
+    std::optional<DiscoveredHost> here;  // the line that named this machine first
+    for (const DiscoveredHost& h : discovery.latest()) {
+      if (!isThisMachine(h.host)) {
+        hosts.push_back(h);
+        continue;
+      }
+      if (here) {
+        if (!twiceSaid) {
+          twiceSaid = true;
+          printTo(stderr, "hvdrun: warning: the host discovery script names this machine twice ('{}' and '{}'): "
+                          "hvdrun takes the first ({}:{})\n", here->host, h.host, here->host, here->slots);
+        }
+        continue;
+      }
+      here = h;
+      hosts.push_back({hereName(), h.slots});
+    }
+    return hosts;
+  }
+
   std::map<std::string, int> discoveredSlots() {
     std::map<std::string, int> slots;
-    for (const DiscoveredHost& h : discovery.latest()) {
-      const std::string host = isThisMachine(h.host) ? hereName() : h.host;
-      slots[host] = h.slots;
-      listed.insert(host);
+    for (const DiscoveredHost& h : latestHosts()) {
+      slots[h.host] = h.slots;
+      listed.insert(h.host);
     }
     return slots;
   }
@@ -915,8 +939,8 @@ struct JobGrowth {
     if (world.ended()) return started;
     std::vector<std::string> hosts;  // one entry per rank to add
     int total = world.size();
-    for (const DiscoveredHost& h : discovery.latest()) {
-      const std::string host = isThisMachine(h.host) ? hereName() : h.host;
+    for (const DiscoveredHost& h : latestHosts()) {
+      const std::string& host = h.host;
       if (isBlacklisted(host)) continue;
       if (how.ssh == nullptr && host != plan.ranks.front().where.host) {
         if (elsewhere.insert(h.host).second) {

@@ -154,6 +154,23 @@ TEST_CASE("a discovery script that does not name the host the ranks start on is 
                      "answer changes (name it as the script does"));
 }
 
+TEST_CASE("a discovery script that names this machine twice is said so and its first line is taken", "[e2e]") {
+  // localhost:2 and <host name>:3 were two answers for one host: the second added a rank
+  // beside the two the first allowed, on every look.
+  const std::string hosts = "localhost:2\n" + hvd::test::hostName() + ":3\n";
+  hvd::test::DiscoveryScript discovery(hosts);
+  hvd::cli::RunOptions options;
+  options.env = environmentWith({discovery.fileVariable(), "DISCOVERY_GROWN=" + hosts});
+  options.timeout = std::chrono::seconds(60);
+  auto run = runHvdrun({"-np", "2", "--host-discovery-script", discovery.path(), kRank, "elastic-grow", "100"}, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.err, "hvdrun: warning: the host discovery script names this machine twice ('localhost' and '" +
+                         hvd::test::hostName() + "'): hvdrun takes the first (localhost:2)\n"));
+  CHECK_FALSE(has(run.err, "more slot(s)"));
+  CHECK(has(run.out, "[1]<stdout>:elastic grown worker 1 rank 1 size 2 worlds 1 "));
+}
+
 namespace {
 
 // An elastic job of 2 ranks here whose discovery script gives this machine a third slot

@@ -143,9 +143,7 @@ void followOrders(int fd, int relay) {
 }
 
 // This host's GPUs, found as hvdrun finds its own machine's (an inherited CUDA_VISIBLE_DEVICES,
-// else the driver's count), given to the job's ranks by the plan's rule (host_gpus.h): each
-// rank's CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU replace any it came with. No devices: the
-// ranks get no list.
+// else the driver's count).
 std::vector<std::string> hostDevices(const AgentJob& job) {
   std::vector<std::string> devices;
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
@@ -158,6 +156,9 @@ std::vector<std::string> hostDevices(const AgentJob& job) {
   return devices;
 }
 
+// This host's GPUs given to the job's ranks by the plan's rule (host_gpus.h): each rank's
+// CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU replace any it came with. No devices: the ranks get
+// no list.
 void shareOutGpus(AgentJob& job) {
   HostPlan host;
   host.host = job.host;

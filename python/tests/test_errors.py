@@ -232,12 +232,19 @@ def test_topology_before_init_raises_value_error_and_collectives_raise_hvd_error
 def test_copies_torchrun_started_fail_init_saying_each_would_train_alone_and_naming_hvdrun(tmp_path):
     # Real torchrun: before, each copy became rank 0 of 1 and trained alone, silently.
     script = tmp_path / "train.py"
+    # Each copy waits (up to 10 s) for the other to have been refused too before it exits:
+    # torchrun stops the copies left once one fails, sometimes before they had printed.
     script.write_text(
-        "import os, hvd\n"
+        "import os, time, hvd\n"
+        f"marks = {str(tmp_path)!r}\n"
         "try:\n"
         "    hvd.init()\n"
         "except hvd.HvdUsageError as e:\n"
         "    os.write(1, f'refused: {e}\\n'.encode())  # one write: the copies share the pipe\n"
+        "    open(os.path.join(marks, 'refused.' + os.environ['LOCAL_RANK']), 'w').close()\n"
+        "    deadline = time.time() + 10\n"
+        "    while len([n for n in os.listdir(marks) if n.startswith('refused.')]) < 2 and time.time() < deadline:\n"
+        "        time.sleep(0.01)\n"
         "    raise SystemExit(3)\n"
         "print('trained alone as', hvd.rank(), hvd.size())\n"
     )

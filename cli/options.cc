@@ -264,8 +264,7 @@ constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--log_dir", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"--redirects", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"--tee", kTorchrunLogsWhy, kTorchrunLogsHint},
-    {"-m", kTorchrunModuleWhy, kTorchrunModuleHint},
-    {"--module", kTorchrunModuleWhy, kTorchrunModuleHint},
+    {"-m", kTorchrunModuleWhy, kTorchrunModuleHint},  // --module is hvdrun sbatch's (takeSbatchOptionsInLaunch)
     // srun's and mpirun's, where they mean something else here or nothing.
     {"-N",
      "is srun's and sbatch's node count; a launch runs on the hosts it has (this machine, -H or --hostfile, or the "
@@ -590,7 +589,7 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
       ->group(script)->type_name("FILE");
   app.add_option("--job-name", o.sbatch.jobName, "Job name (default: the program's name)")->group(script)->type_name("NAME");
   app.add_option("--nodes", raw.nodes, "Nodes (default: enough for -np)")->group(script)->type_name("N");
-  app.add_option("--ntasks-per-node", raw.ntasksPerNode, "Ranks per node (default: --gpus-per-node)")
+  app.add_option("--ntasks-per-node", raw.ntasksPerNode, "Ranks per node (default: --gpus-per-node); in a launch, as --nproc-per-node")
       ->group(script)->type_name("N");
   app.add_option("--gpus-per-node", raw.gpusPerNode, "GPUs per node")->group(script)->type_name("N");
   app.add_option("--cpus-per-task", raw.cpusPerTask, "CPUs per rank")->group(script)->type_name("N");
@@ -762,14 +761,21 @@ void takeSbatchOptionsInLaunch(Options& o) {
     }
     o.ranksPerHost = o.sbatch.ntasksPerNode;
   }
+  // What the job script holds besides its #SBATCH lines: the set-up before the launch.
+  static const std::set<std::string> kScriptKeys = {"submit", "template", "modules", "env", "venv", "setup"};
   for (const std::string& key : kSbatchOnlyKeys) {
     if (key == "ntasks-per-node" || o.givenOnCommandLine.count(key) == 0) continue;
-    std::string hint = "to submit a job: hvdrun sbatch --submit --" + key + " ... -np N program; to run here, leave it out";
+    const std::string what = kScriptKeys.count(key) != 0
+                                 ? "it shapes the job script hvdrun sbatch writes, and a launch writes none"
+                                 : "it shapes the allocation a job script asks Slurm for, and a launch asks for none";
+    std::string hint = "to submit a job: hvdrun sbatch --submit" + (key == "submit" ? "" : " --" + key + " ...") +
+                       " -np N program; to run here, leave it out";
     if (key == "nodes") hint += "; --nnodes N checks how many hosts a launch has";
+    if (key == "env") hint += "; -x NAME=VALUE sets a variable for the ranks";
+    if (key == "modules") hint += "; torchrun's --module (run a Python module) is: hvdrun [options] python -m MODULE";
     throw UserError(ExitCode::kUsage,
-                    "--" + key +
-                        " is for hvdrun sbatch: it shapes the allocation a job script asks Slurm for, and a launch asks "
-                        "for none (it runs on this machine, the -H or --hostfile hosts, or the Slurm allocation it is in)",
+                    "--" + key + " is for hvdrun sbatch: " + what +
+                        " (it runs on this machine, the -H or --hostfile hosts, or the Slurm allocation it is in)",
                     hint);
   }
 }

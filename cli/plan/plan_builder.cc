@@ -63,7 +63,7 @@ Status hostsFromSlurm(const slurm::Allocation& a, const MachineFacts& facts, Pla
   return Status::ok();
 }
 
-// `source` names the list in messages ("-H", "the hostfile hosts").
+// `source` names the list in messages ("-H", "the hostfile").
 Status hostsFromList(const std::vector<HostSlots>& list, const std::vector<std::string>& local, Plan& plan,
                      const MachineFacts& facts, const std::string& source) {
   const HostSlots* here = nullptr;  // the entry that named this machine first

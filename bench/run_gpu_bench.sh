@@ -3,7 +3,10 @@
 # with an NVIDIA GPU: hvd through NCCL on one rank beside NCCL called directly, the copy
 # bandwidths (host<->device round trip through pinned memory: the staged path's floor;
 # device-to-device: the GPU's memory bandwidth), then the staged path with 2 and 4 ranks
-# sharing the GPU. Prints the device, driver, CUDA and NCCL versions first. Asserts nothing.
+# sharing the GPU, then, where the machine has MPS (nvidia-cuda-mps-control), the staged
+# path again under an MPS server of its own, and the staged path's copies alone
+# (gpu_copy_floor: processes sharing the GPU, with and without MPS). Prints the device,
+# driver, CUDA and NCCL versions first. Asserts nothing.
 #   bash bench/run_gpu_bench.sh [--max-mib 256]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,3 +36,24 @@ for np in 2 4; do
   echo "## $np ranks sharing GPU 0: the staged path (HOROVOD_GPU_OPERATIONS=cpu)"
   HOROVOD_GPU_OPERATIONS=cpu "$hvdrun" -np "$np" --oversubscribe-gpus --no-prefix "$bench" --max-mib "$max"
 done
+echo
+echo "## the staged path's copies alone: processes sharing GPU 0, no runtime (gpu_copy_floor)"
+"$build/bench/gpu_copy_floor" --np 1,2,4 --ways hvd,writes --iters 200
+if command -v nvidia-cuda-mps-control >/dev/null; then
+  # A server of our own, on a pipe directory of our own, stopped however the script ends.
+  mps=$(mktemp -d)
+  export CUDA_MPS_PIPE_DIRECTORY=$mps/pipe CUDA_MPS_LOG_DIRECTORY=$mps/log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  trap 'echo quit | nvidia-cuda-mps-control; rm -rf "$mps"' EXIT
+  nvidia-cuda-mps-control -d
+  for np in 2 4; do
+    echo
+    echo "## $np ranks sharing GPU 0 under MPS: the staged path"
+    HOROVOD_GPU_OPERATIONS=cpu "$hvdrun" -np "$np" --oversubscribe-gpus --no-prefix "$bench" --max-mib "$max"
+  done
+  echo
+  echo "## the copies alone under MPS"
+  "$build/bench/gpu_copy_floor" --np 2,4 --ways hvd,writes --iters 200
+else
+  echo "(no nvidia-cuda-mps-control here: the rows under MPS are not made)"
+fi

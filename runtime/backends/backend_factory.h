@@ -51,11 +51,13 @@ Result<GpuOperations> gpuOperations(const EnvSnapshot& env);
 // The GPU this process holds, for the start-up check (bootstrap/gpu_assignment.h): how
 // many devices the driver shows it (-1 without CUDA compiled in or without a driver) and
 // the "GPU-<uuid>" of device `ordinal` among them (hvdrun's HVD_LOCAL_GPU), or, with no
-// ordinal (-1), of the one device when exactly one. Blocks for cuInit (milliseconds to a
-// second).
+// ordinal (-1), of the one device when exactly one, and whether the driver shares that
+// device's contexts through an MPS server (1), time-slices processes on it (0), or cannot
+// tell (-1). Blocks for cuInit (milliseconds to a second).
 struct LocalGpu {
   int driverGpus = -1;
   std::string uuid;
+  int mps = -1;
 };
 LocalGpu inspectLocalGpu(int ordinal);
 

@@ -41,13 +41,15 @@ std::string clean(std::string text) {
 }  // namespace
 
 std::string encodeGpuReport(const GpuReport& r) {
-  return std::to_string(r.rank) + '\t' + clean(r.host) + '\t' + clean(r.plannedHost) + '\t' + (r.visibleSet ? "1" : "0") +
-         '\t' + clean(r.visible) + '\t' + std::to_string(r.driverGpus) + '\t' + clean(r.gpu);
+  return std::to_string(r.rank) + '\t' + clean(r.host) + '\t' + clean(r.plannedHost) + '\t' +
+         (r.visibleSet ? "1" : "0") + '\t' + clean(r.visible) + '\t' + std::to_string(r.driverGpus) + '\t' +
+         clean(r.gpu) + '\t' + std::to_string(r.mps);
 }
 
 std::optional<GpuReport> decodeGpuReport(const std::string& text) {
   auto f = split(text, '\t');
-  if (f.size() != 7 || (f[3] != "0" && f[3] != "1")) return std::nullopt;
+  if (f.size() != 8 || (f[3] != "0" && f[3] != "1")) return std::nullopt;
+  if (f[7] != "-1" && f[7] != "0" && f[7] != "1") return std::nullopt;
   GpuReport r;
   try {
     size_t used = 0;
@@ -63,6 +65,7 @@ std::optional<GpuReport> decodeGpuReport(const std::string& text) {
   r.visibleSet = f[3] == "1";
   r.visible = f[4];
   r.gpu = f[6];
+  r.mps = std::stoi(f[7]);
   return r;
 }
 
@@ -74,11 +77,21 @@ GpuVerdict checkGpuAssignment(std::span<const GpuReport> reports, bool allowShar
   for (const auto& r : reports) {
     if (!r.gpu.empty()) holders[r.gpu].push_back(r.rank);
   }
-  for (const auto& [gpu, ranks] : holders) verdict.shared = verdict.shared || ranks.size() > 1;
+  std::map<int, const GpuReport*> byRank;
+  for (const auto& r : reports) byRank[r.rank] = &r;
+  for (auto& [gpu, ranks] : holders) {
+    if (ranks.size() < 2) continue;
+    verdict.shared = true;
+    std::sort(ranks.begin(), ranks.end());
+    const bool timeSliced = std::any_of(ranks.begin(), ranks.end(), [&](int r) { return byRank[r]->mps == 0; });
+    if (timeSliced) {
+      verdict.sharedWithoutMps += (verdict.sharedWithoutMps.empty() ? "" : "; ") + rankList(ranks) + " share " + gpu +
+                                  " on " + byRank[ranks.front()]->host;
+    }
+  }
   if (!allowShared) {
     for (auto& [gpu, ranks] : holders) {
       if (ranks.size() < 2) continue;
-      std::sort(ranks.begin(), ranks.end());
       verdict.problems.push_back(rankList(ranks) + " share " + gpu);
       offenders.insert(ranks.begin(), ranks.end());
     }

@@ -21,6 +21,8 @@ struct GpuReport {
   int driverGpus = -1;         // devices the driver shows the rank; -1 not asked (no driver,
                                // or CUDA_VISIBLE_DEVICES unset: the rank picks its GPU later)
   std::string gpu;             // "GPU-<uuid>" when exactly one GPU is visible, else ""
+  int mps = -1;                // 1: the driver shares the GPU's contexts through MPS, 0: it
+                               // time-slices processes, -1: not known
 };
 
 // Tab-separated, one report per line; decode returns nullopt for text it cannot read.
@@ -31,6 +33,9 @@ struct GpuVerdict {
   std::vector<std::string> problems;  // one sentence each; empty: all is well
   std::string table;                  // the offending ranks' reports, aligned; "" when fine
   bool shared = false;                // some GPU is held by two ranks (allowed or not)
+  // "ranks 0, 1 share GPU-a on n1; ..." for shared GPUs whose ranks run without MPS: each
+  // process waits for the GPU to switch to it (docs/runtime.md), worth a warning.
+  std::string sharedWithoutMps;
   bool ok() const { return problems.empty(); }
 };
 

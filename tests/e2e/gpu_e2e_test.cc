@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 
 #include "runtime/backends/backend_probe.h"
 #include "tests/support/hvdrun_runner.h"
@@ -99,4 +100,38 @@ TEST_CASE("hvdrun that counts the GPUs itself sees its ranks end and exits at on
   CHECK(run.exitCode == 0);
   CHECK(run.out.find("gpu_rank: rank 0 ok (backend nccl") != std::string::npos);
   CHECK(took < 60);
+}
+
+TEST_CASE("ranks sharing a GPU are told once that it time-slices them without MPS, and not under MPS", "[e2e][gpu]") {
+  requireUsable("cuda");
+  // An empty pipe directory of our own: no MPS server answers there, whatever the machine runs.
+  hvd::test::TempDir none;
+  const std::vector<std::string> args{
+      "-np", "2", "--oversubscribe-gpus", kGpuRank, "--expect-backend", "cuda-staged", "--max-mib", "1"};
+  auto run = runHvdrun(args, options({"CUDA_VISIBLE_DEVICES=0", "CUDA_MPS_PIPE_DIRECTORY=" + none.path()}));
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  std::string all = run.out + run.err;
+  size_t at = all.find("ranks 0, 1 share GPU-");
+  REQUIRE(at != std::string::npos);
+  CHECK(all.find("without MPS", at) != std::string::npos);
+  CHECK(all.find("nvidia-cuda-mps-control -d") != std::string::npos);
+  CHECK(all.find("ranks 0, 1 share GPU-", at + 1) == std::string::npos);  // rank 0 alone says it
+  if (std::system("command -v nvidia-cuda-mps-control >/dev/null 2>&1") != 0) {
+    hvd::test::skipTest("no nvidia-cuda-mps-control here: the run under MPS is not made");
+  }
+  // A server of our own, on its own pipe directory, stopped however the test ends.
+  hvd::test::TempDir pipes, logs;
+  const std::string dirs = "CUDA_MPS_PIPE_DIRECTORY=" + pipes.path() + " CUDA_MPS_LOG_DIRECTORY=" + logs.path();
+  REQUIRE(std::system((dirs + " nvidia-cuda-mps-control -d").c_str()) == 0);
+  struct Stop {
+    std::string dirs;
+    ~Stop() { (void)std::system(("echo quit | " + dirs + " nvidia-cuda-mps-control").c_str()); }
+  } stop{dirs};
+  auto shared = runHvdrun(args, options({"CUDA_VISIBLE_DEVICES=0", "CUDA_MPS_PIPE_DIRECTORY=" + pipes.path(),
+                                         "CUDA_MPS_LOG_DIRECTORY=" + logs.path()}));
+  INFO(shared.out << shared.err);
+  REQUIRE(shared.exitCode == 0);
+  CHECK((shared.out + shared.err).find("without MPS") == std::string::npos);
+  CHECK(shared.out.find("gpu_rank: rank 1 ok (backend cuda-staged") != std::string::npos);
 }

@@ -49,6 +49,7 @@ Result<CudaDriver> CudaDriver::loadFrom(const std::vector<std::string>& candidat
   HVD_CUDA_LOAD(cuDeviceGetUuid);
   HVD_CUDA_LOAD(cuDeviceGetPCIBusId);
   HVD_CUDA_LOAD(cuDeviceGetName);
+  HVD_CUDA_LOAD(cuDeviceGetAttribute);
   HVD_CUDA_LOAD(cuDevicePrimaryCtxRetain);
   HVD_CUDA_LOAD(cuDevicePrimaryCtxRelease);
   HVD_CUDA_LOAD(cuCtxSetCurrent);

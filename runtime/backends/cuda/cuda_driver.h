@@ -28,6 +28,7 @@ struct CudaDriver {
   HVD_CUDA_FN(cuDeviceGetUuid);
   HVD_CUDA_FN(cuDeviceGetPCIBusId);
   HVD_CUDA_FN(cuDeviceGetName);
+  HVD_CUDA_FN(cuDeviceGetAttribute);
   HVD_CUDA_FN(cuDevicePrimaryCtxRetain);
   HVD_CUDA_FN(cuDevicePrimaryCtxRelease);
   HVD_CUDA_FN(cuCtxSetCurrent);

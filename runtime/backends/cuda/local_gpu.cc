@@ -19,6 +19,13 @@ LocalGpu inspectLocalGpu(int ordinal) {
   if (ordinal < 0 && gpu.driverGpus == 1) ordinal = 0;
   if (ordinal >= 0 && ordinal < gpu.driverGpus) {
     if (auto identity = gpuIdentity(ordinal)) gpu.uuid = identity->uuid;
+    // An attribute of newer drivers: an older one answers an error, and MPS stays unknown.
+    CUdevice device = 0;
+    int mps = 0;
+    if ((*driver)->cuDeviceGet(&device, ordinal) == CUDA_SUCCESS &&
+        (*driver)->cuDeviceGetAttribute(&mps, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, device) == CUDA_SUCCESS) {
+      gpu.mps = mps != 0 ? 1 : 0;
+    }
   }
   return gpu;
 }

@@ -44,14 +44,17 @@ def _cuda_available():
     return torch.cuda.is_available()
 
 
-def test_without_a_gpu_cuda_tensors_have_no_backend_and_the_package_says_so():
+# hvd.torch too: the CUDA rank script (torch_cuda.py) calls both through it, and on its first
+# run on a GPU (an H200, 2026-11-27) it died of AttributeError: hvd.torch had neither.
+@pytest.mark.parametrize("module", ["hvd", "hvd.torch"])
+def test_without_a_gpu_cuda_tensors_have_no_backend_and_the_package_says_so(module):
     import ctypes
     import subprocess
     import sys
 
     from conftest import clean_env
 
-    code = ("import hvd; hvd.init(); print(hvd.gpu_operations_backend())\n"
+    code = (f"import {module} as hvd; hvd.init(); print(hvd.gpu_operations_backend())\n"
             "try:\n    hvd.set_gpu_stream(0)\nexcept hvd.HvdError as e:\n    print('refused:', e)\n")
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(), timeout=60)
     assert completed.returncode == 0, completed.stderr

@@ -29,6 +29,7 @@
 #include "cli/commands/timeline_command.h"
 #include "cli/config/settings_sources.h"
 #include "cli/elastic_options.h"
+#include "cli/launch/elastic_cpus.h"
 #include "cli/launch/elastic_gpus.h"
 #include "cli/launch/elastic_world.h"
 #include "cli/launch/guardian.h"
@@ -833,6 +834,9 @@ struct JobGrowth {
   // list of devices ("0", "1", ...), which only its agents know: the plan's ranks there hold
   // theirs by local rank (assignHostGpus's rule), and ranks added since the ones given them.
   std::map<std::string, ElasticGpus> positions{};
+  // --bind-to: each host's blocks of cores (elastic_cpus.h), made at its first added rank.
+  std::map<std::string, ElasticCpuBlocks> cpuBlocks{};
+  std::set<std::string> unpinnedSaid{};  // hosts where an added rank found every block held
 
   void rankFailed(const std::string& host) {
     const std::string where = isThisMachine(host) ? hereName() : host;
@@ -1064,9 +1068,41 @@ struct JobGrowth {
     return GpuPositions{numbers(seen->own), numbers(seen->visible), seen->localGpu};
   }
 
+  // --bind-to: the block of `host`'s cores for worker `added` (elastic_cpus.h): the plan split
+  // them into one block per rank it put there (a host it put none on: one per slot the script
+  // gives it now). nullopt where the rank runs unpinned, said once per host.
+  std::optional<CpuBlock> cpuBlock(int added, const std::string& host) {
+    if (plan.bindTo == BindTo::kNone) return std::nullopt;
+    auto it = cpuBlocks.find(host);
+    if (it == cpuBlocks.end()) {
+      std::map<int, int> own;
+      for (const RankPlan& r : plan.ranks) {
+        if (r.where.host == host) own[r.where.rank] = r.where.localRank;
+      }
+      int blocks = static_cast<int>(own.size());
+      for (const DiscoveredHost& h : latestHosts()) {
+        if (blocks == 0 && h.host == host) blocks = h.slots;
+      }
+      it = cpuBlocks.emplace(host, ElasticCpuBlocks(plan.bindTo, blocks, std::move(own))).first;
+    }
+    std::vector<int> localOrder;
+    for (int w : world.running()) {
+      if (world.hostOf(w) == host) localOrder.push_back(w);
+    }
+    auto block = it->second.give(added, localOrder);
+    if (!block) {
+      if (unpinnedSaid.insert(host).second) {
+        printTo(stderr, "hvdrun: warning: --bind-to {}: every block of cores on {} is held by a running rank, so "
+                        "rank {} and later ones added there run unpinned\n", bindToName(plan.bindTo), host, added);
+      }
+      return std::nullopt;
+    }
+    return CpuBlock{*block, it->second.blocks()};
+  }
+
   // A new rank's variables: its rank, size, local and cross ranks in the world it first
   // joins (HVD_RANK, RANK, LOCAL_RANK, ...: later worlds change only the runtime's), its
-  // worker number (HVD_ELASTIC_WORKER) and, forked here, a GPU of its own. Not pinned to CPUs.
+  // worker number (HVD_ELASTIC_WORKER) and, forked here, a GPU of its own.
   std::vector<std::string> rankEnvironment(int worker, const rendezvous::ElasticIdentity& id, const std::string& host,
                                            long long after) {
     RankPlan r = plan.ranks.front();
@@ -1086,8 +1122,25 @@ struct JobGrowth {
 
   RankProcess forked(int worker, const rendezvous::ElasticIdentity& id, long long after) {
     const std::string& host = plan.ranks.front().where.host;
+    std::vector<std::string> rankEnv = rankEnvironment(worker, id, host, after);
+    std::vector<int> pinned;
+    if (auto block = cpuBlock(worker, host)) {
+      auto usable = usableCpuTopology();
+      auto bindings = usable ? cpuBindings(plan.bindTo, block->of, *usable)
+                             : Result<std::vector<std::vector<int>>>(usable.status());
+      if (bindings) {
+        pinned = (*bindings)[static_cast<size_t>(block->index)];
+      } else {
+        printTo(stderr, "hvdrun: warning: rank {} added here runs unpinned: {}\n", worker, bindings.status().message());
+      }
+    }
+    // As for the plan's ranks: TensorFlow on one CPU needs two inter-op threads.
+    const int cpus = pinned.empty() ? static_cast<int>(affinityCpus().size()) : static_cast<int>(pinned.size());
+    if (auto var = interOpThreadsVariable(cpus, [](const std::string& name) { return std::getenv(name.c_str()); })) {
+      rankEnv.push_back(*var);
+    }
     return {.rank = worker, .host = host, .executable = how.executable, .argv = o.program,
-            .env = inheritedEnvironment(rankEnvironment(worker, id, host, after)), .emptyStdin = true};
+            .env = inheritedEnvironment(rankEnv), .emptyStdin = true, .cpus = pinned};
   }
 
   // One new host agent for `workers` on `host` (launchOverSsh's, with no stdin rank).
@@ -1102,7 +1155,9 @@ struct JobGrowth {
       // Not hvdrun's own CUDA_VISIBLE_DEVICES, a list of this machine's devices (a login
       // node's, a Slurm step's): the rank sees its host's.
       if (!o.noGpu && !isThisMachine(host)) env = withoutGpuVariables(std::move(env));
-      job.ranks.push_back({worker, o.program, std::move(env), true, gpuPositions(worker, host)});
+      job.ranks.push_back({worker, o.program, std::move(env), true, gpuPositions(worker, host), cpuBlock(worker, host)});
+      // The agent pins ranks with a block to it, and the others of this job not at all.
+      if (job.ranks.back().cpuBlock) job.bindTo = plan.bindTo;
     }
     RankProcess process;
     process.rank = workers.front();

@@ -235,14 +235,30 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   std::map<int, std::string> errorFileOf;
 
   // --bind-to: this host's cores split among its ranks, as hvdrun splits its own host's;
-  // refused, like a missing program, before any rank here starts.
+  // refused, like a missing program, before any rank here starts. Ranks an elastic job adds
+  // come with their block of the split the plan made here (elastic_cpus.h).
   std::vector<std::vector<int>> cpus(job.ranks.size());
   if (job.bindTo != BindTo::kNone) {
     auto usable = usableCpuTopology();
     if (!usable) fail(job.host, "--bind-to: " + usable.status().message());
-    auto bindings = cpuBindings(job.bindTo, static_cast<int>(job.ranks.size()), *usable);
-    if (!bindings) fail(job.host, bindings.status().message(), bindings.status().hint());
-    cpus = std::move(*bindings);
+    const bool added = std::any_of(job.ranks.begin(), job.ranks.end(), [](const AgentRank& r) { return r.cpuBlock; });
+    if (!added) {
+      auto bindings = cpuBindings(job.bindTo, static_cast<int>(job.ranks.size()), *usable);
+      if (!bindings) fail(job.host, bindings.status().message(), bindings.status().hint());
+      cpus = std::move(*bindings);
+    }
+    for (size_t i = 0; added && i < job.ranks.size(); ++i) {
+      const std::optional<CpuBlock>& block = job.ranks[i].cpuBlock;
+      if (!block) continue;  // none was free: it runs unpinned, as hvdrun said
+      auto bindings = cpuBindings(job.bindTo, block->of, *usable);
+      if (!bindings) {
+        // Already running ranks are not to be failed for it: this one runs unpinned.
+        printTo(stderr, "hvdrun: warning: rank {} added on {} runs unpinned: {}\n", job.ranks[i].rank, job.host,
+                bindings.status().message());
+        continue;
+      }
+      cpus[i] = (*bindings)[static_cast<size_t>(block->index)];
+    }
   }
 
   // A host hvdrun could not look at: its GPUs shared out here (before any rank starts, so a

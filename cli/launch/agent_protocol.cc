@@ -120,6 +120,23 @@ Result<std::optional<GpuPositions>> parsePositions(std::string_view text) {
   return std::optional<GpuPositions>(std::move(p));
 }
 
+// "1 4": block 1 of 4; empty: none chosen.
+std::string blockText(const std::optional<CpuBlock>& b) {
+  return b ? std::to_string(b->index) + " " + std::to_string(b->of) : "";
+}
+
+Result<std::optional<CpuBlock>> parseBlock(std::string_view text) {
+  if (text.empty()) return std::optional<CpuBlock>();
+  constexpr long long kMaxBlocks = 1 << 16;
+  const size_t space = text.find(' ');
+  long long index = 0, of = 0;
+  if (space == std::string_view::npos || !parseNumber(text.substr(0, space), index) ||
+      !parseNumber(text.substr(space + 1), of) || of < 1 || of > kMaxBlocks || index < 0 || index >= of) {
+    return invalidArgument("the host agent's job has a bad CPU block '" + std::string(text) + "'");
+  }
+  return std::optional<CpuBlock>(CpuBlock{static_cast<int>(index), static_cast<int>(of)});
+}
+
 }  // namespace
 
 std::string encodeAgentJob(const AgentJob& job) {
@@ -142,6 +159,7 @@ std::string encodeAgentJob(const AgentJob& job) {
     put(payload, std::to_string(r.rank));
     put(payload, r.usesGpu ? "1" : "0");
     put(payload, positionsText(r.gpuPositions));
+    put(payload, blockText(r.cpuBlock));
     put(payload, std::to_string(r.argv.size()));
     for (const auto& a : r.argv) put(payload, a);
     put(payload, std::to_string(r.env.size()));
@@ -235,6 +253,11 @@ Result<AgentJob> decodeAgentJob(std::string_view payload) {
     auto positions = parsePositions(*positionsField);
     if (!positions) return positions.status();
     r.gpuPositions = std::move(*positions);
+    auto blockField = f.next("the CPU block");
+    if (!blockField) return blockField.status();
+    auto block = parseBlock(*blockField);
+    if (!block) return block.status();
+    r.cpuBlock = *block;
     HVD_RETURN_IF_ERROR(number(argc, "argument count", kMaxCount));
     for (long long a = 0; a < argc; ++a) HVD_RETURN_IF_ERROR(text(r.argv.emplace_back(), "an argument"));
     HVD_RETURN_IF_ERROR(number(envc, "variable count", kMaxCount));

@@ -53,12 +53,22 @@ struct GpuPositions {
   bool operator==(const GpuPositions&) const = default;
 };
 
+// A rank an elastic job adds under --bind-to: block `index` of the `of` its host's cores are
+// split into (cpuBindings(bind, of, ...)), which hvdrun chose among those no running rank
+// there holds (elastic_cpus.h).
+struct CpuBlock {
+  int index = 0;
+  int of = 1;
+  bool operator==(const CpuBlock&) const = default;
+};
+
 struct AgentRank {
   int rank = 0;
   std::vector<std::string> argv;  // the program and its arguments, as the user gave them
   std::vector<std::string> env;   // the complete environment, "NAME=value"
   bool usesGpu = true;            // with AgentJob::gpus: a worker or chief (not a TF ps or evaluator)
   std::optional<GpuPositions> gpuPositions = std::nullopt;  // unset: as AgentJob::gpus says
+  std::optional<CpuBlock> cpuBlock = std::nullopt;  // unset: as AgentJob::bindTo splits the host
 };
 
 struct AgentJob {

@@ -103,6 +103,28 @@ TEST_CASE("the GPU positions hvdrun chose for an added rank arrive as sent and b
   }
 }
 
+TEST_CASE("the CPU block hvdrun chose for an added rank arrives as sent and bad ones are refused", "[agent]") {
+  AgentJob job = sampleJob();
+  CHECK_FALSE(decodeAgentJob(payloadOf(encodeAgentJob(job)))->ranks[0].cpuBlock.has_value());
+  job.ranks[1].cpuBlock = CpuBlock{1, 2};
+  auto decoded = decodeAgentJob(payloadOf(encodeAgentJob(job)));
+  REQUIRE(decoded.isOk());
+  CHECK_FALSE(decoded->ranks[0].cpuBlock.has_value());
+  CHECK(decoded->ranks[1].cpuBlock == job.ranks[1].cpuBlock);
+  std::string payload = payloadOf(encodeAgentJob(job));
+  const std::string sent = "3:1 2,";
+  REQUIRE(payload.find(sent) != std::string::npos);
+  // Past the last block; no blocks; not numbers; one part.
+  for (const char* bad : {"3:2 2,", "3:0 0,", "3:x 2,", "4:-1 2,", "1:1,"}) {
+    INFO(bad);
+    std::string broken = payload;
+    broken.replace(broken.find(sent), sent.size(), bad);
+    auto refused = decodeAgentJob(broken);
+    REQUIRE_FALSE(refused.isOk());
+    CHECK(refused.status().message().find("CPU block") != std::string::npos);
+  }
+}
+
 TEST_CASE("a host agent's job without a parameter-server chief says so", "[agent]") {
   AgentJob job = sampleJob();
   job.coordinatorRank.reset();

@@ -359,6 +359,16 @@ int elasticGrow(int total, const std::string& how) {
   std::printf("elastic grown worker %d rank %d size %d worlds %d launched as rank=%s size=%s local=%s gpus=%s at=%s\n",
               worker, hvd::rank(), hvd::size(), worlds, var("HVD_RANK"), var("HVD_SIZE"), var("LOCAL_RANK"),
               var("CUDA_VISIBLE_DEVICES"), var("HVD_LOCAL_GPU"));
+  // Where it may run (--bind-to): "0,1" (all of the machine's CPUs when unpinned).
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::string cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+    }
+  }
+  std::printf("elastic cpus worker %d: %s\n", worker, cpus.c_str());
   return 0;
 }
 

@@ -6,12 +6,15 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "cli/os/cpu_topology.h"
+#include "cli/plan/cpu_binding.h"
 #include "tests/support/discovery_script.h"
 #include "tests/support/hvdrun_runner.h"
 
@@ -324,6 +327,47 @@ TEST_CASE("the elastic timeout bounds how long a rank waits in init for its worl
   auto refused = runHvdrun({"-np", "2", "--elastic-timeout", "2", kRank});
   CHECK(refused.exitCode == 2);
   CHECK(has(refused.err, "--elastic-timeout is for elastic jobs, and this one has no --min-np"));
+}
+
+TEST_CASE("under --bind-to core a rank added here takes the cores of the rank that left and one with none free runs unpinned",
+          "[e2e]") {
+  // Two ranks, a core each (this machine's first two); worker 1 dies and, after the
+  // cooldown, worker 2 takes its place. Before, added ranks ran on every CPU hvdrun had.
+  auto usable = hvd::cli::usableCpuTopology();
+  REQUIRE(usable.isOk());
+  auto bindings = hvd::cli::cpuBindings(hvd::cli::BindTo::kCore, 2, *usable);
+  if (!bindings) hvd::test::skipTest("fewer than 2 cores here: " + bindings.status().message());
+  auto commas = [](std::vector<int> cpus) {
+    std::sort(cpus.begin(), cpus.end());
+    std::string text;
+    for (int c : cpus) text += (text.empty() ? "" : ",") + std::to_string(c);
+    return text;
+  };
+  const std::string second = commas((*bindings)[1]);
+  hvd::test::DiscoveryScript discovery("localhost:2\n");
+  auto options = hvd::test::withTimeout(std::chrono::seconds(60));
+  options.env = environmentWith({discovery.fileVariable(), "ELASTIC_VICTIM=1@5"});
+  auto run = runHvdrun({"-np", "2", "--min-np", "1", "--bind-to", "core", "--blacklist-cooldown-range", "1", "1",
+                        "--host-discovery-script", discovery.path(), kRank, "elastic-grow", "150"},
+                       options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(has(run.out, "[2]<stdout>:elastic grown worker 2 rank 1 size 2"));
+  CHECK(has(run.out, "[2]<stdout>:elastic cpus worker 2: " + second + "\n"));
+  CHECK(has(run.out, "[0]<stdout>:elastic cpus worker 0: " + commas((*bindings)[0]) + "\n"));
+  // Three slots where two cores are held: the third rank runs unpinned, said once.
+  hvd::test::DiscoveryScript three("localhost:2\n");
+  options.env = environmentWith({three.fileVariable(), "DISCOVERY_GROWN=localhost:3\n"});
+  auto grown = runHvdrun({"-np", "2", "--min-np", "1", "--bind-to", "core", "--host-discovery-script", three.path(),
+                          kRank, "elastic-grow", "150"},
+                         options);
+  INFO(grown.out << grown.err);
+  CHECK(grown.exitCode == 0);
+  CHECK(has(grown.err, "hvdrun: warning: --bind-to core: every block of cores on "));
+  CHECK(has(grown.err, " is held by a running rank, so rank 2 and later ones added there run unpinned\n"));
+  std::vector<int> all;
+  for (const auto& cpu : *usable) all.push_back(cpu.cpu);
+  CHECK(has(grown.out, "[2]<stdout>:elastic cpus worker 2: " + commas(all) + "\n"));
 }
 
 TEST_CASE("a host where a rank failed gets ranks again after the blacklist cooldown", "[e2e]") {

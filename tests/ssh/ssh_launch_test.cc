@@ -502,6 +502,40 @@ TEST_CASE("over ssh an elastic job grows onto a host its discovery script adds t
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh under --bind-to core a rank added on a host takes the cores the rank that failed there held",
+          "[ssh]") {
+  // Two ranks a host, a core each; worker 1 (the first host's local rank 1) dies, and after
+  // the cooldown a new agent there starts worker 4, which its agent pins to the block worker
+  // 1 held: the cores worker 3 holds on the second host (the bed's hosts share this
+  // machine's CPUs). Before, the new agent started it unpinned.
+  if (usableCores() < 2) hvd::test::skipTest("needs 2 cores");
+  const Bed& b = bed();
+  hvd::test::DiscoveryScript discovery(b.hosts[0] + ":2\n" + b.hosts[1] + ":2\n");
+  std::vector<std::string> args{"-H", b.hosts[0] + ":2," + b.hosts[1] + ":2", "--ssh-command", b.ssh, "-p", b.port,
+                                "-i", b.key, "--host-discovery-script", discovery.path(), "--min-np", "1",
+                                "--bind-to", "core", "--blacklist-cooldown-range", "1", "1", kCollectiveRank,
+                                "elastic-grow", "150"};
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith({discovery.fileVariable(), "ELASTIC_VICTIM=1@5"});
+  auto run = hvd::test::runHvdrun(args, options);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.err.find("1 more slot(s): started rank(s) 4 there") != std::string::npos);
+  std::map<int, std::string> cpus;
+  std::smatch m;
+  const std::regex line(R"(\[\d+\]<stdout>:elastic cpus worker (\d+): ([0-9,]+)\n)");
+  for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), line); it != std::sregex_iterator(); ++it) {
+    cpus[std::stoi((*it)[1])] = (*it)[2];
+  }
+  REQUIRE(cpus.count(0) == 1);
+  REQUIRE(cpus.count(3) == 1);
+  REQUIRE(cpus.count(4) == 1);
+  CHECK(cpus[4] == cpus[3]);
+  CHECK(cpus[4] != cpus[0]);
+  CHECK(processesMentioning("host-agent").empty());
+}
+
 namespace {
 
 // An elastic job of `perHost` ranks on each of the first two hosts, whose discovery script's

@@ -552,7 +552,9 @@ std::set<int> waitingIn(const RendezvousServer& server, const ElasticWorld& worl
 // is the training's end, which a world still forming would wait for in vain: the ranks
 // waiting for it are stopped where the launch can stop a rank (canStop), and then told.
 SupervisorOptions::AfterRankEnd elasticRankEnded(const Options& o, ElasticWorld& world, RendezvousServer& server,
-                                                 int rank, const RankFailure* failure, bool canStop) {
+                                                 const std::vector<int>& ranks, const RankFailure* failure,
+                                                 bool canStop) {
+  const int rank = ranks.front();
   if (failure == nullptr) {
     const long long newest = world.generation();
     auto change = world.workerFinished(rank, lastFormedWorld(server, newest), waitingIn(server, world, newest));
@@ -567,23 +569,27 @@ SupervisorOptions::AfterRankEnd elasticRankEnded(const Options& o, ElasticWorld&
                     "world\n", change.why, rankListText(change.stop, 32));
     return {change.goesOn, change.stop, publish};
   }
-  auto change = world.workerFailed(rank);
+  // Several ended together only with their host agent: one new world without them, one line.
+  auto change = world.workersFailed(ranks);
+  const bool one = ranks.size() == 1;
+  const std::string who = (one ? "rank " : "ranks ") + rankListText(ranks, 32);
   // A host agent's end stands for its ranks': the host (or the connection to it) was lost.
-  const std::string how = failure->launcherProcess
-                              ? fmt::format("was lost with host {} (its agent {})", failure->host, endText(*failure))
-                              : endText(*failure);
+  const std::string how = failure->launcherProcess ? fmt::format("{} lost with host {} (its agent {})",
+                                                                 one ? "was" : "were", failure->host, endText(*failure))
+                                                   : endText(*failure);
   if (!change.goesOn) {
     if (!change.why.empty()) {
-      printTo(stderr, "hvdrun: rank {} {}, and the elastic job cannot go on without it: {}\n", rank, how, change.why);
+      printTo(stderr, "hvdrun: {} {}, and the elastic job cannot go on without {}: {}\n", who, how, one ? "it" : "them",
+              change.why);
       server.publish(change.keys.values, change.keys.abandonPrefix, "the elastic job ended: " + change.why);
     }
     return {};
   }
   server.publish(change.keys.values, change.keys.abandonPrefix,
-                 fmt::format("the job's world changed while this rank joined it (rank {} {})", rank, how));
-  printTo(stderr, "hvdrun: rank {} {}; the other {} rank(s) go on without it as the job's world {} (--min-np {}), "
+                 fmt::format("the job's world changed while this rank joined it ({} {})", who, how));
+  printTo(stderr, "hvdrun: {} {}; the other {} rank(s) go on without {} as the job's world {} (--min-np {}), "
                   "numbered 0-{} in the order of their first ranks\n",
-          rank, how, world.size(), world.generation(), o.minNp, world.size() - 1);
+          who, how, world.size(), one ? "it" : "them", world.generation(), o.minNp, world.size() - 1);
   return {.goesOn = true};
 }
 
@@ -618,8 +624,8 @@ void superviseElastic(const Options& o, const Plan& plan, RendezvousServer* serv
   world.emplace(std::move(hosts), o.minNp, o.resetLimit);
   auto first = world->firstWorld();
   server->publish(first.values, first.abandonPrefix, "");
-  supervision.rankEnded = [&o, &world, server](int rank, const RankFailure* failure) {
-    return elasticRankEnded(o, *world, *server, rank, failure, true);
+  supervision.rankEnded = [&o, &world, server](const std::vector<int>& ranks, const RankFailure* failure) {
+    return elasticRankEnded(o, *world, *server, ranks, failure, true);
   };
   supervision.frozenFails = ranksTimeout(o);
 }
@@ -660,7 +666,7 @@ class SrunElastic {
       if (failure) ++badReports_;
       // srun cannot stop one task of its step: ranks waiting in a world that will not form
       // are told so at once (their init() fails saying why) instead (AfterRankEnd::stop).
-      if (elasticRankEnded(o, *world_, server, *rank, failure ? &*failure : nullptr, false).goesOn && failure) {
+      if (elasticRankEnded(o, *world_, server, {*rank}, failure ? &*failure : nullptr, false).goesOn && failure) {
         leftBehind_.push_back(*failure);
       }
     });
@@ -1210,9 +1216,10 @@ struct ElasticSupervision {
       if (changes.stop.empty()) changes.start = growth->more();
       return changes;
     };
-    supervision.rankEnded = [this, ended = supervision.rankEnded](int rank, const RankFailure* failure) {
+    supervision.rankEnded = [this, ended = supervision.rankEnded](const std::vector<int>& ranks,
+                                                                  const RankFailure* failure) {
       if (failure != nullptr) growth->rankFailed(failure->host);
-      return ended(rank, failure);
+      return ended(ranks, failure);
     };
   }
 };

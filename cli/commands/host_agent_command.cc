@@ -350,11 +350,15 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   // so every end is reported and nothing here is stopped for it; if the job cannot go on,
   // hvdrun stops this agent as it stops any.
   if (const std::string worker = valueInEnvironment(rankEnv, "HVD_ELASTIC_WORKER"); !worker.empty() && worker != "-1") {
-    supervision.rankEnded = [&supervision](int rank, const RankFailure* failure) {
-      if (failure != nullptr) {
-        supervision.onFailure(*failure);
-      } else {
-        printTo(stderr, "{}\n", formatAgentRankEnd(rank));
+    supervision.rankEnded = [&supervision](const std::vector<int>& ranks, const RankFailure* failure) {
+      for (int rank : ranks) {  // the agent's own ranks end one by one
+        if (failure != nullptr) {
+          RankFailure f = *failure;
+          f.rank = rank;
+          supervision.onFailure(f);
+        } else {
+          printTo(stderr, "{}\n", formatAgentRankEnd(rank));
+        }
       }
       return SupervisorOptions::AfterRankEnd{.goesOn = true};
     };

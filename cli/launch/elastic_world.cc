@@ -66,11 +66,19 @@ std::string ElasticWorld::refusal(size_t left) const {
   return "";
 }
 
-ElasticWorld::Change ElasticWorld::workerFailed(int worker) {
+ElasticWorld::Change ElasticWorld::workerFailed(int worker) { return workersFailed({worker}); }
+
+ElasticWorld::Change ElasticWorld::workersFailed(const std::vector<int>& workers) {
   Change change;
-  auto it = std::find(running_.begin(), running_.end(), worker);
-  if (ended_ || it == running_.end()) return change;  // nothing changes, and nothing goes on
-  running_.erase(it);
+  if (ended_) return change;
+  bool any = false;
+  for (int worker : workers) {
+    auto it = std::find(running_.begin(), running_.end(), worker);
+    if (it == running_.end()) continue;  // gone already: nothing changes for it
+    running_.erase(it);
+    any = true;
+  }
+  if (!any) return change;  // nothing changes, and nothing goes on
   change.why = refusal(running_.size());
   if (!change.why.empty()) {
     ended_ = true;

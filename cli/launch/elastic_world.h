@@ -41,6 +41,10 @@ class ElasticWorld {
     std::vector<int> stop;
   };
   Change workerFailed(int worker);
+  // Workers that failed together (a host lost with its agent): one new generation without
+  // them, one change against the reset limit, as Horovod counts a host's loss. Workers not
+  // running are passed over.
+  Change workersFailed(const std::vector<int>& workers);
   // A worker ended by itself, exit 0: the job's training is done (horovodrun's rule: a
   // worker's success ends the job), so the world grows no more. Once the newest generation
   // formed (every rank of it arrived: `lastFormed`, -1 for none yet), the others are

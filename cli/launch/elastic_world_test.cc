@@ -130,6 +130,33 @@ TEST_CASE("the world ends below the minimum and past the reset limit saying whic
   CHECK_FALSE(none.workerFailed(0).goesOn);
 }
 
+// A host lost with its agent: every rank there ended at once, and Horovod counts one reset.
+// Before, each was a world of its own: --reset-limit 1 ended the job at the host's second rank.
+TEST_CASE("workers that fail together make one new world, counted once against the reset limit", "[unit]") {
+  ElasticWorld world({"a", "a", "b", "b", "c", "c"}, 2, 1);
+  auto change = world.workersFailed({4, 5});
+  REQUIRE(change.goesOn);
+  CHECK(world.generation() == 1);
+  CHECK(world.running() == std::vector<int>{0, 1, 2, 3});
+  CHECK(change.keys.abandonPrefix == rdv::elasticJoinPrefix(0));
+  CHECK(identityIn(change.keys, 1, 3) == rdv::ElasticIdentity{3, 4, 1, 2, 1, 2});
+  auto again = world.workersFailed({2, 3});  // a second host: past the limit
+  CHECK_FALSE(again.goesOn);
+  CHECK(again.why == "the world has changed 1 time(s) already (--reset-limit 1)");
+
+  ElasticWorld few({"a", "b", "b"}, 2, -1);
+  auto below = few.workersFailed({1, 2});
+  CHECK_FALSE(below.goesOn);
+  CHECK(below.why == "only 1 rank(s) would be left, fewer than --min-np 2");
+  // One not running among them: the others still fail.
+  ElasticWorld partly({"a", "a", "a"}, 1, -1);
+  REQUIRE(partly.workerFailed(0).goesOn);
+  auto rest = partly.workersFailed({0, 1});
+  CHECK(rest.goesOn);
+  CHECK(partly.running() == std::vector<int>{2});
+  CHECK(partly.generation() == 2);
+}
+
 TEST_CASE("a worker that is not running changes nothing", "[unit]") {
   ElasticWorld world({"a", "a"}, 1, -1);
   REQUIRE(world.workerFailed(0).goesOn);

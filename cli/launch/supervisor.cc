@@ -273,7 +273,7 @@ class Job {
         f.host = r.spec->host;
         f.exitCode = 127;
         f.when = nowIso8601();
-        (void)elasticGoesOnWithout(r.spec->rank, &f);
+        (void)elasticGoesOnWithout({r.spec->rank}, &f);
       }
     }
   }
@@ -775,7 +775,7 @@ class Job {
         if (options_.rankEnded && r.signalSent == 0) {
           RankFailure f = failureOf(r, pid, status);
           f.lastStderrLines = r.lastStderr;
-          if (elasticGoesOnWithout(r.spec->rank, failed ? &f : nullptr)) continue;
+          if (elasticGoesOnWithout({r.spec->rank}, failed ? &f : nullptr)) continue;
         }
         // Told to stop, but it ended with an error of its own (a peer's death seen first,
         // 1 from Python's traceback): not one hvdrun stopped. 128+SIGTERM is how a program
@@ -904,30 +904,33 @@ class Job {
     if (ok || outcome_.firstFailure || r.stoppedByUs) return;
     // An elastic job goes on without a host whose agent (or ssh connection) was lost, while
     // it can do without every rank the agent ran.
-    bool goesOn = options_.rankEnded != nullptr;
+    // Its ranks ended together: one decision, one new world (one reset, as Horovod counts a
+    // host's loss), one line.
+    std::vector<int> lost;
     for (int rank : r.spec->agentRanks) {
-      if (!goesOn) break;
-      if (departed_.count(rank)) continue;
-      RankFailure f = failureOf(r, pid, status);
-      f.rank = rank;
-      goesOn = elasticGoesOnWithout(rank, &f);
+      if (!departed_.count(rank)) lost.push_back(rank);
     }
-    if (goesOn) return;
+    RankFailure f = failureOf(r, pid, status);
+    if (!lost.empty()) f.rank = lost.front();
+    if (options_.rankEnded != nullptr && (lost.empty() || elasticGoesOnWithout(lost, &f))) return;
     noteFailure(failureOf(r, pid, status), false);
   }
 
-  // Elastic training: a rank ended by itself (a host agent's record, or the agent's own end);
-  // rankEnded decides. True when the job goes on without it.
-  bool elasticGoesOnWithout(int rank, const RankFailure* failure) {
+  // Elastic training: ranks ended by themselves (a host agent's record, or the agent's own
+  // end: all of its ranks at once); rankEnded decides. True when the job goes on without them.
+  bool elasticGoesOnWithout(const std::vector<int>& ranks, const RankFailure* failure) {
     if (!options_.rankEnded || outcome_.firstFailure || outcome_.interruptSignal != 0 || !outcome_.neverReady.empty()) {
       return false;
     }
-    departed_.insert(rank);
-    auto after = options_.rankEnded(rank, failure);
+    departed_.insert(ranks.begin(), ranks.end());
+    auto after = options_.rankEnded(ranks, failure);
     stopUnneeded(after.stop, std::move(after.onceStopped));
     if (!after.goesOn) return false;
     if (failure != nullptr) {
-      outcome_.leftBehind.push_back(*failure);
+      for (int rank : ranks) {
+        outcome_.leftBehind.push_back(*failure);
+        outcome_.leftBehind.back().rank = rank;
+      }
       failFrozen();
     }
     return true;
@@ -968,7 +971,7 @@ class Job {
       f.frozenSeconds = onlyLong ? static_cast<int>(std::max<long long>(options_.frozenFails->count() / 1000, 1)) : 0;
       f.when = nowIso8601();
       sendSignal(*r, SIGKILL);
-      if (!elasticGoesOnWithout(f.rank, &f)) noteFailure(f, true);
+      if (!elasticGoesOnWithout({f.rank}, &f)) noteFailure(f, true);
     }
   }
 
@@ -1347,7 +1350,7 @@ class Job {
           return;
         }
         if (auto ended = parseAgentRankEnd(line)) {
-          (void)elasticGoesOnWithout(*ended, nullptr);
+          (void)elasticGoesOnWithout({*ended}, nullptr);
           return;
         }
         if (line == kAgentInputClosed) {
@@ -1359,7 +1362,7 @@ class Job {
           if (options_.rankEnded) {
             auto last = labelledStderr_.find(failure->rank);
             if (last != labelledStderr_.end()) failure->lastStderrLines = last->second;
-            if (elasticGoesOnWithout(failure->rank, &*failure)) return;
+            if (elasticGoesOnWithout({failure->rank}, &*failure)) return;
           }
           // The rank awaitRankGone waits for, failing by itself on its agent: the cause.
           if (r.endingByItself && awaitedRank_ == failure->rank) {

@@ -84,8 +84,9 @@ struct SupervisorOptions {
   // Called once when coordinatorRank exited 0, before the others are stopped.
   std::function<void()> onCoordinatorDone;
   // Elastic training (--min-np): told of each rank that ends by itself (not one hvdrun
-  // stopped), with its failure when it failed. goesOn: the job goes on without it, so its
-  // failure is not the job's and nothing else is stopped. stop: ranks to stop now that are
+  // stopped), with its failure when it failed; of several at once where they ended together
+  // (a host agent lost: all its ranks, the failure the first's). goesOn: the job goes on
+  // without them, so their failures are not the job's and nothing else is stopped. stop: ranks to stop now that are
   // not failures (added for a world that can no longer form); their ends say nothing more.
   // onceStopped: called when they have all ended (telling others about their world then
   // would reach them first, and they would fail noisily instead of being stopped).
@@ -94,7 +95,7 @@ struct SupervisorOptions {
     std::vector<int> stop{};
     std::function<void()> onceStopped{};
   };
-  std::function<AfterRankEnd(int rank, const RankFailure* failure)> rankEnded;
+  std::function<AfterRankEnd(const std::vector<int>& ranks, const RankFailure* failure)> rankEnded;
   // Elastic training (ranks forked here): a rank found frozen (state T) this long, which its
   // peers' collectives have given up on by then (HVD_TIMEOUT), fails: it is killed and
   // reported to rankEnded. One frozen when another rank fails fails at once.

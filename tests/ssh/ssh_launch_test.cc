@@ -457,12 +457,15 @@ TEST_CASE("over ssh a frozen rank is killed by its host's agent once its peers h
 
 TEST_CASE("over ssh an elastic job goes on without a host whose agent was lost", "[ssh]") {
   // Rank 4 SIGKILLs the third host's agent: its two ranks go with it, and hvdrun hears of
-  // the host only from the ssh connection's end.
-  auto run = runSshJob(2, {"--min-np", "3", kCollectiveRank, "elastic", "4", "agent"});
+  // the host only from the ssh connection's end. Both leave in one new world, one reset:
+  // before, each rank made a world of its own and --reset-limit 1 ended the job.
+  auto run = runSshJob(2, {"--min-np", "3", "--reset-limit", "1", kCollectiveRank, "elastic", "4", "agent"});
   INFO(run.out << run.err);
   CHECK(run.exitCode == 0);
-  CHECK(run.err.find("hvdrun: rank 5 was lost with host " + bed().hosts[2] + " (its agent ") != std::string::npos);
-  CHECK(run.err.find("the other 4 rank(s) go on without it as the job's world") != std::string::npos);
+  CHECK(run.err.find("hvdrun: ranks 4, 5 were lost with host " + bed().hosts[2] + " (its agent ") != std::string::npos);
+  CHECK(run.err.find("; the other 4 rank(s) go on without them as the job's world 1 (--min-np 3)") !=
+        std::string::npos);
+  CHECK(run.err.find("hvdrun: rank 5 ") == std::string::npos);  // one line for the host
   for (int worker = 0; worker < 4; ++worker) {
     CHECK(run.out.find("[" + std::to_string(worker) + "]<stdout>:elastic done worker " + std::to_string(worker) +
                        " rank " + std::to_string(worker) + " size 4") != std::string::npos);

@@ -349,7 +349,11 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   // An elastic job (hvdrun --min-np): hvdrun decides whether the job goes on without a rank,
   // so every end is reported and nothing here is stopped for it; if the job cannot go on,
   // hvdrun stops this agent as it stops any.
+  // A rank that exits 0 by itself is said too, so that a peer failing for want of it is
+  // reported as such (a rank that returned early); an elastic job's rankEnded says it.
+  supervision.onCleanEnd = [](int rank) { printTo(stderr, "{}\n", formatAgentRankEnd(rank)); };
   if (const std::string worker = valueInEnvironment(rankEnv, "HVD_ELASTIC_WORKER"); !worker.empty() && worker != "-1") {
+    supervision.onCleanEnd = nullptr;
     supervision.rankEnded = [&supervision](const std::vector<int>& ranks, const RankFailure* failure) {
       for (int rank : ranks) {  // the agent's own ranks end one by one
         if (failure != nullptr) {

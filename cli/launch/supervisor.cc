@@ -761,6 +761,7 @@ class Job {
           continue;
         }
         r.endedCleanly = WIFEXITED(status) && WEXITSTATUS(status) == 0 && r.signalSent == 0;
+        if (r.endedCleanly && options_.onCleanEnd) options_.onCleanEnd(r.spec->rank);
         if (r.endingByItself) {
           r.endingByItself = false;
           bool failedByItself = WIFSIGNALED(status) || WEXITSTATUS(status) != 0;
@@ -838,16 +839,12 @@ class Job {
   void awaitRankGone(int failed) {
     const bool agents = options_.labels == SupervisorOptions::Labels::kAgents;
     if (!options_.peerGoneOf || (options_.labels != SupervisorOptions::Labels::kNone && !agents)) return;
-    std::set<int> seen{failed};
-    int went = failed;
-    while (auto next = options_.peerGoneOf(went)) {
-      if (!seen.insert(*next).second) break;
-      went = *next;
-    }
+    const int went = wentFirst(failed);
     if (went == failed) return;
     for (const Rank& r : ranks_) {
       if (!agents && r.spec->rank == went && r.endedCleanly) outcome_.firstFailure->peerEndedCleanly = went;
     }
+    if (agents && cleanEnds_.count(went)) outcome_.firstFailure->peerEndedCleanly = went;
     for (Rank& r : ranks_) {
       const auto& own = r.spec->agentRanks;
       bool runsIt = agents ? std::find(own.begin(), own.end(), went) != own.end() : r.spec->rank == went;
@@ -856,6 +853,18 @@ class Job {
       awaitedRank_ = went;
       ownEndDeadline_ = Clock::now() + std::min<std::chrono::milliseconds>(kOwnEndWindow, options_.killGrace);
     }
+  }
+
+  // The rank whose going a failed rank's runtime blamed, followed along such reports to the
+  // one that went first (`failed` itself when it blamed none).
+  int wentFirst(int failed) const {
+    std::set<int> seen{failed};
+    int went = failed;
+    while (auto next = options_.peerGoneOf(went)) {
+      if (!seen.insert(*next).second) break;
+      went = *next;
+    }
+    return went;
   }
 
   // The rank awaitRankGone found ended with a failure: it is the job's cause, unless it
@@ -1350,6 +1359,14 @@ class Job {
           return;
         }
         if (auto ended = parseAgentRankEnd(line)) {
+          cleanEnds_.insert(*ended);
+          // Heard after a peer's failure that blamed it (the hosts' records race): it
+          // returned early all the same.
+          auto& first = outcome_.firstFailure;
+          if (first && first->peerEndedCleanly < 0 && options_.peerGoneOf && first->rank != *ended &&
+              wentFirst(first->rank) == *ended) {
+            first->peerEndedCleanly = *ended;
+          }
           (void)elasticGoesOnWithout({*ended}, nullptr);
           return;
         }
@@ -1579,6 +1596,7 @@ class Job {
   std::optional<Clock::time_point> ownEndDeadline_;   // awaitRankGone's rank is stopped then
   std::optional<rlimit> raisedFrom_;  // the descriptor limit before reserveDescriptors raised it
   std::optional<int> awaitedRank_;                    // the rank awaitRankGone leaves to end by itself
+  std::set<int> cleanEnds_;                           // ranks host agents said exited 0 by themselves
   std::optional<Clock::time_point> helloDeadline_;    // kAgents: every hello by then
   bool agentsGreeted_ = false;                        // kAgents: every job went out
   bool helloFailed_ = false;                          // kAgents: none will

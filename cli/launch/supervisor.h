@@ -114,6 +114,9 @@ struct SupervisorOptions {
   std::function<void(int)> onRankStarted;
   // Called the moment a rank becomes the job's root cause (a host agent reports it at once).
   std::function<void(const RankFailure&)> onFailure;
+  // Called when a rank exits 0 by itself (hvdrun did not stop it): a host agent tells hvdrun,
+  // whose report of a peer that failed for want of it then says it ended (returned early).
+  std::function<void(int rank)> onCleanEnd;
   // The rank whose going failed `rank`'s collectives, as that rank's runtime told hvdrun
   // (rendezvous::peerGoneKey); nullopt when it said nothing. A rank that exits with an
   // error first is then a consequence: the rank it names is given a moment to end by

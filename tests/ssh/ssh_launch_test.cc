@@ -455,6 +455,20 @@ TEST_CASE("over ssh a frozen rank is killed by its host's agent once its peers h
   CHECK(processesMentioning("host-agent").empty());
 }
 
+TEST_CASE("over ssh a rank that returned early with exit 0 is named in the report of the peer that failed for want of it",
+          "[ssh]") {
+  // One rank a host; rank 0 shuts hvd down and exits 0, its peers on the other hosts fail.
+  // Before, only a local launch's report said so (the agent told hvdrun of failures alone).
+  for (int trial = 0; trial < 2; ++trial) {
+    auto run = runSshJob(1, {kCollectiveRank, "leave-early", "0"});
+    INFO(run.out << run.err);
+    CHECK(run.exitCode == 1);
+    CHECK(std::regex_search(run.err, std::regex(R"(hvdrun: error: rank [12] exited with code 1)")));
+    CHECK(std::regex_search(run.err, std::regex(R"(\n  rank 0 had ended with exit code 0 while rank [12] still ran )"
+                                                R"(collectives: every rank must make the same collective calls)")));
+  }
+}
+
 TEST_CASE("over ssh an elastic job goes on without a host whose agent was lost", "[ssh]") {
   // Rank 4 SIGKILLs the third host's agent: its two ranks go with it, and hvdrun hears of
   // the host only from the ssh connection's end. Both leave in one new world, one reset:

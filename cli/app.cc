@@ -386,6 +386,18 @@ std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, co
   f.exitCode = cause->end.exitCode;
   f.signal = cause->end.signal;
   f.oomKillsOnHost = cause->oomKillsOnHost;
+  // An error exit blamed on a rank that went first (its runtime's peer-gone report), which
+  // its shim said had ended cleanly: the rank that returned early, named in the report.
+  if (f.signal == 0) {
+    std::set<int> seen{f.rank};
+    int went = f.rank;
+    while (auto text = server->value(rendezvous::peerGoneKey(went))) {
+      auto next = rendezvous::parsePeerGone(*text);
+      if (!next || !seen.insert(*next).second) break;
+      went = *next;
+    }
+    if (went != f.rank && server->value(cleanEndKey(went))) f.peerEndedCleanly = went;
+  }
   return f;
 }
 

@@ -61,8 +61,9 @@ std::optional<TaskEndReport> decodeTaskEndReport(std::string_view text);
 std::optional<TaskEndReport> rootCauseOf(const std::vector<TaskEndReport>& inArrivalOrder);
 inline constexpr const char* kEndReportCountKey = "launcher/ended";
 std::string endReportKey(long long index);  // index 1 .. the count under kEndReportCountKey
-// An elastic job's rank (HVD_ELASTIC_WORKER) that ended cleanly: hvdrun leaves it out of
-// the next world. Bad ends are reported as above.
+// A rank that ended cleanly (exit 0, by itself): an elastic job's (HVD_ELASTIC_WORKER)
+// next world leaves it out, and a peer that failed for want of it is reported as such.
+// Bad ends are reported as above.
 std::string cleanEndKey(int rank);
 
 // The duties above, for whatever runs ranks on their node (the shim, an ssh host agent).

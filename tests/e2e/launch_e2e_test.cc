@@ -1219,6 +1219,20 @@ TEST_CASE("a rank that returned early with exit 0 is named in the report of the 
   }
 }
 
+TEST_CASE("under mpirun a rank that returned early with exit 0 is named in the report of the peer that failed for want of it",
+          "[e2e][mp]") {
+  // Through the task shims, which tell hvdrun of a clean end (they did in elastic jobs alone).
+  if (!hvd::test::haveMpirun()) hvd::test::skipTest("no mpirun here");
+  hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  o.timeout = std::chrono::seconds(60);
+  auto run = runHvdrun({"--mpi", "-np", "3", HVD_COLLECTIVE_RANK_PATH, "leave-early", "0"}, o);
+  INFO(run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(std::regex_search(run.err, std::regex(R"(hvdrun: error: rank [12] exited with code 1)")));
+  CHECK(std::regex_search(run.err, std::regex(R"(\n  rank 0 had ended with exit code 0 while rank [12] still ran )"
+                                              R"(collectives: every rank must make the same collective calls)")));
+}
+
 TEST_CASE("a rank that shut hvd down early and is still ending when its moment passes is the cause and not its peers", "[e2e][mp]") {
   // As above, but rank 0 is already ending when its moment passes (on a loaded machine a
   // rank killed from outside may take that long to end): hvdrun's SIGTERM then only finds

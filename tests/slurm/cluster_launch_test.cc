@@ -185,6 +185,21 @@ TEST_CASE("through srun --max-restarts starts a new step of every rank on every 
   CHECK(run.err.find("hvdrun: starting every rank again: restart 1 of 2 (--max-restarts)") != std::string::npos);
 }
 
+TEST_CASE("through srun a rank that returned early with exit 0 is named in the report of the peer that failed for want "
+          "of it",
+          "[cluster][launch]") {
+  requireTestbed();
+  // Rank 0 shuts hvd down and exits 0; its peers on the other nodes fail. Each task's shim
+  // tells hvdrun of a clean end, as it did in elastic jobs alone.
+  const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
+  auto run = inAllocation({"-N3", "-n3"}, {kHvdrun, kCollective, "leave-early", "0"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 1);
+  CHECK(std::regex_search(run.err, std::regex(R"(hvdrun: error: rank [12] exited with code 1)")));
+  CHECK(std::regex_search(run.err, std::regex(R"(\n  rank 0 had ended with exit code 0 while rank [12] still ran )"
+                                              R"(collectives: every rank must make the same collective calls)")));
+}
+
 TEST_CASE("through srun an elastic job goes on without a killed rank and the step keeps its other tasks",
           "[cluster][launch]") {
   requireTestbed();

@@ -85,3 +85,14 @@ def test_process_sets_run_every_collective_among_their_members_alone_with_numpy_
     # Before, hvd had no process sets: hvd.ProcessSet, add_process_set and process_set= were
     # AttributeErrors and TypeErrors in scripts written for Horovod's.
     run_all_ranks_ok(4, "process_sets.py")
+
+
+def test_every_public_name_of_hvd_is_in_hvd_torch_too():
+    # hvd.torch is what ported scripts import; the CUDA rank script found set_gpu_stream
+    # missing there only on its first run on a GPU.
+    import hvd
+    import hvd.torch
+
+    frameworks = {"torch", "tensorflow", "keras", "elastic"}
+    public = {n for n in dir(hvd) if not n.startswith("_") and n not in frameworks}
+    assert sorted(n for n in public if not hasattr(hvd.torch, n)) == []

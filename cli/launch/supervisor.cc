@@ -912,17 +912,20 @@ class Job {
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (ok || outcome_.firstFailure || r.stoppedByUs) return;
     // An elastic job goes on without a host whose agent (or ssh connection) was lost, while
-    // it can do without every rank the agent ran.
-    // Its ranks ended together: one decision, one new world (one reset, as Horovod counts a
-    // host's loss), one line.
+    // it can do without every rank the agent ran. They ended together: one decision, one
+    // new world (one reset, as Horovod counts a host's loss), one line.
     std::vector<int> lost;
     for (int rank : r.spec->agentRanks) {
       if (!departed_.count(rank)) lost.push_back(rank);
     }
     RankFailure f = failureOf(r, pid, status);
-    if (!lost.empty()) f.rank = lost.front();
-    if (options_.rankEnded != nullptr && (lost.empty() || elasticGoesOnWithout(lost, &f))) return;
-    noteFailure(failureOf(r, pid, status), false);
+    if (options_.rankEnded != nullptr && lost.empty()) return;
+    if (options_.rankEnded != nullptr) {
+      RankFailure first = f;
+      first.rank = lost.front();
+      if (elasticGoesOnWithout(lost, &first)) return;
+    }
+    noteFailure(std::move(f), false);
   }
 
   // Elastic training: ranks ended by themselves (a host agent's record, or the agent's own

@@ -28,17 +28,22 @@ if [[ ! -x $bench ]]; then
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,pcie.link.gen.max,pcie.link.width.max --format=csv || true
 "$hvdrun" --check-build -v | grep -E "NCCL|CUDA" || true
+# The staged path with 2 and 4 ranks sharing GPU 0, then its copies alone (no runtime);
+# $1 says how the GPU is shared.
+staged_rows() {
+  for np in 2 4; do
+    echo
+    echo "## $np ranks sharing GPU 0$1: the staged path (HOROVOD_GPU_OPERATIONS=cpu)"
+    HOROVOD_GPU_OPERATIONS=cpu "$hvdrun" -np "$np" --oversubscribe-gpus --no-prefix "$bench" --max-mib "$max"
+  done
+  echo
+  echo "## the staged path's copies alone$1: processes sharing GPU 0 (gpu_copy_floor)"
+  "$build/bench/gpu_copy_floor" --np "$2" --ways hvd,writes --iters 200
+}
 echo
 echo "## one rank: hvd through NCCL, NCCL direct, copies"
 "$hvdrun" -np 1 "$bench" --max-mib "$max"
-for np in 2 4; do
-  echo
-  echo "## $np ranks sharing GPU 0: the staged path (HOROVOD_GPU_OPERATIONS=cpu)"
-  HOROVOD_GPU_OPERATIONS=cpu "$hvdrun" -np "$np" --oversubscribe-gpus --no-prefix "$bench" --max-mib "$max"
-done
-echo
-echo "## the staged path's copies alone: processes sharing GPU 0, no runtime (gpu_copy_floor)"
-"$build/bench/gpu_copy_floor" --np 1,2,4 --ways hvd,writes --iters 200
+staged_rows "" 1,2,4
 if command -v nvidia-cuda-mps-control >/dev/null; then
   # A server of our own, on a pipe directory of our own, stopped however the script ends.
   mps=$(mktemp -d)
@@ -46,14 +51,7 @@ if command -v nvidia-cuda-mps-control >/dev/null; then
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   trap 'echo quit | nvidia-cuda-mps-control; rm -rf "$mps"' EXIT
   nvidia-cuda-mps-control -d
-  for np in 2 4; do
-    echo
-    echo "## $np ranks sharing GPU 0 under MPS: the staged path"
-    HOROVOD_GPU_OPERATIONS=cpu "$hvdrun" -np "$np" --oversubscribe-gpus --no-prefix "$bench" --max-mib "$max"
-  done
-  echo
-  echo "## the copies alone under MPS"
-  "$build/bench/gpu_copy_floor" --np 2,4 --ways hvd,writes --iters 200
+  staged_rows " under MPS" 2,4
 else
   echo "(no nvidia-cuda-mps-control here: the rows under MPS are not made)"
 fi

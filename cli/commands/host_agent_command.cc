@@ -346,12 +346,12 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     if (auto file = errorFileOf.find(f.rank); file != errorFileOf.end()) handOverRecordedError(rankEnv, f.rank, file->second);
     printTo(stderr, "{}\n", formatAgentFailure(f));
   };
+  // A rank that exits 0 by itself is said, so that a peer failing for want of it is reported
+  // as such (a rank that returned early); in an elastic job rankEnded says it.
+  supervision.onCleanEnd = [](int rank) { printTo(stderr, "{}\n", formatAgentRankEnd(rank)); };
   // An elastic job (hvdrun --min-np): hvdrun decides whether the job goes on without a rank,
   // so every end is reported and nothing here is stopped for it; if the job cannot go on,
   // hvdrun stops this agent as it stops any.
-  // A rank that exits 0 by itself is said too, so that a peer failing for want of it is
-  // reported as such (a rank that returned early); an elastic job's rankEnded says it.
-  supervision.onCleanEnd = [](int rank) { printTo(stderr, "{}\n", formatAgentRankEnd(rank)); };
   if (const std::string worker = valueInEnvironment(rankEnv, "HVD_ELASTIC_WORKER"); !worker.empty() && worker != "-1") {
     supervision.onCleanEnd = nullptr;
     supervision.rankEnded = [&supervision](const std::vector<int>& ranks, const RankFailure* failure) {

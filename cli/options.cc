@@ -414,13 +414,16 @@ std::vector<std::string> runtimeVariables(const RawValues& raw) {
     vars.push_back("HVD_TIMEOUT=" + std::to_string(parseIntIn("--gloo-timeout-seconds", raw.glooTimeout, 1, 86400)));
   }
   if (!raw.logLevel.empty()) {
+    // Any case: horovodrun's choices are upper case (INFO), the runtime's lower.
+    std::string level = raw.logLevel;
+    for (char& c : level) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     static const std::set<std::string> kLevels = {"trace", "debug", "info", "warning", "error", "fatal"};
-    if (!kLevels.count(raw.logLevel)) {
+    if (!kLevels.count(level)) {
       throw UserError(ExitCode::kUsage, "--log-level expects trace, debug, info, warning, error or fatal, got '" +
                                             raw.logLevel + "'",
                       kUsageHint);
     }
-    vars.push_back("HOROVOD_LOG_LEVEL=" + raw.logLevel);
+    vars.push_back("HOROVOD_LOG_LEVEL=" + level);
   }
   return vars;
 }

@@ -203,6 +203,18 @@ TEST_CASE("every option but help, version and the config's own has a settings ke
   for (const char* excluded : {"help", "version", "config-file", "profile", "no-config"}) CHECK(keys.count(excluded) == 0);
 }
 
+TEST_CASE("hvdrun's log level option takes horovodrun's upper-case levels as the runtime reads them and refuses others",
+          "[unit]") {
+  // horovodrun's choices are TRACE ... FATAL: `--log-level INFO` was refused.
+  for (auto [given, want] : std::vector<std::pair<std::string, std::string>>{
+           {"INFO", "info"}, {"info", "info"}, {"Warning", "warning"}}) {
+    Options o = parseOptions({"--log-level", given, "-np", "1", "prog"});
+    CHECK(std::count(o.runtimeVariables.begin(), o.runtimeVariables.end(), "HOROVOD_LOG_LEVEL=" + want) == 1);
+  }
+  CHECK_THROWS_WITH(parseOptions({"--log-level", "LOUD", "-np", "1", "prog"}),
+                    Catch::Contains("--log-level expects trace, debug, info, warning, error or fatal, got 'LOUD'"));
+}
+
 TEST_CASE("horovodrun's spellings --nics --prefix-output-with-timestamp --gloo and --gloo-timeout-seconds take hvdrun's "
           "meanings",
           "[unit]") {

@@ -6,6 +6,7 @@
 
 #include "cli/config/config_file.h"
 #include "cli/config/environment_settings.h"
+#include "cli/config/horovod_config.h"
 #include "cli/os/machine.h"
 #include "cli/user_error.h"
 #include "slurm/environment.h"
@@ -32,6 +33,7 @@ Options parseWithSettings(const std::vector<std::string>& args) {
   if (auto fromEnv = slurm::lookup(env, kProfileVariable); profile.empty() && fromEnv) profile = std::string(*fromEnv);
 
   std::vector<SettingLayer> layers;
+  std::vector<std::string> notes;
   std::error_code ec;
   if (!path.empty() && (explicitPath || std::filesystem::exists(path, ec))) {
     auto text = readTextFile(path);
@@ -39,7 +41,19 @@ Options parseWithSettings(const std::vector<std::string>& args) {
       throw UserError(ExitCode::kUsage, "cannot read the config file: " + text.status().message(),
                       "--config-file (or HVDRUN_CONFIG_FILE) names a TOML file; --no-config ignores config files");
     }
-    layers.push_back(valueOrThrow(configFileLayer(path, *text, profile, keys)));
+    if (isHorovodConfig(path, *text)) {
+      // horovodrun's YAML file (horovodrun --config-file), read as the settings it stands for.
+      if (!profile.empty()) {
+        throw UserError(ExitCode::kUsage, "profile '" + profile + "' asked for, but " + path +
+                                              " is horovodrun's YAML config, which has no profiles",
+                        "profiles live in hvdrun's TOML config (docs/config.md)");
+      }
+      HorovodConfig horovod = valueOrThrow(horovodConfig(path, *text));
+      layers.push_back(std::move(horovod.layer));
+      notes = std::move(horovod.notes);
+    } else {
+      layers.push_back(valueOrThrow(configFileLayer(path, *text, profile, keys)));
+    }
   } else if (!profile.empty()) {
     throw UserError(ExitCode::kUsage, "profile '" + profile + "' asked for, but there is no config file" +
                                           (path.empty() ? "" : " (looked for " + path + ")"),
@@ -49,7 +63,9 @@ Options parseWithSettings(const std::vector<std::string>& args) {
   slurm::Environment settingsEnv = env;
   settingsEnv.erase("HVDRUN_CONFIG_FILE");
   layers.push_back(valueOrThrow(environmentLayer(settingsEnv, keys)));
-  return parseOptions(args, layers);
+  Options options = parseOptions(args, layers);
+  options.notes.insert(options.notes.end(), notes.begin(), notes.end());
+  return options;
 }
 
 }  // namespace hvd::cli

@@ -116,3 +116,34 @@ TEST_CASE("settings from a config file launch ranks like the same options typed"
   for (int r = 0; r < 3; ++r) CHECK(run.out.find("rank " + std::to_string(r) + "\n") != std::string::npos);
   CHECK(run.out.find("<stdout>") == std::string::npos);
 }
+
+TEST_CASE("horovodrun's YAML config file sets the ranks' engine as it does under horovodrun and the command line wins",
+          "[e2e][config]") {
+  // Before, `hvdrun --config-file horovod.yaml` (horovodrun's format) was a TOML syntax error.
+  TempDir dir;
+  std::string config = writeFile(dir, "horovod.yaml",
+                                 "controller: gloo\nparams:\n  fusion_threshold_mb: 32\n  cycle_time_ms: 10\n"
+                                 "  hierarchical_allreduce: true\nstall_check:\n  enabled: false\n"
+                                 "logging:\n  level: INFO\n");
+  const std::string show =
+      "echo F=$HOROVOD_FUSION_THRESHOLD C=$HOROVOD_CYCLE_TIME S=$HOROVOD_STALL_CHECK_DISABLE L=$HOROVOD_LOG_LEVEL";
+  auto run = runHvdrun({"--config-file", config, "-np", "1", "sh", "-c", show},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.out == "[0]<stdout>:F=33554432 C=10 S=1 L=info\n");
+  CHECK(run.err.find("hvdrun: note: " + config + ": params.hierarchical_allreduce (horovodrun's) changes nothing "
+                     "here, as on the command line") != std::string::npos);
+  auto typed = runHvdrun({"--config-file", config, "--cycle-time-ms", "3", "-np", "1", "sh", "-c", show},
+                         withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  CHECK(typed.out == "[0]<stdout>:F=33554432 C=3 S=1 L=info\n");
+  // Its own mistakes are named by line; a profile is refused (the format has none).
+  std::string bad = writeFile(dir, "bad.yaml", "params:\n  cycle_time: 1\n");
+  auto refused = runHvdrun({"--config-file", bad, "-np", "1", "true"});
+  CHECK(refused.exitCode == 2);
+  CHECK(refused.err.find(bad + ":2: unknown key 'cycle_time' in params (did you mean 'cycle_time_ms'?)") !=
+        std::string::npos);
+  auto profiled = runHvdrun({"--config-file", config, "--profile", "a", "-np", "1", "true"});
+  CHECK(profiled.exitCode == 2);
+  CHECK(profiled.err.find("is horovodrun's YAML config, which has no profiles") != std::string::npos);
+}

@@ -2,12 +2,14 @@
 // config file with and without a profile, must give a layer or a kInvalidArgument that
 // names the file (or the missing profile); a layer must then parse as settings under an
 // empty command line without crashing (a usage error is fine: values are checked there).
+// Read as horovodrun's YAML config too, the same holds.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "cli/config/config_file.h"
+#include "cli/config/horovod_config.h"
 #include "cli/user_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -29,6 +31,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const hvd::cli::UserError& e) {
       if (e.code() != hvd::cli::ExitCode::kUsage) std::abort();
     }
+  }
+  // The same text as horovodrun's YAML config: a layer, or an error naming the file's line.
+  (void)hvd::cli::isHorovodConfig("fuzz.yaml", text);
+  auto horovod = hvd::cli::horovodConfig("fuzz.yaml", text);
+  if (!horovod.isOk()) {
+    std::string message = horovod.status().message();
+    if (horovod.status().code() != hvd::Errc::kInvalidArgument || message.rfind("fuzz.yaml:", 0) != 0) {
+      std::fprintf(stderr, "unexpected error: %s\n", message.c_str());
+      std::abort();
+    }
+    return 0;
+  }
+  try {
+    hvd::cli::parseOptions({"prog"}, {horovod->layer});
+  } catch (const hvd::cli::UserError& e) {
+    if (e.code() != hvd::cli::ExitCode::kUsage) std::abort();
   }
   return 0;
 }

@@ -11,15 +11,15 @@
 namespace hvd::cli {
 namespace {
 
-const std::vector<std::string> kSections = {"controller", "params",          "autotune", "timeline",
+const std::vector<std::string> kSections = {"controller",  "params",          "autotune", "timeline",
                                             "stall_check", "library_options", "logging"};
 
 // What a key of horovodrun's schema becomes here.
 enum class Becomes {
-  kValue,        // hvdrun's option of that name, the value as given
-  kFlag,         // hvdrun's flag, true or false
-  kNoStallCheck, // stall_check.enabled: false is --no-stall-check
-  kNothing,      // no counterpart: named in the note when it asks for something
+  kValue,         // hvdrun's option of that name, the value as given
+  kFlag,          // hvdrun's flag, true or false
+  kNoStallCheck,  // stall_check.enabled: false is --no-stall-check
+  kNothing,       // no counterpart: named in the note when it asks for something
 };
 struct SchemaKey {
   std::string section, key;
@@ -96,7 +96,8 @@ std::optional<std::pair<std::string, std::string>> keyValue(const std::string& t
   const size_t colon = text.find(':');
   if (colon == std::string::npos || colon == 0) return std::nullopt;
   std::string key = text.substr(0, colon);
-  if (!std::all_of(key.begin(), key.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+  if (!std::all_of(key.begin(), key.end(),
+                   [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
     return std::nullopt;
   }
   std::string value = text.substr(colon + 1);
@@ -142,19 +143,22 @@ Result<HorovodConfig> horovodConfig(const std::string& path, const std::string& 
     const bool indented = body.front() == ' ' || body.front() == '\t';
     auto kv = keyValue(body.substr(body.find_first_not_of(" \t")));
     if (!kv) {
-      return invalidArgument(where + "hvdrun reads horovodrun's config as sections of 'key: value' lines, and this "
-                                     "is not one");
+      return invalidArgument(where +
+                             "hvdrun reads horovodrun's config as sections of 'key: value' lines, and this "
+                             "is not one");
     }
     const auto& [key, value] = *kv;
     if (!indented) {
       if (std::find(kSections.begin(), kSections.end(), key) == kSections.end()) {
         std::string message = where + "unknown section '" + key + "' of horovodrun's config";
-        if (std::string best = closestMatch(key, kSections, 3); !best.empty()) message += " (did you mean '" + best + "'?)";
+        if (std::string best = closestMatch(key, kSections, 3); !best.empty())
+          message += " (did you mean '" + best + "'?)";
         return invalidArgument(message);
       }
       if (key == "controller") {
         const std::string v = lowered(value);
-        if (v != "gloo" && v != "mpi") return invalidArgument(where + "controller must be gloo or mpi, not '" + value + "'");
+        if (v != "gloo" && v != "mpi")
+          return invalidArgument(where + "controller must be gloo or mpi, not '" + value + "'");
         config.layer.values[v] = {"true"};
         section.clear();
         continue;

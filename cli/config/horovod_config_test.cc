@@ -121,5 +121,6 @@ TEST_CASE("a horovodrun config hvdrun cannot read is refused naming the line and
         "horovod.yaml:2: timeline.mark_cycles must be true or false, not 'maybe'");
   CHECK(errorOf("params:\n  - 1\n") ==
         "horovod.yaml:2: hvdrun reads horovodrun's config as sections of 'key: value' lines, and this is not one");
-  CHECK(errorOf("  cycle_time_ms: 1\n") == "horovod.yaml:1: 'cycle_time_ms' is not in a section (params:, timeline:, ...)");
+  CHECK(errorOf("  cycle_time_ms: 1\n") ==
+        "horovod.yaml:1: 'cycle_time_ms' is not in a section (params:, timeline:, ...)");
 }

@@ -197,6 +197,7 @@ constexpr HorovodrunFlag kIgnoredHorovodrunFlags[] = {
     {"--autotune-gaussian-process-noise", true, "hvdrun has no autotuner"},
     {"--num-nccl-streams", true, "hvd runs NCCL on one stream (hvd.set_gpu_stream picks it)"},
     {"--thread-affinity", true, "pin ranks with --bind-to"},
+    {"--ccl-bgt-affinity", true, "pin ranks with --bind-to (horovodrun's older name for --thread-affinity)"},
     {"--binding-args", true, "pin ranks with --bind-to, which hvdrun passes on to mpirun and srun"},
     {"--tcp", false,
      "hvd's ring moves CPU data over TCP and shared memory already; under --mpi, --mpi-args '--mca btl tcp,self' "

@@ -322,6 +322,15 @@ TEST_CASE("srun's and mpich's spellings take hvdrun's meanings and the ones with
   }
 }
 
+TEST_CASE("horovodrun's older --ccl-bgt-affinity runs with the note its newer name --thread-affinity gets", "[unit]") {
+  // Renamed in Horovod 0.21; scripts from before still pass it (and its YAML key is read too).
+  Options o = parseOptions({"--ccl-bgt-affinity", "1", "-np", "2", "prog"});
+  CHECK(o.program == std::vector<std::string>{"prog"});
+  REQUIRE(o.notes.size() == 1);
+  CHECK(o.notes[0] == "--ccl-bgt-affinity (horovodrun's) changes nothing here: pin ranks with --bind-to "
+                      "(horovodrun's older name for --thread-affinity)");
+}
+
 TEST_CASE("horovodrun's tuning flags without a counterpart run with a note each and go no further", "[unit]") {
   Options o = parseOptions({"--autotune", "--autotune-log-file", "trials.csv", "--hierarchical-allreduce",
                             "--num-nccl-streams", "2", "--disable-cache", "--no-hierarchical-allgather", "-np", "2",

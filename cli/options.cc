@@ -921,7 +921,20 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     }
   }
   if (!raw.nprocPerNode.empty()) {
-    o.ranksPerHost = parseIntIn("--nproc-per-node", raw.nprocPerNode, 1, kMaxRanks);
+    std::string word = raw.nprocPerNode;
+    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (word == "gpu" || word == "cpu" || word == "auto") {
+      o.ranksPerHostWord = word;  // counted where the plan knows the hosts (plan_builder.cc)
+      // A rank per CPU is a CPU job: its GPUs left alone, as torchrun leaves them.
+      if (word == "cpu") o.noGpu = true;
+    } else if (word.find_first_not_of("0123456789") != std::string::npos || word.empty()) {
+      throw UserError(ExitCode::kUsage,
+                      "--nproc-per-node expects a whole number from 1 to " + std::to_string(kMaxRanks) +
+                          ", or gpu, cpu or auto (torchrun's), got '" + raw.nprocPerNode + "'",
+                      kUsageHint);
+    } else {
+      o.ranksPerHost = parseIntIn("--nproc-per-node", raw.nprocPerNode, 1, kMaxRanks);
+    }
     if (o.numProc > 0) {
       throw UserError(ExitCode::kUsage, "-np and --nproc-per-node both say how many ranks: give one of them",
                       "-np N starts N ranks in all; --nproc-per-node K starts K on every host");

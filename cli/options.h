@@ -29,6 +29,7 @@ struct Options {
   // Launch.
   int numProc = 0;  // 0: not given
   int ranksPerHost = 0;  // torchrun's --nproc-per-node; 0: not given
+  std::string ranksPerHostWord;  // its gpu, cpu or auto (plan.h PlanRequest); "": a number or none
   int nnodes = 0;        // torchrun's --nnodes: the hosts the plan must have; 0: not given
   std::vector<std::string> program;  // program and its arguments, verbatim
 

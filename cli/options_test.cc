@@ -252,6 +252,21 @@ TEST_CASE("horovodrun's single-dash -hostfile reads the hostfile and -v alone pr
   CHECK_FALSE(verbose.showVersion);
 }
 
+TEST_CASE("torchrun's --nproc-per-node gpu cpu and auto are kept for the plan and refused beside -np", "[unit]") {
+  for (auto [given, word] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu", "gpu"}, {"cpu", "cpu"}, {"auto", "auto"}, {"GPU", "gpu"}}) {
+    Options o = parseOptions({"--nproc-per-node", given, "train.py"});
+    CHECK(o.ranksPerHostWord == word);
+    CHECK(o.ranksPerHost == 0);
+    CHECK(o.noGpu == (word == "cpu"));  // a rank per CPU: GPUs left alone, as torchrun leaves them
+  }
+  UserError both = usageErrorOf({"-np", "2", "--nproc-per-node", "gpu", "train.py"});
+  CHECK(std::string(both.what()) == "-np and --nproc-per-node both say how many ranks: give one of them");
+  UserError bad = usageErrorOf({"--nproc-per-node", "gpus", "train.py"});
+  CHECK(std::string(bad.what()) == "--nproc-per-node expects a whole number from 1 to 1048576, or gpu, cpu or auto "
+                                   "(torchrun's), got 'gpus'");
+}
+
 TEST_CASE("torchrun's --nproc-per-node --nnodes and --standalone and mpirun's -n --np and --host take hvdrun's meanings",
           "[unit]") {
   Options torch = parseOptions({"--standalone", "--nnodes=1", "--nproc-per-node=4", "train.py"});

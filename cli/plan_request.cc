@@ -7,6 +7,7 @@ PlanRequest planRequestFrom(const Options& o) {
   PlanRequest r;
   r.numProc = o.numProc;
   r.ranksPerHost = o.ranksPerHost;
+  r.ranksPerHostWord = o.ranksPerHostWord;
   r.nnodes = o.nnodes;
   r.hostList = o.hosts;
   r.hostfilePath = o.hostfile;

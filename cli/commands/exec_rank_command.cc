@@ -86,6 +86,7 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   request.hostfilePath.clear();
   request.numProc = 0;
   request.ranksPerHost = 0;  // the hosts' counts above are the plan's ranks; the launcher
+  request.ranksPerHostWord.clear();
   request.nnodes = 0;        // checked --nproc-per-node and --nnodes against them
   request.oversubscribeGpus = true;  // the launcher already checked every host's GPUs
   MachineFacts facts;

@@ -23,6 +23,9 @@ enum class HostSource { kLocal, kHostList, kHostfile, kSlurm };
 struct PlanRequest {
   int numProc = 0;  // -np; 0: every slot
   int ranksPerHost = 0;  // --nproc-per-node: exactly this many on every host (0: -np's rule)
+  // torchrun's --nproc-per-node gpu (a rank per GPU of each host, GPUs per rank at a time),
+  // cpu (per CPU of this machine) or auto (gpu where a host shows GPUs, else cpu); "": none.
+  std::string ranksPerHostWord;
   int nnodes = 0;        // --nnodes: the number of hosts there must be (0: any)
   std::string hostList;                    // -H
   std::string hostfilePath, hostfileText;  // --hostfile (read by the caller)
@@ -44,6 +47,7 @@ struct PlanRequest {
 struct MachineFacts {
   std::string hostname;
   int localGpuCount = 0;  // visible CUDA devices (0 without a driver)
+  int localCpuCount = 1;  // CPUs this process may use (--nproc-per-node cpu)
   int freePort = 0;       // a free TCP port here, for MASTER_PORT outside Slurm
   int rendezvousPort = 0; // another free port here, for hvdrun's rendezvous server
   // Each Slurm node's GPU indices (`scontrol show job -d`); empty when not asked or unknown.

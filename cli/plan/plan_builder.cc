@@ -142,6 +142,37 @@ Status assignGpus(const PlanRequest& r, Plan& plan, const std::vector<std::vecto
   return Status::ok();
 }
 
+// torchrun's --nproc-per-node gpu, cpu or auto on host `h`: its GPUs (GPUs per rank at a time)
+// where hvdrun knows them (this machine's, Slurm's nodes'), or this machine's CPUs.
+Result<int> ranksForWord(const PlanRequest& r, const MachineFacts& facts, const HostPlan& h) {
+  const std::string& word = r.ranksPerHostWord;
+  const bool gpusKnown = h.local || h.devicesKnown;
+  const int gpus = gpusKnown ? static_cast<int>(h.devices.size()) / std::max(r.gpusPerRank, 1) : 0;
+  if (word == "gpu" || (word == "auto" && gpus > 0)) {
+    if (!gpusKnown) {
+      return invalidUsage("--nproc-per-node " + word + ": hvdrun cannot count the GPUs of host " + h.host +
+                          " from here")
+          .withHint("give the number of ranks (--nproc-per-node N): hvdrun sees other hosts' GPUs only in a Slurm "
+                    "allocation");
+    }
+    if (gpus == 0) {
+      return invalidUsage("--nproc-per-node " + word + ", but host " + h.host +
+                          (h.devices.empty() ? " shows no GPU" : " shows fewer GPUs than --gpus-per-rank"))
+          .withHint("check CUDA_VISIBLE_DEVICES and the driver (hvdrun --check-build), or --nproc-per-node cpu");
+    }
+    return gpus;
+  }
+  if (word == "cpu" || word == "auto") {
+    if (!h.local) {
+      return invalidUsage("--nproc-per-node " + word + ": hvdrun counts the CPUs of this machine only, not of host " +
+                          h.host)
+          .withHint("give the number of ranks (--nproc-per-node N)");
+    }
+    return std::max(facts.localCpuCount, 1);
+  }
+  return invalidUsage("--nproc-per-node " + word + " is not gpu, cpu, auto or a number");
+}
+
 }  // namespace
 
 std::string_view roleName(Role role) {
@@ -186,14 +217,15 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
   } else if (allocation->has_value()) {
     HVD_RETURN_IF_ERROR(hostsFromSlurm(**allocation, facts, plan));
   } else {
-    if (r.numProc == 0 && r.ranksPerHost == 0) {
+    if (r.numProc == 0 && r.ranksPerHost == 0 && r.ranksPerHostWord.empty()) {
       return invalidUsage("how many ranks? -np is missing").withHint("e.g. hvdrun -np 4 ./train");
     }
     plan.source = HostSource::kLocal;
     plan.sourceDetail = "this machine";
     HostPlan h;
     h.host = facts.hostname;
-    h.slots = r.numProc > 0 ? r.numProc : r.ranksPerHost;
+    h.slots = r.numProc > 0 ? r.numProc : std::max(r.ranksPerHost, 1);  // a word's count: below
+    h.slotsGiven = r.numProc > 0 || r.ranksPerHost > 0;
     h.local = true;
     h.devices = *local;
     h.devicesKnown = true;
@@ -216,6 +248,18 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
             .withHint("lower --nproc-per-node, or give that host more slots (-H host:slots)");
       }
       h.slots = r.ranksPerHost;
+    }
+  }
+  if (!r.ranksPerHostWord.empty()) {
+    for (HostPlan& h : plan.hosts) {
+      auto count = ranksForWord(r, facts, h);
+      if (!count) return count.status();
+      if (h.slots < *count && h.slotsGiven) {
+        return invalidUsage("--nproc-per-node " + r.ranksPerHostWord + " asks for " + std::to_string(*count) +
+                            " ranks on host " + h.host + ", more than its " + std::to_string(h.slots) + " slot(s)")
+            .withHint("give the number of ranks (--nproc-per-node N), or that host more slots (-H host:slots)");
+      }
+      h.slots = *count;
     }
   }
   long long totalSlots = 0;

@@ -145,6 +145,40 @@ TEST_CASE("torchrun's ranks per node put that many on every host and --nnodes mu
   CHECK(planOf(slurm, slurmJob("n[1-3]", "4(x3)")).ranks.size() == 6);
 }
 
+TEST_CASE("torchrun's --nproc-per-node gpu, cpu and auto count each host's GPUs or this machine's CPUs",
+          "[unit][plan]") {
+  // torchrun --nproc-per-node gpu train.py: a rank per GPU. Before, "expects a whole number".
+  MachineFacts four = facts(4);
+  four.localCpuCount = 8;
+  PlanRequest gpu;
+  gpu.ranksPerHostWord = "gpu";
+  CHECK(planOf(gpu, {}, four).ranks.size() == 4);
+  gpu.gpusPerRank = 2;  // as many ranks as the GPUs allow
+  CHECK(planOf(gpu, {}, four).ranks.size() == 2);
+  gpu.gpusPerRank = 1;
+  MachineFacts none = facts(0);
+  none.localCpuCount = 8;
+  CHECK(errorOf(gpu, {}, none) == "--nproc-per-node gpu, but host here shows no GPU");
+  PlanRequest cpu;
+  cpu.ranksPerHostWord = "cpu";
+  cpu.noGpu = true;  // as the option sets it: a CPU job leaves the GPUs alone
+  CHECK(planOf(cpu, {}, four).ranks.size() == 8);
+  PlanRequest automatic;
+  automatic.ranksPerHostWord = "auto";
+  CHECK(planOf(automatic, {}, four).ranks.size() == 4);  // GPUs where there are any
+  CHECK(planOf(automatic, {}, none).ranks.size() == 8);  // else CPUs
+  // Other hosts: their GPUs where Slurm said them, never their CPUs from here.
+  Environment job = slurmJob("n[1-2]", "8(x2)");
+  MachineFacts slurmFacts = facts(0);
+  slurmFacts.slurmNodeGpus = {{"n1", {"0", "1", "2"}}, {"n2", {"0", "1", "2"}}};
+  CHECK(planOf(gpu, job, slurmFacts).ranks.size() == 6);
+  PlanRequest listed = gpu;
+  listed.hostList = "a,b";
+  CHECK(errorOf(listed, {}, four) == "--nproc-per-node gpu: hvdrun cannot count the GPUs of host a from here");
+  listed.ranksPerHostWord = "cpu";
+  CHECK(errorOf(listed, {}, four) == "--nproc-per-node cpu: hvdrun counts the CPUs of this machine only, not of host a");
+}
+
 TEST_CASE("local GPUs come from an inherited CUDA_VISIBLE_DEVICES before the driver's count", "[unit][plan]") {
   PlanRequest r;
   r.numProc = 2;

@@ -23,6 +23,8 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/os/machine.h"
+#include "runtime/backends/backend_probe.h"
 #include "tests/support/cpu_list.h"
 #include "tests/support/hvdrun_runner.h"
 #include "tests/support/memory_cgroup.h"
@@ -1292,4 +1294,24 @@ TEST_CASE("a progress bar's carriage-return redraws reach the console as they co
   REQUIRE(status.has_value());
   CHECK(WEXITSTATUS(*status) == 0);
   CHECK(text == "[0]<stdout>:  0%\r[0]<stdout>: 50%\r[0]<stdout>:100%\n");
+}
+
+TEST_CASE("torchrun's --nproc-per-node cpu starts a rank per CPU with GPUs left alone and gpu without a GPU says so",
+          "[e2e]") {
+  // Before, both were "--nproc-per-node expects a whole number".
+  hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent", "CUDA_VISIBLE_DEVICES"}));
+  const int cpus = hvd::cli::usableCpuCount();
+  auto run = runHvdrun({"--nproc-per-node", "cpu", "sh", "-c", "echo size=$HVD_SIZE gpus=${CUDA_VISIBLE_DEVICES-unset}"},
+                       o);
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  for (int r = 0; r < cpus; ++r) {
+    CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:size=" + std::to_string(cpus) + " gpus=unset\n") !=
+          std::string::npos);
+  }
+  if (hvd::backends::countLocalGpus() > 0) return;  // a GPU machine: gpu counts its GPUs
+  auto none = runHvdrun({"--nproc-per-node", "gpu", "true"}, o);
+  CHECK(none.exitCode == 2);
+  CHECK(none.err.find("hvdrun: error: --nproc-per-node gpu, but host ") != std::string::npos);
+  CHECK(none.err.find(" shows no GPU\n  hint: ") != std::string::npos);
 }

@@ -444,7 +444,7 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
       ->group("Launch")->type_name("N");
   app.add_option("--nproc-per-node", raw.nprocPerNode,
                  "torchrun's (mpirun's -npernode): K ranks on every host (this machine, each -H host, each Slurm "
-                 "node), instead of -np")
+                 "node), instead of -np; K may be gpu (a rank per GPU), cpu (per CPU) or auto")
       ->group("Launch")->type_name("K");
   app.add_option("--nnodes", raw.nnodes, "torchrun's: the number of hosts the job must have (N or N:N)")
       ->group("Launch")->type_name("N");

@@ -183,7 +183,8 @@ void parsePreemptSignal(const std::string& text, Options& o) {
 struct HorovodrunFlag {
   const char* name;
   bool takesValue;
-  const char* note;  // why it changes nothing here, and what to use
+  const char* note;                 // why it changes nothing here, and what to use
+  const char* whose = "horovodrun"; // the launcher it comes from
 };
 constexpr HorovodrunFlag kIgnoredHorovodrunFlags[] = {
     {"--hierarchical-allreduce", false,
@@ -204,6 +205,10 @@ constexpr HorovodrunFlag kIgnoredHorovodrunFlags[] = {
      "chooses Open MPI's"},
     {"--mpi-threads-disable", false, "hvd asks MPI for MPI_THREAD_SERIALIZED only"},
     {"--log-with-timestamp", false, "the ranks' runtime log lines carry no time; --timestamp-output stamps every line"},
+    // torchrun's that ask for nothing hvdrun lacks.
+    {"--monitor-interval", true, "hvdrun hears of each rank's end at once, without polling", "torchrun"},
+    {"--monitor_interval", true, "hvdrun hears of each rank's end at once, without polling", "torchrun"},
+    {"--role", true, "every rank is a worker (TF_CONFIG's roles: --tf-config)", "torchrun"},
 };
 // Accepted silently: they ask for what hvdrun does anyway (hvdrun keeps no cache of start-up
 // checks for --disable-cache to turn off).
@@ -261,10 +266,20 @@ constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--master_port", kTorchrunNodesWhy, kTorchrunNodesHint},
     {"--node-rank", kTorchrunNodesWhy, kTorchrunNodesHint},
     {"--node_rank", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--local-addr", kTorchrunNodesWhy, kTorchrunNodesHint},
+    {"--local_addr", kTorchrunNodesWhy, kTorchrunNodesHint},
     {"--log-dir", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"--log_dir", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"--redirects", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"--tee", kTorchrunLogsWhy, kTorchrunLogsHint},
+    {"--local-ranks-filter", kTorchrunLogsWhy, kTorchrunLogsHint},
+    {"--local_ranks_filter", kTorchrunLogsWhy, kTorchrunLogsHint},
+    {"--logs-specs", kTorchrunLogsWhy, kTorchrunLogsHint},
+    {"--logs_specs", kTorchrunLogsWhy, kTorchrunLogsHint},
+    {"--run-path", "is torchrun's: run the script in its own interpreter",
+     "give the interpreter: hvdrun [options] python SCRIPT [args]"},
+    {"--run_path", "is torchrun's: run the script in its own interpreter",
+     "give the interpreter: hvdrun [options] python SCRIPT [args]"},
     {"-m", kTorchrunModuleWhy, kTorchrunModuleHint},  // --module is hvdrun sbatch's (takeSbatchOptionsInLaunch)
     // srun's and mpirun's, where they mean something else here or nothing.
     {"-N",
@@ -887,7 +902,7 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   o.launchArgs = std::move(launch);
   for (const HorovodrunFlag& f : kIgnoredHorovodrunFlags) {
     if (app.get_option(f.name)->count() > 0) {
-      o.notes.push_back(std::string(f.name) + " (horovodrun's) changes nothing here: " + f.note);
+      o.notes.push_back(std::string(f.name) + " (" + f.whose + "'s) changes nothing here: " + f.note);
     }
   }
   if (raw.gloo && o.useMpi) {

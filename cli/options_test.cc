@@ -312,6 +312,28 @@ TEST_CASE("torchrun's multi-node rendezvous flags and -m are refused saying what
   CHECK(o.notes.empty());
 }
 
+TEST_CASE("torchrun's remaining flags run with a note or are refused with the rest of their family", "[unit]") {
+  // They were unknown options: --monitor-interval and --role ask for nothing hvdrun lacks.
+  Options o = parseOptions({"--monitor-interval", "5", "--role", "trainer", "--nproc-per-node", "2", "train.py"});
+  REQUIRE(o.notes.size() == 2);
+  CHECK(o.notes[0] == "--monitor-interval (torchrun's) changes nothing here: hvdrun hears of each rank's end at once, "
+                      "without polling");
+  CHECK(o.notes[1] == "--role (torchrun's) changes nothing here: every rank is a worker (TF_CONFIG's roles: "
+                      "--tf-config)");
+  for (const char* flag : {"--local-addr", "--local_addr"}) {
+    UserError e = usageErrorOf({flag, "10.0.0.1", "--nproc-per-node", "2", "train.py"});
+    CHECK(std::string(e.what()).rfind(std::string(flag) + " is torchrun's multi-node rendezvous", 0) == 0);
+  }
+  for (const char* flag : {"--local-ranks-filter", "--local_ranks_filter", "--logs-specs"}) {
+    UserError e = usageErrorOf({flag, "0", "--nproc-per-node", "2", "train.py"});
+    CHECK(std::string(e.what()) == std::string(flag) + " is torchrun's way to keep each rank's output");
+    CHECK(e.hint().find("--ranks-filter") != std::string::npos);
+  }
+  UserError run = usageErrorOf({"--run-path", "--nproc-per-node", "2", "/abs/train.py"});
+  CHECK(std::string(run.what()) == "--run-path is torchrun's: run the script in its own interpreter");
+  CHECK(run.hint() == "give the interpreter: hvdrun [options] python SCRIPT [args]");
+}
+
 TEST_CASE("srun's and mpich's spellings take hvdrun's meanings and the ones without one are refused saying why",
           "[unit]") {
   CHECK(parseOptions({"--ntasks", "3", "prog"}).numProc == 3);              // srun's

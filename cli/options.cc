@@ -218,8 +218,9 @@ constexpr const char* kDefaultHorovodrunFlags[] = {
     // torchrun's: a rendezvous on this machine alone, which is hvdrun's own; and running the
     // program as given, which hvdrun always does.
     "--standalone", "--no-python", "--no_python",
-    // mpirun's: every line already carries its rank.
-    "--tag-output"};
+    // mpirun's: every line already carries its rank; hvdrun runs as root (and under --mpi
+    // passes --allow-run-as-root to mpirun itself).
+    "--tag-output", "--allow-run-as-root"};
 // Other launchers' flags refused (exit 2) with this reason and hint: horovodrun's without a
 // counterpart here, torchrun's multi-node rendezvous and module mode.
 struct RefusedFlag {
@@ -291,6 +292,14 @@ constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--export", "is srun's; every rank gets hvdrun's whole environment already",
      "-x NAME=VALUE (or -x NAME) sets one variable for the ranks"},
     {"--map-by", "is mpirun's placement", "--nproc-per-node K puts K ranks on every host (ppr:K:node); --bind-to pins them"},
+    {"--mca", "is mpirun's MCA parameter", "with --mpi, pass it on: --mpi-args '--mca NAME VALUE'"},
+    {"-mca", "is mpirun's MCA parameter", "with --mpi, pass it on: --mpi-args '--mca NAME VALUE'"},
+    {"--display-map", "is mpirun's report of where ranks run",
+     "hvdrun --dry-run (or hvdrun plan) prints each rank's host, local rank and GPUs"},
+    {"--report-bindings", "is mpirun's report of where ranks run",
+     "hvdrun --dry-run (or hvdrun plan) prints each rank's host, local rank and GPUs"},
+    {"-wdir", "is mpirun's working directory for the ranks", "ranks start in hvdrun's: cd DIR before hvdrun"},
+    {"--wdir", "is mpirun's working directory for the ranks", "ranks start in hvdrun's: cd DIR before hvdrun"},
     {"--oversubscribe", "is mpirun's: more ranks on a host than its slots",
      "give the host more slots (-H host:N, or slots=N in the hostfile); on this machine alone -np is not bounded by "
      "its cores"},

@@ -334,6 +334,36 @@ TEST_CASE("torchrun's remaining flags run with a note or are refused with the re
   CHECK(run.hint() == "give the interpreter: hvdrun [options] python SCRIPT [args]");
 }
 
+TEST_CASE("mpirun's --allow-run-as-root is taken and its map, binding report, MCA and working-directory flags are "
+          "refused saying what does that here",
+          "[unit]") {
+  // `mpirun --allow-run-as-root -np 4 python train.py` in a container, launcher renamed: it
+  // was an unknown option. hvdrun runs as root, and passes the flag on to mpirun under --mpi.
+  Options root = parseOptions({"--allow-run-as-root", "-np", "2", "prog"});
+  CHECK(root.program == std::vector<std::string>{"prog"});
+  CHECK(root.notes.empty());
+  struct Refused {
+    std::vector<std::string> args;
+    std::string what, hint;
+  };
+  for (const Refused& r : std::vector<Refused>{
+           {{"--mca", "btl", "tcp,self"}, "--mca is mpirun's MCA parameter", "--mpi-args '--mca NAME VALUE'"},
+           {{"-mca", "btl", "tcp,self"}, "-mca is mpirun's MCA parameter", "--mpi-args '--mca NAME VALUE'"},
+           {{"--display-map"}, "--display-map is mpirun's report of where ranks run", "--dry-run"},
+           {{"--report-bindings"}, "--report-bindings is mpirun's report of where ranks run", "--dry-run"},
+           {{"-wdir", "/tmp"}, "-wdir is mpirun's working directory for the ranks", "cd DIR"},
+           {{"--wdir", "/tmp"}, "--wdir is mpirun's working directory for the ranks", "cd DIR"},
+       }) {
+    std::vector<std::string> args = r.args;
+    args.insert(args.end(), {"-np", "2", "prog"});
+    UserError e = usageErrorOf(args);
+    INFO(r.what);
+    CHECK(e.code() == ExitCode::kUsage);
+    CHECK(std::string(e.what()).rfind(r.what, 0) == 0);
+    CHECK(e.hint().find(r.hint) != std::string::npos);
+  }
+}
+
 TEST_CASE("srun's and mpich's spellings take hvdrun's meanings and the ones without one are refused saying why",
           "[unit]") {
   CHECK(parseOptions({"--ntasks", "3", "prog"}).numProc == 3);              // srun's

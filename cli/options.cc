@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/plan/rank_plan.h"
+#include "cli/plan/whole_number.h"
 #include "cli/user_error.h"
 #include "runtime/common/closest_match.h"
 
@@ -51,13 +52,9 @@ int parseIntIn(const std::string& option, const std::string& text, int minimum, 
 
 // A whole number past int's range reads as the nearest end of it: too many, or under 1.
 int parsePositiveInt(const std::string& option, const std::string& text) {
-  int value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec == std::errc::result_out_of_range && end == text.data() + text.size()) {
-    value = text.front() == '-' ? INT_MIN : INT_MAX;
-  } else if (ec != std::errc() || end != text.data() + text.size()) {
-    throw UserError(ExitCode::kUsage, option + " expects a whole number, got '" + text + "'", kUsageHint);
-  }
+  auto number = wholeNumber(text);
+  if (!number) throw UserError(ExitCode::kUsage, option + " expects a whole number, got '" + text + "'", kUsageHint);
+  const int value = *number;
   if (value <= 0) {
     throw UserError(ExitCode::kUsage, option + " must be at least 1, got '" + text + "'", kUsageHint);
   }

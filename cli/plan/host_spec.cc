@@ -1,11 +1,10 @@
 // cli/plan/host_spec.cc: -H lists and hostfiles.
 #include "cli/plan/host_spec.h"
 
-#include <charconv>
-#include <climits>
 #include <map>
 
 #include "cli/plan/host_name.h"
+#include "cli/plan/whole_number.h"
 #include "slurm/hostlist.h"
 
 namespace hvd::cli {
@@ -16,10 +15,9 @@ constexpr int kMaxSlots = 1 << 20;
 // A whole number past int's range reads as the nearest end of it, for checkSlots to name as
 // too large or too small (it is a number, just not a slot count).
 bool parseSlots(std::string_view text, int& slots) {
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), slots);
-  if (text.empty() || end != text.data() + text.size()) return false;
-  if (ec == std::errc::result_out_of_range) slots = text.front() == '-' ? INT_MIN : INT_MAX;
-  return ec == std::errc() || ec == std::errc::result_out_of_range;
+  auto number = wholeNumber(text);
+  if (number) slots = *number;
+  return number.has_value();
 }
 
 std::string_view trim(std::string_view s) {

@@ -243,6 +243,14 @@ constexpr const char* kTorchrunLogsHint =
     "writes DIR/rank.N/stdout and stderr (--ranks-filter shows fewer on the console)";
 constexpr const char* kTorchrunModuleWhy = "is torchrun's: run a Python module";
 constexpr const char* kTorchrunModuleHint = "give the interpreter: hvdrun [options] python -m MODULE [args]";
+constexpr const char* kTorchrunRunPathWhy = "is torchrun's: run the script in its own interpreter";
+constexpr const char* kTorchrunRunPathHint = "give the interpreter: hvdrun [options] python SCRIPT [args]";
+constexpr const char* kMcaWhy = "is mpirun's MCA parameter";
+constexpr const char* kMcaHint = "with --mpi, pass it on: --mpi-args '--mca NAME VALUE'";
+constexpr const char* kMapReportWhy = "is mpirun's report of where ranks run";
+constexpr const char* kMapReportHint = "hvdrun --dry-run (or hvdrun plan) prints each rank's host, local rank and GPUs";
+constexpr const char* kWdirWhy = "is mpirun's working directory for the ranks";
+constexpr const char* kWdirHint = "ranks start in hvdrun's: cd DIR before hvdrun";
 constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--cooldown-range", kElasticWhy, kElasticHint},
     {"--jsrun", "is horovodrun's IBM LSF launcher, which hvdrun does not have",
@@ -274,10 +282,8 @@ constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--local_ranks_filter", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"--logs-specs", kTorchrunLogsWhy, kTorchrunLogsHint},
     {"--logs_specs", kTorchrunLogsWhy, kTorchrunLogsHint},
-    {"--run-path", "is torchrun's: run the script in its own interpreter",
-     "give the interpreter: hvdrun [options] python SCRIPT [args]"},
-    {"--run_path", "is torchrun's: run the script in its own interpreter",
-     "give the interpreter: hvdrun [options] python SCRIPT [args]"},
+    {"--run-path", kTorchrunRunPathWhy, kTorchrunRunPathHint},
+    {"--run_path", kTorchrunRunPathWhy, kTorchrunRunPathHint},
     {"-m", kTorchrunModuleWhy, kTorchrunModuleHint},  // --module is hvdrun sbatch's (takeSbatchOptionsInLaunch)
     // srun's and mpirun's, where they mean something else here or nothing.
     {"-N",
@@ -289,14 +295,12 @@ constexpr RefusedFlag kRefusedLauncherFlags[] = {
     {"--export", "is srun's; every rank gets hvdrun's whole environment already",
      "-x NAME=VALUE (or -x NAME) sets one variable for the ranks"},
     {"--map-by", "is mpirun's placement", "--nproc-per-node K puts K ranks on every host (ppr:K:node); --bind-to pins them"},
-    {"--mca", "is mpirun's MCA parameter", "with --mpi, pass it on: --mpi-args '--mca NAME VALUE'"},
-    {"-mca", "is mpirun's MCA parameter", "with --mpi, pass it on: --mpi-args '--mca NAME VALUE'"},
-    {"--display-map", "is mpirun's report of where ranks run",
-     "hvdrun --dry-run (or hvdrun plan) prints each rank's host, local rank and GPUs"},
-    {"--report-bindings", "is mpirun's report of where ranks run",
-     "hvdrun --dry-run (or hvdrun plan) prints each rank's host, local rank and GPUs"},
-    {"-wdir", "is mpirun's working directory for the ranks", "ranks start in hvdrun's: cd DIR before hvdrun"},
-    {"--wdir", "is mpirun's working directory for the ranks", "ranks start in hvdrun's: cd DIR before hvdrun"},
+    {"--mca", kMcaWhy, kMcaHint},
+    {"-mca", kMcaWhy, kMcaHint},
+    {"--display-map", kMapReportWhy, kMapReportHint},
+    {"--report-bindings", kMapReportWhy, kMapReportHint},
+    {"-wdir", kWdirWhy, kWdirHint},
+    {"--wdir", kWdirWhy, kWdirHint},
     {"--oversubscribe", "is mpirun's: more ranks on a host than its slots",
      "give the host more slots (-H host:N, or slots=N in the hostfile); on this machine alone -np is not bounded by "
      "its cores"},

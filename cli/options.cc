@@ -643,7 +643,9 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
       ->group(script)->type_name("DIR");
   list(app.add_option("--setup", o.sbatch.setup, "A shell line to run before the launch (repeatable)"))
       ->group(script)->type_name("LINE")->allow_extra_args(false);
-  app.add_option("--config-file", o.configFile, "Read settings from this TOML file (default: $XDG_CONFIG_HOME/hvdrun/config.toml)")
+  app.add_option("--config-file", o.configFile,
+                 "Read settings from this TOML file, or horovodrun's YAML config (default: "
+                 "$XDG_CONFIG_HOME/hvdrun/config.toml)")
       ->group("Config")->type_name("FILE");
   app.add_option("--profile", o.profile, "Use the config file's [profile.NAME] table (or HVDRUN_PROFILE)")
       ->group("Config")->type_name("NAME");

@@ -117,7 +117,7 @@ Plan makePlan(const Options& o, const slurm::Environment& env) {
   facts.hostname = hostName();
   // Asking the driver costs a cuInit: only when CUDA_VISIBLE_DEVICES does not already say.
   if (!o.noGpu && !env.count("CUDA_VISIBLE_DEVICES")) facts.localGpuCount = backends::countLocalGpus();
-  facts.localCpuCount = usableCpuCount();
+  if (!o.ranksPerHostWord.empty()) facts.localCpuCount = usableCpuCount();  // --nproc-per-node cpu or auto
   if (auto port = freeTcpPort()) facts.freePort = *port;
   if (auto port = freeTcpPort()) facts.rendezvousPort = *port;
   // Only Slurm knows what --gres gave each node: an allocation's shell is not told.

@@ -17,6 +17,7 @@
 #include "cli/plan/whole_number.h"
 #include "cli/user_error.h"
 #include "runtime/common/closest_match.h"
+#include "runtime/common/log.h"
 
 namespace hvd::cli {
 namespace {
@@ -440,16 +441,14 @@ std::vector<std::string> runtimeVariables(const RawValues& raw) {
     vars.push_back("HVD_TIMEOUT=" + std::to_string(parseIntIn("--gloo-timeout-seconds", raw.glooTimeout, 1, 86400)));
   }
   if (!raw.logLevel.empty()) {
-    // Any case: horovodrun's choices are upper case (INFO), the runtime's lower.
-    std::string level = raw.logLevel;
-    for (char& c : level) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    static const std::set<std::string> kLevels = {"trace", "debug", "info", "warning", "error", "fatal"};
-    if (!kLevels.count(level)) {
+    // Read as the ranks' runtime reads it, in any case (horovodrun's choices are upper case).
+    auto level = parseLogLevel(raw.logLevel);
+    if (!level) {
       throw UserError(ExitCode::kUsage, "--log-level expects trace, debug, info, warning, error or fatal, got '" +
                                             raw.logLevel + "'",
                       kUsageHint);
     }
-    vars.push_back("HOROVOD_LOG_LEVEL=" + level);
+    vars.push_back("HOROVOD_LOG_LEVEL=" + std::string(logLevelName(*level)));
   }
   return vars;
 }

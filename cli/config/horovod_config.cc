@@ -120,9 +120,9 @@ bool isHorovodConfig(const std::string& path, const std::string& text) {
   }
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    const std::string text = withoutComment(line);
-    if (text.empty() || text.front() == ' ' || text.front() == '\t') continue;
-    auto kv = keyValue(text);
+    const std::string body = withoutComment(line);
+    if (body.empty() || body.front() == ' ' || body.front() == '\t') continue;
+    auto kv = keyValue(body);
     if (kv && std::find(kSections.begin(), kSections.end(), kv->first) != kSections.end()) return true;
   }
   return false;

@@ -26,6 +26,8 @@ Result<LogLevel> parseLogLevel(std::string_view text) {
       .withHint("use trace, debug, info, warning (the default), error or fatal");
 }
 
+std::string_view logLevelName(LogLevel level) { return kNames[static_cast<size_t>(level)]; }
+
 void configureLog(LogLevel level, int rank) {
   currentLevel.store(static_cast<int>(level));
   currentRank.store(rank);

@@ -14,6 +14,8 @@ enum class LogLevel { kTrace, kDebug, kInfo, kWarning, kError, kFatal };
 
 // "trace" .. "fatal" (any case); kInvalidArgument naming the value otherwise.
 Result<LogLevel> parseLogLevel(std::string_view text);
+// "trace" .. "fatal": the name parseLogLevel reads back.
+std::string_view logLevelName(LogLevel level);
 // Set at init; the rank goes in every prefix (-1 before the rank is known).
 void configureLog(LogLevel level, int rank);
 bool logEnabled(LogLevel level);

@@ -16,6 +16,7 @@
 #include "cli/plan/rank_plan.h"
 #include "cli/plan/whole_number.h"
 #include "cli/user_error.h"
+#include "runtime/common/ascii_case.h"
 #include "runtime/common/closest_match.h"
 #include "runtime/common/log.h"
 
@@ -947,8 +948,7 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     }
   }
   if (!raw.nprocPerNode.empty()) {
-    std::string word = raw.nprocPerNode;
-    for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string word = asciiLower(raw.nprocPerNode);
     if (word == "gpu" || word == "cpu" || word == "auto") {
       o.ranksPerHostWord = word;  // counted where the plan knows the hosts (plan_builder.cc)
       // A rank per CPU is a CPU job: its GPUs left alone, as torchrun leaves them.

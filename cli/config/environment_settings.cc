@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "runtime/common/ascii_case.h"
 #include "runtime/common/closest_match.h"
 
 namespace hvd::cli {
@@ -12,7 +13,7 @@ namespace {
 constexpr std::string_view kPrefix = "HVDRUN_";
 
 std::optional<std::string> flagValue(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  text = asciiLower(text);
   if (text == "1" || text == "true" || text == "yes" || text == "on") return "true";
   if (text == "0" || text == "false" || text == "no" || text == "off") return "false";
   return std::nullopt;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "runtime/common/ascii_case.h"
 #include "runtime/common/closest_match.h"
 
 namespace hvd::cli {
@@ -51,14 +52,9 @@ const std::vector<SchemaKey> kSchema = {
     {"logging", "hide_timestamp", Becomes::kNothing, ""},
 };
 
-std::string lowered(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
 // YAML's booleans as horovodrun's files write them.
 std::optional<bool> boolean(const std::string& value) {
-  const std::string v = lowered(value);
+  const std::string v = asciiLower(value);
   if (v == "true" || v == "yes" || v == "on") return true;
   if (v == "false" || v == "no" || v == "off") return false;
   return std::nullopt;
@@ -113,7 +109,7 @@ std::optional<std::pair<std::string, std::string>> keyValue(const std::string& t
 }  // namespace
 
 bool isHorovodConfig(const std::string& path, const std::string& text) {
-  const std::string name = lowered(path);
+  const std::string name = asciiLower(path);
   for (const char* ext : {".yaml", ".yml"}) {
     const std::string e(ext);
     if (name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0) return true;
@@ -156,7 +152,7 @@ Result<HorovodConfig> horovodConfig(const std::string& path, const std::string& 
         return invalidArgument(message);
       }
       if (key == "controller") {
-        const std::string v = lowered(value);
+        const std::string v = asciiLower(value);
         if (v != "gloo" && v != "mpi")
           return invalidArgument(where + "controller must be gloo or mpi, not '" + value + "'");
         config.layer.values[v] = {"true"};

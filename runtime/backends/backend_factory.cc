@@ -3,18 +3,13 @@
 #include "runtime/backends/backend_factory.h"
 
 #include <algorithm>
-#include <cctype>
 
 #include "runtime/backends/factory_registry.h"
+#include "runtime/common/ascii_case.h"
 #include "runtime/common/log.h"
 
 namespace hvd::backends {
 namespace {
-
-std::string lowered(std::string value) {
-  for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return value;
-}
 
 // Takes GPU tensors when no GPU backend can run here, and fails each with the reason, so
 // the user reads "no GPU visible: the NVIDIA driver ... is not installed", not a bare
@@ -85,7 +80,7 @@ bool compiledIn(std::string_view id) {
 Result<std::string> cpuOperations(const EnvSnapshot& env) {
   for (const char* name : {"HOROVOD_CPU_OPERATIONS", "HVD_CPU_OPERATIONS"}) {
     if (!env.isSet(name)) continue;
-    std::string value = lowered(env.text(name));
+    std::string value = asciiLower(env.text(name));
     if (value == "tcp" || value == "mpi") return value;
     return Status(Errc::kInvalidArgument, std::string(name) + "='" + env.text(name) + "' is not an operations backend here")
         .withHint("use tcp (hvd's own ring, the default) or mpi (Open MPI's collectives, under mpirun)");
@@ -96,7 +91,7 @@ Result<std::string> cpuOperations(const EnvSnapshot& env) {
 Result<GpuOperations> gpuOperations(const EnvSnapshot& env) {
   for (const char* name : {"HOROVOD_GPU_OPERATIONS", "HVD_GPU_OPERATIONS"}) {
     if (!env.isSet(name)) continue;
-    std::string value = lowered(env.text(name));
+    std::string value = asciiLower(env.text(name));
     if (value == "nccl") return GpuOperations::kNccl;
     if (value == "cpu" || value == "staged") return GpuOperations::kCpu;
     if (value.empty() || value == "auto") return GpuOperations::kAuto;

@@ -4,8 +4,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <string>
+
+#include "runtime/common/ascii_case.h"
 
 namespace hvd {
 namespace {
@@ -17,8 +18,7 @@ constexpr std::string_view kNames[] = {"trace", "debug", "info", "warning", "err
 }  // namespace
 
 Result<LogLevel> parseLogLevel(std::string_view text) {
-  std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = asciiLower(text);
   for (size_t i = 0; i < std::size(kNames); ++i) {
     if (lower == kNames[i]) return static_cast<LogLevel>(i);
   }

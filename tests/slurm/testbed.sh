@@ -13,6 +13,9 @@
 # slurm-wlm, munge (scripts/setup.sh installs them).
 set -euo pipefail
 
+# shellcheck disable=SC1091
+source "$(dirname "${BASH_SOURCE[0]}")/../support/failures_first.sh"
+
 usage() { sed -n '2,15p' "$0" >&2; exit 2; }
 log() { [[ -n "${HVD_TESTBED_QUIET:-}" ]] || echo "testbed: $*" >&2; }
 
@@ -231,7 +234,8 @@ case "$cmd" in
     start_cluster "$dir" "$nodes"
     # shellcheck disable=SC1091
     source "$dir/env"
-    "$@"
+    # Off a terminal (CTest, CI) a failed run's assertions are printed before its output.
+    failures_first "$@"
     ;;
   start)
     [[ $# -ge 1 ]] || usage

@@ -24,6 +24,9 @@
 # Needs root, iproute2 and openssh-server (scripts/setup.sh installs them).
 set -euo pipefail
 
+# shellcheck disable=SC1091
+source "$(dirname "${BASH_SOURCE[0]}")/../support/failures_first.sh"
+
 usage() { sed -n '2,25p' "$0" >&2; exit 2; }
 log() { [[ -n "${HVD_SSHBED_QUIET:-}" ]] || echo "sshbed: $*" >&2; }
 readonly PORT=2222
@@ -186,7 +189,8 @@ case "$cmd" in
     start_hosts "$dir" "$hosts"
     # shellcheck disable=SC1091
     source "$dir/env"
-    "$@"
+    # Off a terminal (CTest, CI) a failed run's assertions are printed before its output.
+    failures_first "$@"
     ;;
   start)
     [[ $# -ge 1 ]] || usage

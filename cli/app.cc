@@ -39,6 +39,7 @@
 #include "cli/launch/slurm_job_query.h"
 #include "cli/launch/agent_protocol.h"
 #include "cli/launch/srun_launcher.h"
+#include "cli/launch/ssh_host_counts.h"
 #include "cli/launch/ssh_launcher.h"
 #include "cli/launch/task_shim.h"
 #include "cli/launch/supervisor.h"
@@ -111,6 +112,8 @@ PlanRequest planRequestWithHostfile(const Options& o) {
   return r;
 }
 
+std::map<std::string, HostCounts> countHostsForPlan(const Options& o, const std::vector<std::string>& hosts);
+
 Plan makePlan(const Options& o, const slurm::Environment& env) {
   PlanRequest request = planRequestWithHostfile(o);
   MachineFacts facts;
@@ -125,6 +128,8 @@ Plan makePlan(const Options& o, const slurm::Environment& env) {
   if (!o.noGpu && !o.noSlurm && o.hosts.empty() && o.hostfile.empty() && jobId != env.end()) {
     facts.slurmNodeGpus = querySlurmJobGpus(jobId->second);
   }
+  // --nproc-per-node gpu, cpu or auto with -H hosts: each counts its own first, over ssh.
+  if (auto hosts = hostsToCount(request, facts); !hosts.empty()) facts.sshHostCounts = countHostsForPlan(o, hosts);
   Plan plan = valueOrThrow(buildPlan(request, env, facts));
   plan.maxRestarts = o.maxRestarts;
   return plan;
@@ -1341,6 +1346,19 @@ SshLaunch sshLaunchFor(const Options& o) {
   launch.client = *client;
   launch.remoteHvdrun = o.remoteHvdrun.empty() ? thisExecutable() : o.remoteHvdrun;
   return launch;
+}
+
+// Every host asked at once; any that cannot answer fails the launch with the hosts' table,
+// as the launch's own check of the hosts would.
+std::map<std::string, HostCounts> countHostsForPlan(const Options& o, const std::vector<std::string>& hosts) {
+  const SshLaunch launch = sshLaunchFor(o);
+  HostCountsAnswer answer = countHostsOverSsh(launch.ssh, launch.client, launch.remoteHvdrun, hosts);
+  if (!answer.problems.empty()) {
+    std::string table = renderHostProblems(answer.problems, hosts.size());
+    if (!table.empty() && table.back() == '\n') table.pop_back();
+    throw UserError(ExitCode::kEnvironment, table);
+  }
+  return answer.counts;
 }
 
 // Every host that did not say the right hello, in one table, as UserError: nothing started.

@@ -144,11 +144,11 @@ void followOrders(int fd, int relay) {
 
 // This host's GPUs, found as hvdrun finds its own machine's (an inherited CUDA_VISIBLE_DEVICES,
 // else the driver's count).
-std::vector<std::string> hostDevices(const AgentJob& job) {
+std::vector<std::string> hostDevices(const std::string& host) {
   std::vector<std::string> devices;
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
     auto list = slurm::parseDeviceList(visible, "CUDA_VISIBLE_DEVICES");
-    if (!list) fail(job.host, list.status().message(), list.status().hint());
+    if (!list) fail(host, list.status().message(), list.status().hint());
     devices = std::move(*list);
   } else {
     for (int i = 0, n = backends::countLocalGpus(); i < n; ++i) devices.push_back(std::to_string(i));
@@ -162,7 +162,7 @@ std::vector<std::string> hostDevices(const AgentJob& job) {
 void shareOutGpus(AgentJob& job) {
   HostPlan host;
   host.host = job.host;
-  host.devices = hostDevices(job);
+  host.devices = hostDevices(job.host);
   std::vector<RankPlan> plans(job.ranks.size());
   std::vector<RankPlan*> order;
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -186,7 +186,7 @@ void placeAddedRanksGpus(AgentJob& job) {
   std::optional<std::vector<std::string>> devices;
   for (AgentRank& r : job.ranks) {
     if (!r.gpuPositions) continue;
-    if (!devices) devices = hostDevices(job);
+    if (!devices) devices = hostDevices(job.host);
     if (devices->empty()) continue;  // no GPUs here: no list, as for the job's first ranks
     r.env = withoutGpuVariables(std::move(r.env));
     const GpuPositions& p = *r.gpuPositions;
@@ -207,6 +207,13 @@ void placeAddedRanksGpus(AgentJob& job) {
 }  // namespace
 
 int runHostAgentCommand(const std::vector<std::string>& args) {
+  // hvdrun's count of this host for --nproc-per-node gpu, cpu or auto, before it plans: the
+  // devices ranks here would get, and the CPUs this login may use (affinity, cgroup quota).
+  if (args == std::vector<std::string>{"--count"}) {
+    printTo(stdout, "{}{}", agentHelloLine(),
+            agentCountsLine({static_cast<int>(hostDevices(hostName()).size()), usableCpuCount()}));
+    return 0;
+  }
   if (!args.empty()) {
     throw UserError(ExitCode::kUsage, "host-agent: unexpected argument '" + args[0] + "'",
                     "host-agent is started by hvdrun over ssh, not by hand");

@@ -278,6 +278,33 @@ std::optional<std::string> parseAgentHello(std::string_view line) {
   return std::string(line.substr(kHelloPrefix.size()));
 }
 
+constexpr std::string_view kCountsPrefix = "hvdrun-agent: counts ";
+
+std::string agentCountsLine(const HostCounts& counts) {
+  return std::string(kCountsPrefix) + "gpus=" + std::to_string(counts.gpus) + " cpus=" + std::to_string(counts.cpus) +
+         "\n";
+}
+
+std::optional<HostCounts> parseAgentCounts(std::string_view line) {
+  if (line.substr(0, kCountsPrefix.size()) != kCountsPrefix) return std::nullopt;
+  line.remove_prefix(kCountsPrefix.size());
+  auto field = [&](std::string_view name) -> std::optional<int> {
+    if (line.substr(0, name.size()) != name) return std::nullopt;
+    line.remove_prefix(name.size());
+    int value = -1;
+    auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), value);
+    if (ec != std::errc() || value < 0) return std::nullopt;
+    line.remove_prefix(static_cast<size_t>(end - line.data()));
+    return value;
+  };
+  auto gpus = field("gpus=");
+  if (!gpus || line.substr(0, 1) != " ") return std::nullopt;
+  line.remove_prefix(1);
+  auto cpus = field("cpus=");
+  if (!cpus || !line.empty()) return std::nullopt;
+  return HostCounts{*gpus, *cpus};
+}
+
 std::string agentSignalLine(int signal) { return "signal " + std::to_string(signal) + "\n"; }
 
 std::optional<int> parseAgentSignal(std::string_view line) {

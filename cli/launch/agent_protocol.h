@@ -3,7 +3,9 @@
 //
 // agent -> hvdrun first, on stdout: "hvdrun-agent: hello <agentVersion()>\n". hvdrun sends no
 // job anywhere before every host's agent has said it: the check and the launch share one
-// connection per host.
+// connection per host. (`hvdrun host-agent --count`, asked before the plan when
+// --nproc-per-node gpu, cpu or auto needs the host's counts, says its hello, then
+// agentCountsLine, and ends.)
 //
 // hvdrun -> agent, on the agent's stdin (the ssh channel): then the host's job, as
 // "hvdrun-agent-job <length>\n" and that many bytes of netstrings ("<len>:<bytes>,"), so any
@@ -113,6 +115,11 @@ Result<size_t> agentJobLength(std::string_view headerLine);
 std::string agentHelloLine();  // "hvdrun-agent: hello <agentVersion()>\n"
 // The version a hello line (without '\n') announces; nullopt for any other line.
 std::optional<std::string> parseAgentHello(std::string_view line);
+
+// `hvdrun host-agent --count` (hvdrun's count of the hosts for --nproc-per-node gpu, cpu or
+// auto): the hello, then this line, and the agent ends.
+std::string agentCountsLine(const HostCounts& counts);  // "hvdrun-agent: counts gpus=4 cpus=64\n"
+std::optional<HostCounts> parseAgentCounts(std::string_view line);  // the line without '\n'
 
 std::string agentSignalLine(int signal);         // "signal 15\n"
 std::string agentStopRankLine(int rank);         // "stop 3\n"

@@ -314,4 +314,21 @@ TEST_CASE("an elastic job's order to stop one rank reads back with its rank amon
   CHECK(agentStopRankLine(7) == "stop 7\n");
 }
 
+TEST_CASE("a host agent's counts of its GPUs and CPUs arrive as sent and other lines are not taken for them", "[agent]") {
+  for (HostCounts c : {HostCounts{0, 1}, HostCounts{8, 224}, HostCounts{3, 2}}) {
+    std::string line = agentCountsLine(c);
+    REQUIRE(line.back() == '\n');
+    line.pop_back();
+    CHECK(parseAgentCounts(line) == c);
+  }
+  CHECK(agentCountsLine({4, 64}) == "hvdrun-agent: counts gpus=4 cpus=64\n");
+  for (const char* bad : {"", "hvdrun-agent: counts", "hvdrun-agent: counts gpus=4", "hvdrun-agent: counts gpus=4 cpus=",
+                          "hvdrun-agent: counts gpus=-1 cpus=2", "hvdrun-agent: counts gpus=4 cpus=2 more",
+                          "hvdrun-agent: counts cpus=2 gpus=4", "hvdrun-agent: hello 1.0 abc",
+                          "hvdrun-agent: counts gpus=99999999999 cpus=2"}) {
+    INFO(bad);
+    CHECK(!parseAgentCounts(bad));
+  }
+}
+
 }  // namespace hvd::cli

@@ -44,6 +44,14 @@ struct PlanRequest {
 };
 
 // What the caller learned about this machine, so that planning itself does no I/O.
+// One host's GPUs and the CPUs hvdrun may use there, as its own hvdrun counts them (`hvdrun
+// host-agent --count` over ssh), for --nproc-per-node gpu, cpu or auto on -H hosts.
+struct HostCounts {
+  int gpus = 0;
+  int cpus = 1;
+  bool operator==(const HostCounts&) const = default;
+};
+
 struct MachineFacts {
   std::string hostname;
   int localGpuCount = 0;  // visible CUDA devices (0 without a driver)
@@ -52,6 +60,9 @@ struct MachineFacts {
   int rendezvousPort = 0; // another free port here, for hvdrun's rendezvous server
   // Each Slurm node's GPU indices (`scontrol show job -d`); empty when not asked or unknown.
   std::map<std::string, std::vector<std::string>> slurmNodeGpus;
+  // Each -H or hostfile host but this machine, by name, when --nproc-per-node gpu, cpu or
+  // auto asks; empty otherwise.
+  std::map<std::string, HostCounts> sshHostCounts;
 };
 
 struct HostPlan {
@@ -105,6 +116,11 @@ struct Plan {
 
 // Builds the plan; kInvalidArgument/kInvalidUsage name the offending option or token.
 Result<Plan> buildPlan(const PlanRequest& request, const slurm::Environment& env, const MachineFacts& facts);
+
+// The -H or hostfile hosts other than this machine, when --nproc-per-node gpu, cpu or auto
+// needs their counts (MachineFacts::sshHostCounts); empty when it does not, or when the list
+// does not parse (buildPlan then says why).
+std::vector<std::string> hostsToCount(const PlanRequest& request, const MachineFacts& facts);
 
 // The variables rank r starts with, "NAME=value", in a fixed order.
 std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank);

@@ -143,29 +143,32 @@ Status assignGpus(const PlanRequest& r, Plan& plan, const std::vector<std::vecto
 }
 
 // torchrun's --nproc-per-node gpu, cpu or auto on host `h`: its GPUs (GPUs per rank at a time)
-// where hvdrun knows them (this machine's, Slurm's nodes'), or this machine's CPUs.
+// where hvdrun knows them (this machine's, Slurm's nodes', what an -H host counted), or its
+// CPUs (this machine's, an -H host's).
 Result<int> ranksForWord(const PlanRequest& r, const MachineFacts& facts, const HostPlan& h) {
   const std::string& word = r.ranksPerHostWord;
-  const bool gpusKnown = h.local || h.devicesKnown;
-  const int gpus = gpusKnown ? static_cast<int>(h.devices.size()) / std::max(r.gpusPerRank, 1) : 0;
+  auto counted = h.local ? facts.sshHostCounts.end() : facts.sshHostCounts.find(h.host);
+  const bool wasCounted = counted != facts.sshHostCounts.end();
+  const bool gpusKnown = h.local || h.devicesKnown || wasCounted;
+  const int devices = wasCounted ? counted->second.gpus : static_cast<int>(h.devices.size());
+  const int gpus = gpusKnown ? devices / std::max(r.gpusPerRank, 1) : 0;
   if (word == "gpu" || (word == "auto" && gpus > 0)) {
     if (!gpusKnown) {
-      return invalidUsage("--nproc-per-node " + word + ": hvdrun cannot count the GPUs of host " + h.host +
-                          " from here")
-          .withHint("give the number of ranks (--nproc-per-node N): hvdrun sees other hosts' GPUs only in a Slurm "
-                    "allocation");
+      // A Slurm node whose GPUs Slurm did not say (-H hosts count their own: hostsToCount).
+      return invalidUsage("--nproc-per-node " + word + ": hvdrun has no count of the GPUs of host " + h.host)
+          .withHint("give the number of ranks (--nproc-per-node N)");
     }
     if (gpus == 0) {
       return invalidUsage("--nproc-per-node " + word + ", but host " + h.host +
-                          (h.devices.empty() ? " shows no GPU" : " shows fewer GPUs than --gpus-per-rank"))
+                          (devices == 0 ? " shows no GPU" : " shows fewer GPUs than --gpus-per-rank"))
           .withHint("check CUDA_VISIBLE_DEVICES and the driver (hvdrun --check-build), or --nproc-per-node cpu");
     }
     return gpus;
   }
   if (word == "cpu" || word == "auto") {
+    if (wasCounted) return std::max(counted->second.cpus, 1);
     if (!h.local) {
-      return invalidUsage("--nproc-per-node " + word + ": hvdrun counts the CPUs of this machine only, not of host " +
-                          h.host)
+      return invalidUsage("--nproc-per-node " + word + ": hvdrun has no count of the CPUs of host " + h.host)
           .withHint("give the number of ranks (--nproc-per-node N)");
     }
     return std::max(facts.localCpuCount, 1);
@@ -183,6 +186,18 @@ std::string_view roleName(Role role) {
     case Role::kEvaluator: return "evaluator";
   }
   return "worker";
+}
+
+std::vector<std::string> hostsToCount(const PlanRequest& r, const MachineFacts& facts) {
+  if (r.ranksPerHostWord.empty() || (r.hostList.empty() && r.hostfilePath.empty())) return {};
+  if (!r.hostList.empty() && !r.hostfilePath.empty()) return {};
+  auto list = r.hostList.empty() ? parseHostfile(r.hostfileText, r.hostfilePath) : parseHostList(r.hostList);
+  if (!list) return {};
+  std::vector<std::string> hosts;
+  for (const HostSlots& hs : *list) {
+    if (!isThisMachine(hs.host, facts)) hosts.push_back(hs.host);
+  }
+  return hosts;
 }
 
 Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, const MachineFacts& facts) {

@@ -145,7 +145,7 @@ TEST_CASE("torchrun's ranks per node put that many on every host and --nnodes mu
   CHECK(planOf(slurm, slurmJob("n[1-3]", "4(x3)")).ranks.size() == 6);
 }
 
-TEST_CASE("torchrun's --nproc-per-node gpu, cpu and auto count each host's GPUs or this machine's CPUs",
+TEST_CASE("torchrun's --nproc-per-node gpu, cpu and auto count each host's GPUs or CPUs",
           "[unit][plan]") {
   // torchrun --nproc-per-node gpu train.py: a rank per GPU. Before, "expects a whole number".
   MachineFacts four = facts(4);
@@ -172,11 +172,39 @@ TEST_CASE("torchrun's --nproc-per-node gpu, cpu and auto count each host's GPUs 
   MachineFacts slurmFacts = facts(0);
   slurmFacts.slurmNodeGpus = {{"n1", {"0", "1", "2"}}, {"n2", {"0", "1", "2"}}};
   CHECK(planOf(gpu, job, slurmFacts).ranks.size() == 6);
+  // -H hosts: what each counted there (over ssh, before the plan), this machine's own here.
   PlanRequest listed = gpu;
-  listed.hostList = "a,b";
-  CHECK(errorOf(listed, {}, four) == "--nproc-per-node gpu: hvdrun cannot count the GPUs of host a from here");
+  listed.hostList = "a,b:2,here";
+  CHECK(hostsToCount(listed, four) == std::vector<std::string>{"a", "b"});
+  CHECK(errorOf(listed, {}, four) == "--nproc-per-node gpu: hvdrun has no count of the GPUs of host a");
+  MachineFacts counted = four;
+  counted.sshHostCounts = {{"a", {3, 16}}, {"b", {2, 4}}};
+  Plan byGpus = planOf(listed, {}, counted);
+  CHECK(byGpus.hosts[0].ranks == 3);
+  CHECK(byGpus.hosts[1].ranks == 2);  // within its 2 slots
+  CHECK(byGpus.hosts[2].ranks == 4);  // this machine's 4 GPUs
+  counted.sshHostCounts["b"].gpus = 3;
+  CHECK(errorOf(listed, {}, counted) == "--nproc-per-node gpu asks for 3 ranks on host b, more than its 2 slot(s)");
+  counted.sshHostCounts["b"].gpus = 0;
+  CHECK(errorOf(listed, {}, counted) == "--nproc-per-node gpu, but host b shows no GPU");
+  listed.ranksPerHostWord = "auto";  // b: its CPUs, as it has no GPU; but only its 2 slots
+  CHECK(errorOf(listed, {}, counted) == "--nproc-per-node auto asks for 4 ranks on host b, more than its 2 slot(s)");
+  listed.hostList = "a,b,here";
+  CHECK(planOf(listed, {}, counted).hosts[1].ranks == 4);
   listed.ranksPerHostWord = "cpu";
-  CHECK(errorOf(listed, {}, four) == "--nproc-per-node cpu: hvdrun counts the CPUs of this machine only, not of host a");
+  listed.noGpu = true;
+  Plan byCpus = planOf(listed, {}, counted);
+  CHECK(byCpus.hosts[0].ranks == 16);
+  CHECK(byCpus.hosts[2].ranks == 8);
+  counted.sshHostCounts.clear();
+  CHECK(errorOf(listed, {}, counted) == "--nproc-per-node cpu: hvdrun has no count of the CPUs of host a");
+  // Nothing to count: no word, no -H, or a list that does not parse (the plan says why).
+  listed.ranksPerHostWord.clear();
+  CHECK(hostsToCount(listed, four).empty());
+  PlanRequest local = gpu;
+  CHECK(hostsToCount(local, four).empty());
+  local.hostList = "a:x";
+  CHECK(hostsToCount(local, four).empty());
 }
 
 TEST_CASE("local GPUs come from an inherited CUDA_VISIBLE_DEVICES before the driver's count", "[unit][plan]") {

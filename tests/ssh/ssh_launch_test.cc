@@ -1193,6 +1193,75 @@ TEST_CASE("over ssh each host's agent gives its ranks that host's GPUs by local 
   }
 }
 
+TEST_CASE("over ssh torchrun's nproc-per-node gpu and cpu count each host's GPUs and CPUs there", "[ssh]") {
+  // `torchrun --nnodes 2 --nproc-per-node gpu` on each node, as one hvdrun line: each host's
+  // agent counts what it sees. Before, hvdrun refused, not seeing other hosts' GPUs.
+  const Bed& b = bed();
+  hvd::test::TempDir dir;
+  const std::string remote = hvdrunWithGpus(dir, "4,5,6");
+  const std::string hosts = b.hosts[0] + "," + b.hosts[1];
+  const std::vector<std::string> ssh{"--ssh-command", b.ssh, "-p", b.port, "-i", b.key, "--remote-hvdrun", remote};
+  auto job = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), ssh.begin(), ssh.end());
+    hvd::cli::RunOptions options;
+    options.timeout = std::chrono::seconds(60);
+    options.env = hvd::test::environmentWith({});
+    return hvd::test::runHvdrun(args, options);
+  };
+  auto gpu = job({"-H", hosts, "--nproc-per-node", "gpu", "sh", "-c", kShowGpus});
+  INFO(gpu.out << gpu.err);
+  REQUIRE(gpu.exitCode == 0);
+  for (int rank = 0; rank < 6; ++rank) {
+    CHECK(gpu.out.find("[" + std::to_string(rank) + "]<stdout>:cvd=4,5,6 at=" + std::to_string(rank % 3) + "\n") !=
+          std::string::npos);
+  }
+  CHECK(gpu.out.find("[6]") == std::string::npos);
+  // cpu: a rank per CPU the host's agent may use. The bed's hosts share this machine's CPUs
+  // and cgroup, so they count what hvdrun counts here.
+  hvd::cli::RunOptions local;
+  local.env = hvd::test::environmentWith({"SLURM_JOB_ID"});
+  auto here = hvd::test::runHvdrun({"--nproc-per-node", "cpu", "--dry-run", "true"}, local);
+  REQUIRE(here.exitCode == 0);
+  const int cpus = std::atoi(here.out.substr(here.out.find("# ") + 2).c_str());
+  REQUIRE(cpus >= 1);
+  auto cpu = job({"-H", hosts, "--nproc-per-node", "cpu", "sh", "-c", kShowGpus});
+  INFO(cpu.out << cpu.err);
+  REQUIRE(cpu.exitCode == 0);
+  CHECK(cpu.out.find("[" + std::to_string(2 * cpus - 1) + "]<stdout>:cvd=unset at=unset\n") != std::string::npos);
+  CHECK(cpu.out.find("[" + std::to_string(2 * cpus) + "]") == std::string::npos);
+  // The plan shows the counts too, without starting anything.
+  auto plan = job({"-H", hosts, "--nproc-per-node", "gpu", "--dry-run", "true"});
+  INFO(plan.out << plan.err);
+  CHECK(plan.exitCode == 0);
+  CHECK(plan.out.find(b.hosts[1]) != std::string::npos);
+}
+
+TEST_CASE("over ssh nproc-per-node gpu names a host that shows no GPU and hosts that cannot count", "[ssh]") {
+  const Bed& b = bed();
+  const std::vector<std::string> ssh{"--ssh-command", b.ssh, "-p", b.port, "-i", b.key};
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.env = hvd::test::environmentWith({});
+  hvd::test::TempDir dir;
+  const std::string noGpus = hvdrunWithGpus(dir, "");  // an empty CUDA_VISIBLE_DEVICES hides every device
+  std::vector<std::string> args = ssh;
+  args.insert(args.end(), {"-H", b.hosts[0] + "," + b.hosts[1], "--remote-hvdrun", noGpus, "--nproc-per-node", "gpu",
+                           "true"});
+  auto none = hvd::test::runHvdrun(args, options);
+  INFO(none.out << none.err);
+  CHECK(none.exitCode == 2);
+  CHECK(none.err.find("--nproc-per-node gpu, but host " + b.hosts[0] + " shows no GPU") != std::string::npos);
+  // Hosts that cannot count: the hosts' table, as for a launch, before anything starts.
+  args = ssh;
+  args.insert(args.end(), {"-H", b.hosts[0] + "," + b.hosts[1], "--remote-hvdrun", "/nonexistent/hvdrun",
+                           "--nproc-per-node", "gpu", "true"});
+  auto missing = hvd::test::runHvdrun(args, options);
+  INFO(missing.out << missing.err);
+  CHECK(missing.exitCode == 3);
+  CHECK(missing.err.find("2 of 2 host(s) cannot start ranks; nothing was started:") != std::string::npos);
+  CHECK(missing.err.find("no hvdrun at /nonexistent/hvdrun there") != std::string::npos);
+}
+
 TEST_CASE("over ssh a host with too few GPUs for its ranks is named with the counts and no rank starts", "[ssh]") {
   hvd::test::TempDir dir, pids;
   const std::string remote = hvdrunWithGpus(dir, "4,5,6,7");

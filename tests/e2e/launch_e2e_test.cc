@@ -571,7 +571,7 @@ std::pair<std::string, int> signalRanks(const std::vector<int>& signals) {
                              environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}), outPipe[1]);
   ::close(outPipe[1]);
   waitForPidFiles(pids.path(), 3);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // handlers go in after the pid file
+  // A rank writes its pid file once its handlers are in (test_rank.cc).
   for (int sig : signals) {
     ::kill(hvdrun, sig);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

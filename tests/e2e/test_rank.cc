@@ -69,13 +69,21 @@ std::string makeLine(int rank, int i, size_t len) {
   return line;
 }
 
+// The signal "signals" mode last got; 0 once printed.
+volatile sig_atomic_t gLastSignal = 0;
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int rank = envInt("HVD_RANK");
   if (std::getenv("HVD_TEST_IGNORE_TERM") != nullptr) ::signal(SIGTERM, SIG_IGN);
-  writePidFile(rank);
   std::string mode = argc > 1 ? argv[1] : "";
+  // Tests signal a rank once its pid file is there: its handlers must be in by then (a rank
+  // preempted between the two was killed by the SIGUSR2 it was to print).
+  if (mode == "signals") {
+    for (int sig : {SIGUSR1, SIGUSR2, SIGHUP, SIGTERM, SIGQUIT}) ::signal(sig, [](int s) { gLastSignal = s; });
+  }
+  writePidFile(rank);
   if (mode == "args") {
     for (int i = 2; i < argc; ++i) std::printf("arg %d %zu:%s\n", i - 2, std::strlen(argv[i]), argv[i]);
     return 0;
@@ -164,13 +172,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "signals" && argc > 2) {
-    static volatile sig_atomic_t last = 0;
-    for (int sig : {SIGUSR1, SIGUSR2, SIGHUP, SIGTERM, SIGQUIT}) ::signal(sig, [](int s) { last = s; });
     auto deadline = std::time(nullptr) + static_cast<std::time_t>(std::atof(argv[2]));
     while (std::time(nullptr) < deadline) {
       ::pause();
-      int sig = last;
-      last = 0;
+      int sig = gLastSignal;
+      gLastSignal = 0;
       if (sig == 0) continue;
       std::printf("got %s\n", sig == SIGUSR1   ? "SIGUSR1"
                               : sig == SIGUSR2 ? "SIGUSR2"

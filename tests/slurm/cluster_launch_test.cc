@@ -575,7 +575,7 @@ std::pair<std::string, int> signalSrunRanks(const std::vector<int>& signals) {
   std::string shell = kHvdrun + " --kill-grace 0.5 " + kRank + " signals 20 > " + out + " 2>&1 & echo $! > " + pidFile +
                       "; wait $!";
   BackgroundJob job = startInAllocation(shell, pids, pidFile);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // handlers go in after the pid file
+  // A rank writes its pid file once its handlers are in (test_rank.cc).
   for (size_t i = 0; i < signals.size(); ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
     ::kill(job.hvdrun, signals[i]);

@@ -176,14 +176,16 @@ TEST_CASE("scancel --signal=USR2 reaches every rank, the ranks checkpoint at one
 
 TEST_CASE("the notice sent to the batch shell is forwarded by hvdrun, and ranks that ignore it are stopped after the grace and requeued", "[cluster][sbatch][preempt]") {
   requireTestbed();
-  hvd::test::TempDir dir;
+  hvd::test::TempDir dir, pids;
   std::string id = submit(dir.path(), {"--nodes", "3", "--ntasks-per-node", "1", "--requeue", "--preempt-grace", "1",
-                                       "--job-name", "sig", "--", kRank, "signals", "120"});
+                                       "--job-name", "sig", "--env", "HVD_TEST_PIDDIR=" + pids.path(), "--", kRank,
+                                       "signals", "120"});
   std::string outPath = dir.path() + "/sig-" + id + ".out";
   std::string errPath = dir.path() + "/sig-" + id + ".err";
-  // Slurm's own notice before the time limit (--signal=B:USR2@90) is this signal.
-  waitFor("the ranks to start", [&] { return jobField(id, "JobState") == "RUNNING" && std::filesystem::exists(outPath); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the step's tasks install their handlers
+  // Slurm's own notice before the time limit (--signal=B:USR2@90) is this signal. A rank
+  // writes its pid file once its handlers are in (a fixed 1.5 s wait for them was too short
+  // for a loaded machine's step start).
+  waitFor("the ranks to start", [&] { return hvd::test::readPidFiles(pids.path()).size() == 3; });
   auto sent = std::chrono::steady_clock::now();
   CHECK(run({"scancel", "--batch", "--signal=USR2", id}).exitCode == 0);
   waitFor("the requeue", [&] { return jobField(id, "Restarts") == "1"; });

@@ -214,7 +214,7 @@ std::pair<std::string, int> signalSshRanks(const std::vector<int>& signals) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   REQUIRE(hvd::test::readPidFiles(pids.path()).size() == 3);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the ranks' handlers are set
+  // A rank writes its pid file once its handlers are in (test_rank.cc).
   for (size_t i = 0; i < signals.size(); ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
     REQUIRE(::kill(hvdrun, signals[i]) == 0);

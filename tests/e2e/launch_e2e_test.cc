@@ -640,8 +640,7 @@ TEST_CASE("ranks ended by a SIGUSR1 notice they do not handle fail the job with 
 TEST_CASE("a second SIGINT kills ranks that ignore the first, and hvdrun exits 130", "[e2e][mp]") {
   TempDir pids;
   pid_t hvdrun = spawnHvdrun({"-np", "2", kRank, "ignore-int", "60"}, environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
-  waitForPidFiles(pids.path(), 2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  waitForPidFiles(pids.path(), 2);  // written once SIGINT is ignored (test_rank.cc)
   ::kill(hvdrun, SIGINT);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   CHECK(survivorsAfter(readPidFiles(pids.path()), std::chrono::milliseconds(10)).size() == 2);  // still running
@@ -654,8 +653,7 @@ TEST_CASE("ranks that outlast one SIGINT by --kill-grace are killed and hvdrun e
   TempDir pids;
   pid_t hvdrun = spawnHvdrun({"-np", "2", "--kill-grace", "1", kRank, "ignore-int", "60"},
                              environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}));
-  waitForPidFiles(pids.path(), 2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  waitForPidFiles(pids.path(), 2);  // written once SIGINT is ignored (test_rank.cc)
   auto start = Clock::now();
   ::kill(hvdrun, SIGINT);
   int status = 0;

@@ -83,6 +83,8 @@ int main(int argc, char** argv) {
   if (mode == "signals") {
     for (int sig : {SIGUSR1, SIGUSR2, SIGHUP, SIGTERM, SIGQUIT}) ::signal(sig, [](int s) { gLastSignal = s; });
   }
+  if (mode == "ignore-term") ::signal(SIGTERM, SIG_IGN);
+  if (mode == "ignore-int") ::signal(SIGINT, SIG_IGN);
   writePidFile(rank);
   if (mode == "args") {
     for (int i = 2; i < argc; ++i) std::printf("arg %d %zu:%s\n", i - 2, std::strlen(argv[i]), argv[i]);
@@ -148,7 +150,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "ignore-term" && argc > 2) {
-    ::signal(SIGTERM, SIG_IGN);
     std::printf("ignoring SIGTERM\n");
     std::fflush(stdout);
     sleepSeconds(std::atof(argv[2]));
@@ -189,7 +190,6 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "ignore-int" && argc > 2) {
-    ::signal(SIGINT, SIG_IGN);
     std::printf("ignoring SIGINT\n");
     std::fflush(stdout);
     sleepSeconds(std::atof(argv[2]));

@@ -197,17 +197,32 @@ TEST_CASE("the trace stays valid JSON when a rank is SIGKILLed mid-run, and when
   std::string killed = dir.path() + "/killed.json";
   auto env = *options().env;
   int pid = hvd::test::spawnHvdrun({"-np", "3", "--timeline-filename", killed, HVD_ENGINE_RANK_PATH, "stall", "30"}, env);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  // Killed once every rank has its trace open (fixed waits of 1.5 s, then 0.5 s for the
+  // ranks to end, assumed an idle machine).
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (hvd::timeline::existingRankTraces(killed, 3).size() < 3 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // and has written to it
   ::kill(pid, SIGKILL);
   ::waitpid(pid, nullptr, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the ranks notice and go
-  auto files = hvd::timeline::existingRankTraces(killed, 3);
+  // The ranks notice and go, each closing its trace: until each parses, or 30 s.
+  std::vector<std::string> files;
+  std::map<std::string, std::string> errors;
+  until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    files = hvd::timeline::existingRankTraces(killed, 3);
+    errors.clear();
+    for (const auto& f : files) {
+      hvd::Json t = readTrace(f, error);
+      if (!error.empty() || !t.isArray()) errors[f] = error.empty() ? "not an array" : error;
+    }
+  } while ((files.size() < 3 || !errors.empty()) && std::chrono::steady_clock::now() < until);
   CHECK(files.size() == 3);
-  for (const auto& f : files) {
-    hvd::Json t = readTrace(f, error);
-    INFO(f << ": " << error);
-    CHECK(error.empty());
-    CHECK(t.isArray());
+  for (const auto& [f, why] : errors) {
+    INFO(f << ": " << why);
+    CHECK(why.empty());
   }
   // What hvdrun could not merge, the user can.
   std::vector<std::string> merge{"timeline", "merge", "-o", dir.path() + "/merged.json"};

@@ -50,14 +50,32 @@ from .. import (  # noqa: F401  the core API, re-exported
     stop_timeline,
 )
 from .. import _gradient_options
-from ..tensorflow import Compression, allgather, allreduce, allreduce_gradients, broadcast, broadcast_variables
+from ..tensorflow import (  # noqa: F401
+    Compression,
+    _local_refs,
+    _reduce_all_but_local,
+    allgather,
+    allreduce,
+    allreduce_gradients,
+    broadcast,
+    broadcast_variables,
+)
 from . import callbacks, elastic  # noqa: F401  elastic: Horovod's hvd.elastic for Keras
 
 
-def _distributed_class(base, op, compression, gradient_predivide_factor, process_set=None):
+def _distributed_class(base, op, compression, gradient_predivide_factor, process_set=None, local=frozenset(),
+                       scale_local=True):
+    def reduce(shared):
+        return allreduce_gradients(shared, op=op, compression=compression, name="DistributedOptimizer",
+                                   gradient_predivide_factor=gradient_predivide_factor, process_set=process_set)
+
     def apply(self, grads, trainable_variables=None):
-        grads = allreduce_gradients(list(grads), op=op, compression=compression, name="DistributedOptimizer",
-                                    gradient_predivide_factor=gradient_predivide_factor, process_set=process_set)
+        grads = list(grads)
+        if local:  # which gradient is whose: the variables given, else those the optimizer was built for
+            variables = list(trainable_variables) if trainable_variables is not None else self._trainable_variables
+            grads = _reduce_all_but_local(grads, variables, local, scale_local, reduce, process_set)
+        else:
+            grads = reduce(grads)
         return base.apply(self, grads, trainable_variables)
 
     # The optimizer's own name and module: a saved model records a plain optimizer, and
@@ -89,6 +107,25 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
                          f"{backward_passes_per_step} instead (hvd averages each step's gradients across ranks first)")
     optimizer.__class__ = _distributed_class(optimizer.__class__, op, compression, gradient_predivide_factor,
                                              process_set)
+    return optimizer
+
+
+def PartialDistributedOptimizer(optimizer, name=None, device_dense="", device_sparse="", compression=Compression.none,
+                                sparse_as_dense=False, gradient_predivide_factor=1.0, op=Average,
+                                backward_passes_per_step=1, average_aggregated_gradients=False, groups=None,
+                                process_set=None, local_layers=None, scale_local_gradients=True):
+    """Horovod's: DistributedOptimizer, but the gradients of local_layers (a Keras layer or
+    several) stay each rank's own, divided by the size unless scale_local_gradients=False."""
+    local = _local_refs(local_layers)
+    optimizer = DistributedOptimizer(optimizer, name=name, device_dense=device_dense, device_sparse=device_sparse,
+                                     compression=compression, sparse_as_dense=sparse_as_dense,
+                                     gradient_predivide_factor=gradient_predivide_factor, op=op,
+                                     backward_passes_per_step=backward_passes_per_step,
+                                     average_aggregated_gradients=average_aggregated_gradients, groups=groups,
+                                     process_set=process_set)
+    base = type(optimizer).__mro__[1]  # the optimizer's own class under DistributedOptimizer's
+    optimizer.__class__ = _distributed_class(base, op, compression, gradient_predivide_factor, process_set,
+                                             frozenset(local), scale_local_gradients)
     return optimizer
 
 

@@ -436,6 +436,52 @@ def _dense(gradient):
     return tf.convert_to_tensor(gradient) if isinstance(gradient, tf.IndexedSlices) else gradient
 
 
+def _variable_keys(variable):
+    """What identifies a variable: a tf.Variable by ref(), a Keras 3 variable (no ref()) by its
+    identity and by the tf.Variable it holds, so either form of it is found."""
+    if hasattr(variable, "ref"):
+        return {variable.ref()}
+    keys = {id(variable)}
+    inner = getattr(variable, "_value", None)
+    if hasattr(inner, "ref"):
+        keys.add(inner.ref())
+    return keys
+
+
+def _local_refs(local_layers):
+    """The trainable variables of Horovod's local_layers (a Keras layer or several), by
+    _variable_keys."""
+    if local_layers is None:
+        return set()
+    layers = [local_layers] if isinstance(local_layers, tf.keras.layers.Layer) else list(local_layers)
+    for layer in layers:
+        if not isinstance(layer, tf.keras.layers.Layer):
+            raise ValueError(f"hvd: local_layers holds {type(layer).__name__}, not a Keras layer: pass the layers "
+                             "whose gradients stay each rank's own")
+    return {key for layer in layers for v in layer.trainable_weights for key in _variable_keys(v)}
+
+
+def _reduce_all_but_local(gradients, sources, local, scale_local, reduce, process_set):
+    """gradients[i] reduced with reduce() unless sources[i] is a local variable (one of its
+    _variable_keys in `local`): that one stays this rank's own, divided by the set's size when scale_local, as
+    Horovod scales them (so a local layer learns at the rate the averaged ones do under an
+    optimizer whose rate was scaled by size())."""
+    gradients = list(gradients)
+    is_local = [bool(local) and not local.isdisjoint(_variable_keys(s)) for s in sources]
+    shared = [i for i, own in enumerate(is_local) if not own]
+    for i, r in zip(shared, reduce([gradients[i] for i in shared])):
+        gradients[i] = r
+    if scale_local:
+        n = _set_size(process_set)
+        for i, own in enumerate(is_local):
+            g = gradients[i]
+            if not own or g is None:
+                continue
+            gradients[i] = tf.IndexedSlices(g.values / n, g.indices, g.dense_shape) if isinstance(
+                g, tf.IndexedSlices) else g / n
+    return gradients
+
+
 def allreduce_gradients(gradients, op=None, compression=Compression.none, name="gradients",
                         gradient_predivide_factor=1.0, process_set=None):
     """A step's gradients averaged across ranks in one fused group; None stays None. A
@@ -539,7 +585,8 @@ class DistributedGradientTape:
     """
 
     def __init__(self, tape, device_dense="", device_sparse="", compression=Compression.none, sparse_as_dense=False,
-                 op=Average, gradient_predivide_factor=1.0, num_groups=0, groups=None, process_set=None):
+                 op=Average, gradient_predivide_factor=1.0, num_groups=0, groups=None, process_set=None,
+                 scale_local_gradients=True):
         # Horovod's arguments, in its order. Devices are placement hints hvd has no use for;
         # sparse gradients are always made dense here; groups: see _gradient_options.
         _gradient_options.check_names(device_dense=device_dense, device_sparse=device_sparse)
@@ -549,13 +596,25 @@ class DistributedGradientTape:
         self._compression = compression
         self._predivide = gradient_predivide_factor
         self._process_set = process_set
+        self._scale_local = scale_local_gradients
+        self._local = set()
+
+    def register_local_source(self, source):
+        """Horovod's: the gradient of this variable stays this rank's own (not reduced), divided
+        by the size when scale_local_gradients (PartialDistributedGradientTape's local layers)."""
+        self._local |= _variable_keys(source)
 
     def gradient(self, target, sources, output_gradients=None, **kwargs):
         gradients = self._tape.gradient(target, sources, output_gradients=output_gradients, **kwargs)
         many = isinstance(sources, (list, tuple))
-        reduced = allreduce_gradients(gradients if many else [gradients], op=self._op, compression=self._compression,
-                                      name="DistributedGradientTape", gradient_predivide_factor=self._predivide,
-                                      process_set=self._process_set)
+
+        def reduce(shared):
+            return allreduce_gradients(shared, op=self._op, compression=self._compression,
+                                       name="DistributedGradientTape", gradient_predivide_factor=self._predivide,
+                                       process_set=self._process_set)
+
+        reduced = _reduce_all_but_local(gradients if many else [gradients], sources if many else [sources],
+                                        self._local, self._scale_local, reduce, self._process_set)
         return reduced if many else reduced[0]
 
     def __getattr__(self, attribute):
@@ -567,6 +626,18 @@ class DistributedGradientTape:
 
     def __exit__(self, *exc):
         return self._tape.__exit__(*exc)
+
+
+def PartialDistributedGradientTape(gradtape, device_dense="", device_sparse="", compression=Compression.none,
+                                   sparse_as_dense=False, op=Average, gradient_predivide_factor=1.0, num_groups=0,
+                                   groups=None, process_set=None, local_layers=None, scale_local_gradients=True):
+    """Horovod's: a DistributedGradientTape whose local_layers (a Keras layer or several: a
+    rank's own head or embedding) keep each rank's own gradients, divided by the size unless
+    scale_local_gradients=False; every other gradient is averaged as usual."""
+    tape = DistributedGradientTape(gradtape, device_dense, device_sparse, compression, sparse_as_dense, op,
+                                   gradient_predivide_factor, num_groups, groups, process_set, scale_local_gradients)
+    tape._local = _local_refs(local_layers)
+    return tape
 
 
 from . import elastic  # noqa: E402,F401  Horovod's hvd.elastic for TensorFlow

@@ -74,6 +74,7 @@ struct HostPlan {
   std::vector<std::string> devices;  // the GPUs this host offers, in order
   bool gpusByLocalRank = false;      // its ranks see its GPUs of the job, each's own at its local rank
   bool local = false;                // this machine
+  int cpus = 0;                      // the CPUs Slurm gave the job here (SLURM_JOB_CPUS_PER_NODE); 0: not said
 };
 
 struct RankPlan {

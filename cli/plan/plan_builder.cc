@@ -46,6 +46,7 @@ Status hostsFromSlurm(const slurm::Allocation& a, const MachineFacts& facts, Pla
     h.host = node.name;
     h.slots = node.tasks > 0 ? node.tasks : 1;
     h.local = node.name == facts.hostname;
+    h.cpus = node.cpus;
     if (h.local && a.gpus.visibleSet) {
       h.devices = a.gpus.visible;
       h.devicesKnown = true;
@@ -144,7 +145,7 @@ Status assignGpus(const PlanRequest& r, Plan& plan, const std::vector<std::vecto
 
 // torchrun's --nproc-per-node gpu, cpu or auto on host `h`: its GPUs (GPUs per rank at a time)
 // where hvdrun knows them (this machine's, Slurm's nodes', what an -H host counted), or its
-// CPUs (this machine's, an -H host's).
+// CPUs (the job's on a Slurm node, this machine's, an -H host's).
 Result<int> ranksForWord(const PlanRequest& r, const MachineFacts& facts, const HostPlan& h) {
   const std::string& word = r.ranksPerHostWord;
   auto counted = h.local ? facts.sshHostCounts.end() : facts.sshHostCounts.find(h.host);
@@ -167,6 +168,7 @@ Result<int> ranksForWord(const PlanRequest& r, const MachineFacts& facts, const 
   }
   if (word == "cpu" || word == "auto") {
     if (wasCounted) return std::max(counted->second.cpus, 1);
+    if (h.cpus > 0) return h.cpus;  // a Slurm node: the job's CPUs there
     if (!h.local) {
       return invalidUsage("--nproc-per-node " + word + ": hvdrun has no count of the CPUs of host " + h.host)
           .withHint("give the number of ranks (--nproc-per-node N)");

@@ -198,6 +198,17 @@ TEST_CASE("torchrun's --nproc-per-node gpu, cpu and auto count each host's GPUs 
   CHECK(byCpus.hosts[2].ranks == 8);
   counted.sshHostCounts.clear();
   CHECK(errorOf(listed, {}, counted) == "--nproc-per-node cpu: hvdrun has no count of the CPUs of host a");
+  // Slurm nodes: cpu is the CPUs the job has on each (SLURM_JOB_CPUS_PER_NODE), within its tasks.
+  PlanRequest slurmCpu;
+  slurmCpu.ranksPerHostWord = "cpu";
+  slurmCpu.noGpu = true;
+  Environment cpuJob = slurmJob("n[1-2]", "4(x2)");
+  cpuJob["SLURM_JOB_CPUS_PER_NODE"] = "4,2";
+  Plan onNodes = planOf(slurmCpu, cpuJob, facts(0));
+  CHECK(onNodes.hosts[0].ranks == 4);
+  CHECK(onNodes.hosts[1].ranks == 2);
+  cpuJob["SLURM_TASKS_PER_NODE"] = "1(x2)";
+  CHECK(errorOf(slurmCpu, cpuJob, facts(0)) == "--nproc-per-node cpu asks for 4 ranks on host n1, more than its 1 slot(s)");
   // Nothing to count: no word, no -H, or a list that does not parse (the plan says why).
   listed.ranksPerHostWord.clear();
   CHECK(hostsToCount(listed, four).empty());

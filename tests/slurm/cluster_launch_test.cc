@@ -112,6 +112,20 @@ TEST_CASE("through srun torchrun's --nproc-per-node puts that many ranks on ever
   CHECK(run.out.find("[3]<stdout>") == std::string::npos);
 }
 
+TEST_CASE("through srun nproc-per-node cpu puts a rank on every CPU the job has on each node", "[cluster][launch]") {
+  requireTestbed();
+  // 4 tasks of a CPU on each of 2 nodes: 4 CPUs a node, and as many ranks. Before, "hvdrun
+  // counts the CPUs of this machine only, not of host node01".
+  auto run = inAllocation({"-N2", "--ntasks-per-node=4", "-c", "1"}, {kHvdrun, "--nproc-per-node", "cpu", kRank,
+                                                                        "identity"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int rank = 0; rank < 8; ++rank) {
+    CHECK(run.out.find("[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) + " size=8 local_rank=" +
+                       std::to_string(rank % 4) + " local_size=4 ") != std::string::npos);
+  }
+}
+
 TEST_CASE("a PyTorch program trains with the hvd package across three nodes through srun", "[cluster][launch][python]") {
   requireTestbed();
   const std::string python = std::string(HVD_SOURCE_DIR) + "/.venv/bin/python";

@@ -14,9 +14,9 @@ std::string agentCountCommandLine(const std::string& remoteHvdrun) {
 }
 
 std::variant<HostCounts, HostProblem> interpretHostCount(const std::string& host, const CapturedRun& run,
-                                                          const std::string& remoteHvdrun,
-                                                          const std::string& expectedVersion,
-                                                          std::chrono::milliseconds timeout) {
+                                                         const std::string& remoteHvdrun,
+                                                         const std::string& expectedVersion,
+                                                         std::chrono::milliseconds timeout) {
   std::optional<std::string> version;
   std::optional<HostCounts> counts;
   std::istringstream lines(run.out);

@@ -21,9 +21,9 @@ std::string agentCountCommandLine(const std::string& remoteHvdrun);
 // One host's answer: its counts, or what kept it from answering (as the launch's host check
 // words it: ssh's own error, a missing or different hvdrun, no answer).
 std::variant<HostCounts, HostProblem> interpretHostCount(const std::string& host, const CapturedRun& run,
-                                                          const std::string& remoteHvdrun,
-                                                          const std::string& expectedVersion,
-                                                          std::chrono::milliseconds timeout);
+                                                         const std::string& remoteHvdrun,
+                                                         const std::string& expectedVersion,
+                                                         std::chrono::milliseconds timeout);
 
 struct HostCountsAnswer {
   std::map<std::string, HostCounts> counts;

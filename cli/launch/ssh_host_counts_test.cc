@@ -23,8 +23,8 @@ const std::chrono::milliseconds kTimeout{30000};
 
 TEST_CASE("a host's count is read from its answer and anything else becomes its line in the hosts' table", "[ssh]") {
   const std::string version = agentVersion();
-  auto counts = interpretHostCount("a", answered(agentHelloLine() + agentCountsLine({4, 32})), "/opt/hvdrun", version,
-                                   kTimeout);
+  auto counts =
+      interpretHostCount("a", answered(agentHelloLine() + agentCountsLine({4, 32})), "/opt/hvdrun", version, kTimeout);
   REQUIRE(std::holds_alternative<HostCounts>(counts));
   CHECK(std::get<HostCounts>(counts) == HostCounts{4, 32});
 

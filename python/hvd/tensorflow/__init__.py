@@ -535,6 +535,13 @@ def cross_size_op(process_set_id=0, name=None):
     return _identity_op(cross_size, process_set_id, name)
 
 
+def process_set_included_op(process_set_id=0, name=None):
+    """Horovod's: 1 as an int32 tensor when this rank is in the process set with that id, else
+    0; HvdInvalidArgumentError for an id no set has."""
+    included = process_set_id == 0 or rank() in _hvd.process_set_ranks(process_set_id)
+    return tf.constant(1 if included else 0, dtype=tf.int32, name=name)
+
+
 def _identity_op(value, process_set_id, name, in_set=None):
     if process_set_id == 0:
         return tf.constant(value(), dtype=tf.int32, name=name)

@@ -188,6 +188,11 @@ try:
     raise AssertionError("a process set that was never added was taken")
 except hvd.HvdInvalidArgumentError as error:
     assert "process set 1 does not exist" in str(error), error
+try:
+    hvd.process_set_included_op(process_set_id=7)
+    raise AssertionError("process_set_included_op took a process set that was never added")
+except hvd.HvdInvalidArgumentError as error:
+    assert "process set 7 does not exist" in str(error), error
 assert hvd.broadcast_object_fn(root_rank=size - 1)({"from": rank}) == {"from": size - 1}
 
 # hvd.tensorflow.DistributedOptimizer on a Keras optimizer in a custom loop: apply_gradients
@@ -242,6 +247,8 @@ assert last != 0 or size == 1, last
 if size == 3:
     pair = hvd.add_process_set([0, 2])
     assert int(hvd.size_op(process_set_id=pair.process_set_id)) == 2
+    assert int(hvd.process_set_included_op(pair.process_set_id)) == (0 if rank == 1 else 1)
+    assert int(hvd.process_set_included_op()) == 1
     try:
         hvd.local_rank_op(process_set_id=pair.process_set_id)
         raise SystemExit("a process set's local rank op was taken")

@@ -279,6 +279,12 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
       h.slots = *count;
     }
   }
+  // -H hosts as the counts above left them: "-H a:1,b:1" beside their 4 slots read wrong.
+  if (plan.source == HostSource::kHostList && (r.ranksPerHost > 0 || !r.ranksPerHostWord.empty())) {
+    std::vector<HostSlots> given;
+    for (const HostPlan& h : plan.hosts) given.push_back({h.host, h.slots});
+    plan.sourceDetail = "-H " + describeHosts(given);
+  }
   long long totalSlots = 0;
   for (const HostPlan& h : plan.hosts) totalSlots += h.slots;
   int np = r.numProc == 0 ? static_cast<int>(std::min<long long>(totalSlots, 1 << 24)) : r.numProc;

@@ -108,6 +108,15 @@ TEST_CASE("without -np every slot gets a rank; with it hosts fill in order", "[u
   CHECK(p.hosts[1].ranks == 1);
   r.numProc = 6;
   CHECK(errorOf(r) == "-np 6 is more than the 5 slot(s) of -H a:2,b:3");
+  // --nproc-per-node gives hosts named without a count their slots: the hosts are said with
+  // those, not with the 1 each had before ("the 4 slot(s) of -H a:1,b:1").
+  PlanRequest perNode;
+  perNode.hostList = "a,b";
+  perNode.ranksPerHost = 2;
+  perNode.numProc = 6;
+  CHECK(errorOf(perNode) == "-np 6 is more than the 4 slot(s) of -H a:2,b:2");
+  perNode.numProc = 0;
+  CHECK(planOf(perNode).sourceDetail == "-H a:2,b:2");
 }
 
 TEST_CASE("torchrun's ranks per node put that many on every host and --nnodes must count the hosts", "[unit][plan]") {

@@ -58,7 +58,9 @@ from ..tensorflow import (  # noqa: F401
     allreduce,
     allreduce_gradients,
     broadcast,
+    broadcast_global_variables,
     broadcast_variables,
+    reducescatter,
 )
 from . import callbacks, elastic  # noqa: F401  elastic: Horovod's hvd.elastic for Keras
 
@@ -129,10 +131,18 @@ def PartialDistributedOptimizer(optimizer, name=None, device_dense="", device_sp
     return optimizer
 
 
-def load_model(filepath, custom_objects=None, compile=True, compression=Compression.none):
+def load_model(filepath, custom_optimizers=None, custom_objects=None, compression=Compression.none, compile=True):
     """keras.models.load_model, with the saved optimizer wrapped again in DistributedOptimizer
-    (its state, restored from the file, kept)."""
-    model = keras.models.load_model(filepath, custom_objects=custom_objects, compile=compile)
+    (its state, restored from the file, kept). Horovod's arguments, in its order:
+    custom_optimizers, optimizer classes of the program's own, are custom objects by their
+    class names."""
+    objects = dict(custom_objects or {})
+    if isinstance(custom_optimizers, dict):
+        raise TypeError("hvd: load_model's second argument is Horovod's custom_optimizers, a list of optimizer "
+                        "classes: pass the dict as custom_objects=")
+    for cls in custom_optimizers or []:
+        objects.setdefault(cls.__name__, cls)
+    model = keras.models.load_model(filepath, custom_objects=objects or None, compile=compile)
     if compile and getattr(model, "optimizer", None) is not None:
         DistributedOptimizer(model.optimizer, compression=compression)
     return model

@@ -220,6 +220,23 @@ def broadcast(tensor, root_rank, name=None, process_set=None):
     return send(tf.convert_to_tensor(tensor))
 
 
+def broadcast_(variables, root_rank, name=None, process_set=None):
+    """Horovod's in-place broadcast: root_rank's values assigned to `variables` (one or a
+    list) on every rank, which are returned."""
+    many = isinstance(variables, (list, tuple))
+    broadcast_variables(variables if many else [variables], root_rank=root_rank, name=name, process_set=process_set)
+    return variables
+
+
+def broadcast_global_variables(root_rank):
+    """Horovod's TensorFlow 1 call. TensorFlow 2 keeps no collection of global variables, so,
+    as Horovod does under TensorFlow 2, it is refused, naming what to broadcast instead."""
+    raise HvdUsageError("hvd: broadcast_global_variables needs TensorFlow 1's global variables, which TensorFlow 2 "
+                        f"does not keep: call hvd.broadcast_variables(model.variables, root_rank={root_rank}) (and "
+                        "the optimizer's variables once built), or pass "
+                        "hvd.callbacks.BroadcastGlobalVariablesCallback(0) to model.fit")
+
+
 def broadcast_variables(variables, root_rank=0, name=None, process_set=None):
     """Assigns root_rank's values to every variable, on every rank (Keras weights, optimizer
     slots), eagerly or inside a tf.function (whose automatic control dependencies run the

@@ -333,6 +333,45 @@ for i, v in enumerate(shared_and_local):
     assert np.allclose(np.asarray(v.numpy()), start[i] - step, rtol=1e-5), f"partial optimizer, variable {i}"
     v.assign(start[i])
 
+# Horovod's in-place broadcast_, Keras' reducescatter and load_model(custom_optimizers=), and
+# broadcast_global_variables refused under TensorFlow 2 naming what to call (each was an
+# AttributeError or a TypeError). Named: rank 0 made fewer unnamed calls (it joined above).
+pair_of = [tf.Variable([float(rank), 1.0]), tf.Variable(float(rank) * 2)]
+assert hvd.broadcast_(pair_of, root_rank=size - 1, name="in-place") is pair_of
+assert pair_of[0].numpy().tolist() == [size - 1, 1.0] and float(pair_of[1].numpy()) == 2.0 * (size - 1)
+one = tf.Variable([float(rank)])
+assert hvd.broadcast_(one, 0, name="in-place-one") is one and one.numpy().tolist() == [0.0]
+scattered = hvd_keras.reducescatter(tf.constant(np.arange(size * 2, dtype=np.float32).reshape(size, 2)), op=hvd.Sum,
+                                     name="keras-scatter")
+assert np.allclose(scattered.numpy(), np.arange(size * 2, dtype=np.float32).reshape(size, 2)[rank] * size)
+for module in (hvd, hvd_keras):
+    try:
+        module.broadcast_global_variables(0)
+        raise SystemExit("broadcast_global_variables did not refuse")
+    except hvd.HvdUsageError as error:
+        assert "hvd.broadcast_variables(model.variables, root_rank=0)" in str(error), error
+
+
+class OwnSGD(keras.optimizers.SGD):
+    pass
+
+
+import tempfile  # noqa: E402
+
+saved = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+saved.compile(optimizer=OwnSGD(learning_rate=0.5), loss="mse", jit_compile=False)
+with tempfile.TemporaryDirectory() as directory:
+    path = os.path.join(directory, f"model{rank}.keras")
+    saved.save(path)
+    loaded = hvd_keras.load_model(path, custom_optimizers=[OwnSGD])
+    assert isinstance(loaded.optimizer, OwnSGD) and getattr(loaded.optimizer, "_hvd_distributed", False)
+    assert float(loaded.optimizer.learning_rate) == 0.5
+    try:
+        hvd_keras.load_model(path, {"OwnSGD": OwnSGD})
+        raise SystemExit("a dict as custom_optimizers was taken")
+    except TypeError as error:
+        assert "custom_objects=" in str(error), error
+
 # Under XLA the runtime cannot be called: a clear error, not a crash.
 try:
     tf.function(lambda t: hvd.allreduce(t), jit_compile=True)(x)

@@ -111,18 +111,38 @@ def allreduce(tensor, average=None, name=None, op=None, process_set=None):
     return out
 
 
-def allreduce_(tensor, average=None, name=None, op=None, process_set=None):
+def _scale_in_place(array, factor):
+    """array *= factor, for Horovod's prescale_factor and postscale_factor (a NumPy array or a
+    torch tensor, outside autograd as Horovod scales inside its op); integers keep their type,
+    the product truncated, as Horovod's scaling leaves them."""
+    if factor == 1.0:
+        return
+    if hasattr(array, "mul_"):
+        import torch
+
+        with torch.no_grad():
+            if array.is_floating_point() or array.is_complex():
+                array.mul_(factor)
+            else:
+                array.copy_(array * factor)
+    else:
+        np.multiply(array, factor, out=array, casting="unsafe")
+
+
+def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+               process_set=None):
     """allreduce_'s general path: what the compiled entry's fast path does not take (named
-    calls, average=, process_set=, other array types, anything it cannot read), which also
-    raises the errors. Named allreduce_ so that Python's own argument errors name the call
-    made."""
-    if name is not None:
-        return synchronize(allreduce_async_(tensor, average=average, name=name, op=op, process_set=process_set))
+    calls, average=, the scale factors, process_set=, other array types, anything it cannot
+    read), which also raises the errors. Named allreduce_ so that Python's own argument
+    errors name the call made. Horovod's arguments, in its order."""
+    if name is not None or prescale_factor != 1.0 or postscale_factor != 1.0:
+        return synchronize(allreduce_async_(tensor, average=average, name=name, op=op, prescale_factor=prescale_factor,
+                                            postscale_factor=postscale_factor, process_set=process_set))
     _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor)), _op(op, average), _set(process_set))
     return tensor
 
 
-# allreduce_(tensor, average=None, name=None, op=None): reduces tensor across ranks in
+# allreduce_(tensor, average=None, name=None, op=None, ...): reduces tensor across ranks in
 # place and returns it. Compiled (python/src/inplace_allreduce.h): a NumPy array or a dense
 # CPU torch tensor goes to the runtime by address, without a Python frame; the rest goes
 # to the general path above.
@@ -132,24 +152,44 @@ _hvd.set_general_allreduce_(_allreduce_general_)
 allreduce_ = _hvd.allreduce_
 
 
-def allreduce_async(tensor, average=None, name=None, op=None, process_set=None):
-    """Starts an allreduce into a new array; synchronize(handle) returns it."""
+def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+                    process_set=None):
+    """Starts an allreduce into a new array; synchronize(handle) returns it. Horovod's
+    arguments, in its order: the input is multiplied by prescale_factor before the reduction
+    (in a copy), the result by postscale_factor after it."""
     x = _arrays.as_input(tensor)
+    if prescale_factor != 1.0:  # a copy of the input's type, scaled
+        x = x.detach().clone() if hasattr(x, "detach") else np.array(x, copy=True)
+        _scale_in_place(x, prescale_factor)
     out = _arrays.empty_like(x)
     handle = _hvd.allreduce_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, average),
                                   _set(process_set))
-    return _remember(handle, "plain", lambda: out, (x, out))
+
+    def finish():
+        _scale_in_place(out, postscale_factor)
+        return out
+
+    return _remember(handle, "plain", finish, (x, out))
 
 
-def allreduce_async_(tensor, average=None, name=None, op=None, process_set=None):
-    """Starts an in-place allreduce; synchronize(handle) returns the tensor."""
+def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
+                     process_set=None):
+    """Starts an in-place allreduce; synchronize(handle) returns the tensor, multiplied by
+    prescale_factor before the reduction and by postscale_factor after it (Horovod's)."""
+    if prescale_factor != 1.0:
+        _scale_in_place(_inplace(tensor), prescale_factor)  # checked first: a refused tensor stays as it was
+
+    def finish():
+        _scale_in_place(tensor, postscale_factor)
+        return tensor
+
     in_set = _set(process_set)
     fast = average is None and in_set == 0  # the torch fast path runs in the whole job only
     handle = _hvd.allreduce_async_inplace_torch(_name(name), tensor, op) if fast else None
     if handle is not None:
-        return _remember(handle, "plain", lambda: tensor, (tensor,))
+        return _remember(handle, "plain", finish, (tensor,))
     handle = _hvd.allreduce_async_inplace(_name(name), _arrays.passed(_inplace(tensor)), _op(op, average), in_set)
-    return _remember(handle, "plain", lambda: tensor, (tensor,))
+    return _remember(handle, "plain", finish, (tensor,))
 
 
 def broadcast(tensor, root_rank, name=None, process_set=None):

@@ -75,6 +75,24 @@ except hvd.HvdUsageError:
 group = [torch.full((2,), float(rank + 1))]
 assert hvd.synchronize(hvd.grouped_allreduce_async_(group, op=hvd.Sum, prescale_factor=3.0))[0] is group[0]
 check("grouped async in place", group[0], torch.full((2,), 3.0 * sum_weight))
+# allreduce_, allreduce_async and allreduce_async_ take Horovod's prescale_factor and
+# postscale_factor (and its positional order: ..., op, prescale, postscale, process_set);
+# they were TypeErrors. Named: the fast path takes unnamed calls only.
+t = torch.full((2,), float(rank + 1))
+assert hvd.allreduce_(t, op=hvd.Sum, prescale_factor=3.0, postscale_factor=0.5) is t
+check("allreduce_ scaled", t, torch.full((2,), 1.5 * sum_weight))
+t = torch.full((2,), float(rank + 1))
+assert hvd.allreduce_(t, None, "scaled-positional", hvd.Average, 2.0, 0.25) is t
+check("allreduce_ scaled, positional", t, torch.full((2,), 0.5 * mean_weight))
+src = torch.full((3,), float(rank + 1))
+out = hvd.synchronize(hvd.allreduce_async(src, op=hvd.Sum, prescale_factor=2.0, postscale_factor=0.5))
+check("allreduce_async scaled", out, torch.full((3,), sum_weight))
+check("allreduce_async leaves its input", src, torch.full((3,), float(rank + 1)))
+t = torch.full((2,), float(rank + 1), dtype=torch.float64)
+assert hvd.synchronize(hvd.allreduce_async_(t, op=hvd.Sum, prescale_factor=4.0, postscale_factor=0.5)) is t
+check("allreduce_async_ scaled", t, torch.full((2,), 2.0 * sum_weight, dtype=torch.float64))
+whole = hvd.synchronize(hvd.allreduce_async(torch.full((2,), 3, dtype=torch.int32), op=hvd.Sum, prescale_factor=0.5))
+assert whole.dtype == torch.int32 and whole.tolist() == [size, size], whole  # 3 * 0.5 truncated, as Horovod's
 # grouped_allgather: each tensor as allgather gives it, with and without gradients.
 ga, gb = hvd.grouped_allgather([torch.full((rank + 1, 2), rank), torch.tensor([float(rank)])], name="gg")
 check("grouped allgather", ga, torch.cat([torch.full((r + 1, 2), r) for r in range(size)]))

@@ -138,9 +138,35 @@ def _group_name(name, what):
     return f"{what}.{_group_counter[0]}"
 
 
-def grouped_allreduce(tensors, op=None, name=None, compression=Compression.none, process_set=None):
-    """Allreduces a list of tensors in one go (fused by the engine); returns new tensors."""
-    op = Average if op is None else op
+def _scaled(tensor, factor):
+    """tensor * factor for Horovod's prescale_factor and postscale_factor; an integer tensor
+    keeps its type, the product truncated, as Horovod's scaling leaves it."""
+    if factor == 1.0:
+        return tensor
+    tensor = tf.convert_to_tensor(tensor)
+    if tensor.dtype.is_floating or tensor.dtype.is_complex:
+        return tensor * tf.cast(factor, tensor.dtype)
+    return tf.cast(tf.cast(tensor, tf.float64) * factor, tensor.dtype)
+
+
+def _horovod_keywords(device_dense="", device_sparse=""):
+    """Horovod's placement hints, which hvd has no use for (its ops run where the runtime
+    does), checked as strings so a value passed in their place is not dropped silently."""
+    _gradient_options.check_names(device_dense=device_dense, device_sparse=device_sparse)
+
+
+def grouped_allreduce(tensors, op=None, name=None, compression=Compression.none, process_set=None, *, average=None,
+                      device_dense="", device_sparse="", prescale_factor=1.0, postscale_factor=1.0,
+                      ignore_name_scope=False):
+    """Allreduces a list of tensors in one go (fused by the engine); returns new tensors.
+    Horovod's keywords: prescale_factor and postscale_factor multiply before and after the
+    reduction; the device hints and ignore_name_scope change nothing here."""
+    _horovod_keywords(device_dense, device_sparse)
+    if prescale_factor != 1.0 or postscale_factor != 1.0:
+        reduced = grouped_allreduce([_scaled(t, prescale_factor) for t in tensors], op=op, name=name,
+                                    compression=compression, process_set=process_set, average=average)
+        return [_scaled(r, postscale_factor) for r in reduced]
+    op = _ops._op(op, average)
     prefix = _group_name(name, "grouped_allreduce")
     compressed = [compression.compress(tf.convert_to_tensor(t)) for t in tensors]
     reduced = _through_host(lambda arrays: _reduce_arrays(arrays, op, prefix, process_set), [c for c, _ in compressed],
@@ -180,11 +206,19 @@ def _allreduce_gradient(op, compression, process_set=None):
     return gradient
 
 
-def allreduce(tensor, average=None, name=None, op=None, compression=Compression.none, process_set=None):
+def allreduce(tensor, average=None, name=None, op=None, compression=Compression.none, process_set=None, *,
+              device_dense="", device_sparse="", prescale_factor=1.0, postscale_factor=1.0, ignore_name_scope=False):
     """tensor reduced across ranks (of process_set: the whole job by default; op: Average by
-    default), as a new tf.Tensor; differentiable."""
+    default), as a new tf.Tensor; differentiable. Horovod's keywords: prescale_factor and
+    postscale_factor multiply before and after the reduction (the gradient carries them too);
+    the device hints and ignore_name_scope change nothing here."""
+    _horovod_keywords(device_dense, device_sparse)
     if isinstance(tensor, tf.IndexedSlices):
         tensor = tf.convert_to_tensor(tensor)
+    if prescale_factor != 1.0 or postscale_factor != 1.0:
+        reduced = allreduce(_scaled(tensor, prescale_factor), average=average, name=name, op=op,
+                            compression=compression, process_set=process_set)
+        return _scaled(reduced, postscale_factor)
     op = _ops._op(op, average)
     if not _may_need_gradient():
         return grouped_allreduce([tensor], op=op, name=name, compression=compression, process_set=process_set)[0]
@@ -197,7 +231,7 @@ def allreduce(tensor, average=None, name=None, op=None, compression=Compression.
     return reduce(tf.convert_to_tensor(tensor))
 
 
-def broadcast(tensor, root_rank, name=None, process_set=None):
+def broadcast(tensor, root_rank, name=None, process_set=None, *, ignore_name_scope=False):
     """root_rank's tensor on every rank (of process_set; root_rank is a rank of the job), as a
     new tf.Tensor; differentiable."""
     prefix = _group_name(name, "broadcast")
@@ -255,7 +289,7 @@ def broadcast_variables(variables, root_rank=0, name=None, process_set=None):
         v.assign(tf.cast(value, v.dtype))
 
 
-def allgather(tensor, name=None, process_set=None):
+def allgather(tensor, name=None, process_set=None, *, ignore_name_scope=False):
     """Every rank's tensor stacked along the first dimension (first dimensions may differ);
     differentiable."""
     tensor = tf.convert_to_tensor(tensor)
@@ -276,7 +310,7 @@ def allgather(tensor, name=None, process_set=None):
     return gather(tensor)
 
 
-def grouped_allgather(tensors, name=None, process_set=None):
+def grouped_allgather(tensors, name=None, process_set=None, *, ignore_name_scope=False):
     """Horovod's: each tensor gathered as allgather gathers it, every request submitted before
     any is waited for (one at a time where a gradient may be asked for); differentiable as
     allgather."""
@@ -315,11 +349,19 @@ def _gather(tensor, name, process_set=None):
     return out
 
 
-def reducescatter(tensor, op=None, name=None, process_set=None):
+def reducescatter(tensor, op=None, name=None, process_set=None, *, device_dense="", compression=Compression.none,
+                  ignore_name_scope=False, prescale_factor=1.0, postscale_factor=1.0):
     """Horovod's: tensor (the same shape on every rank) reduced across ranks (op: Average by
     default), this rank getting its rows of the result (rows // size(), one more on each of
     the first rows % size() ranks); differentiable as Horovod's: the output gradients
-    gathered, times size() for Sum."""
+    gathered, times size() for Sum. Horovod's keywords: compression around the exchange,
+    prescale_factor and postscale_factor before and after it; the device hint and
+    ignore_name_scope change nothing here."""
+    _horovod_keywords(device_dense)
+    if prescale_factor != 1.0 or postscale_factor != 1.0 or compression is not Compression.none:
+        compressed, context = compression.compress(_scaled(tensor, prescale_factor))
+        out = reducescatter(compressed, op=op, name=name, process_set=process_set)
+        return _scaled(compression.decompress(out, context), postscale_factor)
     tensor = tf.convert_to_tensor(tensor)
     op = Average if op is None else op
     if tensor.shape.rank == 0:
@@ -355,7 +397,7 @@ def _scatter(tensor, op, name, process_set=None):
     return out
 
 
-def grouped_reducescatter(tensors, op=None, name=None, process_set=None):
+def grouped_reducescatter(tensors, op=None, name=None, process_set=None, *, ignore_name_scope=False):
     """Horovod's: each tensor reduce-scattered as reducescatter does it, every request
     submitted before any is waited for; differentiable as reducescatter."""
     tensors = [tf.convert_to_tensor(t) for t in tensors]
@@ -399,7 +441,7 @@ def _scatter_group(tensors, op, name, process_set=None):
     return list(out)
 
 
-def alltoall(tensor, splits=None, name=None, process_set=None):
+def alltoall(tensor, splits=None, name=None, process_set=None, *, ignore_name_scope=False):
     """Horovod's: splits[d] of tensor's rows to rank d (None: an even split), the rows every
     rank sent this one back in rank order; with splits, (output, received_splits) as int32.
     Differentiable: the gradient goes back the way the rows came."""

@@ -35,23 +35,28 @@ def gradients(x):
         losses = {
             "allreduce Average": tf.reduce_sum(hvd.allreduce(x["avg"] * 3.0, op=hvd.Average) * weight),
             "allreduce Sum": tf.reduce_sum(hvd.allreduce(x["sum"] * 3.0, op=hvd.Sum) * weight),
+            # Horovod's scale factors: the gradient carries them too.
+            "allreduce Sum scaled": tf.reduce_sum(
+                hvd.allreduce(x["scaled"] * 3.0, op=hvd.Sum, prescale_factor=2.0, postscale_factor=0.5) * weight),
         }
         gathered = hvd.allgather(x["gather"])
         row_weights = tf.range(1.0, tf.cast(tf.shape(gathered)[0], tf.float32) + 1.0)[:, None]
         losses["allgather"] = tf.reduce_sum(gathered * weight * row_weights)
         losses["broadcast"] = tf.reduce_sum(hvd.broadcast(x["bcast"], root_rank=root) * weight)
-    keys = {"allreduce Average": "avg", "allreduce Sum": "sum", "allgather": "gather", "broadcast": "bcast"}
+    keys = {"allreduce Average": "avg", "allreduce Sum": "sum", "allreduce Sum scaled": "scaled", "allgather": "gather",
+            "broadcast": "bcast"}
     return {case: tape.gradient(loss, x[keys[case]]) for case, loss in losses.items()}
 
 
 expected = {
     "allreduce Average": np.full(4, 3 * mean_weight),
     "allreduce Sum": np.full(4, 3 * sum_weight),
+    "allreduce Sum scaled": np.full(4, 3 * sum_weight),  # 2.0 * 0.5
     "allgather": mean_weight * np.repeat(np.arange(first + 1.0, first + rank + 2)[:, None], 2, axis=1),
     "broadcast": np.full(3, mean_weight if rank == root else 0.0),
 }
 for mode, run in (("eager", gradients), ("graph", tf.function(gradients))):
-    x = {"avg": leaf(4), "sum": leaf(4), "gather": leaf(rank + 1, 2), "bcast": leaf(3)}
+    x = {"avg": leaf(4), "sum": leaf(4), "scaled": leaf(4), "gather": leaf(rank + 1, 2), "bcast": leaf(3)}
     got = run(x)
     for case, want in expected.items():
         assert got[case] is not None, f"{mode} {case}: no gradient"

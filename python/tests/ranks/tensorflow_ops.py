@@ -372,6 +372,27 @@ with tempfile.TemporaryDirectory() as directory:
     except TypeError as error:
         assert "custom_objects=" in str(error), error
 
+# Horovod's keyword arguments on the collectives: allreduce's and grouped_allreduce's and
+# reducescatter's prescale_factor/postscale_factor (integers keep their type, products
+# truncated), the device hints and ignore_name_scope (taken, changing nothing here); they
+# were TypeErrors. (The scaled gradient: tensorflow_autograd.py.)
+mine3 = tf.constant([float(rank + 1)] * 3)
+scaled = hvd.allreduce(mine3, op=hvd.Sum, prescale_factor=2.0, postscale_factor=0.25, device_dense="/gpu:0",
+                       device_sparse="", ignore_name_scope=True, name="kw-allreduce")
+assert np.allclose(scaled.numpy(), 0.5 * size * (size + 1) / 2), scaled
+whole = hvd.allreduce(tf.constant([3, 5], tf.int32), op=hvd.Sum, prescale_factor=0.5, name="kw-int")
+assert whole.dtype == tf.int32 and whole.numpy().tolist() == [size, 2 * size], whole
+pair_scaled = hvd.grouped_allreduce([mine3, tf.constant([1.0])], op=hvd.Sum, prescale_factor=3.0, name="kw-group")
+assert np.allclose(pair_scaled[1].numpy(), 3.0 * size), pair_scaled
+rows = tf.constant(np.ones((size, 2), np.float32) * (rank + 1))
+part = hvd.reducescatter(rows, op=hvd.Sum, prescale_factor=2.0, postscale_factor=0.5, device_dense="",
+                         compression=hvd.Compression.none, ignore_name_scope=False, name="kw-scatter")
+assert np.allclose(part.numpy(), size * (size + 1) / 2), part
+for call in (lambda: hvd.allgather(mine3, name="kw-gather", ignore_name_scope=True),
+             lambda: hvd.broadcast(mine3, 0, name="kw-bcast", ignore_name_scope=True),
+             lambda: hvd.alltoall(tf.constant([float(rank)] * size), name="kw-a2a", ignore_name_scope=True)):
+    call()
+
 # Under XLA the runtime cannot be called: a clear error, not a crash.
 try:
     tf.function(lambda t: hvd.allreduce(t), jit_compile=True)(x)

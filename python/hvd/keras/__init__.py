@@ -101,14 +101,23 @@ def DistributedOptimizer(optimizer, name=None, device_dense="", device_sparse=""
     the optimizer's gradient_accumulation_steps."""
     if getattr(optimizer, "_hvd_distributed", False):
         return optimizer
+    return _distribute(optimizer, name, device_dense, device_sparse, compression, gradient_predivide_factor, op,
+                       backward_passes_per_step, num_groups, groups, process_set)
+
+
+def _distribute(optimizer, name, device_dense, device_sparse, compression, gradient_predivide_factor, op,
+                backward_passes_per_step, num_groups, groups, process_set, local=frozenset(), scale_local=True):
+    """DistributedOptimizer's and PartialDistributedOptimizer's checks and class swap, over
+    the optimizer's own class (the one under an earlier wrapping of hvd's)."""
     _gradient_options.check_names(name=name, device_dense=device_dense, device_sparse=device_sparse)
     _gradient_options.check(op, gradient_predivide_factor, num_groups, groups)
     if backward_passes_per_step != 1:
         raise ValueError(f"backward_passes_per_step={backward_passes_per_step}: hvd.keras does not accumulate "
                          "gradients itself; give the Keras 3 optimizer gradient_accumulation_steps="
                          f"{backward_passes_per_step} instead (hvd averages each step's gradients across ranks first)")
-    optimizer.__class__ = _distributed_class(optimizer.__class__, op, compression, gradient_predivide_factor,
-                                             process_set)
+    own = type(optimizer).__mro__[1] if getattr(optimizer, "_hvd_distributed", False) else type(optimizer)
+    optimizer.__class__ = _distributed_class(own, op, compression, gradient_predivide_factor, process_set, local,
+                                             scale_local)
     return optimizer
 
 
@@ -118,17 +127,9 @@ def PartialDistributedOptimizer(optimizer, name=None, device_dense="", device_sp
                                 process_set=None, local_layers=None, scale_local_gradients=True):
     """Horovod's: DistributedOptimizer, but the gradients of local_layers (a Keras layer or
     several) stay each rank's own, divided by the size unless scale_local_gradients=False."""
-    local = _local_refs(local_layers)
-    optimizer = DistributedOptimizer(optimizer, name=name, device_dense=device_dense, device_sparse=device_sparse,
-                                     compression=compression, sparse_as_dense=sparse_as_dense,
-                                     gradient_predivide_factor=gradient_predivide_factor, op=op,
-                                     backward_passes_per_step=backward_passes_per_step,
-                                     average_aggregated_gradients=average_aggregated_gradients, groups=groups,
-                                     process_set=process_set)
-    base = type(optimizer).__mro__[1]  # the optimizer's own class under DistributedOptimizer's
-    optimizer.__class__ = _distributed_class(base, op, compression, gradient_predivide_factor, process_set,
-                                             frozenset(local), scale_local_gradients)
-    return optimizer
+    return _distribute(optimizer, name, device_dense, device_sparse, compression, gradient_predivide_factor, op,
+                       backward_passes_per_step, 0, groups, process_set, frozenset(_local_refs(local_layers)),
+                       scale_local_gradients)
 
 
 def load_model(filepath, custom_optimizers=None, custom_objects=None, compression=Compression.none, compile=True):

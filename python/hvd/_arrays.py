@@ -108,8 +108,9 @@ def empty_shaped(like, shape):
 
 def from_gathered(data, counts, like):
     """The result of an allgather: the ranks' blocks of `like`'s trailing shape, stacked
-    along the first dimension, as `like`'s type. data: uint8 NumPy array of every rank's
-    bytes; counts: elements per rank."""
+    along the first dimension, as `like`'s type. data: every rank's bytes, a uint8 NumPy
+    array, or a uint8 torch tensor on the GPU for a CUDA tensor's result (it stays there);
+    counts: elements per rank."""
     trailing = tuple(like.shape[1:]) if len(like.shape) > 0 else ()
     per_row = int(np.prod(trailing)) if trailing else 1
     for rank, count in enumerate(counts):
@@ -126,7 +127,9 @@ def from_gathered(data, counts, like):
         return data.view(like.dtype).reshape(shape)
     import torch
 
-    if data.size == 0:  # nothing came (every rank gave no rows): torch views no empty buffer as another dtype
+    if data.shape[0] == 0:  # nothing came (every rank gave no rows): torch views no empty buffer as another dtype
         return torch.empty(shape, dtype=like.dtype, device=like.device)
-    out = torch.from_numpy(data).view(like.dtype).reshape(shape)
-    return out if like.device.type == "cpu" else out.to(like.device)
+    if isinstance(data, np.ndarray):
+        data = torch.from_numpy(data)
+    out = data.view(like.dtype).reshape(shape)
+    return out if out.device == like.device else out.to(like.device)

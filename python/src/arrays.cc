@@ -130,4 +130,15 @@ nb::ndarray<nb::numpy, uint8_t> ownedBytes(std::vector<std::byte>&& bytes) {
   return nb::ndarray<nb::numpy, uint8_t>(owned->data(), {owned->size()}, owner);
 }
 
+nb::object gatheredBytes(hvd::Gathered&& gathered) {
+  if (gathered.device == Device::kCpu || gathered.onDevice == nullptr) {
+    return nb::cast(ownedBytes(std::move(gathered.data)));
+  }
+  auto* owned = new std::shared_ptr<std::byte>(std::move(gathered.onDevice));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::shared_ptr<std::byte>*>(p); });
+  const size_t shape[1] = {gathered.onDeviceBytes};
+  return nb::cast(nb::ndarray<nb::pytorch, uint8_t>(owned->get(), 1, shape, owner, nullptr, nb::dtype<uint8_t>(),
+                                                    nb::device::cuda::value, gathered.deviceOrdinal));
+}
+
 }  // namespace hvd::python

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "hvd/hvd.h"
 #include "hvd/types.h"
 
 namespace hvd::python {
@@ -38,5 +39,10 @@ void requireSameShape(const ArrayView& in, const ArrayView& out);
 
 // Bytes gathered by the runtime, handed to NumPy as a uint8 array that owns them.
 nanobind::ndarray<nanobind::numpy, uint8_t> ownedBytes(std::vector<std::byte>&& bytes);
+
+// An allgather's or alltoall's result as an array of bytes that owns it: NumPy's for host
+// memory (and for an empty result), a torch tensor on its GPU for a GPU tensor's result,
+// which stays there (only torch hands CUDA tensors to hvd from Python).
+nanobind::object gatheredBytes(hvd::Gathered&& gathered);
 
 }  // namespace hvd::python

@@ -23,7 +23,7 @@ namespace nb = nanobind;
 namespace hvd::python {
 namespace {
 
-using Gathered = std::pair<nb::ndarray<nb::numpy, uint8_t>, std::vector<size_t>>;
+using Gathered = std::pair<nb::object, std::vector<size_t>>;
 
 // Python's exception (Ctrl-C's KeyboardInterrupt) from the signal handlers that ended a wait
 // (pythonInterrupted), told apart from the call's own failures (HvdError).
@@ -172,7 +172,7 @@ Gathered alltoall(const InArray& input, const std::vector<std::uint64_t>& splits
   return keepingInFlight([&]() -> Gathered {
     hvd::Gathered g =
         unlocked([&] { return hvd::alltoall(in.data, in.count, in.type, splits, rowShapeOf(input), set); });
-    return {ownedBytes(std::move(g.data)), std::move(g.counts)};
+    return {nb::cast(ownedBytes(std::move(g.data))), std::move(g.counts)};
   }, input);
 }
 
@@ -192,7 +192,8 @@ Handle allgatherAsync(std::string_view name, const InArray& input, int set) {
 
 Gathered synchronizeAllgather(Handle handle) {
   hvd::Gathered gathered = unlocked([&] { return hvd::synchronizeAllgather(handle); });
-  return {ownedBytes(std::move(gathered.data)), std::move(gathered.counts)};
+  std::vector<size_t> counts = std::move(gathered.counts);
+  return {gatheredBytes(std::move(gathered)), std::move(counts)};
 }
 
 // synchronize in waits of at most timeoutMs: false while the request is pending, so that
@@ -220,7 +221,7 @@ Gathered allgather(const InArray& input, int set) {
     std::vector<size_t> counts;
     std::vector<std::byte> data =
         unlocked([&] { return hvd::allgatherv(in.data, in.count, in.type, &counts, rowShapeOf(input), set); });
-    return {ownedBytes(std::move(data)), std::move(counts)};
+    return {nb::cast(ownedBytes(std::move(data))), std::move(counts)};
   }, input);
 }
 

@@ -586,6 +586,16 @@ Status reducescatter(const void* in, void* out, size_t count, DataType type, Red
 
 namespace {
 
+// The engine's result as the API hands it over (a GPU tensor's stays on its device).
+Gathered handedOver(engine::Gathered&& g) {
+  Gathered out{std::move(g.bytes), std::vector<size_t>(g.counts.begin(), g.counts.end())};
+  out.device = g.device;
+  out.onDevice = std::move(g.onDevice.memory);
+  out.onDeviceBytes = g.onDevice.bytes;
+  out.deviceOrdinal = g.onDevice.ordinal;
+  return out;
+}
+
 Result<engine::Engine::Submission> alltoallSubmission(std::string_view name, const void* in, size_t count,
                                                       DataType type, std::span<const std::uint64_t> splits,
                                                       std::span<const std::int64_t> rowShape, Device device) {
@@ -626,7 +636,7 @@ Result<Gathered> alltoall(const void* in, size_t count, DataType type, std::span
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), *handle));
   auto gathered = rt->engine().waitGathered(*handle);
   if (!gathered) return inSet(gathered.status(), processSet);
-  return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};
+  return handedOver(std::move(*gathered));
 }
 
 namespace {
@@ -678,7 +688,7 @@ Result<Gathered> synchronizeAllgather(Handle handle) {
   HVD_RETURN_IF_ERROR(awaitDone(rt->engine(), engineHandleOf(handle)));
   auto gathered = rt->engine().waitGathered(engineHandleOf(handle));
   if (!gathered) return inSet(gathered.status(), setOf(handle));
-  return Gathered{std::move(gathered->bytes), std::vector<size_t>(gathered->counts.begin(), gathered->counts.end())};
+  return handedOver(std::move(*gathered));
 }
 
 }  // namespace hvd

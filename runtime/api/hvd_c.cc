@@ -70,6 +70,9 @@ static int handleOut(const hvd::Result<hvd::Handle>& h, int64_t* handle) {
 // A gathered result in malloc'ed memory, as hvd_synchronize_allgather documents.
 static int handOver(const hvd::Result<hvd::Gathered>& g, void** data, size_t* bytes, size_t* counts_per_rank) {
   if (!g) return report(g.status());
+  if (g->device != hvd::Device::kCpu) {  // the C API submits host tensors only
+    return report(hvd::Status(hvd::Errc::kInvalidUsage, "a GPU tensor's result stays on its GPU"));
+  }
   *data = std::malloc(g->data.empty() ? 1 : g->data.size());
   if (*data == nullptr) return report(hvd::Status(hvd::Errc::kSystem, "out of memory for the allgather's result"));
   if (!g->data.empty()) std::memcpy(*data, g->data.data(), g->data.size());

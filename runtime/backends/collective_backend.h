@@ -26,6 +26,16 @@ struct TensorRef {
   size_t bytes() const { return count * dataTypeSize(type); }
 };
 
+// Memory a GPU backend allocated on its device for a result that outlives the call: an
+// allgather's or an alltoall's, whose size is known only once the ranks' counts are in, so
+// the caller cannot pass a buffer. Freed when the last owner lets go, on any thread, after
+// the backend is gone too. Empty (null memory) for 0 bytes.
+struct DeviceBuffer {
+  std::shared_ptr<std::byte> memory;
+  size_t bytes = 0;
+  int ordinal = -1;  // the CUDA device, numbered as this process sees them
+};
+
 class CollectiveBackend {
  public:
   virtual ~CollectiveBackend() = default;
@@ -100,6 +110,12 @@ class CollectiveBackend {
     return Status(Errc::kInternal, std::string(name()) + " has no device copies");
   }
   virtual Status finishCopies() { return Status::ok(); }
+  // Device memory of `bytes` on the device of `like` (as scratch), handed over to the
+  // caller: a GPU allgather's or alltoall's result stays on the tensor's device.
+  virtual Result<DeviceBuffer> allocate(size_t bytes, const void* like) {
+    (void)bytes, (void)like;
+    return Status(Errc::kInternal, std::string(name()) + " allocates no device memory");
+  }
   // GPU backends: run later calls on this CUDA stream (a CUstream / cudaStream_t of the
   // device's primary context; nullptr: the backend's own). Not while calls are pending.
   virtual Status useStream(void* stream) {

@@ -74,10 +74,14 @@ inline constexpr int kStallExitCode = 119;
 
 using HandleId = std::int64_t;
 
-// An allgather's result: every rank's share back to back in rank order.
+// An allgather's result: every rank's share back to back in rank order, in host memory
+// for host tensors; a GPU tensor's stays on its device, in memory the backend allocated
+// (bytes then empty).
 struct Gathered {
   std::vector<std::byte> bytes;
   std::vector<std::uint64_t> counts;  // elements per rank
+  Device device = Device::kCpu;       // where the result is
+  backends::DeviceBuffer onDevice;    // the result when device is not the CPU
 };
 
 class Engine {
@@ -94,8 +98,8 @@ class Engine {
     Spec spec;
     const void* in = nullptr;  // allreduce, allgather: read until completion
     void* out = nullptr;       // allreduce: may equal in; broadcast: in place; allgather:
-                               // optional, on the tensor's device (else the result is host
-                               // memory handed over by waitGathered)
+                               // optional, on the tensor's device (else the result is
+                               // memory on that device handed over by waitGathered)
     std::uint64_t outBytes = 0;  // allgather with out, reducescatter: its size, checked when it runs
     // The submitting thread waits for it at once (a blocking call) and so drives its cycle
     // itself: an engine thread that is backing off is not woken for it.

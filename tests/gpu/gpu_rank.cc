@@ -150,6 +150,29 @@ std::vector<std::byte> download(const void* device, size_t bytes) {
   return host;
 }
 
+// A GPU tensor's allgather or alltoall result, which must have stayed on this rank's GPU
+// (memory hvd allocated there), copied to the host to be checked; empty after a failure.
+std::vector<std::byte> resultBytes(const hvd::Gathered& g, const std::string& what) {
+  if (g.device != Device::kCuda || !g.data.empty()) {
+    fail(what + ": the result came back in host memory, not on the GPU");
+    return {};
+  }
+  if (g.onDevice == nullptr) return {};
+  unsigned int memoryType = 0;
+  if (cu->cuPointerGetAttribute(&memoryType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                reinterpret_cast<CUdeviceptr>(g.onDevice.get())) != CUDA_SUCCESS ||
+      memoryType != CU_MEMORYTYPE_DEVICE) {
+    fail(what + ": the result is not device memory");
+    return {};
+  }
+  return download(g.onDevice.get(), g.onDeviceBytes);
+}
+
+// One result kept past hvd::shutdown(), freed after it (from main): the memory holds its
+// context, so reading and freeing it then must work.
+std::shared_ptr<std::byte> keptPastShutdown;
+std::vector<std::byte> keptWant;
+
 std::vector<std::byte> pattern(DataType t, size_t count, int r) {
   size_t w = hvd::dataTypeSize(t);
   std::vector<std::byte> host(count * w);
@@ -279,14 +302,18 @@ void allgathers() {
   }
   ++checks;
   if (download(out.get(), total * 2) != want) fail("allgatherv of uneven bfloat16 shares: wrong data");
-  // Async, without an output buffer: the result comes back in host memory.
+  // Async, without an output buffer: the result stays on the GPU, in memory hvd allocated.
   auto h = hvd::allgatherAsync("gathered", mine.get(), counts[static_cast<size_t>(hvd::rank())], DataType::kBFloat16,
                                Device::kCuda);
   if (!h) return fail("allgatherAsync: " + h.status().message());
   auto gathered = hvd::synchronizeAllgather(*h);
   ++checks;
   if (!gathered) return fail("allgatherAsync: " + gathered.status().message());
-  if (gathered->data != want || gathered->counts != counts) fail("async allgather on the GPU: wrong data or counts");
+  if (resultBytes(*gathered, "async allgather") != want || gathered->counts != counts) {
+    fail("async allgather on the GPU: wrong data or counts");
+  }
+  keptPastShutdown = gathered->onDevice;
+  keptWant = want;
 }
 
 // Every op on types NCCL reduces natively, in even parts (ncclReduceScatter) and uneven
@@ -360,7 +387,7 @@ void alltoalls() {
   auto got = hvd::synchronizeAllgather(*h);
   ++checks;
   if (!got) return fail("alltoall on the GPU: " + got.status().message());
-  if (got->data != want || got->counts != wantCounts) {
+  if (resultBytes(*got, "alltoall") != want || got->counts != wantCounts) {
     fail("alltoall of uneven blocks on the GPU: wrong data or counts");
   }
   // Even: 5 rows of int64 to each rank, splits left to hvd.
@@ -380,7 +407,7 @@ void alltoalls() {
             1000.0 * k + static_cast<double>(static_cast<size_t>(me) * 5 + i));
     }
   }
-  if (evenGot->data != evenWant) fail("even alltoall on the GPU: wrong data");
+  if (resultBytes(*evenGot, "even alltoall") != evenWant) fail("even alltoall on the GPU: wrong data");
 }
 
 }  // namespace
@@ -419,6 +446,11 @@ int main(int argc, char** argv) {
   alltoalls();
   const int rank = hvd::rank();  // after shutdown every rank is rank 0 of 1 (seen on an H100)
   hvd::shutdown();
+  ++checks;
+  if (keptPastShutdown != nullptr && download(keptPastShutdown.get(), keptWant.size()) != keptWant) {
+    fail("an allgather's result read after shutdown: wrong data");
+  }
+  keptPastShutdown.reset();  // freed after hvd let go of the GPU
   if (failures > 0) {
     std::fprintf(stderr, "gpu_rank: rank %d: %d failures in %d checks\n", rank, failures, checks);
     return 1;

@@ -30,8 +30,36 @@ def main():
     b = torch.full((7,), float(r), device=device)
     hvd.broadcast_(b, root_rank=n - 1)
     assert torch.equal(b, torch.full((7,), float(n - 1), device=device))
-    g = hvd.allgather(torch.full((r + 1, 2), float(r), device=device))
-    assert g.device == device and g.shape == (n * (n + 1) // 2, 2)
+    # allgather and alltoall results stay on the GPU, in memory hvd allocated there: torch's
+    # allocator hands out nothing for them (a trip through host memory ended in .to(device),
+    # which allocates), and the tensor frees that memory when it goes.
+    mine = torch.full((r + 1, 2), float(r), device=device)
+    torch.cuda.synchronize()
+    allocated = torch.cuda.memory_allocated(device)
+    g = hvd.allgather(mine)
+    assert torch.cuda.memory_allocated(device) == allocated, "the allgather's result went through torch's allocator"
+    want = torch.cat([torch.full((k + 1, 2), float(k), device=device) for k in range(n)])
+    assert g.device == device and torch.equal(g, want), (g, want)
+    g.add_(1)  # the result is the caller's to write
+    assert torch.equal(g, want + 1)
+    del g
+    # A result dropped while torch's stream still reads it: the next allgather (on hvd's own
+    # stream) must not get its memory before that read is done. The sleep holds the read back.
+    sums = []
+    for k in range(30):
+        g = hvd.allgather(torch.full((1 << 18,), float(k + r), device=device))
+        torch.cuda._sleep(2_000_000)
+        sums.append(g.sum())
+        del g
+    for k, got in enumerate(sums):
+        want = float(sum(k + q for q in range(n)) * (1 << 18))
+        assert got.item() == want, (k, got.item(), want)
+    for k in range(20):  # named, async, of several dtypes; each freed with its tensor
+        dtype = (torch.float16, torch.int64, torch.bfloat16, torch.uint8)[k % 4]
+        h = hvd.allgather_async(torch.full((k + r, 3), r + k, device=device, dtype=dtype), name=f"ag{k}")
+        got = hvd.synchronize(h)
+        want = torch.cat([torch.full((k + q, 3), q + k, device=device, dtype=dtype) for q in range(n)])
+        assert got.device == device and got.dtype == dtype and torch.equal(got, want), (k, got, want)
     # reducescatter (uneven rows: 2n+1) and alltoall (uneven and empty blocks) on the GPU.
     rows = 2 * n + 1
     x = torch.arange(rows * 3, device=device, dtype=torch.float32).reshape(rows, 3) + r

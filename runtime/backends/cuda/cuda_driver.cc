@@ -66,6 +66,11 @@ Result<CudaDriver> CudaDriver::loadFrom(const std::vector<std::string>& candidat
   HVD_CUDA_LOAD(cuMemcpyDtoHAsync);
   HVD_CUDA_LOAD(cuMemcpyDtoDAsync);
   HVD_CUDA_LOAD(cuMemsetD8Async);
+  HVD_CUDA_LOAD(cuMemPoolCreate);  // the stream-ordered allocator: CUDA 11.2 on
+  HVD_CUDA_LOAD(cuMemPoolDestroy);
+  HVD_CUDA_LOAD(cuMemPoolSetAttribute);
+  HVD_CUDA_LOAD(cuMemAllocFromPoolAsync);
+  HVD_CUDA_LOAD(cuMemFreeAsync);
   HVD_CUDA_LOAD(cuStreamCreate);
   HVD_CUDA_LOAD(cuStreamDestroy);
   HVD_CUDA_LOAD(cuStreamSynchronize);

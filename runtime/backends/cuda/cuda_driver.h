@@ -45,6 +45,11 @@ struct CudaDriver {
   HVD_CUDA_FN(cuMemcpyDtoHAsync);
   HVD_CUDA_FN(cuMemcpyDtoDAsync);
   HVD_CUDA_FN(cuMemsetD8Async);
+  HVD_CUDA_FN(cuMemPoolCreate);
+  HVD_CUDA_FN(cuMemPoolDestroy);
+  HVD_CUDA_FN(cuMemPoolSetAttribute);
+  HVD_CUDA_FN(cuMemAllocFromPoolAsync);
+  HVD_CUDA_FN(cuMemFreeAsync);
   HVD_CUDA_FN(cuStreamCreate);
   HVD_CUDA_FN(cuStreamDestroy);
   HVD_CUDA_FN(cuStreamSynchronize);

@@ -28,6 +28,21 @@ Result<std::unique_ptr<GpuDevice>> GpuDevice::open(const CudaDriver& driver, int
   HVD_RETURN_IF_ERROR(driver.check(driver.cuStreamCreate(&gpu->stream_, CU_STREAM_NON_BLOCKING),
                                    "creating a stream on " + gpu->description_));
   gpu->active_ = gpu->stream_;
+  int pools = 0;
+  driver.cuDeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, gpu->device_);
+  if (pools != 0) {
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = gpu->device_;
+    // Without a pool of its own (a virtualised GPU may refuse one) allocate() takes cuMemAlloc.
+    if (driver.cuMemPoolCreate(&gpu->pool_, &props) == CUDA_SUCCESS) {
+      cuuint64_t keep = kPoolKeepBytes;
+      driver.cuMemPoolSetAttribute(gpu->pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+    } else {
+      gpu->pool_ = nullptr;
+    }
+  }
   return gpu;
 }
 
@@ -40,6 +55,8 @@ GpuDevice::~GpuDevice() {
     driver_.cuStreamDestroy(stream_);
   }
   if (scratch_ != 0) driver_.cuMemFree(scratch_);
+  // Buffers still out keep what they need: the driver frees the pool after the last.
+  if (pool_ != nullptr) driver_.cuMemPoolDestroy(pool_);
   for (void* p : pinned_) {
     if (p != nullptr) driver_.cuMemFreeHost(p);
   }
@@ -66,6 +83,37 @@ Result<std::byte*> GpuDevice::scratch(size_t bytes) {
     scratchBytes_ = bytes;
   }
   return reinterpret_cast<std::byte*>(scratch_);
+}
+
+Result<DeviceBuffer> GpuDevice::allocate(size_t bytes) {
+  if (bytes == 0) return DeviceBuffer{nullptr, 0, ordinal_};
+  HVD_RETURN_IF_ERROR(makeCurrent());
+  CUcontext held = nullptr;
+  HVD_RETURN_IF_ERROR(
+      driver_.check(driver_.cuDevicePrimaryCtxRetain(&held, device_), "retaining " + description_ + "'s context"));
+  CUdeviceptr at = 0;
+  const bool pooled = pool_ != nullptr;
+  CUresult rc = pooled ? driver_.cuMemAllocFromPoolAsync(&at, bytes, pool_, active_) : driver_.cuMemAlloc(&at, bytes);
+  if (Status s = driver_.check(rc, "allocating " + std::to_string(bytes) + " bytes on " + description_); !s.isOk()) {
+    driver_.cuDevicePrimaryCtxRelease(device_);
+    return s;
+  }
+  const CudaDriver* driver = &driver_;
+  const CUdevice device = device_;
+  // Best effort, as in the destructor: at process exit the driver may be shutting down.
+  auto release = [driver, held, device, pooled](std::byte* memory) {
+    CUcontext previous = nullptr;
+    driver->cuCtxGetCurrent(&previous);
+    driver->cuCtxSetCurrent(held);
+    if (pooled) {
+      driver->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(memory), CU_STREAM_LEGACY);
+    } else {
+      driver->cuMemFree(reinterpret_cast<CUdeviceptr>(memory));
+    }
+    driver->cuCtxSetCurrent(previous);
+    driver->cuDevicePrimaryCtxRelease(device);
+  };
+  return DeviceBuffer{std::shared_ptr<std::byte>(reinterpret_cast<std::byte*>(at), release), bytes, ordinal_};
 }
 
 Result<std::byte*> GpuDevice::pinned(size_t bytes, int slot) {

@@ -69,6 +69,10 @@ class StagedBackend final : public CollectiveBackend {
     return fail(device_->copy(dst, src, bytes));
   }
   Status finishCopies() override { return fail(device_->finish()); }
+  Result<DeviceBuffer> allocate(size_t bytes, const void* like) override {
+    HVD_RETURN_IF_ERROR(fail(device_->select(like)));
+    return device_->allocate(bytes);
+  }
   Status useStream(void* stream) override {
     device_->useStream(stream);
     return Status::ok();
@@ -147,6 +151,7 @@ class DriverStaging final : public StagingDevice {
   void useStream(void* stream) override { requested_ = static_cast<CUstream>(stream); }
   Result<std::byte*> pinned(size_t bytes, int slot) override { return gpu_->pinned(bytes, slot); }
   Result<std::byte*> scratch(size_t bytes) override { return gpu_->scratch(bytes); }
+  Result<DeviceBuffer> allocate(size_t bytes) override { return gpu_->allocate(bytes); }
   Status copy(void* dst, const void* src, size_t bytes) override { return gpu_->copyAsync(dst, src, bytes); }
   Status finish() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }
 

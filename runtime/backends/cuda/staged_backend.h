@@ -25,6 +25,8 @@ class StagingDevice {
   // until the next call for the same slot.
   virtual Result<std::byte*> pinned(size_t bytes, int slot) = 0;
   virtual Result<std::byte*> scratch(size_t bytes) = 0;
+  // Device memory handed over to the caller (CollectiveBackend::allocate).
+  virtual Result<DeviceBuffer> allocate(size_t bytes) = 0;
   // Queued copies in any direction, and the wait for them (up to the job's timeout).
   virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
   virtual Status finish() = 0;

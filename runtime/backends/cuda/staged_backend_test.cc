@@ -57,6 +57,12 @@ struct HostStaging final : hvd::backends::cuda::StagingDevice {
     return hvd::Status::ok();
   }
   hvd::Status finish() override { return hvd::Status::ok(); }
+  // Each buffer its own, freed by its last owner, as the GPU's are.
+  hvd::Result<hvd::backends::DeviceBuffer> allocate(size_t bytes) override {
+    if (bytes == 0) return hvd::backends::DeviceBuffer{nullptr, 0, 0};
+    return hvd::backends::DeviceBuffer{std::shared_ptr<std::byte>(new std::byte[bytes], std::default_delete<std::byte[]>()),
+                                       bytes, 0};
+  }
 };
 
 // The host backend with its reduce-scatter and alltoall hidden (as a backend without them),
@@ -263,7 +269,21 @@ TEST_CASE("GPU Adasum runs fused on the host backend through the staged path, re
   }
 }
 
-TEST_CASE("GPU broadcasts from every root and allgathers into the caller's buffer or host memory are right", "[unit]") {
+namespace {
+
+// The bytes of a GPU tensor's gathered result, which must have stayed on the "device"
+// (memory the backend allocated for it).
+hvd::Result<std::vector<std::byte>> onDevice(const hvd::engine::Gathered& g) {
+  if (g.device != Device::kCuda) return hvd::Status(hvd::Errc::kInternal, "the result did not stay on the device");
+  if (!g.bytes.empty()) return hvd::Status(hvd::Errc::kInternal, "the result came back in host memory too");
+  if (g.onDevice.memory == nullptr) return std::vector<std::byte>{};
+  return std::vector<std::byte>(g.onDevice.memory.get(), g.onDevice.memory.get() + g.onDevice.bytes);
+}
+
+}  // namespace
+
+TEST_CASE("GPU broadcasts from every root and allgathers into the caller's buffer or memory of their own are right",
+          "[unit]") {
   auto errors = onStagedRanks(3, [](int rank, Engine& e) -> std::string {
     for (int root = 0; root < 3; ++root) {
       auto buf = input(DataType::kInt64, rank, 100);
@@ -290,12 +310,44 @@ TEST_CASE("GPU broadcasts from every root and allgathers into the caller's buffe
     auto h2 = e.submit({"named", Spec{OpKind::kAllgather, DataType::kInt32, ReduceOp::kSum, 0, mine.size() / 4, Device::kCuda},
                         mine.data(), nullptr});
     if (!h2) return h2.status().message();
-    auto host = e.waitGathered(*h2);
-    if (!host) return host.status().message();
-    if (host->bytes != want) return "allgather into host memory is wrong";
+    auto own = e.waitGathered(*h2);
+    if (!own) return own.status().message();
+    auto bytes = onDevice(*own);
+    if (!bytes) return bytes.status().message();
+    if (*bytes != want || own->onDevice.bytes != want.size()) return "allgather into memory of its own is wrong";
     return "";
   });
   CHECK(errors == none(3));
+}
+
+TEST_CASE("GPU allgathers' results are each their own and outlive the runtime that gathered them", "[unit]") {
+  std::vector<std::vector<hvd::engine::Gathered>> kept(3);
+  auto errors = onStagedRanks(3, [&kept](int rank, Engine& e) -> std::string {
+    for (int round = 0; round < 2; ++round) {
+      auto mine = input(DataType::kFloat64, rank + 10 * round, 7);
+      auto h = e.submit({"", Spec{OpKind::kAllgather, DataType::kFloat64, ReduceOp::kSum, 0, 7, Device::kCuda},
+                         mine.data(), nullptr});
+      if (!h) return h.status().message();
+      auto got = e.waitGathered(*h);
+      if (!got) return got.status().message();
+      kept[static_cast<size_t>(rank)].push_back(std::move(*got));
+    }
+    return "";
+  });
+  REQUIRE(errors == none(3));
+  for (int rank = 0; rank < 3; ++rank) {
+    for (int round = 0; round < 2; ++round) {
+      INFO("rank " << rank << ", round " << round);
+      std::vector<std::byte> want;
+      for (int r = 0; r < 3; ++r) {
+        auto part = input(DataType::kFloat64, r + 10 * round, 7);
+        want.insert(want.end(), part.begin(), part.end());
+      }
+      auto bytes = onDevice(kept[static_cast<size_t>(rank)][static_cast<size_t>(round)]);
+      REQUIRE(bytes);
+      CHECK(*bytes == want);
+    }
+  }
 }
 
 TEST_CASE("a GPU allgather into a buffer of the wrong size fails naming both sizes and writes nothing", "[unit]") {
@@ -394,8 +446,10 @@ std::vector<std::string> runGpuAlltoalls(int size, const StagedOptions& o) {
       counts.push_back(static_cast<std::uint64_t>((k + rank) % 3));
       want.insert(want.end(), counts.back(), 100 * k + rank);
     }
-    std::vector<std::int32_t> received(got->bytes.size() / 4);
-    if (!got->bytes.empty()) std::memcpy(received.data(), got->bytes.data(), got->bytes.size());
+    auto bytes = onDevice(*got);
+    if (!bytes) return bytes.status().message();
+    std::vector<std::int32_t> received(bytes->size() / 4);
+    if (!bytes->empty()) std::memcpy(received.data(), bytes->data(), bytes->size());
     if (received != want) return "the rows received are wrong";
     return got->counts == counts ? "" : "the counts received are wrong";
   }, 64 << 20, o);
@@ -442,7 +496,7 @@ TEST_CASE("GPU reducescatters over a host backend without a reduce-scatter run a
   CHECK(scratches == 3);
 }
 
-TEST_CASE("GPU alltoalls with uneven and empty blocks give each rank its rows in rank order in host memory", "[unit]") {
+TEST_CASE("GPU alltoalls with uneven and empty blocks give each rank its rows in rank order on the device", "[unit]") {
   for (int size : {1, 2, 3, 4}) {
     INFO("ranks " << size);
     CHECK(runGpuAlltoalls(size, {}) == none(size));

@@ -187,6 +187,10 @@ class NcclBackend final : public CollectiveBackend {
     return gpu_->copyAsync(dst, src, bytes);
   }
   Status finishCopies() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }
+  Result<DeviceBuffer> allocate(size_t bytes, const void* like) override {
+    HVD_RETURN_IF_ERROR(ensureComm(like));
+    return gpu_->allocate(bytes);
+  }
   Status useStream(void* stream) override {
     requested_ = static_cast<CUstream>(stream);
     return Status::ok();

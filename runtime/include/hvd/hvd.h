@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -163,8 +164,8 @@ Result<Handle> reducescatterAsync(std::string_view name, const void* in, void* o
 // Horovod's alltoall: this rank's `count` elements in rows of `rowShape` (the same rows on
 // every rank; counts may differ), splits[d] rows of them to rank d in order (empty: rows /
 // size() to each, which must divide evenly). synchronizeAllgather returns the rows every
-// rank sent this one, in rank order, with the element count each sent, in host memory (for
-// GPU tensors too). Runs on hvd's ring (each block passed along to its rank), MPI_Alltoallv
+// rank sent this one, in rank order, with the element count each sent (a GPU tensor's on
+// its GPU). Runs on hvd's ring (each block passed along to its rank), MPI_Alltoallv
 // or NCCL's grouped sends and receives (docs/runtime.md).
 Result<Handle> alltoallAsync(std::string_view name, const void* in, size_t count, DataType type,
                              std::span<const std::uint64_t> splits = {}, std::span<const std::int64_t> rowShape = {},
@@ -196,10 +197,18 @@ Status synchronize(Handle handle);
 using WaitInterrupt = bool (*)();
 void setWaitInterrupt(WaitInterrupt check);
 // For an allgather (or alltoall) handle, instead of synchronize: every rank's elements back
-// to back in rank order, and how many each rank gave (sent this rank).
+// to back in rank order, and how many each rank gave (sent this rank). A host tensor's
+// result is `data`; a GPU tensor's stays on the tensor's GPU (`device` says so): `onDevice`
+// bytes at onDevice.get(), memory the runtime allocated there (cuMemAlloc in the device's
+// primary context) and frees when the last copy of `onDevice` is gone, on any thread,
+// after shutdown() too. `data` is then empty.
 struct Gathered {
   std::vector<std::byte> data;
   std::vector<size_t> counts;
+  Device device = Device::kCpu;
+  std::shared_ptr<std::byte> onDevice;  // null when the result is 0 bytes
+  size_t onDeviceBytes = 0;
+  int deviceOrdinal = -1;  // the CUDA device holding it, numbered as this process sees them
 };
 Result<Gathered> synchronizeAllgather(Handle handle);
 // alltoallAsync and synchronizeAllgather in one blocking call, host memory. The calling

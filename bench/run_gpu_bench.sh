@@ -5,7 +5,9 @@
 # device-to-device: the GPU's memory bandwidth), then the staged path with 2 and 4 ranks
 # sharing the GPU, then, where the machine has MPS (nvidia-cuda-mps-control), the staged
 # path again under an MPS server of its own, and the staged path's copies alone
-# (gpu_copy_floor: processes sharing the GPU, with and without MPS). Prints the device,
+# (gpu_copy_floor: processes sharing the GPU, with and without MPS). Between them, the
+# same from Python (bench/torch_gpu_calls.py) where $HVD_PYTHON (default .venv/bin/python)
+# has torch with CUDA and hvd. Prints the device,
 # driver, CUDA and NCCL versions first. Asserts nothing.
 #   bash bench/run_gpu_bench.sh [--max-mib 256]
 set -euo pipefail
@@ -43,6 +45,16 @@ staged_rows() {
 echo
 echo "## one rank: hvd through NCCL, NCCL direct, copies"
 "$hvdrun" -np 1 "$bench" --max-mib "$max"
+# From Python (hvd.torch on CUDA tensors), where the venv's torch sees a GPU.
+python=${HVD_PYTHON:-.venv/bin/python}
+if "$python" -c 'import torch, hvd, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  echo
+  echo "## one rank from Python: hvd.torch on CUDA tensors (bench/torch_gpu_calls.py), NCCL, then staged"
+  "$hvdrun" -np 1 --no-prefix "$python" bench/torch_gpu_calls.py
+  HOROVOD_GPU_OPERATIONS=cpu "$hvdrun" -np 1 --no-prefix "$python" bench/torch_gpu_calls.py
+else
+  echo "(no torch with CUDA and hvd in $python: the Python rows are not made; HVD_PYTHON names another)"
+fi
 staged_rows "" 1,2,4
 if command -v nvidia-cuda-mps-control >/dev/null; then
   # A server of our own, on a pipe directory of our own, stopped however the script ends.

@@ -44,6 +44,28 @@ def _cuda_available():
     return torch.cuda.is_available()
 
 
+def test_a_gathered_result_handed_over_as_a_torch_tensor_is_viewed_in_place_as_the_tensors_rows():
+    # A CUDA tensor's allgather or alltoall result comes from the runtime as a uint8 torch
+    # tensor on the GPU (DLPack), which must be viewed as the rows, not copied or moved: a CPU
+    # tensor stands in for it here, so the path runs without a GPU (torch_cuda.py runs it on one).
+    import numpy as np
+    import torch
+
+    from hvd import _arrays
+
+    like = torch.zeros((2, 3), dtype=torch.float64)
+    rows = torch.arange(12, dtype=torch.float64).reshape(4, 3)
+    data = rows.flatten().view(torch.uint8)
+    out = _arrays.from_gathered(data, [6, 6], like)
+    assert out.dtype == torch.float64 and out.shape == (4, 3) and torch.equal(out, rows)
+    assert out.data_ptr() == data.data_ptr(), "the result was copied"
+    empty = _arrays.from_gathered(torch.empty(0, dtype=torch.uint8), [0, 0], like)
+    assert empty.shape == (0, 3) and empty.dtype == torch.float64
+    # Host results still come as NumPy bytes.
+    host = _arrays.from_gathered(rows.numpy().reshape(-1).view(np.uint8), [6, 6], like)
+    assert torch.equal(host, rows)
+
+
 # hvd.torch too: the CUDA rank script (torch_cuda.py) calls both through it, and on its first
 # run on a GPU (an H200, 2026-11-27) it died of AttributeError: hvd.torch had neither.
 @pytest.mark.parametrize("module", ["hvd", "hvd.torch"])

@@ -69,6 +69,7 @@ Result<CudaDriver> CudaDriver::loadFrom(const std::vector<std::string>& candidat
   HVD_CUDA_LOAD(cuMemPoolCreate);  // the stream-ordered allocator: CUDA 11.2 on
   HVD_CUDA_LOAD(cuMemPoolDestroy);
   HVD_CUDA_LOAD(cuMemPoolSetAttribute);
+  HVD_CUDA_LOAD(cuMemPoolTrimTo);
   HVD_CUDA_LOAD(cuMemAllocFromPoolAsync);
   HVD_CUDA_LOAD(cuMemFreeAsync);
   HVD_CUDA_LOAD(cuStreamCreate);

@@ -48,6 +48,7 @@ struct CudaDriver {
   HVD_CUDA_FN(cuMemPoolCreate);
   HVD_CUDA_FN(cuMemPoolDestroy);
   HVD_CUDA_FN(cuMemPoolSetAttribute);
+  HVD_CUDA_FN(cuMemPoolTrimTo);
   HVD_CUDA_FN(cuMemAllocFromPoolAsync);
   HVD_CUDA_FN(cuMemFreeAsync);
   HVD_CUDA_FN(cuStreamCreate);

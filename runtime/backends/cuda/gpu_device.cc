@@ -94,9 +94,19 @@ Result<DeviceBuffer> GpuDevice::allocate(size_t bytes) {
   CUdeviceptr at = 0;
   const bool pooled = pool_ != nullptr;
   CUresult rc = pooled ? driver_.cuMemAllocFromPoolAsync(&at, bytes, pool_, active_) : driver_.cuMemAlloc(&at, bytes);
-  if (Status s = driver_.check(rc, "allocating " + std::to_string(bytes) + " bytes on " + description_); !s.isOk()) {
+  if (rc == CUDA_ERROR_OUT_OF_MEMORY && pooled) {
+    // What the pool keeps cached may be what is missing: give it back once and try again.
+    driver_.cuStreamSynchronize(active_);
+    driver_.cuMemPoolTrimTo(pool_, 0);
+    rc = driver_.cuMemAllocFromPoolAsync(&at, bytes, pool_, active_);
+  }
+  if (Status s = driver_.check(rc, "allocating " + std::to_string(bytes) + " bytes on " + description_ +
+                                       " for a collective's result");
+      !s.isOk()) {
     driver_.cuDevicePrimaryCtxRelease(device_);
-    return s;
+    if (rc != CUDA_ERROR_OUT_OF_MEMORY) return s;
+    return s.withHint("the framework's allocator may be keeping the GPU's memory: torch.cuda.empty_cache() gives "
+                      "back what PyTorch holds unused");
   }
   const CudaDriver* driver = &driver_;
   const CUdevice device = device_;

@@ -1,5 +1,6 @@
 // bench/gpu_busbw.cc: GPU collectives in nccl-tests' columns, beside their references, in
-// one run: hvd's allreduce, broadcast, reducescatter and alltoall (rows "-a2a") on device
+// one run: hvd's allreduce (and 256 small ones fused: rows "-fused", beside "-one" of
+// their total), broadcast, reducescatter and alltoall (rows "-a2a") on device
 // buffers (through NCCL, or the staged path: HOROVOD_GPU_OPERATIONS), NCCL itself called
 // directly (one rank), a host<->device round trip through pinned memory (the staged path's
 // floor) and a device-to-device copy (the GPU's memory bandwidth, read + write counted).
@@ -112,6 +113,32 @@ int main(int argc, char** argv) {
     fill(buf, count, 1.0f);
     (void)hvd::allreduce(p, p, count, hvd::DataType::kFloat32, hvd::ReduceOp::kSum, hvd::Device::kCuda);
     row(path.c_str(), bytes, "sum", -1, us, 2.0 * (n - 1) / n, countWrong(buf, count, static_cast<float>(n)));
+  }
+  // A training step's gradients: 256 named async allreduces ready together, which the
+  // engine fuses (each tensor copied into the fusion buffer and back out), in rows "-fused",
+  // beside one allreduce of their total size ("-one"). Averages keep every value 1.
+  constexpr size_t kTensors = 256;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kTensors; ++i) names.push_back("grad." + std::to_string(i));
+  for (size_t each : {size_t{256}, size_t{4096}, size_t{65536}}) {
+    const size_t total = each * kTensors;
+    if (total > maxBytes) break;
+    fill(buf, total / 4, 1.0f);
+    double fused = timeUs(total, [&] {
+      std::vector<hvd::Handle> handles;
+      for (size_t i = 0; i < kTensors; ++i) {
+        void* t = reinterpret_cast<void*>(buf + i * each);
+        auto h = hvd::allreduceAsync(names[i], t, t, each / 4, hvd::DataType::kFloat32, hvd::ReduceOp::kAverage,
+                                     hvd::Device::kCuda);
+        if (h) handles.push_back(*h);
+      }
+      for (hvd::Handle h : handles) (void)hvd::synchronize(h);
+    });
+    row((path + "-fused").c_str(), total, "avg", -1, fused, 2.0 * (n - 1) / n, countWrong(buf, total / 4, 1.0f));
+    double one = timeUs(total, [&] {
+      (void)hvd::allreduce(p, p, total / 4, hvd::DataType::kFloat32, hvd::ReduceOp::kAverage, hvd::Device::kCuda);
+    });
+    row((path + "-one").c_str(), total, "avg", -1, one, 2.0 * (n - 1) / n, countWrong(buf, total / 4, 1.0f));
   }
   for (size_t bytes = 8; bytes <= maxBytes; bytes *= 8) {
     size_t count = bytes / 4;

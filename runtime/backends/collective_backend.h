@@ -30,6 +30,13 @@ struct TensorRef {
 // allgather's or an alltoall's, whose size is known only once the ranks' counts are in, so
 // the caller cannot pass a buffer. Freed when the last owner lets go, on any thread, after
 // the backend is gone too. Empty (null memory) for 0 bytes.
+// One of many device copies handed over at once (CollectiveBackend::copyMany).
+struct DeviceCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t bytes = 0;
+};
+
 struct DeviceBuffer {
   std::shared_ptr<std::byte> memory;
   size_t bytes = 0;
@@ -108,6 +115,13 @@ class CollectiveBackend {
   virtual Status copy(void* dst, const void* src, size_t bytes) {
     (void)dst, (void)src, (void)bytes;
     return Status(Errc::kInternal, std::string(name()) + " has no device copies");
+  }
+  // copy() of each, in no order among themselves (no copy may read another's destination),
+  // queued as one: the engine packs a fusion's tensors with it, where a call per tensor
+  // cost every one its own launch.
+  virtual Status copyMany(std::span<const DeviceCopy> copies) {
+    for (const DeviceCopy& c : copies) HVD_RETURN_IF_ERROR(copy(c.dst, c.src, c.bytes));
+    return Status::ok();
   }
   virtual Status finishCopies() { return Status::ok(); }
   // Device memory of `bytes` on the device of `like` (as scratch), handed over to the

@@ -1184,6 +1184,8 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
     s = scratch.status();
   }
   double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
+  // Device tensors go in one call for all of them (one launch where the driver batches).
+  std::vector<backends::DeviceCopy> copies;
   std::uint64_t at = 0;
   for (size_t m : members) {
     if (!s.isOk()) break;
@@ -1191,10 +1193,11 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
     if (onHost) {
       std::memcpy(fused + at, op.in, op.spec.bytes());
     } else {
-      s = backend->copy(fused + at, op.in, op.spec.bytes());
+      copies.push_back({fused + at, op.in, op.spec.bytes()});
     }
     at += op.spec.bytes();
   }
+  if (s.isOk() && !onHost) s = backend->copyMany(copies);
   double t1 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   if (s.isOk()) {
     const TensorRef whole{fused, total / dataTypeSize(first.type), first.type, first.device};
@@ -1209,16 +1212,18 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
   }
   double t2 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   at = 0;
+  copies.clear();
   for (size_t m : members) {
     if (!s.isOk()) break;
     Operation& op = *ready[m].second;
     if (onHost) {
       std::memcpy(op.out, fused + at, op.spec.bytes());
     } else {
-      s = backend->copy(op.out, fused + at, op.spec.bytes());
+      copies.push_back({op.out, fused + at, op.spec.bytes()});
     }
     at += op.spec.bytes();
   }
+  if (s.isOk() && !onHost) s = backend->copyMany(copies);
   if (s.isOk() && !onHost) s = backend->finishCopies();
   if (timeline_) {
     Spec whole = first;

@@ -72,6 +72,10 @@ Result<CudaDriver> CudaDriver::loadFrom(const std::vector<std::string>& candidat
   HVD_CUDA_LOAD(cuMemPoolTrimTo);
   HVD_CUDA_LOAD(cuMemAllocFromPoolAsync);
   HVD_CUDA_LOAD(cuMemFreeAsync);
+  HVD_CUDA_LOAD(cuModuleLoadData);
+  HVD_CUDA_LOAD(cuModuleUnload);
+  HVD_CUDA_LOAD(cuModuleGetFunction);
+  HVD_CUDA_LOAD(cuLaunchKernel);
   HVD_CUDA_LOAD(cuStreamCreate);
   HVD_CUDA_LOAD(cuStreamDestroy);
   HVD_CUDA_LOAD(cuStreamSynchronize);

@@ -51,6 +51,10 @@ struct CudaDriver {
   HVD_CUDA_FN(cuMemPoolTrimTo);
   HVD_CUDA_FN(cuMemAllocFromPoolAsync);
   HVD_CUDA_FN(cuMemFreeAsync);
+  HVD_CUDA_FN(cuModuleLoadData);
+  HVD_CUDA_FN(cuModuleUnload);
+  HVD_CUDA_FN(cuModuleGetFunction);
+  HVD_CUDA_FN(cuLaunchKernel);
   HVD_CUDA_FN(cuStreamCreate);
   HVD_CUDA_FN(cuStreamDestroy);
   HVD_CUDA_FN(cuStreamSynchronize);

@@ -1,7 +1,11 @@
 // runtime/backends/cuda/gpu_device.cc: context, stream and growing buffers of one GPU.
 #include "runtime/backends/cuda/gpu_device.h"
 
+#include <algorithm>
 #include <thread>
+
+// The batched-copy kernel's PTX (batched_copy.cu, embedded at build time; empty without nvcc).
+extern const char kBatchedCopyPtx[];
 
 namespace hvd::backends::cuda {
 
@@ -55,6 +59,9 @@ GpuDevice::~GpuDevice() {
     driver_.cuStreamDestroy(stream_);
   }
   if (scratch_ != 0) driver_.cuMemFree(scratch_);
+  if (listsDevice_ != 0) driver_.cuMemFree(listsDevice_);
+  if (listsHost_ != nullptr) driver_.cuMemFreeHost(listsHost_);
+  if (copyModule_ != nullptr) driver_.cuModuleUnload(copyModule_);
   // Buffers still out keep what they need: the driver frees the pool after the last.
   if (pool_ != nullptr) driver_.cuMemPoolDestroy(pool_);
   for (void* p : pinned_) {
@@ -150,13 +157,82 @@ Status GpuDevice::copyAsync(void* dst, const void* src, size_t bytes) {
                        "copying " + std::to_string(bytes) + " bytes on " + description_);
 }
 
+// One entry of the batched-copy kernel's list: HvdCopy in batched_copy.cu.
+struct KernelCopy {
+  const void* src;
+  void* dst;
+  unsigned long long bytes;
+};
+static_assert(sizeof(KernelCopy) == 24);
+
+Status GpuDevice::loadCopyKernel() {
+  kernelTried_ = true;
+  if (kBatchedCopyPtx[0] == '\0') return Status::ok();  // built without nvcc
+  HVD_RETURN_IF_ERROR(makeCurrent());
+  // A driver older than the PTX refuses it: copies then go one call each, as before.
+  if (driver_.cuModuleLoadData(&copyModule_, kBatchedCopyPtx) != CUDA_SUCCESS) {
+    copyModule_ = nullptr;
+    return Status::ok();
+  }
+  if (driver_.cuModuleGetFunction(&copyKernel_, copyModule_, "hvd_batched_copy") != CUDA_SUCCESS) {
+    copyKernel_ = nullptr;
+  }
+  return Status::ok();
+}
+
+Status GpuDevice::copyMany(std::span<const DeviceCopy> copies) {
+  size_t small = 0;
+  for (const DeviceCopy& c : copies) small += c.bytes > 0 && c.dst != c.src && c.bytes <= kKernelCopyMax;
+  if (small > 1 && !kernelTried_) HVD_RETURN_IF_ERROR(loadCopyKernel());
+  const bool launch = small > 1 && copyKernel_ != nullptr;
+  for (const DeviceCopy& c : copies) {
+    if (launch && c.bytes <= kKernelCopyMax) continue;
+    HVD_RETURN_IF_ERROR(copyAsync(c.dst, c.src, c.bytes));
+  }
+  if (!launch) return Status::ok();
+  HVD_RETURN_IF_ERROR(makeCurrent());
+  const size_t need = small * sizeof(KernelCopy);
+  if (listsUsed_ + need > listsBytes_) {
+    // Lists already queued are read in stream order: the stream finishes before they move.
+    HVD_RETURN_IF_ERROR(driver_.check(driver_.cuStreamSynchronize(active_), "waiting for " + description_));
+    listsUsed_ = 0;
+    if (need > listsBytes_) {
+      if (listsHost_ != nullptr) driver_.cuMemFreeHost(listsHost_), listsHost_ = nullptr;
+      if (listsDevice_ != 0) driver_.cuMemFree(listsDevice_), listsDevice_ = 0;
+      listsBytes_ = 0;
+      const size_t bytes = std::max<size_t>(need, 64 << 10);
+      HVD_RETURN_IF_ERROR(driver_.check(driver_.cuMemAllocHost(&listsHost_, bytes), "allocating pinned memory"));
+      HVD_RETURN_IF_ERROR(driver_.check(driver_.cuMemAlloc(&listsDevice_, bytes),
+                                        "allocating " + std::to_string(bytes) + " bytes on " + description_));
+      listsBytes_ = bytes;
+    }
+  }
+  auto* list = reinterpret_cast<KernelCopy*>(static_cast<std::byte*>(listsHost_) + listsUsed_);
+  int count = 0;
+  for (const DeviceCopy& c : copies) {
+    if (c.bytes == 0 || c.dst == c.src || c.bytes > kKernelCopyMax) continue;
+    list[count++] = KernelCopy{c.src, c.dst, c.bytes};
+  }
+  CUdeviceptr onDevice = listsDevice_ + listsUsed_;
+  HVD_RETURN_IF_ERROR(driver_.check(driver_.cuMemcpyHtoDAsync(onDevice, list, need, active_),
+                                    "copying a copy list to " + description_));
+  listsUsed_ += (need + 255) / 256 * 256;
+  void* params[] = {&onDevice, &count};
+  const unsigned blocks = static_cast<unsigned>(std::min(count, 4096));
+  return driver_.check(driver_.cuLaunchKernel(copyKernel_, blocks, 1, 1, 256, 1, 1, 0, active_, params, nullptr),
+                       "launching the batched copy on " + description_);
+}
+
 Status GpuDevice::synchronize(std::chrono::milliseconds timeout, const std::function<Status()>& poll) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   // Spin briefly (most work ends within microseconds), then back off: a blocked NCCL
   // call would otherwise burn a core for the whole timeout.
   for (int spins = 0;; ++spins) {
     CUresult rc = driver_.cuStreamQuery(active_);
-    if (rc == CUDA_SUCCESS) return Status::ok();
+    if (rc == CUDA_SUCCESS) {
+      listsUsed_ = 0;  // every copy list queued is read
+      return Status::ok();
+    }
     if (rc != CUDA_ERROR_NOT_READY) return driver_.check(rc, "work on " + description_);
     if (poll) HVD_RETURN_IF_ERROR(poll());
     if (std::chrono::steady_clock::now() >= deadline) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "runtime/backends/collective_backend.h"
@@ -58,6 +59,13 @@ class GpuDevice {
   Result<std::byte*> pinned(size_t bytes, int slot);
   // Any direction (unified addressing), queued on the stream.
   Status copyAsync(void* dst, const void* src, size_t bytes);
+  // Many copies queued at once: those up to kKernelCopyMax bytes in one launch of the
+  // batched-copy kernel (batched_copy.cu) with their list, the rest one copyAsync each; all
+  // one copyAsync each where the kernel is not there (built without nvcc, or a driver too
+  // old for its PTX). No copy may read another's destination.
+  Status copyMany(std::span<const DeviceCopy> copies);
+  // Whether copyMany has the kernel (loaded at its first batch); for tests.
+  bool copiesInOneLaunch() const { return copyKernel_ != nullptr; }
   // Waits for the stream's work up to `timeout` (kTimeout then: a peer that never joined
   // an NCCL call leaves the stream busy forever). `poll` is asked between waits for an
   // asynchronous error (NCCL's) that ends the wait early.
@@ -77,6 +85,18 @@ class GpuDevice {
   // Null where the device has no memory pools.
   static constexpr std::uint64_t kPoolKeepBytes = 256ull << 20;
   CUmemoryPool pool_ = nullptr;
+  // copyMany()'s kernel and the lists it reads: written into pinned memory, copied to the
+  // device on the stream ahead of the launch. Lists of one stream interval sit side by side
+  // (a fusion packs and unpacks before it synchronizes), from listsUsed_ on, back to 0 once
+  // the stream is synchronized.
+  static constexpr size_t kKernelCopyMax = 256 << 10;
+  Status loadCopyKernel();
+  bool kernelTried_ = false;
+  CUmodule copyModule_ = nullptr;
+  CUfunction copyKernel_ = nullptr;
+  void* listsHost_ = nullptr;
+  CUdeviceptr listsDevice_ = 0;
+  size_t listsBytes_ = 0, listsUsed_ = 0;
   CUdeviceptr scratch_ = 0;
   size_t scratchBytes_ = 0;
   void* pinned_[2] = {nullptr, nullptr};

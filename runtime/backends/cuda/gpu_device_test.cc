@@ -5,7 +5,11 @@
 // through hvd on a GPU.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "runtime/backends/cuda/cuda_driver.h"
@@ -13,6 +17,9 @@
 #include "tests/support/skip.h"
 
 using namespace hvd::backends::cuda;
+
+// The batched-copy kernel's PTX as built (empty without nvcc).
+extern const char kBatchedCopyPtx[];
 
 namespace {
 
@@ -86,4 +93,62 @@ TEST_CASE("a result larger than the GPU fails naming its size and the GPU with a
   CHECK(huge.status().hint().find("torch.cuda.empty_cache()") != std::string::npos);
   // The device still works afterwards.
   CHECK((*gpu)->allocate(1 << 20));
+}
+
+namespace {
+
+// copyMany of `count` copies of assorted sizes (0 bytes to past the kernel's limit) at
+// assorted alignments, in `calls` calls before one synchronization; what the destination
+// holds afterwards against what it should.
+void checkCopies(const CudaDriver& cu, GpuDevice& gpu, size_t count, size_t calls) {
+  const size_t sizes[] = {0, 1, 3, 15, 16, 17, 255, 256, 4097, 65536, 65537, 300000};
+  std::vector<hvd::backends::DeviceCopy> copies;
+  std::vector<std::pair<size_t, size_t>> places;  // (source offset, destination offset)
+  size_t from = 0, to = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t bytes = sizes[i % std::size(sizes)];
+    places.emplace_back(from + i % 5, to + i % 7);
+    copies.push_back({nullptr, nullptr, bytes});
+    from += bytes + 32, to += bytes + 32;
+  }
+  auto source = gpu.allocate(from), target = gpu.allocate(to);
+  REQUIRE(source);
+  REQUIRE(target);
+  REQUIRE(gpu.synchronize(std::chrono::seconds(10)).isOk());
+  std::vector<std::byte> pattern(from), want(to, std::byte{0xee});
+  for (size_t i = 0; i < from; ++i) pattern[i] = static_cast<std::byte>((i * 131 + 7) % 251);
+  REQUIRE(cu.cuMemcpy(reinterpret_cast<CUdeviceptr>(source->memory.get()), reinterpret_cast<CUdeviceptr>(pattern.data()),
+                      from) == CUDA_SUCCESS);
+  REQUIRE(cu.cuMemcpy(reinterpret_cast<CUdeviceptr>(target->memory.get()), reinterpret_cast<CUdeviceptr>(want.data()),
+                      to) == CUDA_SUCCESS);
+  for (size_t i = 0; i < count; ++i) {
+    copies[i].src = source->memory.get() + places[i].first;
+    copies[i].dst = target->memory.get() + places[i].second;
+    std::copy_n(pattern.begin() + static_cast<long>(places[i].first), copies[i].bytes,
+                want.begin() + static_cast<long>(places[i].second));
+  }
+  const size_t per = (count + calls - 1) / calls;
+  for (size_t at = 0; at < count; at += per) {
+    REQUIRE(gpu.copyMany(std::span(copies).subspan(at, std::min(per, count - at))).isOk());
+  }
+  REQUIRE(gpu.synchronize(std::chrono::seconds(10)).isOk());
+  std::vector<std::byte> got(to);
+  REQUIRE(cu.cuMemcpy(reinterpret_cast<CUdeviceptr>(got.data()), reinterpret_cast<CUdeviceptr>(target->memory.get()),
+                      to) == CUDA_SUCCESS);
+  CHECK(got == want);
+}
+
+}  // namespace
+
+TEST_CASE("GPU copies handed over together land whole at every size and alignment in one launch", "[gpu]") {
+  const CudaDriver& cu = driverOrSkip();
+  auto gpu = GpuDevice::open(cu, 0);
+  REQUIRE(gpu);
+  SECTION("300 copies in one call") { checkCopies(cu, **gpu, 300, 1); }
+  SECTION("300 copies in three calls before one synchronization (a fusion's pack and unpack)") {
+    checkCopies(cu, **gpu, 300, 3);
+  }
+  SECTION("5000 copies: more than the first copy list holds") { checkCopies(cu, **gpu, 5000, 2); }
+  // Built with nvcc, the kernel must have loaded on a GPU (else copies went one call each).
+  if (kBatchedCopyPtx[0] != '\0') CHECK((*gpu)->copiesInOneLaunch());
 }

@@ -68,6 +68,11 @@ class StagedBackend final : public CollectiveBackend {
     HVD_RETURN_IF_ERROR(fail(device_->select(src)));
     return fail(device_->copy(dst, src, bytes));
   }
+  Status copyMany(std::span<const DeviceCopy> copies) override {
+    if (copies.empty()) return Status::ok();
+    HVD_RETURN_IF_ERROR(fail(device_->select(copies.front().src)));
+    return fail(device_->copyMany(copies));
+  }
   Status finishCopies() override { return fail(device_->finish()); }
   Result<DeviceBuffer> allocate(size_t bytes, const void* like) override {
     HVD_RETURN_IF_ERROR(fail(device_->select(like)));
@@ -153,6 +158,7 @@ class DriverStaging final : public StagingDevice {
   Result<std::byte*> scratch(size_t bytes) override { return gpu_->scratch(bytes); }
   Result<DeviceBuffer> allocate(size_t bytes) override { return gpu_->allocate(bytes); }
   Status copy(void* dst, const void* src, size_t bytes) override { return gpu_->copyAsync(dst, src, bytes); }
+  Status copyMany(std::span<const DeviceCopy> copies) override { return gpu_->copyMany(copies); }
   Status finish() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }
 
  private:

@@ -29,6 +29,11 @@ class StagingDevice {
   virtual Result<DeviceBuffer> allocate(size_t bytes) = 0;
   // Queued copies in any direction, and the wait for them (up to the job's timeout).
   virtual Status copy(void* dst, const void* src, size_t bytes) = 0;
+  // copy() of each, queued as one where the device can.
+  virtual Status copyMany(std::span<const DeviceCopy> copies) {
+    for (const DeviceCopy& c : copies) HVD_RETURN_IF_ERROR(copy(c.dst, c.src, c.bytes));
+    return Status::ok();
+  }
   virtual Status finish() = 0;
   // Later copies go to this CUDA stream (nullptr: the device's own).
   virtual void useStream(void* stream) { (void)stream; }

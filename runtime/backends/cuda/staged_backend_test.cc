@@ -36,6 +36,8 @@ struct HostStaging final : hvd::backends::cuda::StagingDevice {
   int* scratches = nullptr;
   bool* failCopies = nullptr;
   void** stream = nullptr;
+  int* batches = nullptr;  // copyMany calls, and the copies they held
+  int* batchedCopies = nullptr;
   void useStream(void* s) override {
     if (stream != nullptr) *stream = s;
   }
@@ -55,6 +57,10 @@ struct HostStaging final : hvd::backends::cuda::StagingDevice {
     if (copies != nullptr) ++*copies;
     if (bytes > 0) std::memmove(dst, src, bytes);
     return hvd::Status::ok();
+  }
+  hvd::Status copyMany(std::span<const hvd::backends::DeviceCopy> many) override {
+    if (batches != nullptr) ++*batches, *batchedCopies += static_cast<int>(many.size());
+    return StagingDevice::copyMany(many);
   }
   hvd::Status finish() override { return hvd::Status::ok(); }
   // Each buffer its own, freed by its last owner, as the GPU's are.
@@ -91,6 +97,8 @@ struct StagedOptions {
   bool* failCopies = nullptr;
   void** stream = nullptr;
   bool hidePrimitives = false;
+  int* batches = nullptr;
+  int* batchedCopies = nullptr;
 };
 
 // body(rank, engine) on `size` thread-ranks whose GPU backend is the staged one over host
@@ -126,6 +134,7 @@ std::vector<std::string> onStagedRanks(int size, const std::function<std::string
       if (r == 0) {
         staging->copies = o.copies, staging->scratches = o.scratches;
         staging->failCopies = o.failCopies, staging->stream = o.stream;
+        staging->batches = o.batches, staging->batchedCopies = o.batchedCopies;
       }
       // Declared before the runtime, so it outlives the staged backend that runs on it.
       std::unique_ptr<hvd::backends::CollectiveBackend> hidden;
@@ -190,7 +199,9 @@ TEST_CASE("staged GPU allreduces equal the serial result for every type and op, 
 }
 
 TEST_CASE("named GPU allreduces ready together are fused through the backend's device buffer and come back right", "[unit]") {
-  int copies = 0;
+  int copies = 0, batches = 0, batchedCopies = 0;
+  StagedOptions counted;
+  counted.copies = &copies, counted.batches = &batches, counted.batchedCopies = &batchedCopies;
   auto errors = onStagedRanks(3, [](int rank, Engine& e) -> std::string {
     std::vector<std::vector<std::byte>> bufs;
     std::vector<hvd::engine::HandleId> handles;
@@ -214,11 +225,16 @@ TEST_CASE("named GPU allreduces ready together are fused through the backend's d
       if (bufs[static_cast<size_t>(k)] != want) return "tensor " + std::to_string(k) + " is wrong";
     }
     return "";
-  }, 64 << 20, &copies);
+  }, 64 << 20, counted);
   CHECK(errors == none(3));
   // Fused tensors are copied into and out of the device buffer (2 each) and each fused
   // group is staged (2 more); staging every tensor alone would be exactly 80 copies.
   CHECK(copies > 80);
+  // A fused group's tensors go into the buffer in one call and come out in another: fewer
+  // calls than copies (a call per tensor cost each one a launch on a GPU).
+  CHECK(batches > 0);
+  CHECK(batchedCopies > batches);
+  INFO("copies " << copies << ", in " << batches << " calls holding " << batchedCopies);
 }
 
 TEST_CASE("GPU Adasum runs fused on the host backend through the staged path, refused over a host backend without it",

@@ -186,6 +186,11 @@ class NcclBackend final : public CollectiveBackend {
     HVD_RETURN_IF_ERROR(ensureComm(src));
     return gpu_->copyAsync(dst, src, bytes);
   }
+  Status copyMany(std::span<const DeviceCopy> copies) override {
+    if (copies.empty()) return Status::ok();
+    HVD_RETURN_IF_ERROR(ensureComm(copies.front().src));
+    return gpu_->copyMany(copies);
+  }
   Status finishCopies() override { return gpu_ ? gpu_->synchronize(timeout_) : Status::ok(); }
   Result<DeviceBuffer> allocate(size_t bytes, const void* like) override {
     HVD_RETURN_IF_ERROR(ensureComm(like));

@@ -1184,7 +1184,7 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
     s = scratch.status();
   }
   double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
-  // Device tensors go in one call for all of them (one launch where the driver batches).
+  // Device tensors go to the backend in one call each way (one kernel launch on a GPU).
   std::vector<backends::DeviceCopy> copies;
   std::uint64_t at = 0;
   for (size_t m : members) {

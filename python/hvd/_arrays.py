@@ -33,8 +33,9 @@ def dense(x):
     return x
 
 
-def passed(x):
-    """What the extension is given for x, which must be a NumPy array or a torch tensor."""
+def passed(x, process_set=0):
+    """What the extension is given for x, which must be a NumPy array or a torch tensor, for a
+    collective of process_set (its id): a CUDA tensor's set orders its GPU work after torch's."""
     if isinstance(x, np.ndarray):
         return x
     dense(x)
@@ -43,10 +44,14 @@ def passed(x):
         from torch.utils.dlpack import to_dlpack as _to_dlpack
     if x.is_cuda:
         # hvd runs GPU collectives on its own stream: the kernels that wrote x on torch's
-        # stream must be done first (Horovod waits on an event for the same reason).
+        # stream must run first. hvd's stream waits for them on the GPU (an event, as in
+        # Horovod); synchronizing torch's stream here held the CPU until every kernel queued
+        # so far had run, at each gradient of a backward pass.
         import torch
 
-        torch.cuda.current_stream(x.device).synchronize()
+        stream = torch.cuda.current_stream(x.device)
+        if not _hvd.wait_gpu_stream(stream.cuda_stream, process_set):
+            stream.synchronize()  # hvd has no GPU stream open yet (its first GPU collective)
     try:
         return _to_dlpack(x)
     except BufferError as error:  # a dtype DLPack has no code for (torch's float8 kinds), a meta tensor

@@ -107,7 +107,8 @@ def allreduce(tensor, average=None, name=None, op=None, process_set=None):
         return synchronize(allreduce_async(tensor, average=average, name=name, op=op, process_set=process_set))
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
-    _hvd.allreduce(_arrays.passed(x), _arrays.passed(out), _op(op, average), _set(process_set))
+    in_set = _set(process_set)
+    _hvd.allreduce(_arrays.passed(x, in_set), _arrays.passed(out, in_set), _op(op, average), in_set)
     return out
 
 
@@ -138,7 +139,8 @@ def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, po
     if name is not None or prescale_factor != 1.0 or postscale_factor != 1.0:
         return synchronize(allreduce_async_(tensor, average=average, name=name, op=op, prescale_factor=prescale_factor,
                                             postscale_factor=postscale_factor, process_set=process_set))
-    _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor)), _op(op, average), _set(process_set))
+    in_set = _set(process_set)
+    _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor), in_set), _op(op, average), in_set)
     return tensor
 
 
@@ -162,8 +164,9 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
         x = x.detach().clone() if hasattr(x, "detach") else np.array(x, copy=True)
         _scale_in_place(x, prescale_factor)
     out = _arrays.empty_like(x)
-    handle = _hvd.allreduce_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, average),
-                                  _set(process_set))
+    in_set = _set(process_set)
+    handle = _hvd.allreduce_async(_name(name), _arrays.passed(x, in_set), _arrays.passed(out, in_set),
+                                  _op(op, average), in_set)
 
     def finish():
         _scale_in_place(out, postscale_factor)
@@ -188,7 +191,8 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
     handle = _hvd.allreduce_async_inplace_torch(_name(name), tensor, op) if fast else None
     if handle is not None:
         return _remember(handle, "plain", finish, (tensor,))
-    handle = _hvd.allreduce_async_inplace(_name(name), _arrays.passed(_inplace(tensor)), _op(op, average), in_set)
+    handle = _hvd.allreduce_async_inplace(_name(name), _arrays.passed(_inplace(tensor), in_set), _op(op, average),
+                                          in_set)
     return _remember(handle, "plain", finish, (tensor,))
 
 
@@ -205,7 +209,8 @@ def broadcast_(tensor, root_rank, name=None, process_set=None):
     """Overwrites tensor with root_rank's on every rank and returns it."""
     if name is not None:
         return synchronize(broadcast_async_(tensor, root_rank, name=name, process_set=process_set))
-    _hvd.broadcast(_arrays.passed(_inplace(tensor)), _root(root_rank), _set(process_set))
+    in_set = _set(process_set)
+    _hvd.broadcast(_arrays.passed(_inplace(tensor), in_set), _root(root_rank), in_set)
     return tensor
 
 
@@ -217,7 +222,8 @@ def broadcast_async(tensor, root_rank, name=None, process_set=None):
 
 
 def broadcast_async_(tensor, root_rank, name=None, process_set=None):
-    handle = _hvd.broadcast_async(_name(name), _arrays.passed(_inplace(tensor)), _root(root_rank), _set(process_set))
+    in_set = _set(process_set)
+    handle = _hvd.broadcast_async(_name(name), _arrays.passed(_inplace(tensor), in_set), _root(root_rank), in_set)
     return _remember(handle, "plain", lambda: tensor, (tensor,))
 
 
@@ -226,14 +232,16 @@ def allgather(tensor, name=None, process_set=None):
     ranks). The first dimensions may differ between ranks; the rest of the shape must not."""
     x = _arrays.as_input(tensor)
     if name is None:
-        data, counts = _hvd.allgather(_arrays.passed(x), _set(process_set))
+        in_set = _set(process_set)
+        data, counts = _hvd.allgather(_arrays.passed(x, in_set), in_set)
         return _arrays.from_gathered(data, counts, x)
     return synchronize(allgather_async(x, name=name, process_set=process_set))
 
 
 def allgather_async(tensor, name=None, process_set=None):
     x = _arrays.as_input(tensor)
-    handle = _hvd.allgather_async(_name(name), _arrays.passed(x), _set(process_set))
+    in_set = _set(process_set)
+    handle = _hvd.allgather_async(_name(name), _arrays.passed(x, in_set), in_set)
     return _remember(handle, "gather", x, (x,))
 
 
@@ -251,7 +259,7 @@ def reducescatter(tensor, op=None, name=None, process_set=None):
     # (through the async pair a request waited on the engine's thread: 34 us against 3-6).
     in_set = _set(process_set)
     x, out = _scatter_arrays(tensor, in_set)
-    _hvd.reducescatter(_arrays.passed(x), _arrays.passed(out), _op(op, None), in_set)
+    _hvd.reducescatter(_arrays.passed(x, in_set), _arrays.passed(out, in_set), _op(op, None), in_set)
     return out
 
 
@@ -267,7 +275,8 @@ def reducescatter_async(tensor, op=None, name=None, process_set=None):
     """Starts a reducescatter; synchronize(handle) returns this rank's rows."""
     in_set = _set(process_set)
     x, out = _scatter_arrays(tensor, in_set)
-    handle = _hvd.reducescatter_async(_name(name), _arrays.passed(x), _arrays.passed(out), _op(op, None), in_set)
+    handle = _hvd.reducescatter_async(_name(name), _arrays.passed(x, in_set), _arrays.passed(out, in_set),
+                                      _op(op, None), in_set)
     return _remember(handle, "plain", lambda: out, (x, out))
 
 
@@ -278,7 +287,8 @@ def alltoall(tensor, splits=None, name=None, process_set=None):
     if name is not None or not _on_host(tensor):
         return synchronize(alltoall_async(tensor, splits=splits, name=name, process_set=process_set))
     x, rows = _alltoall_arguments(tensor, splits)
-    return _alltoall_result(_hvd.alltoall(_arrays.passed(x), rows, _set(process_set)), x, splits is not None)
+    in_set = _set(process_set)
+    return _alltoall_result(_hvd.alltoall(_arrays.passed(x, in_set), rows, in_set), x, splits is not None)
 
 
 def _alltoall_arguments(tensor, splits):
@@ -312,7 +322,8 @@ def _alltoall_result(gathered, like, with_splits):
 def alltoall_async(tensor, splits=None, name=None, process_set=None):
     """Starts an alltoall; synchronize(handle) returns what alltoall returns."""
     x, rows = _alltoall_arguments(tensor, splits)
-    handle = _hvd.alltoall_async(_name(name), _arrays.passed(x), rows, _set(process_set))
+    in_set = _set(process_set)
+    handle = _hvd.alltoall_async(_name(name), _arrays.passed(x, in_set), rows, in_set)
     return _remember(handle, "alltoall", (x, splits is not None), (x,))
 
 

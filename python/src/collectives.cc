@@ -255,6 +255,14 @@ void registerCollectives(nb::module_& m) {
   m.def("built", [](const std::string& backend) { return hvd::built(backend); });
   m.def("nccl_built_version", [] { return hvd::ncclBuiltVersion(); });
   m.def("gpu_operations_backend", [] { return std::string(hvd::gpuOperationsBackend()); });
+  m.def("wait_gpu_stream",
+        [](uintptr_t stream, int set) {
+          return unlocked([&] { return hvd::waitForGpuStream(reinterpret_cast<void*>(stream), set); });
+        },
+        nb::arg("stream"), nb::arg("process_set") = 0,
+        "Later GPU collectives (of process_set) wait, on the GPU, for the work now on this CUDA stream (an integer "
+        "handle; 0: the legacy default stream); the caller does not wait. False where hvd cannot (no GPU of its "
+        "own open yet): the caller synchronizes the stream itself.");
   m.def("set_gpu_stream", [](uintptr_t stream) { unlocked([&] { return hvd::setGpuStream(reinterpret_cast<void*>(stream)); }); },
         nb::arg("stream"), "GPU collectives run on this CUDA stream (an integer handle; 0: hvd's own).");
 

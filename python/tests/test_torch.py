@@ -89,6 +89,23 @@ def test_without_a_gpu_cuda_tensors_have_no_backend_and_the_package_says_so(modu
         assert rest and rest[0].startswith("refused: GPU tensors cannot be moved here: no GPU visible"), rest
 
 
+def test_before_any_gpu_collective_hvd_cannot_order_its_gpu_work_after_a_stream_and_says_so():
+    # hvd.torch hands a CUDA tensor over by making hvd's GPU stream wait for torch's (an
+    # event: the CPU goes on). Until hvd has a GPU stream of its own (its first GPU
+    # collective), or where it has none, or for a set this rank is not in, it answers False
+    # and the package synchronizes torch's stream itself, as it always did before.
+    import subprocess
+    import sys
+
+    from conftest import clean_env
+
+    code = ("import hvd; hvd.init()\n"
+            "print(hvd._hvd.wait_gpu_stream(0), hvd._hvd.wait_gpu_stream(0, 7))\n")
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=clean_env(), timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split() == ["False", "False"], completed.stdout
+
+
 @pytest.mark.skipif(not _cuda_available(), reason="no CUDA GPU visible to torch here")
 def test_cuda_tensors_go_through_nccl_on_one_rank():
     result = launch(1, "torch_cuda.py")

@@ -527,6 +527,14 @@ Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, Data
   return Status::ok();
 }
 
+Result<bool> waitForGpuStream(void* stream, int processSet) {
+  auto found = usable(processSet);
+  if (!found) return false;  // no runtime, or not in the set: the collective itself says why
+  auto waits = (*found)->engine().waitForGpuStream(stream);
+  if (!waits) return inSet(waits.status(), processSet);
+  return *waits;
+}
+
 Status setGpuStream(void* stream) {
   auto found = usable();
   if (!found) return found.status();

@@ -130,6 +130,15 @@ class CollectiveBackend {
     (void)bytes, (void)like;
     return Status(Errc::kInternal, std::string(name()) + " allocates no device memory");
   }
+  // GPU backends: work queued from now on waits, on the GPU, for what the caller's CUDA
+  // `stream` (0: the legacy default stream) holds now, without the calling thread waiting.
+  // Called from the submitting thread, beside the engine's calls: the frameworks' kernels
+  // that wrote a tensor come first. False where it cannot (no GPU of its own open yet):
+  // the caller then waits for its stream itself.
+  virtual Result<bool> waitForStream(void* stream) {
+    (void)stream;
+    return false;
+  }
   // GPU backends: run later calls on this CUDA stream (a CUstream / cudaStream_t of the
   // device's primary context; nullptr: the backend's own). Not while calls are pending.
   virtual Status useStream(void* stream) {

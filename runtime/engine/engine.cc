@@ -1117,6 +1117,11 @@ Status Engine::setGpuStream(void* stream) {
   return gpu->useStream(stream);
 }
 
+Result<bool> Engine::waitForGpuStream(void* stream) {
+  backends::CollectiveBackend* gpu = backendFor(Device::kCuda);
+  return gpu == nullptr ? Result<bool>(false) : gpu->waitForStream(stream);
+}
+
 std::string_view Engine::backendName(Device device) const {
   for (const auto& b : backends_) {
     if (b->supports(device)) return b->name();

@@ -159,6 +159,11 @@ class Engine {
   // GPU calls submitted later run on this CUDA stream (nullptr: the backend's own).
   // Waits for the current cycle, so no call is mid-flight when the stream changes.
   Status setGpuStream(void* stream);
+  // GPU work queued from now on waits, on the GPU, for what `stream` holds now (the
+  // framework's kernels that wrote the tensors about to be submitted); the calling thread
+  // does not wait, nor for the current cycle. False where the GPU backend cannot (none
+  // here, or no GPU of its own open yet): the caller waits for its stream itself.
+  Result<bool> waitForGpuStream(void* stream);
   // The backend that runs tensors on `device`; "none" when there is none.
   std::string_view backendName(Device device) const;
 

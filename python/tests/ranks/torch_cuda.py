@@ -1,6 +1,7 @@
-"""hvd.torch on CUDA tensors: allreduce (in and out of place, named async), broadcast,
-allgather, reducescatter and alltoall against the values every rank can compute, on the
-GPU of its local rank (or GPU 0 when ranks share one). Prints "ok <backend>" on success."""
+"""hvd.torch on CUDA tensors: allreduce (in and out of place, named async, behind torch's
+stream without the caller waiting), broadcast, allgather, reducescatter and alltoall against
+the values every rank can compute, on the GPU of its local rank (or GPU 0 when ranks share
+one). Prints "ok <backend>" on success."""
 
 import sys
 
@@ -79,6 +80,17 @@ def main():
     hvd.allreduce_(z, op=hvd.Sum)
     assert torch.equal(z, torch.full_like(z, float(n * (n + 1)))), z[:3]
     hvd.set_gpu_stream(0)
+    # On hvd's own stream again: a tensor still being written on torch's stream when it is
+    # handed over. hvd's stream waits for that work on the GPU, and the caller does not
+    # (it synchronized torch's stream before, holding the CPU at every gradient).
+    w = torch.zeros(1 << 20, device=device)
+    torch.cuda._sleep(100_000_000)  # tens of ms of GPU time queued ahead of the fill
+    w.fill_(float(r + 1))
+    handle = hvd.allreduce_async_(w, op=hvd.Sum, name="written_late")
+    caller_went_on = not torch.cuda.current_stream().query()
+    got = hvd.synchronize(handle)
+    assert torch.equal(got, torch.full_like(w, float(n * (n + 1) // 2))), got[:3]
+    assert caller_went_on, "handing the tensor over waited for torch's stream"
     print("ok", hvd.gpu_operations_backend())
     hvd.shutdown()
     return 0

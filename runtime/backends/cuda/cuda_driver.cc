@@ -72,6 +72,10 @@ Result<CudaDriver> CudaDriver::loadFrom(const std::vector<std::string>& candidat
   HVD_CUDA_LOAD(cuMemPoolTrimTo);
   HVD_CUDA_LOAD(cuMemAllocFromPoolAsync);
   HVD_CUDA_LOAD(cuMemFreeAsync);
+  HVD_CUDA_LOAD(cuEventCreate);
+  HVD_CUDA_LOAD(cuEventRecord);
+  HVD_CUDA_LOAD(cuEventDestroy);
+  HVD_CUDA_LOAD(cuStreamWaitEvent);
   HVD_CUDA_LOAD(cuModuleLoadData);
   HVD_CUDA_LOAD(cuModuleUnload);
   HVD_CUDA_LOAD(cuModuleGetFunction);

@@ -51,6 +51,10 @@ struct CudaDriver {
   HVD_CUDA_FN(cuMemPoolTrimTo);
   HVD_CUDA_FN(cuMemAllocFromPoolAsync);
   HVD_CUDA_FN(cuMemFreeAsync);
+  HVD_CUDA_FN(cuEventCreate);
+  HVD_CUDA_FN(cuEventRecord);
+  HVD_CUDA_FN(cuEventDestroy);
+  HVD_CUDA_FN(cuStreamWaitEvent);
   HVD_CUDA_FN(cuModuleLoadData);
   HVD_CUDA_FN(cuModuleUnload);
   HVD_CUDA_FN(cuModuleGetFunction);

@@ -223,6 +223,23 @@ Status GpuDevice::copyMany(std::span<const DeviceCopy> copies) {
                        "launching the batched copy on " + description_);
 }
 
+Status GpuDevice::waitFor(CUstream other) {
+  HVD_RETURN_IF_ERROR(makeCurrent());
+  CUevent ready = nullptr;
+  HVD_RETURN_IF_ERROR(driver_.check(driver_.cuEventCreate(&ready, CU_EVENT_DISABLE_TIMING), "creating an event"));
+  CUresult rc = driver_.cuEventRecord(ready, other);
+  if (rc == CUDA_SUCCESS) rc = driver_.cuStreamWaitEvent(active_, ready, 0);
+  driver_.cuEventDestroy(ready);  // released once the wait has passed it
+  return driver_.check(rc, "ordering " + description_ + "'s stream after the caller's");
+}
+
+Result<bool> waitForStream(const std::atomic<GpuDevice*>& device, CUstream other) {
+  GpuDevice* gpu = device.load(std::memory_order_acquire);
+  // A stream the device cannot wait for (another GPU's: the collective then names the
+  // mismatch) is the caller's to synchronize, as before there was a device.
+  return gpu != nullptr && gpu->waitFor(other).isOk();
+}
+
 Status GpuDevice::synchronize(std::chrono::milliseconds timeout, const std::function<Status()>& poll) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   // Spin briefly (most work ends within microseconds), then back off: a blocked NCCL

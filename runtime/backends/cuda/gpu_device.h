@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +40,10 @@ class GpuDevice {
   CUstream stream() const { return active_; }
   // From the next call on, work goes to `stream` (nullptr: the device's own stream).
   void useStream(CUstream stream) { active_ = stream != nullptr ? stream : stream_; }
+  // Work queued on this device's stream from now on waits, on the GPU, for what `other`
+  // (0: the legacy default stream) holds now; the calling thread does not wait. Callable
+  // from any thread beside the engine's (an event per call).
+  Status waitFor(CUstream other);
   const CudaDriver& driver() const { return driver_; }
   // "GPU 0 (NVIDIA H100 80GB HBM3)", for error messages.
   const std::string& description() const { return description_; }
@@ -78,7 +83,7 @@ class GpuDevice {
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
   CUstream stream_ = nullptr;  // the device's own
-  CUstream active_ = nullptr;  // where work goes now
+  std::atomic<CUstream> active_ = nullptr;  // where work goes now (read by waitFor's threads too)
   std::string description_;
   // allocate()'s pool: its memory stays cached up to kPoolKeepBytes between
   // synchronizations (the default's 0 gave every allgather's pages back to the driver).
@@ -102,5 +107,10 @@ class GpuDevice {
   void* pinned_[2] = {nullptr, nullptr};
   size_t pinnedBytes_[2] = {0, 0};
 };
+
+// GpuDevice::waitFor on `device`, published by the thread that opened it, and true; false
+// before any device is open (null) or where it cannot wait for `other` (a stream of another
+// GPU): the caller then waits for `other` itself, in its own context.
+Result<bool> waitForStream(const std::atomic<GpuDevice*>& device, CUstream other);
 
 }  // namespace hvd::backends::cuda

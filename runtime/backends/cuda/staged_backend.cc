@@ -82,6 +82,7 @@ class StagedBackend final : public CollectiveBackend {
     device_->useStream(stream);
     return Status::ok();
   }
+  Result<bool> waitForStream(void* stream) override { return device_->waitForStream(stream); }
 
  private:
   // Stages `data` out, runs `collective` on the host copy, stages the result back.
@@ -149,11 +150,15 @@ class DriverStaging final : public StagingDevice {
       auto opened = GpuDevice::open(driver_, ordinal);
       if (!opened) return opened.status();
       gpu_ = std::move(*opened);
+      published_.store(gpu_.get(), std::memory_order_release);
     }
     gpu_->useStream(requested_);
     return gpu_->makeCurrent();
   }
   void useStream(void* stream) override { requested_ = static_cast<CUstream>(stream); }
+  Result<bool> waitForStream(void* stream) override {
+    return cuda::waitForStream(published_, static_cast<CUstream>(stream));
+  }
   Result<std::byte*> pinned(size_t bytes, int slot) override { return gpu_->pinned(bytes, slot); }
   Result<std::byte*> scratch(size_t bytes) override { return gpu_->scratch(bytes); }
   Result<DeviceBuffer> allocate(size_t bytes) override { return gpu_->allocate(bytes); }
@@ -165,6 +170,7 @@ class DriverStaging final : public StagingDevice {
   const CudaDriver& driver_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<GpuDevice> gpu_;
+  std::atomic<GpuDevice*> published_{nullptr};  // gpu_, for waitForStream's threads
   CUstream requested_ = nullptr;
 };
 

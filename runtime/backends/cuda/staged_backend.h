@@ -37,6 +37,11 @@ class StagingDevice {
   virtual Status finish() = 0;
   // Later copies go to this CUDA stream (nullptr: the device's own).
   virtual void useStream(void* stream) { (void)stream; }
+  // CollectiveBackend::waitForStream, from the submitting thread.
+  virtual Result<bool> waitForStream(void* stream) {
+    (void)stream;
+    return false;
+  }
 };
 
 // A staged backend over `device`, running the collectives on `host` (which must outlive it);

@@ -38,6 +38,11 @@ struct HostStaging final : hvd::backends::cuda::StagingDevice {
   void** stream = nullptr;
   int* batches = nullptr;  // copyMany calls, and the copies they held
   int* batchedCopies = nullptr;
+  void** waitedFor = nullptr;  // the last stream waitForStream was given
+  hvd::Result<bool> waitForStream(void* s) override {
+    if (waitedFor != nullptr) *waitedFor = s;
+    return true;
+  }
   void useStream(void* s) override {
     if (stream != nullptr) *stream = s;
   }
@@ -99,6 +104,7 @@ struct StagedOptions {
   bool hidePrimitives = false;
   int* batches = nullptr;
   int* batchedCopies = nullptr;
+  void** waitedFor = nullptr;
 };
 
 // body(rank, engine) on `size` thread-ranks whose GPU backend is the staged one over host
@@ -135,6 +141,7 @@ std::vector<std::string> onStagedRanks(int size, const std::function<std::string
         staging->copies = o.copies, staging->scratches = o.scratches;
         staging->failCopies = o.failCopies, staging->stream = o.stream;
         staging->batches = o.batches, staging->batchedCopies = o.batchedCopies;
+        staging->waitedFor = o.waitedFor;
       }
       // Declared before the runtime, so it outlives the staged backend that runs on it.
       std::unique_ptr<hvd::backends::CollectiveBackend> hidden;
@@ -412,6 +419,24 @@ TEST_CASE("the caller's CUDA stream reaches the GPU backend, and nullptr gives i
     if (stream != nullptr) return "nullptr did not reach the staging device";
     return "";
   }, 64 << 20, nullptr, nullptr, &stream);
+  CHECK(errors == none(1));
+}
+
+TEST_CASE("a stream the caller's GPU work must follow reaches the GPU backend's device from the caller's thread",
+          "[unit]") {
+  void* waited = nullptr;
+  StagedOptions options;
+  options.waitedFor = &waited;
+  auto errors = onStagedRanks(1, [&](int, Engine& e) -> std::string {
+    auto* theirs = reinterpret_cast<void*>(std::uintptr_t{0x5678});
+    auto waits = e.waitForGpuStream(theirs);
+    if (!waits) return waits.status().message();
+    if (!*waits || waited != theirs) return "the stream did not reach the staging device";
+    // The legacy default stream is a stream like any other here (0), not "hvd's own".
+    waits = e.waitForGpuStream(nullptr);
+    if (!waits) return waits.status().message();
+    return *waits && waited == nullptr ? "" : "0 did not reach the staging device";
+  }, 64 << 20, options);
   CHECK(errors == none(1));
 }
 

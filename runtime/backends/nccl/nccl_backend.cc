@@ -200,6 +200,9 @@ class NcclBackend final : public CollectiveBackend {
     requested_ = static_cast<CUstream>(stream);
     return Status::ok();
   }
+  Result<bool> waitForStream(void* stream) override {
+    return cuda::waitForStream(published_, static_cast<CUstream>(stream));
+  }
 
  private:
   // The communicator, made at the first GPU call on the GPU of `pointer` (device 0 when
@@ -235,6 +238,7 @@ class NcclBackend final : public CollectiveBackend {
     if (!gpu) return fail(gpu.status());
     gpu_ = std::move(*gpu);
     gpu_->useStream(requested_);
+    published_.store(gpu_.get(), std::memory_order_release);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // so that a rank that never joins costs a timeout, not a hang
     ncclComm_t comm = nullptr;
@@ -285,6 +289,7 @@ class NcclBackend final : public CollectiveBackend {
   int rank_, size_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<GpuDevice> gpu_;
+  std::atomic<GpuDevice*> published_{nullptr};  // gpu_, for waitForStream's threads
   ncclComm_t comm_ = nullptr;
   CUstream requested_ = nullptr;  // the caller's stream (useStream), taken at each call
   Status poisoned_;

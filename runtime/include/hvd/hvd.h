@@ -133,6 +133,17 @@ Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, Data
 // reached the end of hvd's work. nullptr: hvd's own stream (the default), on which hvd
 // does not wait for the framework's work. Call it with no GPU call pending.
 Status setGpuStream(void* stream);
+// Before handing over GPU tensors written on a stream other than hvd's (the framework's:
+// torch.cuda.current_stream().cuda_stream; 0 is the legacy default stream): hvd's GPU work
+// queued from now on waits, on the GPU, for what that stream holds now, while the calling
+// thread goes on (an event, as Horovod waits on one). hvd's Python package calls it for
+// every CUDA tensor; it synchronized torch's stream before, which held the CPU back until
+// every kernel queued so far had run (a training step's backward, at each gradient).
+// processSet: the set whose collectives come next (each set runs its own GPU stream).
+// False where hvd cannot order its work so (no GPU of its own open yet: before the first
+// GPU collective; none here; not in the set): the caller then synchronizes its stream
+// itself, as before.
+Result<bool> waitForGpuStream(void* stream, int processSet = 0);
 // What moves GPU tensors: "nccl", "cuda-staged" (HOROVOD_GPU_OPERATIONS=cpu, or no NCCL),
 // or "none" (then every GPU call fails saying why); "" before init.
 const char* gpuOperationsBackend();

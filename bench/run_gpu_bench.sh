@@ -6,7 +6,8 @@
 # sharing the GPU, then, where the machine has MPS (nvidia-cuda-mps-control), the staged
 # path again under an MPS server of its own, and the staged path's copies alone
 # (gpu_copy_floor: processes sharing the GPU, with and without MPS). Between them, the
-# same from Python (bench/torch_gpu_calls.py) where $HVD_PYTHON (default .venv/bin/python)
+# same from Python (bench/torch_gpu_calls.py, and bench/torch_gpu_step.py's backward pass
+# with a hook per gradient) where $HVD_PYTHON (default .venv/bin/python)
 # has torch with CUDA and hvd. Prints the device,
 # driver, CUDA and NCCL versions first. Asserts nothing.
 #   bash bench/run_gpu_bench.sh [--max-mib 256]
@@ -52,6 +53,9 @@ if "$python" -c 'import torch, hvd, sys; sys.exit(0 if torch.cuda.is_available()
   echo "## one rank from Python: hvd.torch on CUDA tensors (bench/torch_gpu_calls.py), NCCL, then staged"
   "$hvdrun" -np 1 --no-prefix "$python" bench/torch_gpu_calls.py
   HOROVOD_GPU_OPERATIONS=cpu "$hvdrun" -np 1 --no-prefix "$python" bench/torch_gpu_calls.py
+  echo
+  echo "## one rank from Python: a backward pass handing each gradient to hvd (bench/torch_gpu_step.py)"
+  "$hvdrun" -np 1 --no-prefix "$python" bench/torch_gpu_step.py
 else
   echo "(no torch with CUDA and hvd in $python: the Python rows are not made; HVD_PYTHON names another)"
 fi

@@ -1188,21 +1188,26 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
   } else {
     s = scratch.status();
   }
-  double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
-  // Device tensors go to the backend in one call each way (one kernel launch on a GPU).
-  std::vector<backends::DeviceCopy> copies;
-  std::uint64_t at = 0;
-  for (size_t m : members) {
-    if (!s.isOk()) break;
-    const Operation& op = *ready[m].second;
-    if (onHost) {
-      std::memcpy(fused + at, op.in, op.spec.bytes());
-    } else {
-      copies.push_back({fused + at, op.in, op.spec.bytes()});
+  // Every member's bytes into the fusion buffer (packing) or back out: memcpy on the host;
+  // device tensors to the backend in one call (one kernel launch on a GPU).
+  auto moveMembers = [&](bool packing) -> Status {
+    std::vector<backends::DeviceCopy> copies;
+    std::uint64_t at = 0;
+    for (size_t m : members) {
+      Operation& op = *ready[m].second;
+      void* dst = packing ? static_cast<void*>(fused + at) : op.out;
+      const void* src = packing ? op.in : fused + at;
+      if (onHost) {
+        std::memcpy(dst, src, op.spec.bytes());
+      } else {
+        copies.push_back({dst, src, op.spec.bytes()});
+      }
+      at += op.spec.bytes();
     }
-    at += op.spec.bytes();
-  }
-  if (s.isOk() && !onHost) s = backend->copyMany(copies);
+    return onHost ? Status::ok() : backend->copyMany(copies);
+  };
+  double t0 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
+  if (s.isOk()) s = moveMembers(true);
   double t1 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
   if (s.isOk()) {
     const TensorRef whole{fused, total / dataTypeSize(first.type), first.type, first.device};
@@ -1216,19 +1221,7 @@ Status Engine::runAllreduceGroup(const ReadyList& ready,
     }
   }
   double t2 = timeline_ ? timeline::TimelineWriter::nowUs() : 0;
-  at = 0;
-  copies.clear();
-  for (size_t m : members) {
-    if (!s.isOk()) break;
-    Operation& op = *ready[m].second;
-    if (onHost) {
-      std::memcpy(op.out, fused + at, op.spec.bytes());
-    } else {
-      copies.push_back({op.out, fused + at, op.spec.bytes()});
-    }
-    at += op.spec.bytes();
-  }
-  if (s.isOk() && !onHost) s = backend->copyMany(copies);
+  if (s.isOk()) s = moveMembers(false);
   if (s.isOk() && !onHost) s = backend->finishCopies();
   if (timeline_) {
     Spec whole = first;

@@ -181,13 +181,13 @@ Status GpuDevice::loadCopyKernel() {
 }
 
 Status GpuDevice::copyMany(std::span<const DeviceCopy> copies) {
-  size_t small = 0;
-  for (const DeviceCopy& c : copies) small += c.bytes > 0 && c.dst != c.src && c.bytes <= kKernelCopyMax;
+  // Copies with something to move and small enough for the kernel's one block each.
+  auto forKernel = [](const DeviceCopy& c) { return c.bytes > 0 && c.dst != c.src && c.bytes <= kKernelCopyMax; };
+  const auto small = static_cast<size_t>(std::count_if(copies.begin(), copies.end(), forKernel));
   if (small > 1 && !kernelTried_) HVD_RETURN_IF_ERROR(loadCopyKernel());
   const bool launch = small > 1 && copyKernel_ != nullptr;
   for (const DeviceCopy& c : copies) {
-    if (launch && c.bytes <= kKernelCopyMax) continue;
-    HVD_RETURN_IF_ERROR(copyAsync(c.dst, c.src, c.bytes));
+    if (!launch || !forKernel(c)) HVD_RETURN_IF_ERROR(copyAsync(c.dst, c.src, c.bytes));
   }
   if (!launch) return Status::ok();
   HVD_RETURN_IF_ERROR(makeCurrent());
@@ -210,8 +210,7 @@ Status GpuDevice::copyMany(std::span<const DeviceCopy> copies) {
   auto* list = reinterpret_cast<KernelCopy*>(static_cast<std::byte*>(listsHost_) + listsUsed_);
   int count = 0;
   for (const DeviceCopy& c : copies) {
-    if (c.bytes == 0 || c.dst == c.src || c.bytes > kKernelCopyMax) continue;
-    list[count++] = KernelCopy{c.src, c.dst, c.bytes};
+    if (forKernel(c)) list[count++] = KernelCopy{c.src, c.dst, c.bytes};
   }
   CUdeviceptr onDevice = listsDevice_ + listsUsed_;
   HVD_RETURN_IF_ERROR(driver_.check(driver_.cuMemcpyHtoDAsync(onDevice, list, need, active_),

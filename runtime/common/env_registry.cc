@@ -37,7 +37,7 @@ const EnvVar kVariables[] = {
     {"HVD_LOCAL_GPU", "-1", "this rank's own GPU among those CUDA_VISIBLE_DEVICES shows it (hvdrun: its local rank when each rank has one, else 0); the start-up check reads that one's identity; -1: unknown", EnvKind::kInteger, -1, 1 << 16},
     {"HVD_OVERSUBSCRIBE_GPUS", "0", "1: ranks may share a GPU (set by hvdrun --oversubscribe-gpus); 0: init fails when two ranks hold one", EnvKind::kInteger, 0, 1},
     {"HVD_SHARED_MEMORY", "1", "1: peers on the same host exchange through shared memory; 0: always TCP", EnvKind::kInteger, 0, 1},
-    {"HVD_CONTENTION_PIN", "1", "1: where a host's ranks outnumber its cores and other work keeps them busy or they crowd onto one CPU, the thread running a rank's collectives is held on one CPU (local rank mod the rank's CPUs) until neither has been seen for 2 s; 0: never", EnvKind::kInteger, 0, 1},
+    {"HVD_CONTENTION_PIN", "1", "1: where a host's ranks outnumber its cores and other work keeps them busy, the thread running a rank's collectives is held on one CPU (local rank mod the rank's CPUs) until the contention has gone; 0: never", EnvKind::kInteger, 0, 1},
     {"HVD_ALLREDUCE_ALGORITHM", "auto", "auto (halving-doubling on a power-of-two rank count, else the ring; folded recursive doubling for small buffers from 5 ranks), ring or halving-doubling", EnvKind::kText},
     {"HVD_TIMEOUT", "30", "seconds for joining the job, and for every later wait in a collective during which nothing arrives (time the process was stopped does not count)", EnvKind::kInteger, 1, 86400},
     {"HOROVOD_FUSION_THRESHOLD", "134217728", "bytes: ready allreduces of one type and op are packed into one collective up to this size; 0: no fusion", EnvKind::kInteger, 0, 1ll << 40},

@@ -8,7 +8,6 @@
 
 #include <thread>
 
-#include "runtime/backends/tcp/host_board.h"
 #include "runtime/common/cpu_budget.h"
 #include "tests/support/skip.h"
 
@@ -55,50 +54,6 @@ TEST_CASE("a collective thread is held on the CPU its local rank picks while con
   CHECK(cpusDuring == 1);
   CHECK_FALSE(after);
   CHECK(cpusAfter == static_cast<int>(cpus.size()));
-}
-
-TEST_CASE("a collective thread is held once its host's ranks crowd onto its CPU and let go once they have not for a while",
-          "[contention_pin]") {
-  const auto cpus = hvd::affinityCpus();
-  if (cpus.size() < 2) hvd::test::skipTest("this process may use one CPU: there is nothing to pin down to");
-  std::optional<int> spread, crowded, kept, after;
-  std::thread([&] {
-    WaitPolicy policy(2, 4, [] { return std::optional<int>(4); });
-    auto board = hvd::backends::tcp::HostBoard::inProcess();
-    policy.shareBoard(board, 3);
-    ContentionPin pin(cpus, 3, true);
-    // The other ranks' notes on this thread's CPU (or not), then this thread's own; again
-    // should the scheduler move it between the two.
-    auto noteHere = [&](int others, WaitPolicy::Clock::time_point t) {
-      for (int tries = 0; tries < 100; ++tries) {
-        const int cpu = ::sched_getcpu();
-        for (int r = 0; r < 3; ++r) board->ranOn(r, r < others ? cpu : cpu + 1 + r);
-        policy.spinFor(t);
-        if (::sched_getcpu() == cpu) return;
-      }
-    };
-    auto t = WaitPolicy::Clock::now();
-    noteHere(1, t);  // two of four here
-    noteHere(1, t + WaitPolicy::kCrowdedFor);
-    pin.beforeCall(policy, t + WaitPolicy::kCrowdedFor);
-    spread = pin.pinnedCpu();
-    t += 1s;
-    noteHere(3, t);  // all four here, from now on
-    t += WaitPolicy::kCrowdedFor;
-    noteHere(3, t);
-    pin.beforeCall(policy, t);
-    crowded = pin.pinnedCpu();
-    // Held, the ranks spread again.
-    noteHere(1, t + 1ms);
-    pin.beforeCall(policy, t + 1ms);
-    kept = pin.pinnedCpu();
-    pin.beforeCall(policy, t + WaitPolicy::kCalm);
-    after = pin.pinnedCpu();
-  }).join();
-  CHECK_FALSE(spread);
-  CHECK(crowded == cpus[3 % cpus.size()]);
-  CHECK(kept == crowded);
-  CHECK_FALSE(after);
 }
 
 TEST_CASE("no collective thread is pinned when pinning is off or where each rank has a core or the process has one CPU",

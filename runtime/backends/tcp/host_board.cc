@@ -20,13 +20,9 @@ namespace {
 
 constexpr size_t kPage = 4096;
 
-std::string boardKey(int rank) {
-  return "hvd.board/" + std::to_string(rank);
-}
+std::string boardKey(int rank) { return "hvd.board/" + std::to_string(rank); }
 
-size_t wholePages(size_t bytes) {
-  return (bytes + kPage - 1) / kPage * kPage;
-}
+size_t wholePages(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
 
 // Maps `bytes` of `fd`; the descriptor stays the caller's.
 Result<void*> mapBoard(int fd, size_t bytes) {
@@ -37,9 +33,7 @@ Result<void*> mapBoard(int fd, size_t bytes) {
 
 }  // namespace
 
-void HostBoard::FreeAligned::operator()(std::byte* p) const {
-  ::operator delete[](p, std::align_val_t(kPage));
-}
+void HostBoard::FreeAligned::operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(kPage)); }
 
 std::shared_ptr<HostBoard> HostBoard::inProcess(size_t arenaBytes) {
   std::shared_ptr<HostBoard> board(new HostBoard());
@@ -137,15 +131,14 @@ std::optional<int> HostBoard::ranksCores(int localSize) const {
   return cores;
 }
 
-std::optional<int> HostBoard::ranksOnCpuOf(int localRank, int localSize) const {
+std::optional<bool> HostBoard::cpuShared(int localRank, int localSize) const {
   if (localRank < 0 || localRank >= kSeats) return std::nullopt;
   const int mine = page_->lastCpu[localRank].load(std::memory_order_relaxed);
   if (mine == 0) return std::nullopt;
-  int here = 1;
   for (int other = 0; other < std::min(localSize, kSeats); ++other) {
-    if (other != localRank && page_->lastCpu[other].load(std::memory_order_relaxed) == mine) ++here;
+    if (other != localRank && page_->lastCpu[other].load(std::memory_order_relaxed) == mine) return true;
   }
-  return here;
+  return false;
 }
 
 Result<std::shared_ptr<HostBoard>> offerHostBoard(Store& store, const BoardPlace& place, size_t arenaBytes) {

@@ -65,8 +65,7 @@ class HostBoard {
 
   // Where each local rank's waiting thread last ran, noted as its waits start (wait_policy.h):
   // a rank with a core of its own asks whether another rank of the host last ran on its CPU,
-  // where the scheduler stacked them, and then yields to it instead of spinning flat out;
-  // ranks that share cores ask whether more of them crowd onto theirs than their share.
+  // where the scheduler stacked them, and then yields to it instead of spinning flat out.
   // Relaxed: a hint read at one moment, written only when it changes; the question reads
   // one int per local rank, from 2 KiB that change only when a rank moves.
   static constexpr int kSeats = 512;  // local ranks the board tracks
@@ -75,9 +74,9 @@ class HostBoard {
     auto& seat = page_->lastCpu[localRank];
     if (seat.load(std::memory_order_relaxed) != cpu + 1) seat.store(cpu + 1, std::memory_order_relaxed);
   }
-  // How many of the host's `localSize` ranks last ran on the CPU `localRank` last ran on, it
-  // included; nullopt when that rank has noted none or has no seat.
-  std::optional<int> ranksOnCpuOf(int localRank, int localSize) const;
+  // Whether another of the host's `localSize` ranks last ran on the CPU `localRank` last ran
+  // on; nullopt when that rank has noted none or has no seat.
+  std::optional<bool> cpuShared(int localRank, int localSize) const;
 
   // The shared bytes after the page, page-aligned: as many as the maker asked for, rounded up
   // to whole pages (empty when it asked for none).
@@ -97,7 +96,7 @@ class HostBoard {
 
   HostBoard() = default;
   Page* page_ = nullptr;
-  void* mapping_ = nullptr;  // the shared page and arena, or null for inProcess()'s
+  void* mapping_ = nullptr;    // the shared page and arena, or null for inProcess()'s
   size_t mapped_ = 0;
   std::span<std::byte> arena_;
   int offered_ = -1;           // create()'s descriptor, which the handle names

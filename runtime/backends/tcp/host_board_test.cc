@@ -149,33 +149,31 @@ TEST_CASE("the host's ranks count their cores together once all have joined and 
   CHECK_FALSE(unknown->ranksCores(2).has_value());
 }
 
-TEST_CASE("ranks note the CPU they last ran on and learn how many ranks of the host last ran on theirs", "[unit]") {
+TEST_CASE("ranks note the CPU they last ran on and learn whether another rank of the host ran on theirs", "[unit]") {
   std::string handle;
   auto maker = HostBoard::create(&handle);
   REQUIRE(maker.isOk());
   auto other = HostBoard::open(handle);
   REQUIRE(other.isOk());
   // Rank 0 has noted nothing: nothing to say.
-  CHECK_FALSE((*maker)->ranksOnCpuOf(0, 3).has_value());
+  CHECK_FALSE((*maker)->cpuShared(0, 3).has_value());
   (*maker)->ranOn(0, 5);
-  CHECK((*maker)->ranksOnCpuOf(0, 3) == 1);  // the others have noted nothing yet
+  CHECK((*maker)->cpuShared(0, 3) == false);  // the others have noted nothing yet
   (*other)->ranOn(1, 6);
-  CHECK((*maker)->ranksOnCpuOf(0, 3) == 1);
+  CHECK((*maker)->cpuShared(0, 3) == false);
   (*other)->ranOn(2, 5);
-  CHECK((*maker)->ranksOnCpuOf(0, 3) == 2);
-  CHECK((*other)->ranksOnCpuOf(1, 3) == 1);
-  (*other)->ranOn(1, 5);
-  CHECK((*other)->ranksOnCpuOf(2, 3) == 3);
+  CHECK((*maker)->cpuShared(0, 3) == true);
+  CHECK((*other)->cpuShared(1, 3) == false);
   // Rank 2 moves on: the last CPU counts.
   (*other)->ranOn(2, 7);
-  CHECK((*maker)->ranksOnCpuOf(0, 3) == 2);
+  CHECK((*maker)->cpuShared(0, 3) == false);
   // A seat past the host's ranks is not one of them; CPU 0 is a CPU like any other.
-  (*other)->ranOn(3, 7);
-  CHECK((*other)->ranksOnCpuOf(2, 3) == 1);
+  (*other)->ranOn(3, 6);
+  CHECK((*other)->cpuShared(1, 3) == false);
   (*maker)->ranOn(0, 0);
   (*other)->ranOn(1, 0);
-  CHECK((*maker)->ranksOnCpuOf(0, 2) == 2);
+  CHECK((*maker)->cpuShared(0, 2) == true);
   // Ranks past the board's seats are not tracked.
   (*other)->ranOn(HostBoard::kSeats, 0);
-  CHECK_FALSE((*other)->ranksOnCpuOf(HostBoard::kSeats, HostBoard::kSeats + 1).has_value());
+  CHECK_FALSE((*other)->cpuShared(HostBoard::kSeats, HostBoard::kSeats + 1).has_value());
 }

@@ -109,7 +109,6 @@ class RingCollectives : public CollectiveBackend {
       collectives::reduceInto(dst, src, bytes.size(), DataType::kUInt8, ReduceOp::kMin);
       collectives::reduceInto(dst + head, src + head, rider.count, rider.type, rider.op, order);
     };
-    if (riderBytes > 0) placeCaller();  // a small allreduce riding on the agreement
     capFor(wait);
     Status s = inArena(combined_.size()) ? hostAllreduce(*arena_, *ring_, combined_, combine)
                                          : collectives::combineAllreduce(*ring_, combined_, combine);
@@ -127,9 +126,8 @@ class RingCollectives : public CollectiveBackend {
   bool inArena(size_t bytes) const {
     return arena_ && bytes <= std::min(arena_->capacity(), collectives::kSmallAllreduceBytes);
   }
-  // Data collectives, and agreements that carry a small allreduce (the engine's others come
-  // from whichever thread drives a cycle, and are small enough that where their thread runs
-  // hardly matters).
+  // Data collectives only: the engine's agreements come from whichever thread drives a
+  // cycle, and are small enough that where their thread runs hardly matters.
   void placeCaller() {
     if (pin_) pin_->beforeCall(ring_->waitPolicy(), WaitPolicy::Clock::now());
   }

@@ -20,8 +20,7 @@ void WaitPolicy::decide(int cores) {
   // core. Measured at np=4 on 2 cores: 200 yielding tries cut 1 KiB allreduce from 117 to
   // 69 us; over shared memory 50 / 200 / 2000 us of budget gave 1 MiB busbw 2.5 / 4.6 / 2.1
   // GB/s (one run each).
-  cores_ = std::max(cores, 1);
-  bool ownCore = localRanks_ <= cores_;
+  bool ownCore = localRanks_ <= cores;
   base_.tries = ownCore ? 2000 : 200;
   base_.yield = !ownCore;
   base_.budget = std::chrono::microseconds(ownCore ? 2000 : 200);
@@ -42,21 +41,10 @@ WaitPolicy::Spin WaitPolicy::spinFor(Clock::time_point now, const Spin* cap) {
   // host last ran here. Two ranks held on one CPU, np=2 over TCP, where 2000 tries flat out
   // take about a millisecond: 64 B to 1 KiB p90 1.1 ms before, 24 us yielding; over shared
   // memory 22 us a call before, 5.3 yielding.
-  // Where ranks share cores the note says whether more of them crowd onto this CPU than
-  // their share (kCrowdedFor, pinWanted).
-  bool stacked = false, crowded = false;
-  if (board_ && localRanks_ > 1) {
+  bool stacked = false;
+  if (board_ && localRanks_ > 1 && !base_.yield) {
     board_->ranOn(localRank_, ::sched_getcpu());
-    const int here = board_->ranksOnCpuOf(localRank_, localRanks_).value_or(1);
-    stacked = !base_.yield && here > 1;
-    crowded = base_.yield && here > (localRanks_ + cores_ - 1) / cores_;
-  }
-  if (!crowded) {
-    crowdedSince_.reset();
-  } else if (!crowdedSince_) {
-    crowdedSince_ = now;
-  } else if (now - *crowdedSince_ >= kCrowdedFor) {
-    crowdFound_ = now;
+    stacked = board_->cpuShared(localRank_, localRanks_).value_or(false);
   }
   constexpr Spin kSleep{0, false, std::chrono::microseconds(0)};
   if (quietAt(now)) return kSleep;
@@ -127,10 +115,8 @@ void WaitPolicy::startQuiet(Clock::time_point now) {
   // less often (each probe that finds it costs the slice it loses; with the first period
   // after every probe, np=4 beside busy loops kept 5-13x tails over its medians). Found
   // after a calm spell: a new burst, start again from the shortest period.
-  if (now - lastOffCore_ < kCalm)
-    quiet_ = std::min(quiet_ * 2, kLongestQuiet);
-  else
-    quiet_ = kFirstQuiet;
+  if (now - lastOffCore_ < kCalm) quiet_ = std::min(quiet_ * 2, kLongestQuiet);
+  else quiet_ = kFirstQuiet;
   lastOffCore_ = now;
   quietUntil_ = now + quiet_;
   quietLooked_ = false;

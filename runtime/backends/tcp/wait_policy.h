@@ -35,8 +35,8 @@ class WaitPolicy {
 
   // A wait's spin before it sleeps.
   struct Spin {
-    int tries = 0;                        // attempts before the budget's clock counts
-    bool yield = false;                   // sched_yield between attempts (ranks outnumber cores)
+    int tries = 0;           // attempts before the budget's clock counts
+    bool yield = false;      // sched_yield between attempts (ranks outnumber cores)
     std::chrono::microseconds budget{0};  // 0: sleep at once
   };
 
@@ -115,26 +115,9 @@ class WaitPolicy {
   // burst (an idle np=4 job on 2 cores finds it up to 3 times as its ranks start) but work
   // that stays. Only where ranks outnumber the cores (only there do the periods run).
   bool contentionPersists(Clock::time_point now) const {
-    return contentionRecent(now) && quiet_ >= kFirstQuiet * (1 << (kPinAfter - 1));
+    return base_.yield && now - lastOffCore_ < kCalm && quiet_ >= kFirstQuiet * (1 << (kPinAfter - 1));
   }
   static constexpr int kPinAfter = 5;
-  // Contention found within kCalm of `now`, where ranks outnumber the cores.
-  bool contentionRecent(Clock::time_point now) const { return base_.yield && now - lastOffCore_ < kCalm; }
-  // More of the host's ranks than their share of the cores last ran on this thread's CPU at
-  // every wait's start for kCrowdedFor, within kCalm of `now`. The scheduler keeps ranks
-  // crowded where they are: those that spin are always cache-hot, which its balancing leaves
-  // in place, and sleepers weigh little. Beside busy loops, np=4 on 2 cores over TCP had all
-  // four ranks on one CPU for seconds, 113 us a 4 B allreduce against 30-37 held two to a
-  // CPU; their waits, each a short turn of the crowd, seldom lost a slice or ran out, so no
-  // contention was found. Idle ranks crowd too, for a while.
-  bool crowdedRecently(Clock::time_point now) const { return base_.yield && now - crowdFound_ < kCalm; }
-  static constexpr std::chrono::milliseconds kCrowdedFor{20};
-  // Whether the thread running this rank's collectives should be held on its CPU
-  // (contention_pin.h): contention that persists, or ranks crowding; and whether a held one
-  // stays held: contention or crowding found within kCalm (holding spreads crowded ranks,
-  // so crowding goes while its cause may stay).
-  bool pinWanted(Clock::time_point now) const { return contentionPersists(now) || crowdedRecently(now); }
-  bool pinKept(Clock::time_point now) const { return contentionRecent(now) || crowdedRecently(now); }
   const Spin& base() const { return base_; }
   // How many times contention was found: a spin off its core, or a quiet period renewed
   // (for tests and reports).
@@ -154,11 +137,6 @@ class WaitPolicy {
   std::optional<std::chrono::microseconds> threadSlice_;
   int localRanks_ = 0;
   int localRank_ = 0;
-  int cores_ = 1;  // decide()'s
-  // Since when every wait's start found ranks crowding this CPU (none: the last did not),
-  // and when that had lasted kCrowdedFor, last.
-  std::optional<Clock::time_point> crowdedSince_;
-  Clock::time_point crowdFound_{};
   RunnableCount runnable_;
   std::shared_ptr<HostBoard> board_;
   Clock::time_point quietUntil_{}, lastOffCore_{};

@@ -121,7 +121,7 @@ stats() {  # np config phase size [round] -> "median p10 p90 mean" of the pooled
 # Each round's p90/median under contention, and its busy median over its own idle one:
 # "r1 r2 ..." ("-" where a round has no figure).
 per_round() {  # np config size -> "tails ratios"
-  local tails="" ratios="" m p90 idle
+  local tails="" ratios="" m p90 idle round
   for round in $(seq 1 "$repeat"); do
     read -r m _ p90 < <(stats "$1" "$2" busy "$3" "$round")
     read -r idle _ _ < <(stats "$1" "$2" idle "$3" "$round")

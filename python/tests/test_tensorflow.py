@@ -90,6 +90,14 @@ def test_a_smooth_learning_rate_schedule_counts_fractional_epochs_from_the_steps
     assert len(rates) == 8
 
 
+def test_horovod_s_best_model_checkpoint_keeps_the_epoch_with_the_best_val_loss_once_its_filepath_is_set(tmp_path):
+    # Before, hvd.callbacks.BestModelCheckpoint did not exist (AttributeError).
+    result = launch(1, "keras_lr.py", "best", str(tmp_path))
+    assert result.returncode == 0, result
+    assert result.lines(0)[-1] == "best ok", result
+    assert (tmp_path / "best.keras").is_file()
+
+
 def test_keras_distributed_optimizer_takes_horovod_s_arguments_and_trains_the_same_weights():
     # Before, gradient_predivide_factor, sparse_as_dense, device_dense and num_groups each
     # raised TypeError (unexpected keyword argument).

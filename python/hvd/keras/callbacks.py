@@ -1,5 +1,7 @@
 """Keras callbacks of Horovod's tutorial, for Keras 3."""
 
+import os
+
 import keras
 import numpy as np
 
@@ -138,3 +140,27 @@ class LearningRateScheduleCallback(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
             logs["lr"] = float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate))
+
+
+class BestModelCheckpoint(keras.callbacks.ModelCheckpoint):
+    """Horovod's: a ModelCheckpoint that keeps only the best model by `monitor` (the whole
+    model, save_best_only). Horovod's Spark estimator sets its filepath after making it;
+    elsewhere set `.filepath` (or give filepath=) before fit: a .keras file, written by the
+    ranks that have the callback (give it to rank 0 alone, as Horovod's examples do)."""
+
+    def __init__(self, monitor="val_loss", verbose=0, mode="auto", save_freq="epoch", filepath=None):
+        # Keras 3 checks the path as the callback is made, where Horovod's comes later: a
+        # stand-in passes the check, and on_train_begin checks the real one.
+        super().__init__("best.keras", monitor=monitor, verbose=verbose, save_best_only=True,
+                         save_weights_only=False, mode=mode, save_freq=save_freq)
+        self.filepath = filepath
+
+    def on_train_begin(self, logs=None):
+        if self.filepath is None:
+            raise ValueError("BestModelCheckpoint has no filepath: set .filepath (or give filepath=) before fit, "
+                             "a .keras file; Horovod's Spark estimator sets it, outside Spark nothing does")
+        self.filepath = os.fspath(self.filepath)
+        if not self.filepath.endswith(".keras"):
+            raise ValueError(f"BestModelCheckpoint saves the whole model: its filepath must end in .keras, "
+                             f"not {self.filepath!r}")
+        super().on_train_begin(logs)

@@ -10,6 +10,11 @@ epochs, then schedules), with SGD and momentum; prints each batch's rate as
                              as without; backward_passes_per_step > 1 is refused naming Keras's
                              gradient_accumulation_steps; op=hvd.Adasum trains in model.fit;
                              prints "options ok"
+    keras_lr.py best DIR     Horovod's BestModelCheckpoint, its filepath set after it is made
+                             (as Horovod's Spark estimator sets it): DIR/best.keras holds the
+                             epoch with the lowest val_loss; without a filepath, or with one
+                             that is no .keras file, fit is refused naming filepath; prints
+                             "best ok"
 """
 
 import sys
@@ -67,6 +72,35 @@ if mode == "options":
         assert "gradient_accumulation_steps=2" in str(error), error
     print("options ok", flush=True)
     print("ok", flush=True)
+    sys.exit(0)
+
+if mode == "best":
+    import os
+
+    keras.utils.set_random_seed(2)
+    net = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    net.compile(optimizer=hvd.DistributedOptimizer(keras.optimizers.SGD(0.5)), loss="mse")
+    data = np.random.default_rng(3).normal(size=(32, 3)).astype(np.float32)
+    # A learning rate this high makes val_loss go up and down: the best epoch is not the last.
+    best = hvd.callbacks.BestModelCheckpoint(monitor="val_loss", mode="min")
+    best.filepath = os.path.join(sys.argv[2], "best.keras")
+    history = net.fit(data, data.sum(axis=1, keepdims=True) ** 2, batch_size=8, epochs=6, verbose=0,
+                      shuffle=False, validation_split=0.25, callbacks=[best])
+    losses = history.history["val_loss"]
+    kept = keras.models.load_model(best.filepath, compile=False)
+    val = data[24:]
+    kept_loss = float(np.mean((kept.predict(val, verbose=0) - val.sum(axis=1, keepdims=True) ** 2) ** 2))
+    assert abs(kept_loss - min(losses)) <= 1e-4 * max(1.0, min(losses)), (kept_loss, losses)
+    print("epochs' val_loss", [round(v, 4) for v in losses], "kept", round(kept_loss, 4), flush=True)
+    for filepath, words in ((None, "filepath"), (os.path.join(sys.argv[2], "best.h5x"), ".keras")):
+        refused = hvd.callbacks.BestModelCheckpoint()
+        refused.filepath = filepath
+        try:
+            net.fit(data, data.sum(axis=1, keepdims=True), epochs=1, verbose=0, callbacks=[refused])
+            raise SystemExit(f"fit went on with filepath={filepath!r}")
+        except ValueError as error:
+            assert "BestModelCheckpoint" in str(error) and words in str(error), error
+    print("best ok", flush=True)
     sys.exit(0)
 
 model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])

@@ -596,7 +596,9 @@ namespace {
 
 // The engine's result as the API hands it over (a GPU tensor's stays on its device).
 Gathered handedOver(engine::Gathered&& g) {
-  Gathered out{std::move(g.bytes), std::vector<size_t>(g.counts.begin(), g.counts.end())};
+  Gathered out;
+  out.data = std::move(g.bytes);
+  out.counts.assign(g.counts.begin(), g.counts.end());
   out.device = g.device;
   out.onDevice = std::move(g.onDevice.memory);
   out.onDeviceBytes = g.onDevice.bytes;

@@ -101,6 +101,12 @@ class CollectiveBackend {
   // After a failure: the rank whose closed connection caused it (it died or exited), when
   // that is why; the runtime tells hvdrun, which then names that rank, not this one.
   virtual std::optional<int> peerGone() const { return std::nullopt; }
+  // After a failure of this rank's own outside the backend (a GPU copy, memory for a
+  // result), which stops its engine for good while the process may live on: tell the peers
+  // at once, as a crash would, where they would otherwise wait in the collective until their
+  // timeout. The TCP backend closes its connections; others do nothing (MPI has no way short
+  // of MPI_Abort, NCCL's peers wait on their GPUs).
+  virtual void abandon(const Status& why) { (void)why; }
 
   // Memory on this backend's device, for the engine: its fusion buffer (grows; valid until
   // the next call), on the device of `like` (a tensor of the request: the first call

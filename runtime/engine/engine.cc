@@ -596,6 +596,10 @@ bool Engine::runCycle(ControlWait wait) {
   if (Status s = negotiateAndRun(wait); !s.isOk()) {
     std::optional<int> gone;
     for (const auto& backend : backends_) gone = gone ? gone : backend->peerGone();
+    // This engine is done for; peers still in a collective with it learn so now (a failure
+    // outside the transport, a GPU copy say, left them waiting for their timeout while this
+    // process lived on). Where the transport failed it has told them already.
+    for (const auto& backend : backends_) backend->abandon(s);
     stop(s, gone);
     progressed_ = true;
   }

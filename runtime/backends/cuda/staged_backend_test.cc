@@ -409,6 +409,33 @@ TEST_CASE("a device failure poisons the staged backend: later GPU calls fail wit
   CHECK(errors == none(1));
 }
 
+TEST_CASE("a rank whose GPU call fails on its own device lets its peers fail at once naming it while it lives on",
+          "[unit]") {
+  // Rank 0's device loses a copy before the host collective; rank 1 is already in it. Before,
+  // rank 1 waited there for the whole timeout (10 s here, HVD_TIMEOUT's 30 by default) while
+  // rank 0, its call failed, went on living (a program that caught the error).
+  bool failCopies = true;
+  std::vector<double> failedAfter(2, -1);
+  auto errors = onStagedRanks(2, [&](int rank, Engine& e) -> std::string {
+    std::vector<float> x{1, 2, 3};
+    auto start = std::chrono::steady_clock::now();
+    auto h = e.submit({"", Spec{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 3, Device::kCuda}, x.data(),
+                       x.data()});
+    hvd::Status s = h ? e.wait(*h) : h.status();
+    failedAfter[static_cast<size_t>(rank)] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (s.isOk()) return "rank " + std::to_string(rank) + "'s allreduce succeeded";
+    if (rank == 0) {
+      if (s.message().find("device lost") == std::string::npos) return "rank 0: " + s.message();
+      std::this_thread::sleep_for(3s);  // alive, as a program that caught the error
+      return "";
+    }
+    return s.message().find("rank 0") == std::string::npos ? "rank 1: " + s.message() : "";
+  }, 64 << 20, nullptr, &failCopies);
+  CHECK(errors == none(2));
+  CHECK(failedAfter[1] >= 0);
+  CHECK(failedAfter[1] < 2.0);
+}
+
 TEST_CASE("the caller's CUDA stream reaches the GPU backend, and nullptr gives it back its own", "[unit]") {
   void* stream = nullptr;
   auto errors = onStagedRanks(1, [&](int, Engine& e) -> std::string {

@@ -80,6 +80,7 @@ class RingCollectives : public CollectiveBackend {
     return hostAllreduce(*arena_, *ring_, {}, [](std::byte*, const std::byte*, collectives::Operands) {});
   }
   std::optional<int> peerGone() const override { return ring_->peerGone(); }
+  void abandon(const Status& why) override { ring_->abandon(why); }
   // Ranks reach a timed cycle's control allreduce up to a cycle time apart (each on its own
   // timer), so spinning the data path's full budget there burns a core per waiting rank:
   // 1.3 s of CPU in 3 s of waiting at 1 ms cycles, measured. A short spin still catches

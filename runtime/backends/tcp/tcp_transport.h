@@ -84,6 +84,9 @@ class TcpTransport : public collectives::Transport {
   // The first error, once the transport is poisoned; ok before.
   const Status& health() const { return poisoned_; }
 
+  // Poisons the transport with `why` and closes every connection, as a crash would: the
+  // rank failed outside the transport (CollectiveBackend::abandon). Nothing when poisoned.
+  void abandon(Status why) { (void)fail(std::move(why)); }
   // Closes every connection at once, as a crash would (for failure tests).
   void abortForTest();
   // The peer whose closed connection poisoned this transport, when that is what did.

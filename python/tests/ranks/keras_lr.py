@@ -87,6 +87,8 @@ if mode == "best":
     history = net.fit(data, data.sum(axis=1, keepdims=True) ** 2, batch_size=8, epochs=6, verbose=0,
                       shuffle=False, validation_split=0.25, callbacks=[best])
     losses = history.history["val_loss"]
+    # Otherwise a checkpoint of every epoch would keep the best one too.
+    assert losses.index(min(losses)) < len(losses) - 1, losses
     kept = keras.models.load_model(best.filepath, compile=False)
     val = data[24:]
     kept_loss = float(np.mean((kept.predict(val, verbose=0) - val.sum(axis=1, keepdims=True) ** 2) ** 2))

@@ -9,16 +9,17 @@
 #include <optional>
 
 #include "cli/launch/task_shim.h"
-#include "cli/options.h"
+#include "cli/options/options.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
 #include "cli/plan/plan.h"
 #include "cli/plan/plan_output.h"
 #include "cli/plan/thread_defaults.h"
-#include "cli/plan_request.h"
+#include "cli/options/plan_request.h"
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
 #include "runtime/common/cpu_budget.h"
+#include "runtime/common/rank_contract.h"
 #include "runtime/common/shm_names.h"
 #include "slurm/allocation.h"
 #include "slurm/hostlist.h"
@@ -27,12 +28,6 @@ extern char** environ;
 
 namespace hvd::cli {
 namespace {
-
-// Variables the launcher decided once for the whole job; the shim passes them on as they
-// are instead of deciding again on every node (a free port here is not one there).
-// hvdrun's own start of the job (--max-restarts) is known only to hvdrun, which passes it on.
-constexpr const char* kLauncherDecides[] = {"MASTER_PORT", "HVD_RENDEZVOUS_ADDR", "HVD_RENDEZVOUS_PORT",
-                                            "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS"};
 
 [[noreturn]] void fail(const std::string& what, const std::string& hint = "") {
   throw UserError(ExitCode::kEnvironment, "exec-rank: " + what, hint);
@@ -59,9 +54,9 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   Options o = parseOptions(args);
   if (o.program.empty()) fail("no program to run");
   slurm::Environment env = slurm::environmentFrom(environ);
-  auto hostsSpec = env.find("HVD_PLAN_HOSTS");
+  auto hostsSpec = env.find(std::string(rank_contract::kPlanHosts));
   if (hostsSpec == env.end()) {
-    fail("HVD_PLAN_HOSTS is not set", "exec-rank is started by hvdrun's launchers, not by hand");
+    fail(std::string(rank_contract::kPlanHosts) + " is not set", "exec-rank is started by hvdrun's launchers, not by hand");
   }
 
   // Who am I: Open MPI's identity first (under mpirun SLURM_* are not per rank), then
@@ -100,14 +95,16 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   const bool slurmBound = !underMpi && !o.noGpu && allocation && allocation->has_value() &&
                           (*allocation)->gpus.binding == slurm::GpuBinding::kPerTask;
   slurm::Environment planEnv = env;
-  if (auto spec = env.find("HVD_PLAN_GPUS"); spec != env.end()) {
+  if (auto spec = env.find(std::string(rank_contract::kPlanGpus)); spec != env.end()) {
     if (auto devices = devicesFromGpusSpec(spec->second, facts.hostname); devices && !slurmBound) {
       std::string list;
       for (const auto& d : *devices) list += (list.empty() ? "" : ",") + d;
-      planEnv["CUDA_VISIBLE_DEVICES"] = list;
+      planEnv[std::string(rank_contract::kCudaVisibleDevices)] = list;
     }
   }
-  if (!o.noGpu && !planEnv.count("CUDA_VISIBLE_DEVICES")) facts.localGpuCount = backends::countLocalGpus();
+  if (!o.noGpu && !planEnv.count(std::string(rank_contract::kCudaVisibleDevices))) {
+    facts.localGpuCount = backends::countLocalGpus();
+  }
   auto plan = buildPlan(request, planEnv, facts);
   if (!plan) fail(plan.status().message());
   if (rank < 0 || rank >= static_cast<int>(plan->ranks.size())) {
@@ -130,25 +127,9 @@ int runExecRankCommand(const std::vector<std::string>& args) {
          "ports from the job");
   }
 
-  std::vector<std::string> overrides = planEnvironment(*plan, me);
-  // hvdrun --min-np: the rank's worker number (its first rank) joins it to each world.
-  if (auto elastic = env.find("HVD_ELASTIC"); elastic != env.end() && elastic->second == "1") {
-    overrides.push_back("HVD_ELASTIC_WORKER=" + std::to_string(me.where.rank));
-    overrides.push_back("HOROVOD_ELASTIC=1");
-  }
-  // Slurm's per-task binding stands for the ranks the plan gives GPUs; a rank the plan
-  // gives none (a TF ps or evaluator) gets none, whatever Slurm bound to its task.
+  // Slurm's per-task binding stands for the ranks the plan gives GPUs; a rank the plan gives
+  // none (a TF ps or evaluator) gets none, whatever Slurm bound to its task.
   const bool keepSlurmGpus = slurmBound && !me.hideGpus;
-  if (keepSlurmGpus) {  // the task sees its own GPUs alone, its first at 0
-    for (std::string& kv : overrides) {
-      if (kv.rfind("HVD_LOCAL_GPU=", 0) == 0) kv = "HVD_LOCAL_GPU=0";
-    }
-  }
-  // srun tells each task the address its launching machine used: the one address of
-  // hvdrun's host that this node is sure to reach.
-  if (auto launchIp = env.find("SLURM_LAUNCH_NODE_IPADDR"); launchIp != env.end() && !launchIp->second.empty()) {
-    env["HVD_RENDEZVOUS_ADDR"] = launchIp->second;
-  }
   // Threads: Slurm's --cpus-per-task, else this task's CPUs; shared with the node's other
   // ranks only when Slurm bound none (the task may then run on every CPU of the node).
   std::optional<int> cpusPerTask;
@@ -156,29 +137,11 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   const int usable = usableCpuCount();
   const int sharing = usable >= onlineCpuCount() ? me.where.localSize : 1;
   auto userSet = [&](const std::string& name) { return env.count(name) > 0; };
-  for (auto& kv : threadVariables(defaultThreadsPerRank(usable, sharing, cpusPerTask), userSet)) {
-    overrides.push_back(std::move(kv));
-  }
+  std::vector<std::string> threads = threadVariables(defaultThreadsPerRank(usable, sharing, cpusPerTask), userSet);
   // This task's CPUs as srun or mpirun bound them, which the rank keeps.
-  if (auto var = interOpThreadsVariable(static_cast<int>(affinityCpus().size()), userSet)) overrides.push_back(*var);
-  std::vector<std::string> finalEnv;
-  for (const auto& [name, value] : env) {
-    if (name == "HVD_PLAN_HOSTS" || name == "HVD_PLAN_GPUS") continue;
-    bool replaced = false;
-    for (const auto& kv : overrides) replaced |= kv.compare(0, name.size() + 1, name + "=") == 0;
-    bool launcherDecided = false;
-    for (const char* v : kLauncherDecides) launcherDecided |= name == v;
-    if (!replaced || launcherDecided || (keepSlurmGpus && name == "CUDA_VISIBLE_DEVICES")) {
-      finalEnv.push_back(name + "=" + value);
-    }
-  }
-  for (const auto& kv : overrides) {
-    std::string name = kv.substr(0, kv.find('='));
-    bool launcherDecided = false;
-    for (const char* v : kLauncherDecides) launcherDecided |= name == v && env.count(v);
-    if (launcherDecided || (keepSlurmGpus && name == "CUDA_VISIBLE_DEVICES")) continue;
-    finalEnv.push_back(kv);
-  }
+  if (auto var = interOpThreadsVariable(static_cast<int>(affinityCpus().size()), userSet)) threads.push_back(*var);
+  std::vector<std::string> inherited;
+  RankEnvironment rankEnv = shimRankEnvironment(*plan, me, env, keepSlurmGpus, std::move(threads), inherited);
 
   auto exe = findExecutable(o.program.front(), searchPath());
   if (!exe) fail("cannot run the program on " + facts.hostname + ": " + exe.status().message());
@@ -187,8 +150,9 @@ int runExecRankCommand(const std::vector<std::string>& args) {
   job.host = facts.hostname;
   job.executable = *exe;
   job.argv = o.program;
-  job.env = std::move(finalEnv);
-  if (auto secret = env.find("HVD_SECRET_KEY"); secret != env.end()) job.shmPrefix = shmJobPrefix(secret->second);
+  job.inherited = std::move(inherited);
+  job.env = std::move(rankEnv);
+  if (auto secret = job.env.valueOf(rank_contract::kSecretKey)) job.shmPrefix = shmJobPrefix(*secret);
   job.coordinatorRank = parameterServerChief(*plan);
   job.killGrace = o.killGrace;
   auto end = runTaskShim(job);

@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "cli/launch/agent_protocol.h"
-#include "cli/launch/guardian.h"
-#include "cli/launch/rank_timeout.h"
-#include "cli/launch/supervisor.h"
+#include "cli/supervise/agent_protocol.h"
+#include "cli/supervise/guardian.h"
+#include "cli/elastic/rank_timeout.h"
+#include "cli/supervise/process_supervisor.h"
 #include "cli/launch/task_shim.h"
 #include "cli/launch/torch_error_file.h"
 #include "cli/os/adopted_orphans.h"
@@ -36,6 +36,7 @@
 #include "cli/user_error.h"
 #include "runtime/backends/backend_probe.h"
 #include "runtime/common/cpu_budget.h"
+#include "runtime/common/rank_contract.h"
 #include "runtime/common/shm_names.h"
 #include "slurm/gpu_binding.h"
 
@@ -146,8 +147,9 @@ void followOrders(int fd, int relay) {
 // else the driver's count).
 std::vector<std::string> hostDevices(const std::string& host) {
   std::vector<std::string> devices;
-  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
-    auto list = slurm::parseDeviceList(visible, "CUDA_VISIBLE_DEVICES");
+  const std::string visibleName(rank_contract::kCudaVisibleDevices);
+  if (const char* visible = std::getenv(visibleName.c_str()); visible != nullptr) {
+    auto list = slurm::parseDeviceList(visible, visibleName);
     if (!list) fail(host, list.status().message(), list.status().hint());
     devices = std::move(*list);
   } else {
@@ -173,9 +175,8 @@ void shareOutGpus(AgentJob& job) {
     throw UserError(ExitCode::kEnvironment, s.message(), s.hint());  // it names the host
   }
   for (size_t i = 0; i < plans.size(); ++i) {
-    std::vector<std::string>& env = job.ranks[i].env;
-    env = withoutGpuVariables(std::move(env));
-    for (std::string& kv : gpuVariables(plans[i])) env.push_back(std::move(kv));
+    job.ranks[i].env = withoutGpuVariables(std::move(job.ranks[i].env));
+    job.ranks[i].planned.set(RankEnvironment::Part::kGpus, gpuVariables(plans[i]));
   }
 }
 
@@ -189,6 +190,7 @@ void placeAddedRanksGpus(AgentJob& job) {
     if (!devices) devices = hostDevices(job.host);
     if (devices->empty()) continue;  // no GPUs here: no list, as for the job's first ranks
     r.env = withoutGpuVariables(std::move(r.env));
+    r.planned.set(RankEnvironment::Part::kGpus, {});
     const GpuPositions& p = *r.gpuPositions;
     const int highest = *std::max_element(p.visible.begin(), p.visible.end());
     if (highest >= static_cast<int>(devices->size())) {
@@ -199,12 +201,24 @@ void placeAddedRanksGpus(AgentJob& job) {
     }
     std::string visible;
     for (int position : p.visible) visible += (visible.empty() ? "" : ",") + (*devices)[static_cast<size_t>(position)];
-    r.env.push_back("CUDA_VISIBLE_DEVICES=" + visible);
-    r.env.push_back("HVD_LOCAL_GPU=" + std::to_string(p.localGpu));
+    r.planned.set(RankEnvironment::Part::kGpus,
+                  {rank_contract::assignment(rank_contract::kCudaVisibleDevices, visible),
+                   rank_contract::assignment(rank_contract::kLocalGpu, std::to_string(p.localGpu))});
   }
 }
 
 }  // namespace
+
+std::vector<std::string> completeAgentRank(AgentRank& r, int threads, int rankCpus, const std::string& errorFile) {
+  auto userSet = [&](const std::string& name) {
+    return !valueInEnvironment(r.env, name).empty() || !r.planned.valueOf(name).value_or("").empty();
+  };
+  std::vector<std::string> threadVars = threadVariables(threads, userSet);
+  if (auto var = interOpThreadsVariable(rankCpus, userSet)) threadVars.push_back(std::move(*var));
+  r.planned.threads(std::move(threadVars));
+  if (!errorFile.empty() && !userSet(std::string(rank_contract::kTorchErrorFile))) r.planned.errorFile(errorFile);
+  return r.planned.over(r.env);
+}
 
 int runHostAgentCommand(const std::vector<std::string>& args) {
   // hvdrun's count of this host for --nproc-per-node gpu, cpu or auto, before it plans: the
@@ -278,22 +292,18 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   const int ownCpus = static_cast<int>(affinityCpus().size());  // an unpinned rank's, inherited
   std::vector<RankProcess> ranks;
   for (AgentRank& r : job.ranks) {
-    auto exe = findExecutable(r.argv.front(), valueInEnvironment(r.env, "PATH"));
+    auto exe = findExecutable(r.argv.front(), valueInEnvironment(r.planned.over(r.env), "PATH"));
     if (!exe) {
       fail(job.host, "cannot run the program for rank " + std::to_string(r.rank) + ": " + exe.status().message(),
            "nothing was started; the program must exist at the same path (or in PATH) on every host");
     }
-    auto userSet = [&](const std::string& name) { return !valueInEnvironment(r.env, name).empty(); };
-    for (auto& kv : threadVariables(threads, userSet)) r.env.push_back(std::move(kv));
     const auto& pinned = cpus[ranks.size()];
-    if (auto var = interOpThreadsVariable(pinned.empty() ? ownCpus : static_cast<int>(pinned.size()), userSet)) {
-      r.env.push_back(std::move(*var));
+    std::vector<std::string> env = completeAgentRank(r, threads, pinned.empty() ? ownCpus : static_cast<int>(pinned.size()),
+                                                     errorFiles.path(r.rank));
+    if (auto file = r.planned.valueOf(rank_contract::kTorchErrorFile); file && *file == errorFiles.path(r.rank)) {
+      errorFileOf[r.rank] = *file;
     }
-    if (std::string file = errorFiles.path(r.rank); !file.empty() && valueInEnvironment(r.env, "TORCHELASTIC_ERROR_FILE").empty()) {
-      errorFileOf[r.rank] = file;
-      r.env.push_back("TORCHELASTIC_ERROR_FILE=" + file);
-    }
-    ranks.push_back({.rank = r.rank, .host = job.host, .executable = *exe, .argv = r.argv, .env = r.env, .cpus = pinned});
+    ranks.push_back({.rank = r.rank, .host = job.host, .executable = *exe, .argv = r.argv, .env = std::move(env), .cpus = pinned});
   }
 
   // Forked before the orders thread: the guardian must be a clean single-threaded copy.
@@ -304,7 +314,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   }();
   // The threads are born with every signal blocked, so what they raise waits for the
   // supervisor's signalfd instead of killing the agent.
-  const std::vector<std::string>& rankEnv = job.ranks.front().env;  // names hvdrun's rendezvous
+  const std::vector<std::string>& rankEnv = ranks.front().env;  // names hvdrun's rendezvous
   const bool chiefHere = job.coordinatorRank && std::any_of(job.ranks.begin(), job.ranks.end(), [&](const AgentRank& r) {
                            return r.rank == *job.coordinatorRank;
                          });
@@ -359,7 +369,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   // An elastic job (hvdrun --min-np): hvdrun decides whether the job goes on without a rank,
   // so every end is reported and nothing here is stopped for it; if the job cannot go on,
   // hvdrun stops this agent as it stops any.
-  if (const std::string worker = valueInEnvironment(rankEnv, "HVD_ELASTIC_WORKER"); !worker.empty() && worker != "-1") {
+  if (const std::string worker = valueInEnvironment(rankEnv, std::string(rank_contract::kElasticWorker)); !worker.empty() && worker != "-1") {
     supervision.onCleanEnd = nullptr;
     supervision.rankEnded = [&supervision](const std::vector<int>& ranks, const RankFailure* failure) {
       for (int rank : ranks) {  // the agent's own ranks end one by one
@@ -383,7 +393,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     };
     supervision.changeRanksEvery = kStopOrdersEvery;
     // A rank frozen as long as its peers wait in a collective fails here, as under hvdrun.
-    const std::string timeout = valueInEnvironment(rankEnv, "HVD_TIMEOUT");
+    const std::string timeout = valueInEnvironment(rankEnv, std::string(rank_contract::kTimeout));
     supervision.frozenFails =
         rankTimeout([&timeout](const char*) -> const char* { return timeout.empty() ? nullptr : timeout.c_str(); });
   }

@@ -10,8 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "cli/supervise/agent_protocol.h"
+
 namespace hvd::cli {
 
 int runHostAgentCommand(const std::vector<std::string>& args);
+
+// The parts of a rank's environment its host sets: its math libraries' threads (`threads`
+// each, unless the user set them) and TensorFlow's inter-op threads for the CPUs it may use,
+// and torch's error file (unless the user gave one). Returns the rank's complete
+// environment, the parts laid over what it inherits.
+std::vector<std::string> completeAgentRank(AgentRank& rank, int threads, int rankCpus, const std::string& errorFile);
 
 }  // namespace hvd::cli

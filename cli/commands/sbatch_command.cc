@@ -9,7 +9,7 @@
 #include "cli/build_info.h"
 #include "cli/commands/job_script.h"
 #include "cli/config/settings_sources.h"
-#include "cli/elastic_options.h"
+#include "cli/elastic/elastic_options.h"
 #include "cli/os/machine.h"
 #include "cli/os/subprocess.h"
 #include "cli/user_error.h"
@@ -65,7 +65,7 @@ int runSbatchCommand(const std::vector<std::string>& args) {
     }
   }
   // The job script's hvdrun runs on the allocation: what it would refuse there is refused now.
-  checkElasticLaunch(o, /*onSlurm=*/true);
+  checkElasticLaunch(o, o.useMpi ? RankStarter::kMpirun : RankStarter::kSrun);
   std::string templateName = "sbatch.sh";
   std::string templateText;
   if (!o.sbatch.templateFile.empty()) {

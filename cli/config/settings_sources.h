@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/options.h"
+#include "cli/options/options.h"
 
 namespace hvd::cli {
 

@@ -6,21 +6,29 @@
 // secret is never on a command line.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cli/launch/supervisor.h"
-#include "cli/options.h"
+#include "cli/launch/launcher.h"
+#include "cli/options/options.h"
 #include "cli/plan/plan.h"
+#include "cli/supervise/line_reader.h"
 
 namespace hvd::cli {
+
+std::unique_ptr<Launcher> makeMpirunLauncher();
+
+// mpirun --tag-output's output, put back together per rank (open_mpi_tags.h).
+std::unique_ptr<LineReader> mpirunLineReader(size_t maxLine);
 
 struct MpirunCommand {
   std::vector<std::string> argv;
   std::vector<std::string> env;  // "NAME=value" for mpirun's environment, exported with -x NAME
 };
 
+// jobWide: shimJobVariables, which every rank receives unchanged.
 MpirunCommand mpirunLaunchCommand(const Plan& plan, const Options& options, const std::string& hvdrunPath,
                                   const std::vector<std::string>& jobWide, bool asRoot);
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "cli/launch/line_splitter.h"
+#include "cli/supervise/line_splitter.h"
 
 namespace hvd::cli {
 

@@ -1,15 +1,130 @@
 // cli/launch/srun_launcher.cc: the srun command line and what its messages mean.
 #include "cli/launch/srun_launcher.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <regex>
 #include <string_view>
 
+#include "cli/elastic/srun_elastic.h"
+#include "cli/launch/launcher_outcome.h"
 #include "cli/launch/task_shim.h"
+#include "cli/os/machine.h"
+#include "cli/os/subprocess.h"
 #include "cli/plan/plan_output.h"
+#include "cli/supervise/line_splitter.h"
+#include "cli/supervise/process_supervisor.h"
+#include "cli/supervise/rank_environment.h"
+#include "cli/user_error.h"
 
 namespace hvd::cli {
+namespace {
+
+class SrunLines final : public LineReader {
+ public:
+  void feed(std::string_view bytes, const OnLine& onLine) override {
+    splitter_.feed(bytes, [&](std::string_view line, char end) { give(line, end, onLine); });
+  }
+  void finish(const OnLine& onLine) override {
+    splitter_.finish([&](std::string_view line, char end) { give(line, end, onLine); });
+  }
+  bool holdsPiece(bool) const override { return splitter_.holdsRedraw(); }
+  void flushPiece(bool, const OnLine& onLine) override {
+    splitter_.flushRedraw([&](std::string_view line, char end) { give(line, end, onLine); });
+  }
+
+ private:
+  static void give(std::string_view line, char end, const OnLine& onLine) {
+    int rank = -1;
+    bool labelled = stripSrunLabel(line, rank);
+    // srun labels Slurm's own words about the step ("slurmstepd: error: *** STEP 7.0 ON
+    // node01 CANCELLED AT ... ***"; "slurmstepd-node01:" where one host runs several
+    // slurmds) with a task's number; they are Slurm's, not the rank's.
+    if (labelled && (line.substr(0, 11) == "slurmstepd:" || line.substr(0, 11) == "slurmstepd-")) labelled = false;
+    onLine(labelled ? rank : -1, line, end);
+  }
+
+  // "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.
+  static bool stripSrunLabel(std::string_view& line, int& rank) {
+    size_t i = 0;
+    while (i < line.size() && line[i] == ' ') ++i;
+    const size_t digits = i;
+    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+    if (i == digits || i >= line.size() || line[i] != ':') return false;
+    rank = std::atoi(std::string(line.substr(digits, i - digits)).c_str());
+    line.remove_prefix(i + 1);
+    if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
+    return true;
+  }
+
+  LineSplitter splitter_;  // srun's own cut: whole lines, no redraws of its own
+};
+
+class SrunLauncher final : public Launcher {
+ public:
+  std::string_view name() const override { return "srun"; }
+  RankStarter starter() const override { return RankStarter::kSrun; }
+
+  void prepare(Plan& plan, const std::string&) override {
+    auto srun = findExecutable("srun", searchPath());
+    if (!srun) {
+      throw UserError(ExitCode::kEnvironment, "the plan comes from " + plan.sourceDetail + " but srun is not in PATH",
+                      "--no-slurm runs on this machine only");
+    }
+    srun_ = *srun;
+  }
+
+  JobOutcome start(JobStart& s) override {
+    const Options& o = s.options;
+    const Plan& plan = s.plan;
+    char dir[] = "/tmp/hvdrun.XXXXXX";
+    if (::mkdtemp(dir) == nullptr) throw UserError(ExitCode::kEnvironment, "cannot create a temporary directory");
+    std::string hostfile = std::string(dir) + "/hosts";
+    {
+      std::FILE* f = std::fopen(hostfile.c_str(), "w");
+      std::string text = srunHostfile(plan);
+      bool ok = f != nullptr && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+      if (f != nullptr) ok = std::fclose(f) == 0 && ok;
+      if (!ok) throw UserError(ExitCode::kEnvironment, "cannot write " + hostfile);
+    }
+    const bool insideStep = s.env.count("SLURM_STEP_ID") > 0;
+    SrunCommand command = srunCommand(plan, o, thisExecutable(), hostfile, shimJobVariables(o, plan, s.job), insideStep);
+    RankProcess srun{.host = plan.masterAddr, .executable = srun_, .argv = command.argv,
+                     .env = overlay(processEnvironment(), command.env)};
+    SupervisorOptions supervision = s.supervision();
+    supervision.processes = SupervisorOptions::Processes::kLauncher;
+    supervision.lineReader = [](const RankProcess&, bool, size_t) { return srunLineReader(); };
+    SrunElastic elastic;
+    if (o.minNp > 0) elastic.start(o, plan, s.server);
+    auto outcome = superviseRanks({srun}, supervision);
+    std::remove(hostfile.c_str());
+    ::rmdir(dir);
+    JobOutcome result = valueOrThrow(std::move(outcome));
+    if (elastic.finish(result)) return result;
+    // srun exits 143 after stopping the step and names whichever failing task it heard of
+    // first; the shims' reports tell which failed first.
+    auto shims = rootCauseFromShims(&s.server, result, elastic.leftBehindRanks());
+    adoptLauncherFailure(result, shims ? shims : firstSrunFailure(result.launcherMessages), plan, "srun");
+    if (result.firstFailure && !result.firstFailure->launcher.empty()) {
+      const auto& words = result.firstFailure->lastStderrLines;
+      if (auto hint = srunTroubleHint({words.begin(), words.end()})) result.firstFailure->launcherHint = *hint;
+    }
+    adoptCoordinatorEnd(result, &s.server);
+    return result;
+  }
+
+ private:
+  std::string srun_;
+};
+
+}  // namespace
+
+std::unique_ptr<Launcher> makeSrunLauncher() { return std::make_unique<SrunLauncher>(); }
+
+std::unique_ptr<LineReader> srunLineReader() { return std::make_unique<SrunLines>(); }
 
 std::string srunHostfile(const Plan& plan) {
   std::string out;
@@ -37,8 +152,8 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
   c.argv.push_back(hvdrunPath);
   // The shim rebuilds the same plan on its node and stays as the rank's parent (task_shim.h).
   for (auto& a : execRankArguments(o)) c.argv.push_back(std::move(a));
-  c.env = {"SLURM_HOSTFILE=" + hostfilePath, "HVD_PLAN_HOSTS=" + planHostsSpec(plan)};
-  if (std::string gpus = planGpusSpec(plan); !gpus.empty()) c.env.push_back("HVD_PLAN_GPUS=" + gpus);
+  c.env = {"SLURM_HOSTFILE=" + hostfilePath};
+  for (std::string& kv : shimPlanVariables(plan, o)) c.env.push_back(std::move(kv));
   c.env.insert(c.env.end(), jobWide.begin(), jobWide.end());
   return c;
 }

@@ -4,15 +4,23 @@
 // environment. --label lets hvdrun attribute srun's merged output to ranks.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cli/launch/supervisor.h"
-#include "cli/options.h"
+#include "cli/launch/launcher.h"
+#include "cli/options/options.h"
 #include "cli/plan/plan.h"
+#include "cli/supervise/line_reader.h"
 
 namespace hvd::cli {
+
+std::unique_ptr<Launcher> makeSrunLauncher();
+
+// srun --label's output: "  3: text" is rank 3's line; Slurm's own words about the step
+// (slurmstepd's, labelled with a task's number) and srun's are the launcher's.
+std::unique_ptr<LineReader> srunLineReader();
 
 struct SrunCommand {
   std::vector<std::string> argv;
@@ -20,7 +28,8 @@ struct SrunCommand {
 };
 
 // hostfilePath: a file holding srunHostfile(plan). jobWide: variables decided once for the
-// job (MASTER_PORT, rendezvous, secret) that every task must receive unchanged.
+// job (MASTER_PORT, rendezvous, secret) that every task must receive unchanged
+// (shimJobVariables).
 SrunCommand srunCommand(const Plan& plan, const Options& options, const std::string& hvdrunPath,
                         const std::string& hostfilePath, const std::vector<std::string>& jobWide, bool insideStep);
 

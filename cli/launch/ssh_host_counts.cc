@@ -4,8 +4,9 @@
 #include <sstream>
 #include <thread>
 
-#include "cli/launch/agent_protocol.h"
 #include "cli/plan/shell_quote.h"
+#include "cli/supervise/agent_protocol.h"
+#include "cli/user_error.h"
 
 namespace hvd::cli {
 
@@ -66,6 +67,17 @@ HostCountsAnswer countHostsOverSsh(const SshSettings& ssh, const std::string& cl
     }
   }
   return answer;
+}
+
+std::map<std::string, HostCounts> countHostsForPlan(const Options& o, const std::vector<std::string>& hosts) {
+  const SshLaunch launch = sshLaunchFor(o);
+  HostCountsAnswer answer = countHostsOverSsh(launch.ssh, launch.client, launch.remoteHvdrun, hosts);
+  if (!answer.problems.empty()) {
+    std::string table = renderHostProblems(answer.problems, hosts.size());
+    if (!table.empty() && table.back() == '\n') table.pop_back();
+    throw UserError(ExitCode::kEnvironment, table);
+  }
+  return answer.counts;
 }
 
 }  // namespace hvd::cli

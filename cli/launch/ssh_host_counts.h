@@ -34,4 +34,8 @@ struct HostCountsAnswer {
 HostCountsAnswer countHostsOverSsh(const SshSettings& ssh, const std::string& client, const std::string& remoteHvdrun,
                                    const std::vector<std::string>& hosts);
 
+// The same for the plan, with the launch's ssh settings: a host that cannot answer fails it
+// with the hosts' table, as the launch's own check of the hosts would (UserError, exit 3).
+std::map<std::string, HostCounts> countHostsForPlan(const Options& o, const std::vector<std::string>& hosts);
+
 }  // namespace hvd::cli

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "cli/launch/agent_protocol.h"
+#include "cli/supervise/agent_protocol.h"
 
 namespace hvd::cli {
 namespace {

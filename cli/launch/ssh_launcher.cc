@@ -2,13 +2,64 @@
 #include "cli/launch/ssh_launcher.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
+#include "cli/elastic/elastic_supervision.h"
+#include "cli/elastic/job_growth.h"
+#include "cli/launch/launcher_outcome.h"
+#include "cli/os/console.h"
+#include "cli/os/machine.h"
+#include "cli/plan/host_gpus.h"
 #include "cli/plan/shell_quote.h"
+#include "cli/supervise/agent_protocol.h"
+#include "cli/supervise/line_splitter.h"
+#include "cli/supervise/process_supervisor.h"
+#include "cli/user_error.h"
+#include "runtime/common/network_interface.h"
 
 namespace hvd::cli {
 namespace {
+
+class AgentLines final : public LineReader {
+ public:
+  explicit AgentLines(size_t maxLine) : splitter_(maxLine, /*splitAtCarriageReturn=*/true) {}
+  void feed(std::string_view bytes, const OnLine& onLine) override {
+    splitter_.feed(bytes, [&](std::string_view line, char end) { give(line, end, onLine); });
+  }
+  void finish(const OnLine& onLine) override {
+    splitter_.finish([&](std::string_view line, char end) { give(line, end, onLine); });
+  }
+  // A prompt left open would run into a failure record: an agent passes whole lines only.
+  bool holdsPiece(bool) const override { return splitter_.holdsRedraw(); }
+  void flushPiece(bool, const OnLine& onLine) override {
+    splitter_.flushRedraw([&](std::string_view line, char end) { give(line, end, onLine); });
+  }
+
+ private:
+  static void give(std::string_view line, char end, const OnLine& onLine) {
+    int rank = -1;
+    const bool labelled = stripRankPrefix(line, rank);
+    onLine(labelled ? rank : -1, line, end);
+  }
+
+  // "[3]<stdout>:text" (or <stderr>) -> rank 3, "text"; false (line unchanged) otherwise.
+  static bool stripRankPrefix(std::string_view& line, int& rank) {
+    if (line.empty() || line[0] != '[') return false;
+    size_t i = 1;
+    while (i < line.size() && i < 12 && line[i] >= '0' && line[i] <= '9') ++i;
+    constexpr std::string_view kOut = "]<stdout>:", kErr = "]<stderr>:";
+    std::string_view rest = line.substr(i);
+    if (i == 1 || (rest.substr(0, kOut.size()) != kOut && rest.substr(0, kErr.size()) != kErr)) return false;
+    rank = std::atoi(std::string(line.substr(1, i - 1)).c_str());
+    line.remove_prefix(i + kOut.size());
+    return true;
+  }
+
+  LineSplitter splitter_;
+};
 
 // The last line ssh wrote that says something ("ssh: connect to host ... refused").
 std::string lastLine(const std::string& text) {
@@ -125,6 +176,227 @@ std::string renderHostProblems(const std::vector<HostProblem>& problems, size_t 
     text += fmt::format("  {:<{}}    hint: {}\n", "", width, p.hint);
   }
   return text;
+}
+
+namespace {
+
+// How long every host has to answer an ssh launch's connection (--start-timeout, or 30 s).
+std::chrono::milliseconds sshCheckTimeout(const Options& o) {
+  return o.startTimeout.count() > 0 ? o.startTimeout : std::chrono::milliseconds(30000);
+}
+
+GpuRule gpuRule(const Options& o) { return {o.gpusPerRank, o.oversubscribeGpus, o.tfConfig}; }
+
+// The address ranks on other hosts reach hvdrun's rendezvous at: the --network-interface's,
+// else this machine's address on the route to the first other host.
+std::string rendezvousAddressForSsh(const Options& o, const Plan& plan) {
+  std::string why;
+  std::string address;
+  if (!o.networkInterface.empty()) {
+    auto found = interfaceAddress(o.networkInterface);
+    if (!found) throw UserError(ExitCode::kEnvironment, "--network-interface: " + found.status().message());
+    address = *found;
+    why = "--network-interface " + o.networkInterface;
+  } else {
+    // The first other host this machine can route to; when none resolves, ssh cannot reach
+    // any either, and the hosts' table will say so.
+    address = plan.rendezvousAddr;
+    why = "no other host's name resolves here";
+    for (const HostPlan& h : plan.hosts) {
+      if (h.ranks == 0 || h.local) continue;
+      if (auto found = localAddressTowards(h.host)) {
+        address = *found;
+        why = "this machine's address on the route to " + h.host + "; --network-interface picks another";
+        break;
+      }
+    }
+  }
+  if (o.verbose) printTo(stderr, "hvdrun: ranks on other hosts reach hvdrun at {} ({})\n", address, why);
+  return address;
+}
+
+// Every host that did not say the right hello, in one table, as UserError: nothing started.
+[[noreturn]] void throwHostProblems(const JobOutcome& outcome, const std::vector<RankProcess>& agents,
+                                    const SshLaunch& launch, std::chrono::milliseconds timeout) {
+  std::vector<HostProblem> problems;
+  for (const AgentStartProblem& p : outcome.agentStartProblems) {
+    const std::string& host = agents[p.process].host;
+    CapturedRun run;
+    run.timedOut = p.timedOut;
+    // An agent that answered and still waits counts as a check that succeeded.
+    run.exitCode = !p.ended ? 0 : p.signal == 0 ? p.exitCode : -1;
+    run.signal = p.signal;
+    run.out = p.version;
+    run.err = p.stderrText;
+    auto problem = interpretHostCheck(host, run, launch.remoteHvdrun, agentVersion(), timeout);
+    problems.push_back(problem ? *problem
+                               : HostProblem{host, "the connection ended before the job was sent",
+                                             "run 'ssh " + host + " true' by hand to see what ends it"});
+  }
+  std::string table = renderHostProblems(problems, agents.size());
+  if (!table.empty() && table.back() == '\n') table.pop_back();
+  throw UserError(ExitCode::kEnvironment, table);
+}
+
+// Outside Slurm, with ranks on other hosts: one host agent per host, over ssh (started
+// directly for this machine's own ranks). Each says hello first; the jobs go out only once
+// every host has, so a host that cannot start ranks leaves nothing started elsewhere.
+class SshLauncher final : public Launcher, public RankAdder {
+ public:
+  explicit SshLauncher(const Options& o) : o_(o) {}
+
+  std::string_view name() const override { return "ssh"; }
+  RankStarter starter() const override { return RankStarter::kHvdrun; }
+
+  void prepare(Plan& plan, const std::string& shmPrefix) override {
+    launch_ = sshLaunchFor(o_);
+    shmPrefix_ = shmPrefix;
+    plan.rendezvousAddr = rendezvousAddressForSsh(o_, plan);
+  }
+
+  JobOutcome start(JobStart& s) override {
+    const Plan& plan = s.plan;
+    plan_ = &plan;
+    std::error_code ec;
+    const std::string cwd = std::filesystem::current_path(ec).string();
+    if (ec) throw UserError(ExitCode::kEnvironment, "cannot tell the working directory: " + ec.message());
+    // One job per host with ranks, filled in one pass over the ranks.
+    std::vector<AgentJob> jobs;
+    std::vector<const HostPlan*> jobHosts;
+    std::map<std::string, size_t> jobOf;
+    for (const HostPlan& h : plan.hosts) {
+      if (h.ranks == 0) continue;
+      jobOf[h.host] = jobs.size();
+      jobs.push_back({agentVersion(), h.host, cwd, shmPrefix_, o_.killGrace, o_.maxLineBytes,
+                      parameterServerChief(plan), plan.bindTo, std::nullopt,
+                      agentSharesOutGpus(o_.noGpu, h) ? std::optional<GpuRule>(gpuRule(o_)) : std::nullopt, {}});
+      jobHosts.push_back(&h);
+    }
+    const std::vector<std::string> base = remoteEnvironment(processEnvironment());
+    for (const RankPlan& r : plan.ranks) {
+      // The secret travels in the job, over ssh's stdin: never on a command line.
+      AgentJob& job = jobs[jobOf.at(r.where.host)];
+      RankEnvironment planned = sshRankEnvironment(o_, plan, r, s.job, job.gpus.has_value());
+      // The agent sets the host's GPUs, never from hvdrun's own list.
+      std::vector<std::string> inherited = job.gpus ? withoutGpuVariables(base) : base;
+      job.ranks.push_back({r.where.rank, o_.program, std::move(inherited), std::move(planned), usesGpu(r.role)});
+      if (o_.stdinRank == r.where.rank) job.stdinRank = r.where.rank;
+    }
+    std::vector<RankProcess> agents;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const HostPlan& h = *jobHosts[i];
+      const AgentJob& job = jobs[i];
+      std::vector<int> ranks;
+      for (const AgentRank& r : job.ranks) ranks.push_back(r.rank);
+      agents.push_back(agentProcess(h.host, h.local, std::move(ranks), encodeAgentJob(job)));
+    }
+    SupervisorOptions supervision = s.supervision();
+    supervision.processes = SupervisorOptions::Processes::kHostAgents;
+    supervision.lineReader = [](const RankProcess&, bool, size_t maxLine) { return hostAgentLineReader(maxLine); };
+    supervision.agentVersion = agentVersion();
+    supervision.agentHelloTimeout = launch_.ssh.connectTimeout;
+    // hvdrun's stdin goes to its rank over that rank's agent connection, as mpirun's does.
+    if (o_.stdinRank) supervision.stdinForwarding = SupervisorOptions::StdinForwarding{STDIN_FILENO, *o_.stdinRank};
+    ElasticSupervision elastic;
+    elastic.start(o_, plan, s.job, &s.server, supervision, this);
+    JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
+    if (!result.agentStartProblems.empty()) throwHostProblems(result, agents, launch_, launch_.ssh.connectTimeout);
+    // The supervisor counted agents; the summary counts ranks.
+    if (result.interruptSignal != 0 || result.ranksStoppedAfterPreemption > 0) {
+      result.ranksStopped = static_cast<int>(plan.ranks.size());
+    } else if (result.firstFailure) {
+      result.ranksStopped = static_cast<int>(plan.ranks.size()) - 1;
+    }
+    adoptCoordinatorEnd(result, &s.server);
+    return result;
+  }
+
+  // RankAdder: ranks an elastic job adds come through a new host agent each, also here.
+  bool overSsh() const override { return true; }
+  RankProcess forkHere(const std::string& host, AddedRank rank, std::vector<int>) override {
+    return startAgent(host, true, {std::move(rank)});
+  }
+  RankProcess startAgent(const std::string& host, bool here, std::vector<AddedRank> ranks) override {
+    std::error_code ec;
+    AgentJob job{agentVersion(), host, std::filesystem::current_path(ec).string(), shmPrefix_, o_.killGrace,
+                 o_.maxLineBytes, std::nullopt, BindTo::kNone, std::nullopt, std::nullopt, {}};
+    std::vector<int> workers;
+    for (AddedRank& r : ranks) {
+      std::vector<std::string> inherited = remoteEnvironment(processEnvironment());
+      // Not hvdrun's own CUDA_VISIBLE_DEVICES, a list of this machine's devices (a login
+      // node's, a Slurm step's): the rank sees its host's.
+      if (!o_.noGpu && !here) {
+        inherited = withoutGpuVariables(std::move(inherited));
+        r.env.set(RankEnvironment::Part::kGpus, withoutGpuVariables(r.env.part(RankEnvironment::Part::kGpus)));
+      }
+      job.ranks.push_back({r.worker, o_.program, std::move(inherited), std::move(r.env), true, r.gpuPositions, r.cpuBlock});
+      // The agent pins ranks with a block to it, and the others of this job not at all.
+      if (r.cpuBlock) job.bindTo = plan_->bindTo;
+      workers.push_back(r.worker);
+    }
+    return agentProcess(host, here, std::move(workers), encodeAgentJob(job));
+  }
+
+ private:
+  RankProcess agentProcess(const std::string& host, bool here, std::vector<int> ranks, std::string job) const {
+    RankProcess agent;
+    agent.rank = ranks.front();
+    agent.host = host;
+    agent.agentRanks = std::move(ranks);
+    if (here) {
+      agent.executable = thisExecutable();
+      agent.argv = {agent.executable, "host-agent"};
+    } else {
+      agent.executable = launch_.client;
+      agent.argv = sshArgv(launch_.ssh, host, agentCommandLine(launch_.remoteHvdrun));
+    }
+    agent.env = processEnvironment();
+    agent.agentInput = std::move(job);
+    return agent;
+  }
+
+  const Options& o_;
+  SshLaunch launch_;
+  std::string shmPrefix_;
+  const Plan* plan_ = nullptr;  // the start's, while it runs
+};
+
+}  // namespace
+
+std::unique_ptr<Launcher> makeSshLauncher(const Options& options) { return std::make_unique<SshLauncher>(options); }
+
+std::unique_ptr<LineReader> hostAgentLineReader(size_t maxLine) { return std::make_unique<AgentLines>(maxLine); }
+
+RankEnvironment sshRankEnvironment(const Options& o, const Plan& plan, const RankPlan& rank, const JobVariables& job,
+                                   bool agentSharesGpus) {
+  RankEnvironment env = RankEnvironment::fromPlan(plan, rank);
+  env.job(job);
+  if (auto elastic = elasticVariables(o, rank.where.rank)) env.elastic(*elastic);
+  if (agentSharesGpus) env.set(RankEnvironment::Part::kGpus, {});
+  return env;
+}
+
+bool ranksElsewhere(const Plan& plan) {
+  return std::any_of(plan.hosts.begin(), plan.hosts.end(), [](const HostPlan& h) { return h.ranks > 0 && !h.local; });
+}
+
+SshLaunch sshLaunchFor(const Options& o) {
+  SshLaunch launch;
+  auto words = sshClientWords(o.sshCommand);
+  if (!words) throw UserError(ExitCode::kUsage, words.status().message(), "e.g. --ssh-command 'ssh -F ~/.ssh/cluster'");
+  launch.ssh.client = *words;
+  launch.ssh.port = o.sshPort;
+  launch.ssh.identityFile = o.sshIdentityFile;
+  launch.ssh.connectTimeout = sshCheckTimeout(o);
+  auto client = findExecutable(launch.ssh.client.front(), searchPath());
+  if (!client) {
+    throw UserError(ExitCode::kEnvironment, "the plan puts ranks on other hosts, which hvdrun reaches with ssh: " +
+                                                client.status().message(),
+                    "install an OpenSSH client, or name yours with --ssh-command");
+  }
+  launch.client = *client;
+  launch.remoteHvdrun = o.remoteHvdrun.empty() ? thisExecutable() : o.remoteHvdrun;
+  return launch;
 }
 
 std::vector<std::string> remoteEnvironment(const std::vector<std::string>& env) {

@@ -6,13 +6,31 @@
 #pragma once
 
 #include <chrono>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cli/launch/launcher.h"
 #include "cli/os/subprocess.h"
+#include "cli/supervise/line_reader.h"
 
 namespace hvd::cli {
+
+std::unique_ptr<Launcher> makeSshLauncher(const Options& options);
+
+// A host agent's output: "[3]<stdout>:text" is rank 3's line; its other lines are its own
+// (its hello on stdout, its records on stderr: agent_protocol.h), and ssh's.
+std::unique_ptr<LineReader> hostAgentLineReader(size_t maxLine);
+
+// The parts of `rank`'s environment hvdrun sends its host agent: the plan's, the job's and
+// the elastic one; without GPUs where the agent shares out its host's (agentSharesGpus).
+RankEnvironment sshRankEnvironment(const Options& o, const Plan& plan, const RankPlan& rank, const JobVariables& job,
+                                   bool agentSharesGpus);
+
+// Whether the plan puts ranks on hosts other than this one (outside Slurm: ssh's job).
+bool ranksElsewhere(const Plan& plan);
 
 struct SshSettings {
   std::vector<std::string> client{"ssh"};  // the client and options of the user's own
@@ -20,6 +38,15 @@ struct SshSettings {
   std::string identityFile;                // empty: ssh's own choice
   std::chrono::milliseconds connectTimeout{30000};
 };
+
+// How an ssh launch reaches the other hosts.
+struct SshLaunch {
+  SshSettings ssh;
+  std::string client;        // the ssh executable
+  std::string remoteHvdrun;  // hvdrun's path on the other hosts
+};
+// From the options; UserError when there is no ssh client to run.
+SshLaunch sshLaunchFor(const Options& o);
 
 // --ssh-command split at spaces ("ssh" when empty); kInvalidArgument for only spaces.
 Result<std::vector<std::string>> sshClientWords(const std::string& command);

@@ -9,23 +9,26 @@
 
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <thread>
 
-#include "cli/launch/rank_failure.h"
+#include "cli/supervise/rank_failure.h"
 #include "cli/launch/torch_error_file.h"
 #include "cli/os/adopted_orphans.h"
 #include "cli/os/console.h"
 #include "cli/os/inherited_signals.h"
 #include "cli/os/oom_kills.h"
 #include "cli/os/subprocess.h"
+#include "cli/plan/plan_output.h"
+#include "runtime/common/rank_contract.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
 
 namespace hvd::cli {
 namespace {
+
+using rank_contract::assignment;
 
 // The signals srun, Slurm and Open MPI send a task. The rank gets them itself; the shim
 // must live on to report its end.
@@ -57,8 +60,9 @@ bool toldToStop(const TaskEnd& end) {
 // hvdrun's rendezvous, where the rank's own runtime would connect; nullopt when the job has
 // none or it cannot be reached (hvdrun is gone: then nobody is left to tell).
 std::optional<rendezvous::Client> connectToHvdrun(const std::vector<std::string>& env, std::chrono::milliseconds timeout) {
-  std::string addr = valueInEnvironment(env, "HVD_RENDEZVOUS_ADDR"), port = valueInEnvironment(env, "HVD_RENDEZVOUS_PORT"),
-              secret = valueInEnvironment(env, "HVD_SECRET_KEY");
+  std::string addr = valueInEnvironment(env, std::string(rank_contract::kRendezvousAddr)),
+              port = valueInEnvironment(env, std::string(rank_contract::kRendezvousPort)),
+              secret = valueInEnvironment(env, std::string(rank_contract::kSecretKey));
   if (addr.empty() || port.empty() || secret.empty()) return std::nullopt;
   auto client = rendezvous::Client::connect(addr, std::atoi(port.c_str()), secret, timeout);
   if (!client) return std::nullopt;
@@ -117,47 +121,6 @@ void awaitEndOf(const std::vector<std::string>& env, int went, std::chrono::mill
 
 }  // namespace
 
-std::string recordedErrorKey(int rank) { return "launcher/recorded-error/" + std::to_string(rank); }
-
-std::string endReportKey(long long index) { return std::string(kEndReportCountKey) + "/" + std::to_string(index); }
-
-std::string cleanEndKey(int rank) { return "launcher/ended-cleanly/" + std::to_string(rank); }
-
-std::string encodeTaskEndReport(const TaskEndReport& report) {
-  return std::to_string(report.rank) + " " + std::to_string(report.end.exitCode) + " " +
-         std::to_string(report.end.signal) + " " + (report.toldToStop ? "1" : "0") + " " +
-         std::to_string(std::min<std::uint64_t>(report.oomKillsOnHost, 1 << 24));
-}
-
-// Four fields from an hvdrun before the OOM count, five since.
-std::optional<TaskEndReport> decodeTaskEndReport(std::string_view text) {
-  long long fields[5] = {};
-  size_t at = 0;
-  int n = 0;
-  for (; n < 5 && at <= text.size(); ++n) {
-    size_t end = text.find(' ', at);
-    if (end == std::string_view::npos) end = text.size();
-    if (end == at) return std::nullopt;
-    auto [ptr, ec] = std::from_chars(text.data() + at, text.data() + end, fields[n]);
-    if (ec != std::errc() || ptr != text.data() + end || fields[n] < 0 || fields[n] > (1 << 24)) return std::nullopt;
-    at = end + 1;
-  }
-  if (n < 4 || at <= text.size() || fields[3] > 1) return std::nullopt;
-  return TaskEndReport{static_cast<int>(fields[0]), TaskEnd{static_cast<int>(fields[1]), static_cast<int>(fields[2])},
-                       fields[3] == 1, static_cast<std::uint64_t>(fields[4])};
-}
-
-std::optional<TaskEndReport> rootCauseOf(const std::vector<TaskEndReport>& inArrivalOrder) {
-  const TaskEndReport* firstError = nullptr;
-  for (const TaskEndReport& r : inArrivalOrder) {
-    if (r.toldToStop) continue;
-    if (r.end.signal != 0) return r;
-    if (firstError == nullptr) firstError = &r;
-  }
-  if (firstError != nullptr) return *firstError;
-  return std::nullopt;
-}
-
 void handOverRecordedError(const std::vector<std::string>& rankEnv, int rank, const std::string& errorFile) {
   auto recorded = readTorchErrorFile(errorFile);
   if (!recorded) return;
@@ -202,6 +165,92 @@ void countStoppedAfterCoordinator(const std::vector<std::string>& rankEnv, int r
   if (auto client = connectToHvdrun(rankEnv, std::chrono::seconds(5))) (void)client->add(kStoppedAfterCoordinatorKey, ranks);
 }
 
+std::vector<std::string> shimPlanVariables(const Plan& plan, const Options& o) {
+  std::vector<std::string> vars{assignment(rank_contract::kPlanHosts, planHostsSpec(plan))};
+  if (std::string gpus = planGpusSpec(plan); !gpus.empty()) vars.push_back(assignment(rank_contract::kPlanGpus, gpus));
+  std::string names;
+  for (const std::string& kv : o.runtimeVariables) names += (names.empty() ? "" : ",") + kv.substr(0, kv.find('='));
+  if (!names.empty()) vars.push_back(assignment(rank_contract::kPlanRuntimeVariables, names));
+  return vars;
+}
+
+std::vector<std::string> shimJobVariables(const Options& o, const Plan& plan, const JobVariables& job) {
+  std::vector<std::string> vars{assignment(rank_contract::kMasterPort, std::to_string(plan.masterPort)),
+                                assignment(rank_contract::kRendezvousAddr, plan.rendezvousAddr),
+                                assignment(rank_contract::kRendezvousPort, std::to_string(plan.rendezvousPort)),
+                                assignment(rank_contract::kSecretKey, job.secret),
+                                assignment(rank_contract::kPreemptFile, job.preemptFile),
+                                assignment(rank_contract::kPreemptSignal, job.preemptSignal)};
+  // The shims rebuild the plan on each node without the engine options or hvdrun's
+  // restarts: the ranks there inherit these instead.
+  vars.insert(vars.end(), o.runtimeVariables.begin(), o.runtimeVariables.end());
+  if (o.minNp > 0) vars.push_back(assignment(rank_contract::kPlanElastic, "1"));  // each rank's worker number follows
+  if (o.elasticTimeout > 0) vars.push_back(assignment(rank_contract::kElasticTimeout, std::to_string(o.elasticTimeout)));
+  vars.push_back(assignment(rank_contract::kTorchRestartCount, std::to_string(plan.restartCount)));
+  vars.push_back(assignment(rank_contract::kTorchMaxRestarts, std::to_string(plan.maxRestarts)));
+  return vars;
+}
+
+RankEnvironment shimRankEnvironment(const Plan& plan, const RankPlan& me, const slurm::Environment& task,
+                                    bool keepSlurmGpus, std::vector<std::string> threads,
+                                    std::vector<std::string>& inherited) {
+  namespace c = rank_contract;
+  auto value = [&task](std::string_view name) -> std::optional<std::string> {
+    auto it = task.find(std::string(name));
+    if (it == task.end()) return std::nullopt;
+    return it->second;
+  };
+  RankEnvironment env = RankEnvironment::fromPlan(plan, me);
+  // Variables the launcher decided once for the whole job; the shim passes them on as they
+  // are instead of deciding again on every node (a free port here is not one there).
+  // hvdrun's own start of the job (--max-restarts) is known only to hvdrun.
+  for (std::string_view name : {c::kMasterPort, c::kRendezvousAddr, c::kRendezvousPort, c::kTorchRestartCount,
+                                c::kTorchMaxRestarts}) {
+    if (auto v = value(name)) env.replaceValue(name, *v);
+  }
+  // srun tells each task the address its launching machine used: the one address of
+  // hvdrun's host that this node is sure to reach.
+  if (auto launchIp = value("SLURM_LAUNCH_NODE_IPADDR"); launchIp && !launchIp->empty()) {
+    env.replaceValue(c::kRendezvousAddr, *launchIp);
+  }
+  // Slurm's per-task binding stands for the ranks the plan gives GPUs: the task sees its own
+  // GPUs alone, its first at 0.
+  if (keepSlurmGpus) {
+    std::vector<std::string> gpus;
+    if (auto visible = value(c::kCudaVisibleDevices)) gpus.push_back(c::assignment(c::kCudaVisibleDevices, *visible));
+    gpus.push_back(c::assignment(c::kLocalGpu, "0"));
+    env.set(RankEnvironment::Part::kGpus, std::move(gpus));
+  }
+  // The runtime variables hvdrun gives every rank, which its plan here was made without.
+  if (auto names = value(c::kPlanRuntimeVariables)) {
+    std::vector<std::string> settings = env.part(RankEnvironment::Part::kPlanSettings);
+    for (size_t at = 0; at <= names->size();) {
+      size_t end = names->find(',', at);
+      if (end == std::string::npos) end = names->size();
+      const std::string name = names->substr(at, end - at);
+      if (auto v = value(name); v && !name.empty()) settings.push_back(c::assignment(name, *v));
+      at = end + 1;
+    }
+    env.set(RankEnvironment::Part::kPlanSettings, std::move(settings));
+  }
+  if (auto secret = value(c::kSecretKey)) {
+    env.job({*secret, value(c::kPreemptFile).value_or(""), value(c::kPreemptSignal).value_or("")});
+  }
+  // hvdrun --min-np: the rank's worker number (its first rank) joins it to each world.
+  if (value(c::kPlanElastic) == "1") {
+    int timeout = 0;
+    if (auto t = value(c::kElasticTimeout)) timeout = std::atoi(t->c_str());
+    env.elastic({me.where.rank, timeout, std::nullopt});
+  }
+  env.threads(std::move(threads));
+  inherited.clear();
+  for (const auto& [name, v] : task) {
+    if (name == c::kPlanHosts || name == c::kPlanGpus || name == c::kPlanRuntimeVariables) continue;
+    inherited.push_back(name + "=" + v);
+  }
+  return env;
+}
+
 std::vector<std::string> execRankArguments(const Options& o) {
   std::vector<std::string> args{"exec-rank"};
   if (o.gpusPerRank != 1) args.insert(args.end(), {"--gpus-per-rank", std::to_string(o.gpusPerRank)});
@@ -220,14 +269,16 @@ std::vector<std::string> execRankArguments(const Options& o) {
 }
 
 Result<TaskEnd> runTaskShim(const TaskShimJob& job) {
-  std::vector<std::string> env = job.env;
+  RankEnvironment planned = job.env;
   // torch's @record writes here on this node; a path the user gave is theirs to read.
   std::optional<TorchErrorFiles> errorFiles;
   std::string errorFile;
-  if (valueInEnvironment(env, "TORCHELASTIC_ERROR_FILE").empty()) {
+  if (valueInEnvironment(job.inherited, std::string(rank_contract::kTorchErrorFile)).empty() &&
+      !planned.valueOf(rank_contract::kTorchErrorFile)) {
     errorFile = errorFiles.emplace().path(job.rank);
-    if (!errorFile.empty()) env.push_back("TORCHELASTIC_ERROR_FILE=" + errorFile);
+    planned.errorFile(errorFile);
   }
+  std::vector<std::string> env = planned.over(job.inherited);
 
   std::vector<char*> argv, envp;
   std::vector<std::string> args = job.argv;

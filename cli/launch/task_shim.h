@@ -27,44 +27,16 @@
 #include <string_view>
 #include <vector>
 
-#include "cli/options.h"
+#include <map>
+
+#include "cli/options/options.h"
+#include "cli/plan/plan.h"
+#include "cli/rendezvous/launcher_reports.h"
+#include "cli/supervise/rank_environment.h"
 #include "runtime/common/status.h"
+#include "slurm/environment.h"
 
 namespace hvd::cli {
-
-// Rendezvous keys the shims and hvdrun share.
-std::string recordedErrorKey(int rank);  // "<message>\n<where>" of a failed rank's @record
-inline constexpr const char* kCoordinatorDoneKey = "launcher/coordinator-done";
-inline constexpr const char* kStoppedAfterCoordinatorKey = "launcher/stopped-after-coordinator";
-
-// How the task ends: the rank's exit code, or the signal that killed it; exit 0 for a rank
-// stopped because the chief finished.
-struct TaskEnd {
-  int exitCode = 0;
-  int signal = 0;
-};
-
-// A rank's bad end, as its shim reports it.
-struct TaskEndReport {
-  int rank = 0;
-  TaskEnd end;
-  bool toldToStop = false;  // the launcher had signalled the task (SIGTERM, SIGINT, SIGHUP) first
-  std::uint64_t oomKillsOnHost = 0;  // the kernel's OOM kills on its node while it ran (oom_kills.h)
-};
-std::string encodeTaskEndReport(const TaskEndReport& report);
-std::optional<TaskEndReport> decodeTaskEndReport(std::string_view text);
-// The job's root cause among reports in arrival order: a rank killed by a signal nobody
-// sent its task (a crash, the OOM killer, a kill by hand) over one that exited with an
-// error (typically a peer noticing the crash, and maybe heard of first); else the first
-// error exit. Tasks told to stop never are: when only they reported, the cause's own task
-// could not (SIGKILLed with its rank), and the launcher's messages tell instead.
-std::optional<TaskEndReport> rootCauseOf(const std::vector<TaskEndReport>& inArrivalOrder);
-inline constexpr const char* kEndReportCountKey = "launcher/ended";
-std::string endReportKey(long long index);  // index 1 .. the count under kEndReportCountKey
-// A rank that ended cleanly (exit 0, by itself): an elastic job's (HVD_ELASTIC_WORKER)
-// next world leaves it out, and a peer that failed for want of it is reported as such.
-// Bad ends are reported as above.
-std::string cleanEndKey(int rank);
 
 // The duties above, for whatever runs ranks on their node (the shim, an ssh host agent).
 // rankEnv: a rank's environment, which names hvdrun's rendezvous; each call connects on its
@@ -87,12 +59,32 @@ void countStoppedAfterCoordinator(const std::vector<std::string>& rankEnv, int r
 // "exec-rank [options] -- program args...".
 std::vector<std::string> execRankArguments(const Options& o);
 
+// What a launcher passes its task shims in their environment beside those options: the
+// plan's hosts and GPUs (HVD_PLAN_HOSTS, HVD_PLAN_GPUS) and the names of the runtime
+// variables every rank gets (HVD_PLAN_RUNTIME_VARIABLES), whose values come with the job's.
+std::vector<std::string> shimPlanVariables(const Plan& plan, const Options& o);
+// The variables hvdrun decided once for the job, which every task inherits and passes on as
+// they are: where the job's master and rendezvous are, the job's part (JobVariables), the
+// runtime variables, an elastic job's, and which start of the job this is.
+std::vector<std::string> shimJobVariables(const Options& o, const Plan& plan, const JobVariables& job);
+
+// The environment the shim gives its rank, from the plan it rebuilt on its node (`me`, its
+// rank there) and the task's own environment (`task`, with what the launcher passed):
+// every part as hvdrun gives a rank it forks (rank_environment.h), with the values the
+// launcher decided for the job (MASTER_PORT, the rendezvous, the restart counts) and, where
+// Slurm bound the task's GPUs itself (keepSlurmGpus), those. `inherited` is set to what the
+// rank inherits beside them (the task's, without the launcher's own variables).
+RankEnvironment shimRankEnvironment(const Plan& plan, const RankPlan& me, const slurm::Environment& task,
+                                    bool keepSlurmGpus, std::vector<std::string> threads,
+                                    std::vector<std::string>& inherited);
+
 struct TaskShimJob {
   int rank = 0;
   std::string host;
   std::string executable;         // resolved
   std::vector<std::string> argv;  // argv[0] as the user wrote it
-  std::vector<std::string> env;   // the rank's complete environment, "NAME=value"
+  std::vector<std::string> inherited;  // what the rank inherits, "NAME=value"
+  RankEnvironment env;                 // what hvdrun gives it; the shim adds torch's error file
   std::string shmPrefix;          // the job's /dev/shm names; empty: no secret, nothing to remove
   // A ParameterServerStrategy job's chief; this shim is the chief's when it equals rank.
   std::optional<int> coordinatorRank;

@@ -5,6 +5,8 @@
 
 namespace hvd::cli {
 
+bool agentSharesOutGpus(bool noGpu, const HostPlan& host) { return !noGpu && !host.local && host.devices.empty(); }
+
 bool usesGpu(Role role) { return role == Role::kWorker || role == Role::kChief; }
 
 Status assignHostGpus(const GpuRule& rule, HostPlan& host, const std::vector<RankPlan*>& ranks) {

@@ -20,6 +20,10 @@ struct GpuRule {
 
 bool usesGpu(Role role);
 
+// Over ssh, whether a host's agent shares out its GPUs itself: a host whose devices hvdrun
+// does not know (another -H host), unless --no-gpu leaves CUDA_VISIBLE_DEVICES alone.
+bool agentSharesOutGpus(bool noGpu, const HostPlan& host);
+
 // Fills in `host.gpusByLocalRank` and each rank's gpus, gpuSlots, visibleGpus, localGpu and
 // hideGpus from `host.devices`; `ranks` are the host's, in local-rank order. A host without
 // devices is left alone. kInvalidUsage naming the host and the counts when its GPU-using

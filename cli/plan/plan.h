@@ -123,8 +123,13 @@ Result<Plan> buildPlan(const PlanRequest& request, const slurm::Environment& env
 // does not parse (buildPlan then says why).
 std::vector<std::string> hostsToCount(const PlanRequest& request, const MachineFacts& facts);
 
-// The variables rank r starts with, "NAME=value", in a fixed order.
+// The variables the plan gives rank r, "NAME=value", in a fixed order: its identity (who it
+// is, where the job's master and rendezvous are), its GPUs, then the plan's settings (the
+// network interface, TF_CONFIG, the runtime's variables). What a launcher adds beside them
+// (the job's secret, elastic and thread variables) is supervise/rank_environment.h's.
 std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank);
+std::vector<std::string> planIdentityVariables(const Plan& plan, const RankPlan& rank);
+std::vector<std::string> planSettingVariables(const Plan& plan, const RankPlan& rank);
 
 // The rank's CUDA_VISIBLE_DEVICES and HVD_LOCAL_GPU as the plan (or a host agent) gave them
 // ("CUDA_VISIBLE_DEVICES=" alone for a role without GPUs on a GPU host); none without.

@@ -9,7 +9,7 @@
 #include "cli/plan/plan.h"
 #include "cli/launch/mpirun_launcher.h"
 #include "cli/launch/srun_launcher.h"
-#include "cli/options.h"
+#include "cli/options/options.h"
 #include "cli/plan/plan_output.h"
 
 using namespace hvd::cli;

@@ -1,9 +1,12 @@
 // cli/plan/plan_environment.cc: the environment contract of each rank (docs/environment.md).
 #include "cli/plan/json_writer.h"
 #include "cli/plan/plan.h"
+#include "runtime/common/rank_contract.h"
 
 namespace hvd::cli {
 namespace {
+
+using rank_contract::assignment;
 
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
@@ -46,38 +49,53 @@ std::optional<int> parameterServerChief(const Plan& plan) {
 
 std::vector<std::string> gpuVariables(const RankPlan& rank) {
   if (!rank.gpus.empty()) {
-    return {"CUDA_VISIBLE_DEVICES=" + joined(rank.visibleGpus.empty() ? rank.gpus : rank.visibleGpus),
-            "HVD_LOCAL_GPU=" + std::to_string(rank.localGpu)};
+    return {assignment(rank_contract::kCudaVisibleDevices, joined(rank.visibleGpus.empty() ? rank.gpus : rank.visibleGpus)),
+            assignment(rank_contract::kLocalGpu, std::to_string(rank.localGpu))};
   }
-  if (rank.hideGpus) return {"CUDA_VISIBLE_DEVICES="};
+  if (rank.hideGpus) return {assignment(rank_contract::kCudaVisibleDevices, "")};
   return {};
 }
 
 std::vector<std::string> withoutGpuVariables(std::vector<std::string> env) {
   std::erase_if(env, [](const std::string& kv) {
-    return kv.rfind("CUDA_VISIBLE_DEVICES=", 0) == 0 || kv.rfind("HVD_LOCAL_GPU=", 0) == 0;
+    return rank_contract::assigns(kv, rank_contract::kCudaVisibleDevices) ||
+           rank_contract::assigns(kv, rank_contract::kLocalGpu);
   });
   return env;
 }
 
-std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank) {
+std::vector<std::string> planIdentityVariables(const Plan& plan, const RankPlan& rank) {
   std::vector<std::string> env = rankEnvironment(rank.where);
   for (std::string& kv : env) {
-    const std::string name = kv.substr(0, kv.find('='));
-    if (name == "TORCHELASTIC_RESTART_COUNT") kv = name + "=" + std::to_string(plan.restartCount);
-    if (name == "TORCHELASTIC_MAX_RESTARTS") kv = name + "=" + std::to_string(plan.maxRestarts);
+    if (rank_contract::assigns(kv, rank_contract::kTorchRestartCount)) {
+      kv = assignment(rank_contract::kTorchRestartCount, std::to_string(plan.restartCount));
+    }
+    if (rank_contract::assigns(kv, rank_contract::kTorchMaxRestarts)) {
+      kv = assignment(rank_contract::kTorchMaxRestarts, std::to_string(plan.maxRestarts));
+    }
   }
-  env.push_back("MASTER_ADDR=" + plan.masterAddr);
-  env.push_back("MASTER_PORT=" + std::to_string(plan.masterPort));
-  env.push_back("HVD_RENDEZVOUS_ADDR=" + plan.rendezvousAddr);
-  env.push_back("HVD_RENDEZVOUS_PORT=" + std::to_string(plan.rendezvousPort));
-  for (std::string& kv : gpuVariables(rank)) env.push_back(std::move(kv));
+  env.push_back(assignment(rank_contract::kMasterAddr, plan.masterAddr));
+  env.push_back(assignment(rank_contract::kMasterPort, std::to_string(plan.masterPort)));
+  env.push_back(assignment(rank_contract::kRendezvousAddr, plan.rendezvousAddr));
+  env.push_back(assignment(rank_contract::kRendezvousPort, std::to_string(plan.rendezvousPort)));
+  return env;
+}
+
+std::vector<std::string> planSettingVariables(const Plan& plan, const RankPlan& rank) {
+  std::vector<std::string> env;
   if (!plan.networkInterface.empty()) {
-    env.push_back("HVD_NETWORK_INTERFACE=" + plan.networkInterface);
-    env.push_back("NCCL_SOCKET_IFNAME=" + plan.networkInterface);
+    env.push_back(assignment(rank_contract::kNetworkInterface, plan.networkInterface));
+    env.push_back(assignment(rank_contract::kNcclSocketIfname, plan.networkInterface));
   }
-  if (plan.tfConfig) env.push_back("TF_CONFIG=" + tfConfigJson(plan, rank));
+  if (plan.tfConfig) env.push_back(assignment(rank_contract::kTfConfig, tfConfigJson(plan, rank)));
   env.insert(env.end(), plan.runtimeVariables.begin(), plan.runtimeVariables.end());
+  return env;
+}
+
+std::vector<std::string> planEnvironment(const Plan& plan, const RankPlan& rank) {
+  std::vector<std::string> env = planIdentityVariables(plan, rank);
+  for (std::string& kv : gpuVariables(rank)) env.push_back(std::move(kv));
+  for (std::string& kv : planSettingVariables(plan, rank)) env.push_back(std::move(kv));
   return env;
 }
 

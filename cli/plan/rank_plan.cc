@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "runtime/common/rank_contract.h"
+
 namespace hvd::cli {
 
 std::vector<RankAssignment> placeRanks(const std::vector<HostSlots>& hosts, int ranks) {
@@ -38,25 +40,26 @@ std::vector<RankAssignment> placeRanks(const std::vector<HostSlots>& hosts, int 
 }
 
 std::vector<std::string> rankEnvironment(const RankAssignment& r) {
-  auto var = [](const char* name, const std::string& value) { return std::string(name) + "=" + value; };
-  auto num = [&](const char* name, int value) { return var(name, std::to_string(value)); };
+  namespace c = rank_contract;
+  auto var = [](std::string_view name, const std::string& value) { return c::assignment(name, value); };
+  auto num = [&](std::string_view name, int value) { return var(name, std::to_string(value)); };
   return {
-      num("HOROVOD_RANK", r.rank),          num("HOROVOD_SIZE", r.size),
-      num("HOROVOD_LOCAL_RANK", r.localRank), num("HOROVOD_LOCAL_SIZE", r.localSize),
-      num("HOROVOD_CROSS_RANK", r.crossRank), num("HOROVOD_CROSS_SIZE", r.crossSize),
-      var("HOROVOD_HOSTNAME", r.host),
-      num("HVD_RANK", r.rank),              num("HVD_SIZE", r.size),
-      num("HVD_LOCAL_RANK", r.localRank),   num("HVD_LOCAL_SIZE", r.localSize),
-      num("HVD_CROSS_RANK", r.crossRank),   num("HVD_CROSS_SIZE", r.crossSize),
-      var("HVD_HOSTNAME", r.host),
-      num("RANK", r.rank),                  num("WORLD_SIZE", r.size),
-      num("LOCAL_RANK", r.localRank),       num("LOCAL_WORLD_SIZE", r.localSize),
-      num("GROUP_RANK", r.crossRank),       num("GROUP_WORLD_SIZE", r.crossSize),
+      num(c::kHorovodRank, r.rank),          num(c::kHorovodSize, r.size),
+      num(c::kHorovodLocalRank, r.localRank), num(c::kHorovodLocalSize, r.localSize),
+      num(c::kHorovodCrossRank, r.crossRank), num(c::kHorovodCrossSize, r.crossSize),
+      var(c::kHorovodHostname, r.host),
+      num(c::kRank, r.rank),                 num(c::kSize, r.size),
+      num(c::kLocalRank, r.localRank),       num(c::kLocalSize, r.localSize),
+      num(c::kCrossRank, r.crossRank),       num(c::kCrossSize, r.crossSize),
+      var(c::kHostname, r.host),
+      num(c::kTorchRank, r.rank),            num(c::kTorchWorldSize, r.size),
+      num(c::kTorchLocalRank, r.localRank),  num(c::kTorchLocalWorldSize, r.localSize),
+      num(c::kTorchGroupRank, r.crossRank),  num(c::kTorchGroupWorldSize, r.crossSize),
       // torchrun's one role ("default") spans the job; the restarts are the plan's (planEnvironment).
-      num("ROLE_RANK", r.rank),             num("ROLE_WORLD_SIZE", r.size),
-      var("ROLE_NAME", "default"),
-      var("TORCHELASTIC_RESTART_COUNT", "0"), var("TORCHELASTIC_MAX_RESTARTS", "0"),
-      var("TORCHELASTIC_RUN_ID", "none"),
+      num(c::kTorchRoleRank, r.rank),        num(c::kTorchRoleWorldSize, r.size),
+      var(c::kTorchRoleName, "default"),
+      var(c::kTorchRestartCount, "0"),       var(c::kTorchMaxRestarts, "0"),
+      var(c::kTorchRunId, "none"),
   };
 }
 

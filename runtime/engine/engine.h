@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/common/rank_contract.h"
 #include "runtime/backends/collective_backend.h"
 #include "runtime/engine/control_message.h"
 #include "runtime/engine/message_table.h"
@@ -69,8 +70,9 @@ struct EngineOptions {
   std::vector<int> timelineRanks;
 };
 
-// The exit code of a rank ended by a stall shutdown (docs/exit-codes.md).
-inline constexpr int kStallExitCode = 119;
+// The exit code of a rank ended by a stall shutdown (docs/exit-codes.md), which hvdrun's
+// summary explains: declared once for both (rank_contract.h).
+inline constexpr int kStallExitCode = rank_contract::kStalledExitCode;
 
 using HandleId = std::int64_t;
 

@@ -166,17 +166,24 @@ std::string reportText(const JobOutcome& outcome, int ranks, const std::optional
     for (const RankFailure& f : outcome.leftBehind) lost.push_back(f.rank);
     text += fmt::format("hvdrun: the elastic job went on without rank(s) {} after they failed\n", rankListText(lost, 32));
   }
-  if (!outcome.consoleClosed.empty() && outcome.interruptSignal == SIGPIPE) {
+  if (outcome.firstFailure) {
+    // The root cause first, whatever stopped the job after it; then what else happened.
+    text += failureSummaryText(outcome, ranks, recorded);
+    if (!outcome.consoleClosed.empty()) {
+      text += fmt::format("hvdrun: the reader of its {} went away too (a broken pipe): the ranks' output after that "
+                          "had nowhere to go\n", outcome.consoleClosed);
+    } else if (outcome.interruptSignal != 0) {
+      text += fmt::format("hvdrun: interrupted by {} too, while the job was ending\n", signalName(outcome.interruptSignal));
+    }
+  } else if (!outcome.consoleClosed.empty() && outcome.interruptSignal == SIGPIPE) {
     text += fmt::format("hvdrun: the reader of its {} went away (a broken pipe), so the ranks' output had nowhere "
                         "to go: stopped {} rank(s), as for SIGPIPE\n", outcome.consoleClosed, outcome.ranksStopped);
   } else if (outcome.interruptSignal != 0) {
     text += fmt::format("hvdrun: interrupted by {}; stopped {} rank(s)\n", signalName(outcome.interruptSignal),
                         outcome.ranksStopped);
-  } else if (!outcome.firstFailure && outcome.ranksStoppedAfterCoordinator > 0) {
+  } else if (outcome.ranksStoppedAfterCoordinator > 0) {
     text += fmt::format("hvdrun: the chief finished (exit 0), so the job is done: stopped its {} parameter server, "
                         "worker and evaluator rank(s)\n", outcome.ranksStoppedAfterCoordinator);
-  } else if (outcome.firstFailure) {
-    text += failureSummaryText(outcome, ranks, recorded);
   } else if (!outcome.consoleClosed.empty()) {
     text += fmt::format("hvdrun: the reader of its {} went away (a broken pipe) before all of the ranks' output "
                         "was written\n", outcome.consoleClosed);

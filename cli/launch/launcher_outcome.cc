@@ -11,7 +11,7 @@ namespace hvd::cli {
 
 std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, const JobOutcome& result,
                                               const std::set<int>& leftBehind) {
-  if (server == nullptr || result.exitCode == 0) return std::nullopt;
+  if (server == nullptr || (result.exitCode == 0 && result.interruptSignal == 0)) return std::nullopt;
   auto count = server->value(kEndReportCountKey);
   std::vector<TaskEndReport> reports;
   for (long long i = 1, n = count ? std::atoll(count->c_str()) : 0; i <= n; ++i) {
@@ -41,11 +41,16 @@ std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, co
   return f;
 }
 
-void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure, const Plan& plan,
-                          const std::string& launcher) {
+void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> fromShims,
+                          std::optional<RankFailure> fromWords, const Plan& plan, const std::string& launcher) {
   if (result.interruptSignal != 0) result.ranksStopped = static_cast<int>(plan.ranks.size());
   if (result.ranksStoppedAfterPreemption > 0) return;  // hvdrun stopped the step itself
-  if (result.interruptSignal != 0 || !result.neverReady.empty()) return;
+  if (!result.neverReady.empty()) return;
+  // Stopped by hvdrun itself (a signal, its console gone): a rank whose shim reported a
+  // failure before any stop reached it is still the root cause; what srun or mpirun say of
+  // the tasks they stopped is not.
+  if (result.interruptSignal != 0 && !fromShims) return;
+  std::optional<RankFailure> failure = fromShims ? std::move(fromShims) : std::move(fromWords);
   if (!failure) {
     if (!result.firstFailure) return;
     result.firstFailure->launcher = launcher;

@@ -19,11 +19,13 @@ namespace hvd::cli {
 std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, const JobOutcome& result,
                                               const std::set<int>& leftBehind = {});
 
-// The failing rank `failure` names is the job's root cause and exit code, unless the job was
-// interrupted or never started. With none named, the launcher's own end is the cause (the
-// supervisor took it for rank 0's), with its last words.
-void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> failure, const Plan& plan,
-                          const std::string& launcher);
+// The failing rank the task shims name (fromShims), else the one the launcher's own words name
+// (fromWords), is the job's root cause and exit code, unless the job never started. When
+// hvdrun stopped the job itself (a signal, its console gone), only a failure the shims
+// reported counts: it came before the stop. With none named, the launcher's own end is the
+// cause (the supervisor took it for rank 0's), with its last words.
+void adoptLauncherFailure(JobOutcome& result, std::optional<RankFailure> fromShims,
+                          std::optional<RankFailure> fromWords, const Plan& plan, const std::string& launcher);
 
 // A ParameterServerStrategy job: the chief's shim (or host agent) said the chief exited 0,
 // and the others stopped their ranks and exited 0 (task_shim.h).

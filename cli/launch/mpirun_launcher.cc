@@ -64,7 +64,7 @@ class MpirunLauncher final : public Launcher {
     supervision.lineReader = [](const RankProcess&, bool, size_t maxLine) { return mpirunLineReader(maxLine); };
     JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
     auto shims = rootCauseFromShims(&s.server, result);
-    adoptLauncherFailure(result, shims ? shims : firstMpirunFailure(result.launcherMessages), s.plan, "mpirun");
+    adoptLauncherFailure(result, shims, firstMpirunFailure(result.launcherMessages), s.plan, "mpirun");
     adoptCoordinatorEnd(result, &s.server);
     return result;
   }

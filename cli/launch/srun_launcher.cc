@@ -107,7 +107,7 @@ class SrunLauncher final : public Launcher {
     // srun exits 143 after stopping the step and names whichever failing task it heard of
     // first; the shims' reports tell which failed first.
     auto shims = rootCauseFromShims(&s.server, result, elastic.leftBehindRanks());
-    adoptLauncherFailure(result, shims ? shims : firstSrunFailure(result.launcherMessages), plan, "srun");
+    adoptLauncherFailure(result, shims, firstSrunFailure(result.launcherMessages), plan, "srun");
     if (result.firstFailure && !result.firstFailure->launcher.empty()) {
       const auto& words = result.firstFailure->lastStderrLines;
       if (auto hint = srunTroubleHint({words.begin(), words.end()})) result.firstFailure->launcherHint = *hint;

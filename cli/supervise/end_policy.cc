@@ -28,7 +28,8 @@ EndPolicy::State& EndPolicy::state(size_t process) {
 bool EndPolicy::unneeded(size_t process) const { return process < states_.size() && states_[process].unneeded; }
 
 bool EndPolicy::ending() const {
-  return outcome_.firstFailure || outcome_.interruptSignal != 0 || !outcome_.neverReady.empty() || killDeadline_;
+  return outcome_.firstFailure || outcome_.interruptSignal != 0 || !outcome_.neverReady.empty() || killDeadline_ ||
+         brokenPipeDeadline_;
 }
 
 void EndPolicy::send(size_t process, int sig) {
@@ -64,6 +65,17 @@ void EndPolicy::armKill(Clock::time_point now) {
   if (!killDeadline_) killDeadline_ = now + options_.killGrace;
 }
 
+// hvdrun stops the job for reasons of its own (a signal it got, its console gone). A rank
+// already dying then ended by itself, before the stop: whatever order hvdrun hears of the two
+// in, that rank's failure is the job's root cause (noteFailure).
+void EndPolicy::noteEndingBeforeOwnStop() {
+  if (!forkedRanks()) return;  // a launcher's and a host agent's ranks report such ends themselves
+  for (size_t p = 0; p < processes_.count(); ++p) {
+    State& s = state(p);
+    if (processes_.running(p) && s.signalSent == 0 && !s.endingBeforeStop) s.endingBeforeStop = processes_.dying(p);
+  }
+}
+
 void EndPolicy::signalReceived(int sig, Clock::time_point now) {
   if (sig == SIGINT && outcome_.interruptSignal == SIGINT) {
     signalAll(SIGKILL);  // the second Ctrl-C: the user means it
@@ -74,6 +86,7 @@ void EndPolicy::signalReceived(int sig, Clock::time_point now) {
     if (options_.onPreempt) options_.onPreempt();  // the flag is up before ranks hear the signal
     if (options_.preemptGrace) preemptDeadline_ = now + *options_.preemptGrace;
   }
+  if (!isNotice(sig) && outcome_.interruptSignal == 0) noteEndingBeforeOwnStop();
   signalAll(sig);
   if (isNotice(sig)) {
     outcome_.noticePassedOn = sig;
@@ -87,13 +100,23 @@ void EndPolicy::signalReceived(int sig, Clock::time_point now) {
   armKill(now);
 }
 
-// As a program writing into that pipe would be killed by SIGPIPE, and as mpirun aborts, the
-// job is stopped (SIGTERM, then the kill grace), never left running on unseen.
+// As a program writing into that pipe would be killed by SIGPIPE at its next write, and as
+// mpirun aborts, the job is stopped (SIGTERM, then the kill grace), never left running on
+// unseen: after kBrokenPipeGrace, so that a rank already on its way out (the line that met the
+// closed pipe its last words, a failure right after) ends as it would have, and a failure of
+// its own is the job's root cause rather than the pipe.
 void EndPolicy::consoleClosed(const std::string& name, Clock::time_point now) {
   if (outcome_.consoleClosed.empty()) outcome_.consoleClosed = name;
+  if (outcome_.interruptSignal != 0 || outcome_.firstFailure || !outcome_.neverReady.empty()) return;
+  if (!brokenPipeDeadline_) brokenPipeDeadline_ = now + kBrokenPipeGrace;
+}
+
+void EndPolicy::stopForBrokenPipe(Clock::time_point now) {
+  brokenPipeDeadline_.reset();
   bool anyRunning = false;
   for (size_t p = 0; p < processes_.count(); ++p) anyRunning |= processes_.running(p);
   if (!anyRunning || outcome_.interruptSignal != 0 || outcome_.firstFailure || !outcome_.neverReady.empty()) return;
+  noteEndingBeforeOwnStop();
   outcome_.interruptSignal = SIGPIPE;  // the exit code a program killed by it would give: 141
   signalAll(SIGTERM);                  // not SIGPIPE: Python ignores that one
   for (size_t p = 0; p < processes_.count(); ++p) state(p).stoppedByUs |= processes_.running(p);
@@ -135,11 +158,13 @@ void EndPolicy::onTime(Clock::time_point now) {
     }
   }
   if (preemptDeadline_ && now >= *preemptDeadline_) preemptGraceOver(now);
+  if (brokenPipeDeadline_ && now >= *brokenPipeDeadline_) stopForBrokenPipe(now);
 }
 
 std::optional<EndPolicy::Clock::time_point> EndPolicy::nextDeadline() const {
   std::optional<Clock::time_point> next;
-  for (const auto& deadline : {killDeadline_, ownEndDeadline_, unneededKillDeadline_, preemptDeadline_}) {
+  for (const auto& deadline : {killDeadline_, ownEndDeadline_, unneededKillDeadline_, preemptDeadline_,
+                               brokenPipeDeadline_}) {
     if (deadline && (!next || *deadline < *next)) next = deadline;
   }
   return next;
@@ -148,7 +173,7 @@ std::optional<EndPolicy::Clock::time_point> EndPolicy::nextDeadline() const {
 // Time hvdrun itself was stopped (Ctrl-Z) does not count, but for the preemption grace,
 // which is the scheduler's clock.
 void EndPolicy::shiftDeadlines(Clock::duration by) {
-  for (auto* deadline : {&killDeadline_, &ownEndDeadline_, &unneededKillDeadline_}) {
+  for (auto* deadline : {&killDeadline_, &ownEndDeadline_, &unneededKillDeadline_, &brokenPipeDeadline_}) {
     if (*deadline) **deadline += by;
   }
 }
@@ -194,7 +219,8 @@ void EndPolicy::processEnded(size_t process, int status, Clock::time_point now) 
     return;
   }
   const bool crashed = WIFSIGNALED(status) && (WTERMSIG(status) != s.signalSent || s.endingBeforeStop);
-  const bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !s.stoppedByUs);
+  // Ended by itself before hvdrun's stop reached it: an error exit is its own too.
+  const bool failed = crashed || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && (!s.stoppedByUs || s.endingBeforeStop));
   if (options_.rankEnded && s.signalSent == 0) {
     RankFailure f = failureOf(process, pid, status);
     f.lastStderrLines = processes_.lastStderr(process);
@@ -209,7 +235,7 @@ void EndPolicy::processEnded(size_t process, int status, Clock::time_point now) 
     outcome_.alsoFailed.push_back(spec.rank);
   }
   if (!failed) return;
-  if (noteFailure(failureOf(process, pid, status), crashed, s.endingBeforeStop, now)) {
+  if (noteFailure(failureOf(process, pid, status), crashed, s.endingBeforeStop, now, s.endingBeforeStop)) {
     s.stoppedByUs = false;  // the cause, not a rank hvdrun stopped
   }
 }
@@ -232,8 +258,10 @@ RankFailure EndPolicy::failureOf(size_t process, pid_t pid, int status) const {
 // dying when hvdrun stopped the others: its peers saw its sockets close and exited before the
 // kernel told hvdrun it had died); the first one stops every other rank. True when it became
 // the root cause.
-bool EndPolicy::noteFailure(RankFailure f, bool crashed, bool endedBeforeStop, Clock::time_point now) {
-  if (outcome_.interruptSignal != 0) return false;
+bool EndPolicy::noteFailure(RankFailure f, bool crashed, bool endedBeforeStop, Clock::time_point now,
+                            bool beforeOwnStop) {
+  // Once hvdrun stopped the job itself, only a failure that came before the stop is a cause.
+  if (outcome_.interruptSignal != 0 && !beforeOwnStop) return false;
   if (outcome_.firstFailure) {
     const bool firstWasError = outcome_.firstFailure->signal == 0;
     const bool soon = now - firstFailureAt_ < kCauseWindow || endedBeforeStop;
@@ -242,12 +270,14 @@ bool EndPolicy::noteFailure(RankFailure f, bool crashed, bool endedBeforeStop, C
   const bool first = !outcome_.firstFailure;
   outcome_.firstFailure = std::move(f);
   if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
-  if (first) {
+  if (first && outcome_.interruptSignal == 0) {
     firstFailureAt_ = now;
     if (!crashed) awaitRankGone(outcome_.firstFailure->rank, now);
     noteStoppedRanks();  // before stopOthers() wakes them
     stopOthers();
     killDeadline_ = now + options_.killGrace;
+  } else if (first) {
+    firstFailureAt_ = now;  // every other rank is being stopped already
   }
   return true;
 }
@@ -352,8 +382,11 @@ void EndPolicy::agentRankFailed(size_t process, RankFailure failure, Clock::time
     takeOverCause(std::move(failure));
     return;
   }
+  // An agent reports only a failure that came before any stop reached its rank (after one,
+  // its own policy notes none): one that reaches hvdrun after hvdrun's own stop is the
+  // rank's own all the same.
   const bool crashed = failure.signal != 0;
-  noteFailure(std::move(failure), crashed, false, now);
+  noteFailure(std::move(failure), crashed, false, now, /*beforeOwnStop=*/true);
 }
 
 void EndPolicy::agentRankEnded(int rank, Clock::time_point now) {
@@ -499,13 +532,15 @@ JobOutcome& EndPolicy::finish() {
   int stopped = 0;
   for (size_t p = 0; p < processes_.count(); ++p) stopped += state(p).stoppedByUs ? 1 : 0;
   outcome_.ranksStopped = stopped;
-  if (outcome_.interruptSignal != 0) {
+  // A rank that failed before hvdrun stopped the job itself is its root cause, whatever
+  // stopped it then (a signal to hvdrun, its console gone).
+  if (outcome_.firstFailure) {
+    const RankFailure& f = *outcome_.firstFailure;
+    outcome_.exitCode = f.signal != 0 ? 128 + f.signal : f.exitCode;
+  } else if (outcome_.interruptSignal != 0) {
     outcome_.exitCode = 128 + outcome_.interruptSignal;
   } else if (!outcome_.neverReady.empty()) {
     outcome_.exitCode = static_cast<int>(ExitCode::kTimeout);
-  } else if (outcome_.firstFailure) {
-    const RankFailure& f = *outcome_.firstFailure;
-    outcome_.exitCode = f.signal != 0 ? 128 + f.signal : f.exitCode;
   }
   return outcome_;
 }

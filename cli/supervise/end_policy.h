@@ -8,7 +8,9 @@
 //     kCauseWindow of a first failure that was only an error exit takes the cause over;
 //   - a failure whose runtime blamed another rank's going leaves that rank kOwnEndWindow
 //     to end by itself, and its own failure is then the cause;
-//   - hvdrun's own stop (a signal it received, the console gone) ends the job with 128+sig;
+//   - hvdrun's own stop (a signal it received; its console gone, after a short grace) ends
+//     the job with 128+sig, but a rank that failed by itself before that stop stays the root
+//     cause, whichever of the two hvdrun hears of first;
 //   - elastic training: rankEnded decides whether the job goes on without a rank.
 // Single-threaded: the supervisor's loop calls it.
 #pragma once
@@ -69,7 +71,8 @@ class EndPolicy {
   // second SIGINT kills.
   void signalReceived(int sig, Clock::time_point now);
   // The console's reader went away (EPIPE on `name`, "stdout" or "stderr"): the job stops
-  // as a program writing there would, with SIGPIPE's 141, unless it failed already.
+  // as a program writing there would, with SIGPIPE's 141, kBrokenPipeGrace later, unless a
+  // rank fails by itself meanwhile (or did before): that failure is the root cause.
   void consoleClosed(const std::string& name, Clock::time_point now);
   // A process ended with this waitpid status. A host agent's end (drained first by the
   // caller) is passed on only once the agents' hello phase is over.
@@ -109,6 +112,8 @@ class EndPolicy {
 
   // A crash reaped this soon after a first failure that was an error exit takes over.
   static constexpr std::chrono::milliseconds kCauseWindow{250};
+  // How long ranks go on after the console's reader went away, before hvdrun stops them.
+  static constexpr std::chrono::milliseconds kBrokenPipeGrace{500};
 
  private:
   struct State {
@@ -133,7 +138,10 @@ class EndPolicy {
   void signalAll(int sig, bool includeExited = false);
   void armKill(Clock::time_point now);
   RankFailure failureOf(size_t process, pid_t pid, int status) const;
-  bool noteFailure(RankFailure f, bool crashed, bool endedBeforeStop, Clock::time_point now);
+  bool noteFailure(RankFailure f, bool crashed, bool endedBeforeStop, Clock::time_point now,
+                   bool beforeOwnStop = false);
+  void noteEndingBeforeOwnStop();
+  void stopForBrokenPipe(Clock::time_point now);
   void awaitRankGone(int failed, Clock::time_point now);
   int wentFirst(int failed) const;
   void takeOverCause(RankFailure f);
@@ -156,6 +164,7 @@ class EndPolicy {
   std::optional<Clock::time_point> killDeadline_;          // SIGKILL for whatever still runs then
   std::optional<Clock::time_point> ownEndDeadline_;        // awaitRankGone's rank is stopped then
   std::optional<Clock::time_point> preemptDeadline_;       // set by the preemption signal with a grace
+  std::optional<Clock::time_point> brokenPipeDeadline_;    // the console's reader went away: stop then
   std::optional<int> awaitedRank_;  // the rank awaitRankGone leaves to end by itself
   std::set<int> cleanEnds_;         // ranks host agents said exited 0 by themselves
   std::map<int, Clock::time_point> frozenSince_;  // ranks found frozen, since when

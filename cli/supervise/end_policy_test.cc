@@ -251,20 +251,101 @@ TEST_CASE("a program that never reaches the rendezvous is not held to the start 
   CHECK_FALSE(policy.ending());
 }
 
-TEST_CASE("a console whose reader went away stops a job that had not failed, with SIGPIPE's 141", "[unit][end]") {
+TEST_CASE("a console whose reader went away stops a job that had not failed, after a grace, with SIGPIPE's 141",
+          "[unit][end]") {
   Recorded ranks(2);
   SupervisorOptions options = ranksOptions(2);
   EndPolicy policy(options, ranks);
   const auto t0 = Clock::now();
   policy.consoleClosed("stdout", t0);
+  CHECK(ranks.sent.empty());
+  CHECK(policy.nextDeadline() == t0 + EndPolicy::kBrokenPipeGrace);
+  policy.onTime(t0 + EndPolicy::kBrokenPipeGrace);
   CHECK(ranks.got(0, SIGTERM));
   CHECK(ranks.got(1, SIGTERM));
-  ranks.end(policy, 0, killedBy(SIGTERM), t0);
-  ranks.end(policy, 1, killedBy(SIGTERM), t0);
+  ranks.end(policy, 0, killedBy(SIGTERM), t0 + 600ms);
+  ranks.end(policy, 1, killedBy(SIGTERM), t0 + 600ms);
   JobOutcome& outcome = policy.finish();
   CHECK(outcome.consoleClosed == "stdout");
   CHECK(outcome.exitCode == 141);
   CHECK_FALSE(outcome.firstFailure);
+}
+
+TEST_CASE("a rank that fails by itself as the console's reader goes away is the root cause, not the broken pipe",
+          "[unit][end]") {
+  Recorded ranks(2);
+  SupervisorOptions options = ranksOptions(2);
+  EndPolicy policy(options, ranks);
+  const auto t0 = Clock::now();
+  policy.consoleClosed("stdout", t0);     // its last line met the closed pipe ...
+  ranks.end(policy, 1, exited(3), t0 + 2ms);  // ... and it exits 3 right after
+  CHECK(ranks.got(0, SIGTERM));            // stopped for rank 1's failure
+  policy.onTime(t0 + EndPolicy::kBrokenPipeGrace);
+  ranks.end(policy, 0, killedBy(SIGTERM), t0 + 600ms);
+  JobOutcome& outcome = policy.finish();
+  REQUIRE(outcome.firstFailure);
+  CHECK(outcome.firstFailure->rank == 1);
+  CHECK(outcome.exitCode == 3);
+  CHECK(outcome.interruptSignal == 0);
+  CHECK(outcome.consoleClosed == "stdout");  // the report says so too
+}
+
+TEST_CASE("a rank already ended when hvdrun is told to stop is the root cause, whichever hvdrun hears of first",
+          "[unit][end]") {
+  for (int sig : {SIGTERM, SIGINT}) {
+    INFO("hvdrun got signal " << sig);
+    Recorded ranks(3);
+    SupervisorOptions options = ranksOptions(3);
+    EndPolicy policy(options, ranks);
+    const auto t0 = Clock::now();
+    ranks.dyingNow.insert(2);  // exited 3, not reaped yet
+    policy.signalReceived(sig, t0);
+    ranks.end(policy, 2, exited(3), t0 + 1ms);
+    ranks.end(policy, 0, killedBy(sig), t0 + 1ms);
+    ranks.end(policy, 1, exited(1), t0 + 1ms);  // its own error after the stop: not a cause
+    JobOutcome& outcome = policy.finish();
+    REQUIRE(outcome.firstFailure);
+    CHECK(outcome.firstFailure->rank == 2);
+    CHECK(outcome.exitCode == 3);
+    CHECK(outcome.interruptSignal == sig);
+  }
+}
+
+TEST_CASE("a rank that failed before hvdrun was told to stop keeps its exit code as the job's", "[unit][end]") {
+  Recorded ranks(2);
+  SupervisorOptions options = ranksOptions(2);
+  EndPolicy policy(options, ranks);
+  const auto t0 = Clock::now();
+  ranks.end(policy, 1, exited(4), t0);
+  policy.signalReceived(SIGTERM, t0 + 100ms);  // a scheduler's stop during the kill grace
+  ranks.end(policy, 0, killedBy(SIGTERM), t0 + 150ms);
+  JobOutcome& outcome = policy.finish();
+  CHECK(outcome.firstFailure->rank == 1);
+  CHECK(outcome.exitCode == 4);
+  CHECK(outcome.interruptSignal == SIGTERM);
+}
+
+TEST_CASE("a host agent's report of a rank's failure that reaches hvdrun after its own stop is still the cause",
+          "[unit][end]") {
+  Recorded agents(2);
+  SupervisorOptions options = ranksOptions(4);
+  options.processes = SupervisorOptions::Processes::kHostAgents;
+  agents.specs[0].agentRanks = {0, 1};
+  agents.specs[1].agentRanks = {2, 3};
+  EndPolicy policy(options, agents);
+  const auto t0 = Clock::now();
+  policy.signalReceived(SIGTERM, t0);
+  RankFailure f;
+  f.rank = 3;
+  f.exitCode = 3;
+  f.host = "node1";
+  policy.agentRankFailed(1, f, t0 + 5ms);  // the agent reports only failures before its own stop
+  agents.end(policy, 0, exited(143), t0 + 10ms);
+  agents.end(policy, 1, exited(3), t0 + 10ms);
+  JobOutcome& outcome = policy.finish();
+  REQUIRE(outcome.firstFailure);
+  CHECK(outcome.firstFailure->rank == 3);
+  CHECK(outcome.exitCode == 3);
 }
 
 TEST_CASE("a parameter server job ends well when its chief exits 0 and the ranks left are stopped", "[unit][end]") {

@@ -9,6 +9,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,4 +166,69 @@ TEST_CASE("a file size limit met by hvdrun's output leaves the job running and s
   REQUIRE(rank.isOk());
   CHECK(rank->exitCode == 128 + SIGXFSZ);
   CHECK(rank->err.find("rank 0 was killed by SIGXFSZ") != std::string::npos);
+}
+
+namespace {
+
+// Runs `hvdrun ARGS` `times` times in a pipeline built by `pipeline` ("HVDRUN" stands for
+// hvdrun and its arguments), and counts hvdrun's exit codes.
+std::map<int, int> exitCodesOf(const std::string& pipeline, int times) {
+  std::string script = "for i in $(seq " + std::to_string(times) + "); do " + pipeline + "; echo ${PIPESTATUS[0]}; done";
+  hvd::cli::RunOptions options = hvd::test::withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  options.timeout = std::chrono::seconds(240);
+  auto run = hvd::cli::runAndCapture({"bash", "-c", script, HVD_HVDRUN_PATH}, options);
+  REQUIRE(run.isOk());
+  std::map<int, int> codes;
+  std::istringstream lines(run->out);
+  for (std::string line; std::getline(lines, line);) ++codes[std::atoi(line.c_str())];
+  std::string seen;
+  for (auto [code, times] : codes) seen += " exit " + std::to_string(code) + " x" + std::to_string(times);
+  UNSCOPED_INFO("exit codes:" << seen << "\n" << run->err.substr(0, 2000));
+  return codes;
+}
+
+}  // namespace
+
+TEST_CASE("a rank that failed by itself is the root cause when the console's reader went away as well, 200 times",
+          "[e2e][mp][slow]") {
+  // Rank 1 exits 3 right after its one line; `head -1` goes with the first line. Whichever
+  // hvdrun hears of first, the broken pipe or rank 1's end, rank 1's failure came first.
+  const std::string failing = "sh -c 'echo x; [ $HOROVOD_RANK = 1 ] && exit 3; sleep 5'";
+  CHECK(exitCodesOf("\"$0\" -np 2 " + failing + " 2>&1 | head -1 >/dev/null", 200) == std::map<int, int>{{3, 200}});
+  // Only stdout piped, every rank writing 8 lines first.
+  const std::string eight = "sh -c 'for i in 1 2 3 4 5 6 7 8; do echo $i; done; [ $HOROVOD_RANK = 1 ] && exit 3; sleep 5'";
+  CHECK(exitCodesOf("\"$0\" -np 2 " + eight + " 2>/dev/null | head -1 >/dev/null", 60) == std::map<int, int>{{3, 60}});
+  // Rank 0 silent for its first second: the only writes after `head` has gone are rank 1's
+  // one line and hvdrun's own.
+  const std::string quiet = "sh -c 'if [ $HOROVOD_RANK = 1 ]; then echo x; exit 3; fi; sleep 1; echo y; sleep 5'";
+  CHECK(exitCodesOf("\"$0\" -np 2 " + quiet + " 2>&1 | head -1 >/dev/null", 30) == std::map<int, int>{{3, 30}});
+}
+
+TEST_CASE("with no rank failed first, a console whose reader went away still ends the job with 141", "[e2e][mp]") {
+  const std::string writing = "sh -c 'while :; do echo x; done'";
+  CHECK(exitCodesOf("\"$0\" -np 2 " + writing + " 2>/dev/null | head -1 >/dev/null", 10) == std::map<int, int>{{141, 10}});
+}
+
+TEST_CASE("a rank's failure before hvdrun is told to stop stays the root cause, its code the job's", "[e2e][mp]") {
+  // Rank 1 exits 3; a process it left behind sends hvdrun SIGTERM once rank 1 is reaped
+  // (kill -0 finds it until then), while hvdrun is stopping the others. 20 times: hvdrun
+  // exits 3 every time, and its summary names rank 1 and the SIGTERM too.
+  const std::string script =
+      "for i in $(seq 20); do \"$0\" -np 2 --kill-grace 3 sh -c '[ $HOROVOD_RANK = 1 ] && { (while kill -0 $$ "
+      "2>/dev/null; do :; done; kill -TERM $PPID) & exit 3; }; sleep 5' 2>>\"$1\"; echo $?; done";
+  TempDir dir;
+  const std::string err = dir.path() + "/stderr";
+  hvd::cli::RunOptions options = hvd::test::withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
+  options.timeout = std::chrono::seconds(120);
+  auto run = hvd::cli::runAndCapture({"bash", "-c", script, HVD_HVDRUN_PATH, err}, options);
+  REQUIRE(run.isOk());
+  std::map<int, int> codes;
+  std::istringstream lines(run->out);
+  for (std::string line; std::getline(lines, line);) ++codes[std::atoi(line.c_str())];
+  CHECK(codes == std::map<int, int>{{3, 20}});
+  std::ifstream in(err);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.find("hvdrun: error: rank 1 exited with code 3") != std::string::npos);
+  CHECK(text.find("hvdrun: interrupted by SIGTERM too, while the job was ending") != std::string::npos);
+  CHECK(text.find("interrupted by SIGTERM; stopped") == std::string::npos);
 }

@@ -189,6 +189,25 @@ TEST_CASE("over ssh each rank runs on its planned host with its planned identity
   }
 }
 
+TEST_CASE("over ssh a rank that failed by itself is the root cause when the console's reader went away too, 200 times",
+          "[ssh][slow]") {
+  // Rank 1, on the second host, exits 3 right after its one line; `head -1` goes with the
+  // first line. Its agent's report, the broken pipe and the agents' ends race; rank 1's
+  // failure came first every time.
+  const Bed& b = bed();
+  std::string command = "\"$0\" -H " + b.hosts[0] + ":1," + b.hosts[1] + ":1 --ssh-command '" + b.ssh + "' -p " + b.port +
+                        " -i " + b.key + " sh -c 'echo x; [ $HOROVOD_RANK = 1 ] && exit 3; sleep 5'";
+  std::string script = "for i in $(seq 200); do " + command + " 2>&1 | head -1 >/dev/null; echo ${PIPESTATUS[0]}; done";
+  hvd::cli::RunOptions options;
+  options.timeout = std::chrono::seconds(300);
+  auto run = hvd::cli::runAndCapture({"bash", "-c", script, HVD_HVDRUN_PATH}, options);
+  REQUIRE(run.isOk());
+  std::map<int, int> codes;
+  std::istringstream lines(run->out);
+  for (std::string line; std::getline(lines, line);) ++codes[std::atoi(line.c_str())];
+  CHECK(codes == std::map<int, int>{{3, 200}});
+}
+
 TEST_CASE("over ssh hvdrun says which of its addresses the other hosts reach it at and why", "[ssh]") {
   auto run = runSshJob(1, {"--verbose", "true"});
   INFO(run.err);

@@ -6,7 +6,7 @@
 # unless set up with HVD_SKIP_PYTHON=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh main
 build_dir=${HVD_BUILD_DIR:-build}
 "$build_dir/cli/hvdrun" --check-build
 echo

@@ -125,10 +125,12 @@ struct Parser {
 Result<Json> parseJson(const std::string& text) {
   Parser p{text};
   try {
-    Json v = p.value();
+    // Straight into the Result: a named Json moved into it made GCC 12 warn of a variant
+    // read uninitialized (-Wmaybe-uninitialized, a false alarm, pages of it).
+    Result<Json> document = p.value();
     p.space();
     if (p.i != text.size()) p.fail("text after the document");
-    return v;
+    return document;
   } catch (const std::exception& e) {
     return invalidArgument(e.what());
   }

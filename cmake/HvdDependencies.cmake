@@ -1,7 +1,8 @@
 # Every third-party dependency is found here, and only here.
-# Required: CLI11, fmt, toml++ (and Catch2 when testing). Optional backends (MPI, PMIx,
-# CUDA, NCCL) take HVD_WITH_<X> = AUTO | ON | OFF: AUTO builds the backend when its
-# dependency is found, ON fails configure when it is missing, OFF never builds it.
+# Required: CLI11, fmt, toml++, OpenSSL's libcrypto, nlohmann/json (and Catch2 when
+# testing). Optional backends (MPI, PMIx, CUDA, NCCL) take HVD_WITH_<X> = AUTO | ON | OFF:
+# AUTO builds the backend when its dependency is found, ON fails configure when it is
+# missing, OFF never builds it.
 # HVD_BACKENDS lists what is compiled in; runtime/backends turns it into the registry.
 
 find_package(PkgConfig REQUIRED)
@@ -16,6 +17,12 @@ if(BUILD_TESTING OR NOT DEFINED BUILD_TESTING)
   find_package(Catch2 2 REQUIRED)
 endif()
 find_package(Threads REQUIRED)
+# HMAC-SHA-256 for the rendezvous and transport handshakes (runtime/common/hmac.cc).
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+# The JSON reader (runtime/common/json.cc; header-only).
+find_package(nlohmann_json 3 REQUIRED)
+# Only a peer in bench/json_bench.cc, when installed.
+find_package(simdjson QUIET)
 
 set(HVD_BACKENDS tcp)
 

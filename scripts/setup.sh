@@ -26,7 +26,7 @@ say() { echo "setup: $*"; }
 # --- 1. Debian packages ----------------------------------------------------------------
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libcli11-dev libfmt-dev libtomlplusplus-dev
+  libcli11-dev libfmt-dev libtomlplusplus-dev libssl-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin libpmix-dev
   openssh-client
 )

@@ -18,7 +18,7 @@
 #include <cstring>
 #include <vector>
 
-#include "runtime/common/sha256.h"
+#include "runtime/common/hmac.h"
 #include "runtime/rendezvous/protocol.h"
 
 namespace hvd::cli {
@@ -305,8 +305,8 @@ void RendezvousServer::onFrame(Connection& c, std::string frame) {
 }
 
 void RendezvousServer::onProof(Connection& c, const std::string& proof) {
-  Sha256Digest expected = hmacSha256(secret_, std::string(rendezvous::kProofLabel) + c.challenge);
-  Sha256Digest given{};
+  HmacDigest expected = hmacSha256(secret_, std::string(rendezvous::kProofLabel) + c.challenge);
+  HmacDigest given{};
   bool valid = proof.size() == given.size();
   if (valid) std::copy(proof.begin(), proof.end(), given.begin());
   if (!valid || !constantTimeEqual(given, expected)) {

@@ -1,139 +1,137 @@
-// runtime/common/json.cc: recursive descent over RFC 8259.
+// runtime/common/json.cc: nlohmann/json's parser (RFC 8259, strict: \u escapes to UTF-8 with
+// surrogate pairs, no leading zeros, no trailing commas) driving a SAX handler that builds
+// our Json tree. Only this file includes nlohmann's header (about 4 s of compile time per
+// file that does), and the tree stays the small variant the callers already walk.
 #include "runtime/common/json.h"
 
-#include "runtime/common/regular_file.h"
+#include <nlohmann/json.hpp>
 
-#include <cstdlib>
-#include <stdexcept>
+#include <string_view>
+
+#include "runtime/common/regular_file.h"
 
 namespace hvd {
 namespace {
 
-struct Parser {
-  const std::string& s;
-  size_t i = 0;
-  int depth = 0;  // arrays and objects open around the value at hand
-  [[noreturn]] void fail(const std::string& what) { throw std::runtime_error("offset " + std::to_string(i) + ": " + what); }
-  void space() {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) ++i;
-  }
-  void expect(char c) {
-    space();
-    if (i >= s.size() || s[i] != c) fail(std::string("expected '") + c + "'");
-    ++i;
-  }
-  Json value() {
-    space();
-    if (i >= s.size()) fail("unexpected end");
-    char c = s[i];
-    if (c == '{' || c == '[') {
-      if (depth == kMaxJsonDepth) fail("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-      ++depth;
-      Json nested = c == '{' ? object() : array();
-      --depth;
-      return nested;
-    }
-    if (c == '"') return Json{string()};
-    if (s.compare(i, 4, "true") == 0) return i += 4, Json{true};
-    if (s.compare(i, 5, "false") == 0) return i += 5, Json{false};
-    if (s.compare(i, 4, "null") == 0) return i += 4, Json{nullptr};
-    return Json{number()};
-  }
-  Json object() {
-    expect('{');
-    Json::Object o;
-    space();
-    if (i < s.size() && s[i] == '}') return ++i, Json{o};
-    while (true) {
-      space();
-      std::string key = string();
-      expect(':');
-      o[key] = value();
-      space();
-      if (i < s.size() && s[i] == ',') {
-        ++i;
-        continue;
+// Where the nesting first goes past `limit`: the offset of the bracket or brace that opens
+// level limit + 1, outside strings. Only called once a document was found too deep.
+size_t offsetPastDepth(const std::string& text, int limit) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        inString = false;
       }
-      expect('}');
-      return Json{o};
+      continue;
     }
-  }
-  Json array() {
-    expect('[');
-    Json::Array a;
-    space();
-    if (i < s.size() && s[i] == ']') return ++i, Json{a};
-    while (true) {
-      a.push_back(value());
-      space();
-      if (i < s.size() && s[i] == ',') {
-        ++i;
-        continue;
-      }
-      expect(']');
-      return Json{a};
+    if (c == '"') inString = true;
+    if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
     }
+    if (c == ']' || c == '}') --depth;
   }
-  std::string string() {
-    if (i >= s.size() || s[i] != '"') fail("expected a string");
-    ++i;
-    std::string out;
-    while (true) {
-      if (i >= s.size()) fail("unterminated string");
-      char c = s[i++];
-      if (c == '"') return out;
-      if (static_cast<unsigned char>(c) < 0x20) fail("control character in a string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (i >= s.size()) fail("unterminated escape");
-      char e = s[i++];
-      switch (e) {
-        case '"': case '\\': case '/': out += e; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u':
-          if (i + 4 > s.size()) fail("short \\u escape");
-          out += static_cast<char>(std::strtol(s.substr(i, 4).c_str(), nullptr, 16));
-          i += 4;
-          break;
-        default: fail("bad escape");
-      }
+  return text.size();
+}
+
+// Builds the tree: open arrays and objects on a stack, each value put into the innermost.
+class TreeBuilder final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  // Traces nest four levels: room for them up front spares a reallocation per level, which
+  // showed when a trace is parsed element by element (json_stream.cc).
+  TreeBuilder() {
+    open_.reserve(8);
+    keys_.reserve(8);
+  }
+  bool null() override { return put(Json{nullptr}); }
+  bool boolean(bool value) override { return put(Json{value}); }
+  bool number_integer(number_integer_t value) override { return put(Json{static_cast<double>(value)}); }
+  bool number_unsigned(number_unsigned_t value) override { return put(Json{static_cast<double>(value)}); }
+  bool number_float(number_float_t value, const string_t&) override { return put(Json{value}); }
+  bool string(string_t& value) override { return put(Json{std::move(value)}); }
+  bool binary(binary_t&) override { return false; }  // not produced by the text parser
+  bool start_object(std::size_t) override { return open(true); }
+  bool key(string_t& name) override {
+    keys_.back() = std::move(name);
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& error) override {
+    // nlohmann's position counts bytes read, the failing one included; ours is its offset.
+    errorOffset_ = position > 0 ? position - 1 : 0;
+    std::string_view what = error.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 7: syntax error while
+    // parsing value - invalid literal; last read: 'tru}'": keep what follows the place.
+    size_t colon = what.find(": ");
+    error_ = std::string(colon == std::string_view::npos ? what : what.substr(colon + 2));
+    return false;
+  }
+
+  bool tooDeep() const { return tooDeep_; }
+  size_t errorOffset() const { return errorOffset_; }
+  const std::string& error() const { return error_; }
+  Json takeRoot() { return std::move(root_); }
+
+ private:
+  bool put(Json value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+    } else if (auto* array = std::get_if<Json::Array>(&open_.back().value)) {
+      array->push_back(std::move(value));
+    } else {
+      std::get<Json::Object>(open_.back().value)[std::move(keys_.back())] = std::move(value);
     }
+    return true;
   }
-  double number() {
-    size_t start = i;
-    if (i < s.size() && s[i] == '-') ++i;
-    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == 'e' || s[i] == 'E' ||
-                            s[i] == '+' || s[i] == '-'))
-      ++i;
-    if (start == i) fail("unexpected character");
-    char* end = nullptr;
-    std::string text = s.substr(start, i - start);
-    double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size()) fail("bad number '" + text + "'");
-    return v;
+  bool open(bool object) {
+    if (open_.size() == static_cast<size_t>(kMaxJsonDepth)) {
+      tooDeep_ = true;
+      return false;
+    }
+    // Emplaced in place: a Json temporary moved in makes GCC 12 warn of a variant read
+    // uninitialized (-Wmaybe-uninitialized, a false alarm).
+    Json& container = open_.emplace_back();
+    if (object) {
+      container.value.emplace<Json::Object>();
+    } else {
+      container.value.emplace<Json::Array>();
+    }
+    keys_.emplace_back();
+    return true;
   }
+  bool close() {
+    Json done = std::move(open_.back());
+    open_.pop_back();
+    keys_.pop_back();
+    return put(std::move(done));
+  }
+
+  std::vector<Json> open_;
+  std::vector<std::string> keys_;  // the key awaiting its value, per open level
+  Json root_;
+  bool tooDeep_ = false;
+  size_t errorOffset_ = 0;
+  std::string error_;
 };
 
 }  // namespace
 
 Result<Json> parseJson(const std::string& text) {
-  Parser p{text};
-  try {
-    // Straight into the Result: a named Json moved into it made GCC 12 warn of a variant
-    // read uninitialized (-Wmaybe-uninitialized, a false alarm, pages of it).
-    Result<Json> document = p.value();
-    p.space();
-    if (p.i != text.size()) p.fail("text after the document");
-    return document;
-  } catch (const std::exception& e) {
-    return invalidArgument(e.what());
+  TreeBuilder builder;
+  bool parsed = nlohmann::json::sax_parse(text, &builder, nlohmann::json::input_format_t::json, true);
+  if (builder.tooDeep()) {
+    return invalidArgument("offset " + std::to_string(offsetPastDepth(text, kMaxJsonDepth)) + ": nested deeper than " +
+                           std::to_string(kMaxJsonDepth) + " levels");
   }
+  if (!parsed) return invalidArgument("offset " + std::to_string(builder.errorOffset()) + ": " + builder.error());
+  return builder.takeRoot();
 }
 
 Result<Json> readJsonFile(const std::string& path) {

@@ -1,7 +1,7 @@
-// runtime/common/json.h: a small strict JSON reader (RFC 8259: objects, arrays, strings
-// with escapes, numbers, true, false, null) for files the project writes and reads back:
-// Chrome traces (hvdrun timeline summary), and tests that check them. Errors name the
-// byte offset.
+// runtime/common/json.h: a strict JSON reader (RFC 8259, parsed by nlohmann/json) into a
+// small tree, for the files hvdrun reads: Chrome traces (hvdrun timeline summary), torch's
+// error files, and tests that check what hvdrun wrote. Errors name the byte offset where
+// the text stops being JSON and what was wrong there.
 #pragma once
 
 #include <map>

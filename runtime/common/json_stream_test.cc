@@ -75,7 +75,8 @@ TEST_CASE("a file that is not one whole array is refused naming the offset", "[j
            {"[1,,2]", "offset 3: unexpected character"},
            {"[1,]", "offset 3: unexpected character"},
            {"[1] x", "offset 4: text after the array"},
-           {"[{\"a\": tru}]", "the element at offset 1: offset 6: unexpected character"},
+           {"[{\"a\": tru}]", "the element at offset 1: offset 9: syntax error while parsing value - invalid "
+                              "literal; last read: '\"a\": tru}'"},
        }) {
     INFO(text);
     elements(text, error);

@@ -6,12 +6,12 @@
 #include <memory>
 
 #include "runtime/common/hex.h"
-#include "runtime/common/sha256.h"
+#include "runtime/common/hmac.h"
 
 namespace hvd {
 
 std::string shmJobPrefix(std::string_view secret) {
-  Sha256Digest tag = hmacSha256(secret, "hvd-shm-job-v1");
+  HmacDigest tag = hmacSha256(secret, "hvd-shm-job-v1");
   return "hvd-" + toHex(tag.data(), 8) + "-";
 }
 

@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "runtime/common/sha256.h"
+#include "runtime/common/hmac.h"
 #include "runtime/rendezvous/protocol.h"
 
 namespace hvd::rendezvous {
@@ -28,7 +28,7 @@ Result<Client> Client::connect(const std::string& host, int port, const std::str
   if (challenge->size() != kGreeting.size() + kChallengeSize || challenge->compare(0, kGreeting.size(), kGreeting) != 0) {
     return Status(Errc::kRemote, server + " does not speak the rendezvous protocol");
   }
-  Sha256Digest proof = hmacSha256(secret, std::string(kProofLabel) + challenge->substr(kGreeting.size()));
+  HmacDigest proof = hmacSha256(secret, std::string(kProofLabel) + challenge->substr(kGreeting.size()));
   HVD_RETURN_IF_ERROR(socket->sendFrame(std::string_view(reinterpret_cast<const char*>(proof.data()), proof.size()), deadline));
   auto ok = socket->recvFrame(16, deadline);
   if (!ok || *ok != "OK") {

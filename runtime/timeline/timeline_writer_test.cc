@@ -333,3 +333,29 @@ TEST_CASE("writeSoon writes what is queued without waiting for the writer's tick
   }
   CHECK(seen == 10);
 }
+
+TEST_CASE("a track named with quotes, backslashes, control bytes and UTF-8 reads back as it was named", "[timeline]") {
+  TempDir dir;
+  const std::string name = std::string("grad \"w\" \\ tab\t nl\n bell\x07 del\x7f caf\xc3\xa9 ") + std::string(1, '\x01');
+  {
+    auto writer = TimelineWriter::open(opts(dir.path() + "/t.json", 0));
+    REQUIRE(writer);
+    Event track;
+    track.phase = 'M';
+    track.track = 3;
+    track.text = name;
+    (*writer)->record(track);
+    (*writer)->flush();
+  }
+  std::string error;
+  hvd::Json trace = readTrace(dir.path() + "/t.json", error);
+  REQUIRE(error.empty());
+  bool found = false;
+  for (const hvd::Json& e : trace.array()) {
+    if (e.has("tid") && e["tid"].number() == 3 && e.has("args") && e["args"].has("name")) {
+      CHECK(e["args"]["name"].str() == name);
+      found = true;
+    }
+  }
+  CHECK(found);
+}

@@ -16,7 +16,7 @@
 #include "runtime/common/hex.h"
 #include "runtime/common/log.h"
 #include "runtime/common/pause_clock.h"
-#include "runtime/common/sha256.h"
+#include "runtime/common/hmac.h"
 #include "runtime/common/shm_names.h"
 #include "runtime/common/thread_slice.h"
 
@@ -24,7 +24,7 @@ namespace hvd::backends::tcp {
 namespace {
 
 std::string proofFor(const std::string& secret, int rank) {
-  Sha256Digest d = hmacSha256(secret, "hvd-ring-v1/" + std::to_string(rank));
+  HmacDigest d = hmacSha256(secret, "hvd-ring-v1/" + std::to_string(rank));
   return std::string(reinterpret_cast<const char*>(d.data()), d.size());
 }
 
@@ -231,7 +231,7 @@ Status TcpTransport::relay(int from, int to, std::span<std::byte> data) {
 // each sending on every link before receiving on any, so no rank waits for one that waits
 // for it.
 Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, Deadline deadline) {
-  Sha256Digest tag = hmacSha256(secret, "hvd-shm-v1/" + std::to_string(rank_) + "/" + std::to_string(::getpid()));
+  HmacDigest tag = hmacSha256(secret, "hvd-shm-v1/" + std::to_string(rank_) + "/" + std::to_string(::getpid()));
   // The job's prefix lets hvdrun remove what a rank killed mid-set-up leaves (shm_names.h).
   const std::string jobPrefix = shmJobPrefix(secret);
   size_t capacity = shmCapacityFor(links_.size());

@@ -6,16 +6,17 @@
 #include <map>
 
 #include "cli/build_info.h"
+#include "cli/commands/framework_probe.h"
 #include "cli/launch/launcher_probe.h"
 #include "runtime/backends/backend_probe.h"
+#include "runtime/common/hmac.h"
 
 namespace hvd::cli {
 namespace {
 
-// Which backend each item rests on, and whether this version of hvdrun implements the
-// item at all: the TCP rendezvous and ring, start-up through PMIx (mpirun, srun
-// --mpi=pmix) and MPI tensor operations exist; an MPI controller (negotiation over MPI),
-// NCCL and CUDA do not yet, and say so instead of claiming what a rank could not do.
+// Which backend each item rests on, and whether hvdrun implements the item at all: an MPI
+// controller (negotiation over MPI) it does not, and says so instead of claiming what a
+// rank could not do.
 struct ItemSpec {
   const char* name;
   const char* backend;
@@ -44,7 +45,7 @@ std::string describe(const backends::BackendProbe& probe) {
 template <size_t N>
 CheckSection backendSection(const char* title, const ItemSpec (&specs)[N],
                             std::map<std::string, backends::BackendProbe>& cache) {
-  CheckSection section{title, {}};
+  CheckSection section{title, {}, ""};
   for (const ItemSpec& spec : specs) {
     auto [it, fresh] = cache.try_emplace(spec.backend);
     if (fresh) {
@@ -52,7 +53,7 @@ CheckSection backendSection(const char* title, const ItemSpec (&specs)[N],
       it->second = entry != nullptr ? backends::probeBackend(*entry) : backends::BackendProbe{};
     }
     const backends::BackendProbe& probe = it->second;
-    CheckItem item{spec.name, probe.usable && spec.implemented, describe(probe)};
+    CheckItem item{spec.name, probe.usable && spec.implemented, describe(probe), false};
     std::string why = !probe.usable ? probe.reason
                       : !spec.implemented ? "not implemented in this version of hvdrun yet"
                                           : "";
@@ -62,20 +63,40 @@ CheckSection backendSection(const char* title, const ItemSpec (&specs)[N],
   return section;
 }
 
+CheckSection frameworkSection() {
+  FrameworkReport report = probeFrameworks();
+  CheckSection section{"Available Frameworks", {}, ""};
+  if (!report.python.empty()) {
+    section.verboseNote = "the Python ranks run: " + report.python +
+                          (report.pythonVersion.empty() ? "" : " (" + report.pythonVersion + ")") +
+                          (report.hvdLocation.empty() ? "" : ", hvd from " + report.hvdLocation);
+  }
+  for (const FrameworkProbe& probe : report.frameworks) {
+    std::string detail = probe.version;
+    if (probe.available && !probe.servedBy.empty()) detail += " through " + probe.servedBy;
+    if (!probe.available) detail += (detail.empty() ? "" : "; ") + probe.reason;
+    section.items.push_back({probe.name, probe.available, detail, probe.verboseOnly});
+  }
+  return section;
+}
+
 }  // namespace
 
 std::vector<CheckSection> collectBuildReport() {
   std::map<std::string, backends::BackendProbe> cache;
   std::vector<CheckSection> sections;
+  sections.push_back(frameworkSection());
   sections.push_back(backendSection("Available Controllers", kControllers, cache));
   sections.push_back(backendSection("Available Tensor Operations", kTensorOperations, cache));
-  CheckSection launchers{"Available Launchers", {}};
+  CheckSection launchers{"Available Launchers", {}, ""};
   for (const LauncherProbe& probe : probeLaunchers()) {
     std::string detail = probe.version.empty() ? "" : "found " + probe.version;
     if (!probe.usable) detail += (detail.empty() ? "" : "; ") + probe.reason;
-    launchers.items.push_back({probe.name, probe.usable, detail});
+    launchers.items.push_back({probe.name, probe.usable, detail, false});
   }
   sections.push_back(std::move(launchers));
+  // The rendezvous and the transports authenticate every connection with this HMAC.
+  sections.push_back({"Job Authentication", {{"HMAC-SHA-256 from " + cryptoLibraryVersion(), true, "", false}}, ""});
   return sections;
 }
 
@@ -83,7 +104,9 @@ std::string renderBuildReport(const std::vector<CheckSection>& sections, bool ve
   std::string out = fmt::format("hvdrun v{}:\n", build_info::kVersion);
   for (const CheckSection& section : sections) {
     out += fmt::format("\n{}:\n", section.title);
+    if (verbose && !section.verboseNote.empty()) out += fmt::format("    ({})\n", section.verboseNote);
     for (const CheckItem& item : section.items) {
+      if (item.verboseOnly && !verbose) continue;
       out += fmt::format("    [{}] {}", item.available ? 'X' : ' ', item.name);
       if (verbose && !item.detail.empty()) out += fmt::format(": {}", item.detail);
       out += '\n';

@@ -12,14 +12,17 @@ struct CheckItem {
   std::string name;
   bool available = false;
   std::string detail;  // versions found and, when not available, why: shown with --verbose
+  bool verboseOnly = false;
 };
 
 struct CheckSection {
   std::string title;
   std::vector<CheckItem> items;
+  std::string verboseNote;  // printed under the title with --verbose: what was asked
 };
 
-// Probes every backend and launcher (blocks for up to a few seconds per external tool).
+// Probes the rank's Python, every backend and launcher (blocks for up to a few seconds per
+// external tool, 10 s for the Python).
 std::vector<CheckSection> collectBuildReport();
 
 std::string renderBuildReport(const std::vector<CheckSection>& sections, bool verbose);

@@ -1,19 +1,13 @@
 """python -m hvd --check-build [--verbose]: the report of `hvdrun --check-build` (the same
-program, installed beside this package), then the frameworks this Python can use hvd with,
-as Horovod's report lists them, so a Python user can see what this hvd can run."""
+program, installed beside this package) for this Python. hvdrun lists the frameworks of the
+Python a rank would run ($VIRTUAL_ENV's, else python3 on PATH); this entry point points it at
+the interpreter that runs it, so a Python user sees what this hvd can serve here."""
 
-import importlib.metadata
-import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
-
-# (module, Horovod's name for it, the hvd module that serves it). Found without importing
-# them: TensorFlow alone takes seconds to import.
-_FRAMEWORKS = [("tensorflow", "TensorFlow", "hvd.tensorflow"), ("torch", "PyTorch", "hvd.torch"),
-               ("keras", "Keras", "hvd.keras")]
 
 
 def _hvdrun():
@@ -21,28 +15,15 @@ def _hvdrun():
     return beside if os.access(beside, os.X_OK) else shutil.which("hvdrun")
 
 
-def _version(module):
-    for distribution in (module, "tensorflow-cpu" if module == "tensorflow" else None):
-        if distribution is None:
-            continue
-        try:
-            return importlib.metadata.version(distribution)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
-
-
-def frameworks_report(verbose):
-    """Horovod's "Available Frameworks" section for this Python."""
-    lines = ["Available Frameworks:"]
-    for module, name, served_by in _FRAMEWORKS:
-        found = importlib.util.find_spec(module) is not None
-        line = f"    [{'X' if found else ' '}] {name}"
-        if verbose:
-            version = _version(module) if found else None
-            line += f" ({version}; {served_by})" if found else f" (not installed in {sys.executable})"
-        lines.append(line)
-    return "\n".join(lines) + "\n"
+def _environment_for_this_python():
+    env = dict(os.environ)
+    if sys.prefix != sys.base_prefix:
+        env["VIRTUAL_ENV"] = sys.prefix
+    else:
+        # Not a virtual environment: python3 on PATH must be this one.
+        env.pop("VIRTUAL_ENV", None)
+        env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    return env
 
 
 def main(argv):
@@ -54,13 +35,9 @@ def main(argv):
     if program is None:
         print("hvd: error: hvdrun is not installed beside this package (pip install . installs it)", file=sys.stderr)
         return 2
-    report = subprocess.run([program, "--check-build"] + (["--verbose"] if verbose else []), stdout=subprocess.PIPE,
-                            text=True)
-    sys.stdout.write(report.stdout)
-    if report.returncode != 0:
-        return report.returncode
-    sys.stdout.write("\n" + frameworks_report(verbose))
-    return 0
+    report = subprocess.run([program, "--check-build"] + (["--verbose"] if verbose else []),
+                            env=_environment_for_this_python())
+    return report.returncode
 
 
 if __name__ == "__main__":

@@ -17,24 +17,65 @@ def run(*command):
     return subprocess.run(command, capture_output=True, text=True, env=clean_env(), timeout=60)
 
 
-def test_python_m_hvd_check_build_prints_the_report_of_the_hvdrun_installed_beside_it():
-    installed = os.path.join(sysconfig.get_path("scripts"), "hvdrun")
-    ours = run(sys.executable, "-m", "hvd", "--check-build")
-    theirs = run(installed, "--check-build")
-    assert ours.returncode == 0 and ours.stdout.startswith(theirs.stdout), ours
-    assert "Available Controllers:" in ours.stdout and "[X] TCP" in ours.stdout
-    # Then the frameworks, as Horovod's report lists them: this venv has all three.
-    # Before, a Python user could not see from it which frameworks hvd would serve.
-    assert ours.stdout[len(theirs.stdout):] == ("\nAvailable Frameworks:\n    [X] TensorFlow\n    [X] PyTorch\n"
-                                                "    [X] Keras\n"), ours.stdout
-    verbose = run(sys.executable, "-m", "hvd", "--check-build", "--verbose")
-    assert verbose.returncode == 0 and f"[X] PyTorch ({torch_version()}; hvd.torch)" in verbose.stdout, verbose.stdout
-
-
-def torch_version():
+def versions_of(*distributions):
     import importlib.metadata
 
-    return importlib.metadata.version("torch")
+    found = {}
+    for name in distributions:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def frameworks_section(report):
+    return report.split("Available Frameworks:\n")[1].split("\n\n")[0].splitlines()
+
+
+def test_check_build_lists_first_the_frameworks_this_venv_serves_in_horovodrun_s_layout():
+    installed = os.path.join(sysconfig.get_path("scripts"), "hvdrun")
+    env = clean_env()
+    env["VIRTUAL_ENV"] = sys.prefix
+    plain = subprocess.run([installed, "--check-build"], capture_output=True, text=True, env=env, timeout=60)
+    assert plain.returncode == 0 and plain.stdout.startswith("hvdrun v"), plain
+    assert plain.stdout.split("\n")[2] == "Available Frameworks:", plain.stdout
+    have = versions_of("tensorflow-cpu", "tensorflow", "torch", "keras")
+    expected = [f"    [{'X' if have.get(d) or have.get(alt) else ' '}] {name}"
+                for name, d, alt in (("TensorFlow", "tensorflow", "tensorflow-cpu"), ("PyTorch", "torch", "torch"),
+                                     ("Keras", "keras", "keras"))]
+    assert frameworks_section(plain.stdout) == expected, plain.stdout
+    verbose = subprocess.run([installed, "--check-build", "-v"], capture_output=True, text=True, env=env, timeout=60)
+    lines = frameworks_section(verbose.stdout)
+    python = os.path.join(sys.prefix, "bin", "python3")
+    assert lines[0] == (f"    (the Python ranks run: {python} ({sys.version.split()[0]}), "
+                        f"hvd from {os.path.dirname(os.path.dirname(hvd.__file__))})"), lines
+    assert f"    [X] PyTorch: torch {have['torch']} through hvd.torch" in lines, lines
+    tensorflow = next((f"{d} {have[d]}" for d in ("tensorflow", "tensorflow-cpu") if d in have), None)
+    if tensorflow:
+        assert f"    [X] TensorFlow: {tensorflow} through hvd.tensorflow" in lines, lines
+    # The libraries that run on PyTorch: under -v only, with the version installed or why not.
+    libraries = versions_of("pytorch-lightning", "lightning", "accelerate")
+    lightning = next((f"{d} {libraries[d]}" for d in ("lightning", "pytorch-lightning") if d in libraries), None)
+    assert (f"    [X] PyTorch Lightning: {lightning}" if lightning else
+            f"    [ ] PyTorch Lightning: not installed in {python}") in lines, lines
+    accelerate = libraries.get("accelerate")
+    assert (f"    [X] Accelerate: accelerate {accelerate}" if accelerate else
+            f"    [ ] Accelerate: not installed in {python}") in lines, lines
+
+
+def test_python_m_hvd_check_build_is_hvdrun_s_report_for_the_python_that_runs_it():
+    installed = os.path.join(sysconfig.get_path("scripts"), "hvdrun")
+    env = clean_env()
+    env["VIRTUAL_ENV"] = sys.prefix
+    theirs = subprocess.run([installed, "--check-build"], capture_output=True, text=True, env=env, timeout=60)
+    # Without VIRTUAL_ENV, and with PATH's python3 another one: python -m hvd still asks this one.
+    env.pop("VIRTUAL_ENV")
+    ours = subprocess.run([sys.executable, "-m", "hvd", "--check-build"], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert ours.returncode == 0 and ours.stdout == theirs.stdout, ours
+    assert "Available Controllers:" in ours.stdout and "[X] TCP" in ours.stdout
+    assert "[X] PyTorch" in ours.stdout
 
 
 def test_python_m_hvd_with_anything_else_prints_its_usage_and_exits_2():

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -34,7 +35,8 @@ Report parseReport(const std::string& text, bool verbose) {
   Report report;
   std::string section;
   bool expectSection = false;
-  std::regex itemRe(verbose ? R"(    \[([X ])\] ([A-Za-z() ]+?)(: (.*))?)" : R"(    \[([X ])\] ([A-Za-z() ]+))");
+  std::regex itemRe(verbose ? R"(    \[([X ])\] ([A-Za-z0-9().\- ]+?)(: (.*))?)" : R"(    \[([X ])\] ([A-Za-z0-9().\- ]+))");
+  bool noteAllowed = false;
   while (std::getline(in, line)) {
     std::smatch m;
     if (line.empty()) {
@@ -43,7 +45,12 @@ Report parseReport(const std::string& text, bool verbose) {
       REQUIRE(line.back() == ':');
       section = line.substr(0, line.size() - 1);
       expectSection = false;
+      noteAllowed = verbose;
+    } else if (noteAllowed && line.rfind("    (", 0) == 0 && line.back() == ')') {
+      report[section]["(note)"] = {false, line.substr(5, line.size() - 6)};
+      noteAllowed = false;
     } else {
+      noteAllowed = false;
       INFO(line);
       REQUIRE(std::regex_match(line, m, itemRe));
       report[section][m[2]] = {m[1] == "X", verbose ? std::string(m[4]) : ""};
@@ -77,7 +84,7 @@ const std::string kNoSlurmConf = "SLURM_CONF=/nonexistent/hvdtest/slurm.conf";
 
 }  // namespace
 
-TEST_CASE("the check-build report has horovodrun's layout with the three sections in order", "[e2e]") {
+TEST_CASE("the check-build report has horovodrun's layout with its sections in order, the frameworks first", "[e2e]") {
   auto run = runHvdrun({"--check-build"}, withEnv(environmentWith({kNoSlurmConf})));
   REQUIRE(run.exitCode == 0);
   CHECK(run.err.empty());
@@ -87,8 +94,11 @@ TEST_CASE("the check-build report has horovodrun's layout with the three section
   for (std::sregex_iterator it(run.out.begin(), run.out.end(), sectionRe), end; it != end; ++it) {
     sections.push_back((*it)[1]);
   }
-  CHECK(sections == std::vector<std::string>{"Available Controllers", "Available Tensor Operations",
-                                             "Available Launchers"});
+  CHECK(sections == std::vector<std::string>{"Available Frameworks", "Available Controllers",
+                                             "Available Tensor Operations", "Available Launchers",
+                                             "Job Authentication"});
+  CHECK(report["Available Frameworks"].size() == 3);
+  for (const char* name : {"TensorFlow", "PyTorch", "Keras"}) CHECK(report["Available Frameworks"].count(name) == 1);
   CHECK(report["Available Controllers"].size() == 3);
   CHECK(report["Available Tensor Operations"].size() == 4);
   CHECK(report["Available Launchers"].size() == 4);
@@ -109,7 +119,13 @@ TEST_CASE("the short -cb gives the same report and verbose mode adds a reason to
   Report v = parseReport(verbose.out, true);
   for (const auto& [section, items] : v) {
     for (const auto& [name, item] : items) {
+      if (name == "(note)") continue;
       INFO(section << " / " << name << ": " << item.detail);
+      // Lightning and Accelerate run on PyTorch: listed with --verbose only.
+      if (name == "PyTorch Lightning" || name == "Accelerate") {
+        CHECK(p[section].count(name) == 0);
+        continue;
+      }
       CHECK(p[section][name].available == item.available);
       if (!item.available) CHECK_FALSE(item.detail.empty());
     }
@@ -189,4 +205,71 @@ TEST_CASE("a launcher tool that is missing or broken is [ ] with the reason", "[
   CHECK_FALSE(v["Available Launchers"]["ssh"].available);
   CHECK(v["Available Launchers"]["ssh"].detail == "ssh is not in PATH");
   CHECK(v["Available Launchers"]["local"].available);
+}
+
+TEST_CASE("the report names libcrypto, whose HMAC authenticates every connection of a job", "[e2e]") {
+  auto run = runHvdrun({"-cb"}, withEnv(environmentWith({kNoSlurmConf})));
+  Report report = parseReport(run.out, false);
+  REQUIRE(report["Job Authentication"].size() == 1);
+  const std::string& item = report["Job Authentication"].begin()->first;
+  CHECK(std::regex_match(item, std::regex(R"(HMAC-SHA-256 from OpenSSL \d+\.\d+\.\d+.*)")));
+  CHECK(report["Job Authentication"].begin()->second.available);
+}
+
+TEST_CASE("without a Python every framework is [ ] and -v says no Python was found", "[e2e]") {
+  hvd::test::TempDir bin;  // a PATH with no python3 in it
+  auto env = environmentWith({kNoSlurmConf, "PATH=" + bin.path(), "VIRTUAL_ENV"});
+  auto run = runHvdrun({"-cb", "-v"}, withEnv(env));
+  REQUIRE(run.exitCode == 0);
+  Report v = parseReport(run.out, true);
+  CHECK(v["Available Frameworks"].count("(note)") == 0);
+  for (const char* name : {"TensorFlow", "PyTorch", "Keras", "PyTorch Lightning", "Accelerate"}) {
+    INFO(name);
+    CHECK_FALSE(v["Available Frameworks"][name].available);
+    CHECK(v["Available Frameworks"][name].detail ==
+          "no Python with hvd: no virtual environment is active and python3 is not in PATH");
+  }
+}
+
+TEST_CASE("a Python without hvd is named, with the import's own error, on every framework", "[e2e]") {
+  if (::access("/usr/bin/python3", X_OK) != 0) hvd::test::skipTest("no /usr/bin/python3 (scripts/setup.sh installs it)");
+  hvd::test::TempDir empty;  // PYTHONPATH to nothing: hvd is installed only in .venv
+  auto env = environmentWith({kNoSlurmConf, "PATH=/usr/bin:/bin", "PYTHONNOUSERSITE=1", "VIRTUAL_ENV", "PYTHONPATH"});
+  Report v = parseReport(runHvdrun({"-cb", "-v"}, withEnv(env)).out, true);
+  CHECK(v["Available Frameworks"]["(note)"].detail.rfind("the Python ranks run: /usr/bin/python3 (3.", 0) == 0);
+  for (const char* name : {"TensorFlow", "PyTorch", "Keras"}) {
+    INFO(name << ": " << v["Available Frameworks"][name].detail);
+    CHECK_FALSE(v["Available Frameworks"][name].available);
+    const std::string& detail = v["Available Frameworks"][name].detail;
+    CHECK((detail.find("not installed in /usr/bin/python3") != std::string::npos ||
+           detail.find("hvd cannot be imported in /usr/bin/python3: ModuleNotFoundError: No module named 'hvd'") !=
+               std::string::npos));
+  }
+}
+
+TEST_CASE("a Python that never answers costs the report at most its 10 s deadline", "[e2e]") {
+  hvd::test::TempDir venv;
+  ::mkdir((venv.path() + "/bin").c_str(), 0755);
+  writeScript(venv.path() + "/bin/python3", "exec sleep 600");
+  auto env = environmentWith({kNoSlurmConf, "VIRTUAL_ENV=" + venv.path()});
+  auto start = std::chrono::steady_clock::now();
+  auto options = withEnv(env);
+  options.timeout = std::chrono::seconds(60);
+  auto run = runHvdrun({"-cb", "-v"}, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(run.exitCode == 0);
+  CHECK(seconds < 20);
+  Report v = parseReport(run.out, true);
+  CHECK(v["Available Frameworks"]["PyTorch"].detail == venv.path() + "/bin/python3 did not answer within 10 s");
+  CHECK(v["Available Launchers"]["local"].available);
+}
+
+TEST_CASE("a Python that fails is [ ] with the first line it printed", "[e2e]") {
+  hvd::test::TempDir venv;
+  ::mkdir((venv.path() + "/bin").c_str(), 0755);
+  writeScript(venv.path() + "/bin/python3", "echo 'Fatal Python error: init_fs_encoding' >&2; exit 1");
+  Report v = parseReport(
+      runHvdrun({"-cb", "-v"}, withEnv(environmentWith({kNoSlurmConf, "VIRTUAL_ENV=" + venv.path()}))).out, true);
+  CHECK(v["Available Frameworks"]["Keras"].detail ==
+        venv.path() + "/bin/python3 failed: Fatal Python error: init_fs_encoding");
 }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/plan/shell_quote.h"
+#include "tests/slurm/slurm_jobs.h"
 #include "tests/support/hvdrun_runner.h"
 
 namespace {
@@ -23,16 +24,14 @@ const std::string kHvdrun = HVD_HVDRUN_PATH;
 const std::string kRank = HVD_TEST_RANK_PATH;
 const std::string kCollectiveRank = HVD_COLLECTIVE_RANK_PATH;
 
-void requireTestbed() {
-  if (std::getenv("HVD_TESTBED_DIR") == nullptr) hvd::test::skipTest("not running under tests/slurm/testbed.sh");
-}
+using hvd::test::jobField;
+using hvd::test::readFile;
+using hvd::test::requireTestbed;
+using hvd::test::waitFor;
+using hvd::test::waitForEnd;
 
 hvd::cli::CapturedRun run(const std::vector<std::string>& argv, std::chrono::seconds timeout = std::chrono::seconds(30)) {
-  hvd::cli::RunOptions options;
-  options.timeout = timeout;
-  auto r = hvd::cli::runAndCapture(argv, options);
-  REQUIRE(r.isOk());
-  return *r;
+  return hvd::test::runCommand(argv, timeout);
 }
 
 // Submits from `dir` (the job's submit directory, where its output files go); the job id.
@@ -45,34 +44,6 @@ std::string submit(const std::string& dir, const std::vector<std::string>& args)
   std::string id = r.out.substr(0, r.out.find('\n'));
   REQUIRE(std::regex_match(id, std::regex("[0-9]+")));
   return id;
-}
-
-std::string jobField(const std::string& id, const std::string& field) {
-  auto r = run({"scontrol", "show", "job", id});
-  std::smatch m;
-  std::regex pattern("\\b" + field + "=(\\S+)");
-  return std::regex_search(r.out, m, pattern) ? m[1].str() : "";
-}
-
-// Polls until the job has left squeue (ended) or `until` holds; fails after the limit.
-void waitFor(const std::string& what, const std::function<bool()>& until, std::chrono::seconds limit = std::chrono::seconds(60)) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!until()) {
-    INFO("waiting for " << what);
-    REQUIRE(std::chrono::steady_clock::now() < deadline);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-}
-
-void waitForEnd(const std::string& id) {
-  waitFor("job " + id + " to end", [&] { return run({"squeue", "-h", "-j", id, "-o", "%T"}).out.empty(); });
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 size_t countOf(const std::string& text, const std::string& word) {

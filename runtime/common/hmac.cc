@@ -6,8 +6,21 @@
 #include <openssl/hmac.h>
 
 namespace hvd {
+namespace {
+
+// libcrypto frees its global state in an atexit handler unless told not to. A process that
+// exits while another of its threads is inside an HMAC (a task shim whose rank ended as its
+// watcher thread asked the rendezvous something; a rank's runtime thread) would then crash in
+// that thread, turning a clean end into SIGSEGV. The kernel frees the memory anyway.
+void initCryptoOnce() {
+  static const bool initialized = OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
+  (void)initialized;
+}
+
+}  // namespace
 
 HmacDigest hmacSha256(std::string_view key, std::string_view message) {
+  initCryptoOnce();
   HmacDigest out{};
   unsigned int length = 0;
   // The one-shot HMAC() cannot fail for SHA-256 with a key and message in memory; a null
@@ -21,6 +34,9 @@ bool constantTimeEqual(const HmacDigest& a, const HmacDigest& b) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-std::string cryptoLibraryVersion() { return OpenSSL_version(OPENSSL_VERSION); }
+std::string cryptoLibraryVersion() {
+  initCryptoOnce();
+  return OpenSSL_version(OPENSSL_VERSION);
+}
 
 }  // namespace hvd

@@ -1,6 +1,7 @@
 // cli/launch/launcher_outcome.cc: the shims' reports and the launcher's end, adopted.
 #include "cli/launch/launcher_outcome.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <vector>
 
@@ -9,12 +10,18 @@
 
 namespace hvd::cli {
 
+long long reportsInNow(const RendezvousServer& server) {
+  auto count = server.value(kEndReportCountKey);
+  return count ? std::atoll(count->c_str()) : 0;
+}
+
 std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, const JobOutcome& result,
-                                              const std::set<int>& leftBehind) {
+                                              const std::set<int>& leftBehind, std::optional<long long> reportLimit) {
   if (server == nullptr || (result.exitCode == 0 && result.interruptSignal == 0)) return std::nullopt;
-  auto count = server->value(kEndReportCountKey);
+  long long n = reportsInNow(*server);
+  if (reportLimit) n = std::min(n, *reportLimit);
   std::vector<TaskEndReport> reports;
-  for (long long i = 1, n = count ? std::atoll(count->c_str()) : 0; i <= n; ++i) {
+  for (long long i = 1; i <= n; ++i) {
     auto text = server->value(endReportKey(i));  // missing if its shim died between add and set
     auto report = text ? decodeTaskEndReport(*text) : std::nullopt;
     if (report && !leftBehind.count(report->rank)) reports.push_back(*report);

@@ -15,9 +15,15 @@ namespace hvd::cli {
 
 // The root cause the task shims reported, or nullopt when none did (a job that did not fail,
 // or a shim lost with its rank): then the launcher's own messages tell. An elastic job's ranks
-// it went on without (leftBehind) are left out: they are not why it ended.
+// it went on without (leftBehind) are left out: they are not why it ended. Only the first
+// `reportLimit` reports count when it is set: those in before hvdrun's own stop
+// (reportsInNow at SupervisorOptions::onOwnStop); later ones are ranks that stop killed.
 std::optional<RankFailure> rootCauseFromShims(const RendezvousServer* server, const JobOutcome& result,
-                                              const std::set<int>& leftBehind = {});
+                                              const std::set<int>& leftBehind = {},
+                                              std::optional<long long> reportLimit = std::nullopt);
+
+// How many task-end reports the shims have made so far.
+long long reportsInNow(const RendezvousServer& server);
 
 // The failing rank the task shims name (fromShims), else the one the launcher's own words name
 // (fromWords), is the job's root cause and exit code, unless the job never started. When

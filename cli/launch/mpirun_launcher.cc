@@ -62,8 +62,10 @@ class MpirunLauncher final : public Launcher {
     SupervisorOptions supervision = s.supervision();
     supervision.processes = SupervisorOptions::Processes::kLauncher;
     supervision.lineReader = [](const RankProcess&, bool, size_t maxLine) { return mpirunLineReader(maxLine); };
+    std::optional<long long> reportsBeforeOwnStop;
+    supervision.onOwnStop = [&] { reportsBeforeOwnStop = reportsInNow(s.server); };
     JobOutcome result = valueOrThrow(superviseRanks({process}, supervision));
-    auto shims = rootCauseFromShims(&s.server, result);
+    auto shims = rootCauseFromShims(&s.server, result, {}, reportsBeforeOwnStop);
     adoptLauncherFailure(result, shims, firstMpirunFailure(result.launcherMessages), s.plan, "mpirun");
     adoptCoordinatorEnd(result, &s.server);
     return result;

@@ -97,6 +97,8 @@ class SrunLauncher final : public Launcher {
     SupervisorOptions supervision = s.supervision();
     supervision.processes = SupervisorOptions::Processes::kLauncher;
     supervision.lineReader = [](const RankProcess&, bool, size_t) { return srunLineReader(); };
+    std::optional<long long> reportsBeforeOwnStop;
+    supervision.onOwnStop = [&] { reportsBeforeOwnStop = reportsInNow(s.server); };
     SrunElastic elastic;
     if (o.minNp > 0) elastic.start(o, plan, s.server);
     auto outcome = superviseRanks({srun}, supervision);
@@ -106,7 +108,7 @@ class SrunLauncher final : public Launcher {
     if (elastic.finish(result)) return result;
     // srun exits 143 after stopping the step and names whichever failing task it heard of
     // first; the shims' reports tell which failed first.
-    auto shims = rootCauseFromShims(&s.server, result, elastic.leftBehindRanks());
+    auto shims = rootCauseFromShims(&s.server, result, elastic.leftBehindRanks(), reportsBeforeOwnStop);
     adoptLauncherFailure(result, shims, firstSrunFailure(result.launcherMessages), plan, "srun");
     if (result.firstFailure && !result.firstFailure->launcher.empty()) {
       const auto& words = result.firstFailure->lastStderrLines;

@@ -67,9 +67,12 @@ void EndPolicy::armKill(Clock::time_point now) {
 
 // hvdrun stops the job for reasons of its own (a signal it got, its console gone). A rank
 // already dying then ended by itself, before the stop: whatever order hvdrun hears of the two
-// in, that rank's failure is the job's root cause (noteFailure).
+// in, that rank's failure is the job's root cause (noteFailure). A launcher's ranks report
+// such ends themselves: the launcher is told the moment (onOwnStop) to tell those reports from
+// the ends of ranks its stop killed.
 void EndPolicy::noteEndingBeforeOwnStop() {
-  if (!forkedRanks()) return;  // a launcher's and a host agent's ranks report such ends themselves
+  if (options_.onOwnStop) options_.onOwnStop();
+  if (!forkedRanks()) return;
   for (size_t p = 0; p < processes_.count(); ++p) {
     State& s = state(p);
     if (processes_.running(p) && s.signalSent == 0 && !s.endingBeforeStop) s.endingBeforeStop = processes_.dying(p);

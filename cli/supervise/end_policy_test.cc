@@ -384,4 +384,45 @@ TEST_CASE("an elastic job goes on without a failed rank when its world says so, 
   CHECK(policy.outcome().leftBehind.front().lastStderrLines == std::deque<std::string>{"last words of 1"});
 }
 
+TEST_CASE("a launcher hears the moment of hvdrun's own stop once, before its process is signalled, and not for "
+          "notices or a rank's failure",
+          "[unit][end]") {
+  for (const char* why : {"SIGTERM", "broken pipe"}) {
+    INFO(why);
+    Recorded srun(1);
+    SupervisorOptions options = ranksOptions(1);
+    options.processes = SupervisorOptions::Processes::kLauncher;
+    int calls = 0;
+    size_t signalsSentThen = 99;
+    options.onOwnStop = [&] {
+      ++calls;
+      signalsSentThen = srun.sent.size();
+    };
+    EndPolicy policy(options, srun);
+    const auto t0 = Clock::now();
+    policy.signalReceived(SIGUSR1, t0);  // a notice passed on is no stop
+    CHECK(calls == 0);
+    srun.sent.clear();
+    if (std::string(why) == "SIGTERM") {
+      policy.signalReceived(SIGTERM, t0);
+      policy.signalReceived(SIGTERM, t0 + 10ms);
+    } else {
+      policy.consoleClosed("stdout", t0);
+      policy.onTime(t0 + EndPolicy::kBrokenPipeGrace);
+    }
+    CHECK(calls == 1);
+    CHECK(signalsSentThen == 0);
+    CHECK(srun.got(0, SIGTERM));
+  }
+  Recorded srun(1);
+  SupervisorOptions options = ranksOptions(1);
+  options.processes = SupervisorOptions::Processes::kLauncher;
+  int calls = 0;
+  options.onOwnStop = [&] { ++calls; };
+  EndPolicy policy(options, srun);
+  srun.end(policy, 0, exited(3), Clock::now());
+  policy.finish();
+  CHECK(calls == 0);
+}
+
 }  // namespace hvd::cli

@@ -114,6 +114,10 @@ struct SupervisorOptions {
   std::chrono::milliseconds changeRanksEvery{1000};
   // Called with each rank's pid (its session id) right after fork (the guardian's watch).
   std::function<void(int)> onRankStarted;
+  // Called once, the moment hvdrun begins to stop the job for reasons of its own (a signal it
+  // got, its console gone), before any process is signalled: srun's and mpirun's launchers
+  // count the task-end reports in by then, the only ones that can be a rank's own failure.
+  std::function<void()> onOwnStop;
   // Called the moment a rank becomes the job's root cause (a host agent reports it at once).
   std::function<void(const RankFailure&)> onFailure;
   // Called when a rank exits 0 by itself (hvdrun did not stop it): a host agent tells hvdrun,

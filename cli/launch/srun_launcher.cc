@@ -23,45 +23,28 @@
 namespace hvd::cli {
 namespace {
 
-class SrunLines final : public LineReader {
- public:
-  void feed(std::string_view bytes, const OnLine& onLine) override {
-    splitter_.feed(bytes, [&](std::string_view line, char end) { give(line, end, onLine); });
-  }
-  void finish(const OnLine& onLine) override {
-    splitter_.finish([&](std::string_view line, char end) { give(line, end, onLine); });
-  }
-  bool holdsPiece(bool) const override { return splitter_.holdsRedraw(); }
-  void flushPiece(bool, const OnLine& onLine) override {
-    splitter_.flushRedraw([&](std::string_view line, char end) { give(line, end, onLine); });
-  }
+// "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.
+bool stripSrunLabel(std::string_view& line, int& rank) {
+  size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  const size_t digits = i;
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+  if (i == digits || i >= line.size() || line[i] != ':') return false;
+  rank = std::atoi(std::string(line.substr(digits, i - digits)).c_str());
+  line.remove_prefix(i + 1);
+  if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
+  return true;
+}
 
- private:
-  static void give(std::string_view line, char end, const OnLine& onLine) {
-    int rank = -1;
-    bool labelled = stripSrunLabel(line, rank);
-    // srun labels Slurm's own words about the step ("slurmstepd: error: *** STEP 7.0 ON
-    // node01 CANCELLED AT ... ***"; "slurmstepd-node01:" where one host runs several
-    // slurmds) with a task's number; they are Slurm's, not the rank's.
-    if (labelled && (line.substr(0, 11) == "slurmstepd:" || line.substr(0, 11) == "slurmstepd-")) labelled = false;
-    onLine(labelled ? rank : -1, line, end);
-  }
-
-  // "  3: text" -> rank 3, "text"; false (line unchanged) when there is no such label.
-  static bool stripSrunLabel(std::string_view& line, int& rank) {
-    size_t i = 0;
-    while (i < line.size() && line[i] == ' ') ++i;
-    const size_t digits = i;
-    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
-    if (i == digits || i >= line.size() || line[i] != ':') return false;
-    rank = std::atoi(std::string(line.substr(digits, i - digits)).c_str());
-    line.remove_prefix(i + 1);
-    if (!line.empty() && line[0] == ' ') line.remove_prefix(1);
-    return true;
-  }
-
-  LineSplitter splitter_;  // srun's own cut: whole lines, no redraws of its own
-};
+// Whose a line of srun --label is: the task's, except Slurm's own words about the step
+// ("slurmstepd: error: *** STEP 7.0 ON node01 CANCELLED AT ... ***"; "slurmstepd-node01:"
+// where one host runs several slurmds), which srun labels with a task's number too.
+int srunLineRank(std::string_view& line) {
+  int rank = -1;
+  bool labelled = stripSrunLabel(line, rank);
+  if (labelled && (line.substr(0, 11) == "slurmstepd:" || line.substr(0, 11) == "slurmstepd-")) labelled = false;
+  return labelled ? rank : -1;
+}
 
 class SrunLauncher final : public Launcher {
  public:
@@ -126,7 +109,10 @@ class SrunLauncher final : public Launcher {
 
 std::unique_ptr<Launcher> makeSrunLauncher() { return std::make_unique<SrunLauncher>(); }
 
-std::unique_ptr<LineReader> srunLineReader() { return std::make_unique<SrunLines>(); }
+// srun's own cut: whole lines, no redraws of its own.
+std::unique_ptr<LineReader> srunLineReader() {
+  return labelledLineReader(srunLineRank, LineSplitter::kDefaultMaxLine, /*splitAtCarriageReturn=*/false);
+}
 
 std::string srunHostfile(const Plan& plan) {
   std::string out;

@@ -23,43 +23,19 @@
 namespace hvd::cli {
 namespace {
 
-class AgentLines final : public LineReader {
- public:
-  explicit AgentLines(size_t maxLine) : splitter_(maxLine, /*splitAtCarriageReturn=*/true) {}
-  void feed(std::string_view bytes, const OnLine& onLine) override {
-    splitter_.feed(bytes, [&](std::string_view line, char end) { give(line, end, onLine); });
-  }
-  void finish(const OnLine& onLine) override {
-    splitter_.finish([&](std::string_view line, char end) { give(line, end, onLine); });
-  }
-  // A prompt left open would run into a failure record: an agent passes whole lines only.
-  bool holdsPiece(bool) const override { return splitter_.holdsRedraw(); }
-  void flushPiece(bool, const OnLine& onLine) override {
-    splitter_.flushRedraw([&](std::string_view line, char end) { give(line, end, onLine); });
-  }
-
- private:
-  static void give(std::string_view line, char end, const OnLine& onLine) {
-    int rank = -1;
-    const bool labelled = stripRankPrefix(line, rank);
-    onLine(labelled ? rank : -1, line, end);
-  }
-
-  // "[3]<stdout>:text" (or <stderr>) -> rank 3, "text"; false (line unchanged) otherwise.
-  static bool stripRankPrefix(std::string_view& line, int& rank) {
-    if (line.empty() || line[0] != '[') return false;
-    size_t i = 1;
-    while (i < line.size() && i < 12 && line[i] >= '0' && line[i] <= '9') ++i;
-    constexpr std::string_view kOut = "]<stdout>:", kErr = "]<stderr>:";
-    std::string_view rest = line.substr(i);
-    if (i == 1 || (rest.substr(0, kOut.size()) != kOut && rest.substr(0, kErr.size()) != kErr)) return false;
-    rank = std::atoi(std::string(line.substr(1, i - 1)).c_str());
-    line.remove_prefix(i + kOut.size());
-    return true;
-  }
-
-  LineSplitter splitter_;
-};
+// "[3]<stdout>:text" (or <stderr>) -> rank 3, "text"; -1 (line unchanged) for the agent's
+// own words.
+int agentLineRank(std::string_view& line) {
+  if (line.empty() || line[0] != '[') return -1;
+  size_t i = 1;
+  while (i < line.size() && i < 12 && line[i] >= '0' && line[i] <= '9') ++i;
+  constexpr std::string_view kOut = "]<stdout>:", kErr = "]<stderr>:";
+  std::string_view rest = line.substr(i);
+  if (i == 1 || (rest.substr(0, kOut.size()) != kOut && rest.substr(0, kErr.size()) != kErr)) return -1;
+  int rank = std::atoi(std::string(line.substr(1, i - 1)).c_str());
+  line.remove_prefix(i + kOut.size());
+  return rank;
+}
 
 // The last line ssh wrote that says something ("ssh: connect to host ... refused").
 std::string lastLine(const std::string& text) {
@@ -365,7 +341,10 @@ class SshLauncher final : public Launcher, public RankAdder {
 
 std::unique_ptr<Launcher> makeSshLauncher(const Options& options) { return std::make_unique<SshLauncher>(options); }
 
-std::unique_ptr<LineReader> hostAgentLineReader(size_t maxLine) { return std::make_unique<AgentLines>(maxLine); }
+// A prompt left open would run into a failure record: an agent passes whole lines only.
+std::unique_ptr<LineReader> hostAgentLineReader(size_t maxLine) {
+  return labelledLineReader(agentLineRank, maxLine, /*splitAtCarriageReturn=*/true);
+}
 
 RankEnvironment sshRankEnvironment(const Options& o, const Plan& plan, const RankPlan& rank, const JobVariables& job,
                                    bool agentSharesGpus) {

@@ -42,4 +42,11 @@ using LineReaderFactory =
 // and at maxLine; a line begun can be given out open.
 std::unique_ptr<LineReader> rankLineReader(int rank, size_t maxLine);
 
+// A stream of lines each labelled with whose it is (srun --label, a host agent's prefix):
+// `label` strips the label from a line and returns its rank, or -1 for the process's own
+// words. Cut at '\n' and maxLine (and at '\r' with splitAtCarriageReturn); a line begun is
+// never given out open, since the rest of it may be another rank's.
+using LineLabel = std::function<int(std::string_view& line)>;
+std::unique_ptr<LineReader> labelledLineReader(LineLabel label, size_t maxLine, bool splitAtCarriageReturn);
+
 }  // namespace hvd::cli

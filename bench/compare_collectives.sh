@@ -2,8 +2,8 @@
 # bench/compare_collectives.sh: ours against Open MPI on a noisy machine. One run of
 # run_collective_bench.sh moves cells by 2x on a shared 2-core VM, so this runs every
 # configuration --repeat times, interleaved round by round (so a slow minute hurts all of
-# them alike), and prints the median of each cell with its range, then checks issue 6's
-# targets against the medians. Prints; asserts nothing; exit 0 whatever the verdicts.
+# them alike), and prints the median of each cell with its range, then checks the targets
+# below against the medians. Prints; asserts nothing; exit 0 whatever the verdicts.
 #   bash bench/compare_collectives.sh [--op allreduce|broadcast|reducescatter|alltoall] [--np "2 4"] [--repeat 5]
 #        [--sizes "1024 65536 1048576 16777216 67108864"] [--configs "hvd-shm hvd-shm-ring mpi-shm"]
 # Configurations: hvd-shm, hvd-tcp (ours, HVD_SHARED_MEMORY=1/0, allreduce chosen as by
@@ -89,7 +89,7 @@ for np in $nps; do
     for config in $configs; do printf " %24s" "$(median "$np" "$config" "$size" "$col")"; done
     echo
   done
-  # Issue 6's targets, on the medians: from 64 KiB busbw >= Open MPI TCP (>= 1.5x from
+  # The targets, on the medians: from 64 KiB busbw >= Open MPI TCP (>= 1.5x from
   # 16 MiB) and, with shared memory, >= Open MPI's shared memory; below 64 KiB, time within
   # 1.5x of Open MPI TCP. A miss over TCP that the bare wire (plain sockets, no reduction)
   # missed as well says so: the sockets themselves did not move that much in this run.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/contention_bench.sh: collectives while the cores are busy (issue 23). Runs
+# bench/contention_bench.sh: collectives while the cores are busy. Runs
 # collective_perf (--samples: every iteration timed, the slowest rank's figure) for ours and
 # Open MPI, over TCP and shared memory, np=2 and 4, in two phases per round: idle, and with
 # --busy busy-loop processes (default: one per core, nice 0) sharing the machine. Rounds

@@ -7,7 +7,7 @@
 // --wait yield: the processes not last spin on the counter with sched_yield instead of
 // sleeping (nothing to wake). Beside busy loops its median is an idle call's, but the busy
 // loops then take their share in whole scheduler ticks, during which every call waits
-// (docs/benchmarks.md, 2026-11-25, a thirteenth session: the mean 2.5x the sleeping floor's).
+// (the mean 2.5x the sleeping floor's: docs/benchmarks.md, busy cores).
 // Prints, as collective_perf --samples 1 does, each call's slowest process's time (us):
 //   #samples 0 us us ...       (1000 figures a line; "size" 0: no data)
 // for bench/contention_bench.sh's "floor" configuration.

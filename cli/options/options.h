@@ -181,8 +181,8 @@ std::vector<SettingKey> settingKeys();
 // layer beats a lower one (a list is replaced whole, never merged).
 Options parseOptions(const std::vector<std::string>& args, const std::vector<SettingLayer>& layers = {});
 
-// A launch (or plan) given `hvdrun sbatch`'s options on its command line, which it used to
-// ignore (`hvdrun --ntasks-per-node 1 -np 2` put both ranks on one node): srun's
+// A launch (or plan) given `hvdrun sbatch`'s options on its command line, which would
+// otherwise be ignored (`hvdrun --ntasks-per-node 1 -np 2` would put both ranks on one node): srun's
 // --ntasks-per-node means --nproc-per-node here; the others shape an allocation a launch does
 // not ask for and are refused (UserError kUsage). From config files and HVDRUN_ variables
 // they stay quiet: a profile serves both commands.

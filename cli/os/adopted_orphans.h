@@ -1,6 +1,6 @@
 // cli/os/adopted_orphans.h: processes a job's ranks leave running outside their sessions.
 // A daemon (fork, setsid, fork) leaves the rank's session and group, so the signals that
-// stop a rank's whole tree miss it, and it used to outlive the job with init as its parent,
+// stop a rank's whole tree miss it, and it would outlive the job with init as its parent,
 // holding memory and GPUs. With this process the subreaper of its descendants, such an
 // orphan becomes its child when its parent ends, and is found as one once the job is over.
 // (A daemon whose parent outlives hvdrun, or that is orphaned after hvdrun was SIGKILLed,

@@ -56,8 +56,9 @@ def test_ranks_gathering_rows_of_different_shapes_each_raise_a_usage_error_namin
 
 
 def test_ctrl_c_raises_keyboard_interrupt_in_a_rank_waiting_on_a_request_its_peers_never_submit():
-    # The wait used to be one call into the runtime, and Python raises KeyboardInterrupt
-    # only between calls: the rank waited on (the stall shutdown ends it here, exit 119).
+    # Python raises KeyboardInterrupt only between calls into the runtime, so the wait is
+    # many short ones; as one call the rank would wait on (the stall shutdown would end it
+    # here, exit 119).
     result = launch(2, "failures.py", "interrupted", hvdrun_args=["--stall-check-shutdown-time-seconds", "10"])
     assert result.returncode == 0, result
     for rank in range(2):

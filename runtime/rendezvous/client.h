@@ -1,5 +1,5 @@
-// runtime/rendezvous/client.h: a rank's connection to hvdrun's rendezvous store. Used to
-// build a communicator (addresses, readiness), never inside a collective.
+// runtime/rendezvous/client.h: a rank's connection to hvdrun's rendezvous store, for
+// building a communicator (addresses, readiness), never inside a collective.
 // Not thread-safe: one thread uses a client at a time. Every call blocks at most until
 // its timeout; errors name the server and say what failed.
 #pragma once

@@ -310,8 +310,9 @@ TEST_CASE("under --mpi, lines the ranks write in pieces come out whole (Open MPI
 }
 
 TEST_CASE("mpirun failing on its own is named as such with its last words and not blamed on rank 0", "[e2e][mpi]") {
-  // An Open MPI setting mpirun cannot honour: it fails before starting any rank. The
-  // summary used to say "rank 0 exited with code 1 ... rank 0 wrote nothing to stderr".
+  // An Open MPI setting mpirun cannot honour: it fails before starting any rank. Read as a
+  // rank's end, the summary would say "rank 0 exited with code 1 ... rank 0 wrote nothing
+  // to stderr".
   hvd::cli::RunOptions options = withTimeout(std::chrono::seconds(60));
   options.env = environmentWith({"OMPI_MCA_plm=no-such-component"});
   auto run = runHvdrun({"--mpi", "-np", "2", "true"}, options);
@@ -1002,8 +1003,8 @@ TEST_CASE("with stderr closed hvdrun keeps its summary in the output directory a
   hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
   TempDir dir;
   const std::string out = dir.path() + "/out";
-  // 2>&-: hvdrun starts without an fd 2; the first file it opened used to become its
-  // "stderr" (the rendezvous socket, a rank's output file). Rank 1 fails only once rank 0
+  // 2>&-: hvdrun starts without an fd 2; unless hvdrun fills it first, the first file it
+  // opens becomes its "stderr" (the rendezvous socket, a rank's output file). Rank 1 fails only once rank 0
   // has written both lines (its mark, up to 10 s): stopped before its second echo, rank 0
   // would have no stderr to keep.
   auto run = hvd::cli::runAndCapture(
@@ -1238,9 +1239,9 @@ TEST_CASE("under mpirun a rank that returned early with exit 0 is named in the r
 TEST_CASE("a rank that shut hvd down early and is still ending when its moment passes is the cause and not its peers", "[e2e][mp]") {
   // As above, but rank 0 is already ending when its moment passes (on a loaded machine a
   // rank killed from outside may take that long to end): hvdrun's SIGTERM then only finds
-  // it dying, as one sent to the others would, and its death is its own. It used to count
-  // as a rank hvdrun stopped, naming a peer that failed for want of it (1 in 200 trials
-  // of the orphans test's SIGTERM kills, in a full suite run).
+  // it dying, as one sent to the others would, and its death is its own. Counted as a rank
+  // hvdrun stopped, it would name a peer that failed for want of it (1 in 200 trials of the
+  // orphans test's SIGTERM kills, in a full suite run).
   hvd::cli::RunOptions o = withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"}));
   o.timeout = std::chrono::seconds(60);
   auto started = Clock::now();

@@ -252,8 +252,9 @@ TEST_CASE("through srun an elastic job that falls below its minimum ends with th
 }
 
 TEST_CASE("srun refusing the step is named as such with its words and not blamed on rank 0", "[cluster][launch]") {
-  // SRUN_CPUS_PER_TASK asks more than a node has: srun cannot create the step. The summary
-  // used to say "rank 0 exited with code 1 ... rank 0 wrote nothing to stderr".
+  // SRUN_CPUS_PER_TASK asks more than a node has: srun cannot create the step. Read as a
+  // rank's end, the summary would say "rank 0 exited with code 1 ... rank 0 wrote nothing
+  // to stderr".
   requireTestbed();
   auto run = inAllocation({"-N3", "-n4"}, {kHvdrun, kRank, "identity"}, {"SRUN_CPUS_PER_TASK=64"});
   INFO(run.err);

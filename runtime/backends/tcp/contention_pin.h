@@ -10,7 +10,7 @@
 // hung TensorFlow's parameter-server worker (its inter-op pool sized from one CPU), and pinning
 // the calling thread for each call alone cost 27% idle at 256 KiB (a move to that CPU per
 // call). So only the collective thread is held, only while contention lasts: idle, nothing is
-// pinned (docs/benchmarks.md, 2026-11-25, a twelfth session).
+// pinned (docs/benchmarks.md, busy cores).
 #pragma once
 
 #include <optional>

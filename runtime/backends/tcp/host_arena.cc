@@ -14,8 +14,7 @@ namespace hvd::backends::tcp {
 // Waiting ranks sleep on `finished` itself, and the last one in wakes them all with one
 // system call. Measured with 4 plain processes counting in beside 2 busy loops on 2 cores:
 // medians of 9.8-10.4 us a call and 13 us of CPU, against 11.4-17.0 us and 20 us of CPU
-// where the last one woke each sleeper on a word of its own (docs/benchmarks.md, 2026-11-24,
-// a seventh session).
+// where the last one woke each sleeper on a word of its own (docs/benchmarks.md, busy cores).
 struct HostArena::Header {
   alignas(kLine) std::atomic<uint32_t> finished;  // calls every rank has counted into
   struct alignas(kLine) Counter {

@@ -115,6 +115,11 @@ std::span<const int64_t> rowShapeOf(const InArray& array) {
   return {array.shape_ptr() + 1, array.ndim() - 1};
 }
 
+std::span<const int64_t> rowShapeOf(const OutArray& array) {
+  if (array.ndim() < 2) return {};
+  return {array.shape_ptr() + 1, array.ndim() - 1};
+}
+
 void requireSameShape(const ArrayView& in, const ArrayView& out) {
   if (in.type != out.type || in.count != out.count || in.device != out.device)
     throw nb::value_error(("hvd: the output (" + std::to_string(out.count) + " " +

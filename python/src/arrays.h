@@ -30,9 +30,10 @@ struct ArrayView {
 ArrayView viewOf(const InArray& array, const char* role);
 ArrayView viewOf(const OutArray& array, const char* role);
 
-// The array's shape past its first dimension (an allgather's rows; empty for fewer than
-// two dimensions), viewed in place: valid while the array is.
+// The array's shape past its first dimension (an allgather's rows, an allreduce's shape
+// check; empty for fewer than two dimensions), viewed in place: valid while the array is.
 std::span<const int64_t> rowShapeOf(const InArray& array);
+std::span<const int64_t> rowShapeOf(const OutArray& array);
 
 // An output array that must match the input it is computed from.
 void requireSameShape(const ArrayView& in, const ArrayView& out);

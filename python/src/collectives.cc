@@ -68,7 +68,9 @@ Handle allreduceAsync(std::string_view name, const InArray& input, const OutArra
   ArrayView in = viewOf(input, "tensor");
   ArrayView out = viewOf(output, "output");
   requireSameShape(in, out);
-  return unlocked([&] { return hvd::allreduceAsync(name, in.data, out.data, in.count, in.type, op, in.device, set); });
+  return unlocked([&] {
+    return hvd::allreduceAsync(name, in.data, out.data, in.count, in.type, op, in.device, set, rowShapeOf(input));
+  });
 }
 
 void allreduce(const InArray& input, const OutArray& output, ReduceOp op, int set) {
@@ -81,7 +83,7 @@ void allreduce(const InArray& input, const OutArray& output, ReduceOp op, int se
       unlocked([&] { return hvd::synchronize(handle); });
       return;
     }
-    unlocked([&] { return hvd::allreduce(in.data, out.data, in.count, in.type, op, Device::kCpu, set); });
+    unlocked([&] { return hvd::allreduce(in.data, out.data, in.count, in.type, op, Device::kCpu, set, rowShapeOf(input)); });
   }, input, output);
 }
 
@@ -89,7 +91,7 @@ void allreduce(const InArray& input, const OutArray& output, ReduceOp op, int se
 // two-array calls cannot be given the same capsule twice).
 Handle allreduceAsyncInPlace(std::string_view name, const OutArray& array, ReduceOp op, int set) {
   ArrayView a = viewOf(array, "tensor");
-  return unlocked([&] { return hvd::allreduceAsync(name, a.data, a.data, a.count, a.type, op, a.device, set); });
+  return unlocked([&] { return hvd::allreduceAsync(name, a.data, a.data, a.count, a.type, op, a.device, set, rowShapeOf(array)); });
 }
 
 void allreduceInPlace(const OutArray& array, ReduceOp op, int set) {
@@ -100,7 +102,7 @@ void allreduceInPlace(const OutArray& array, ReduceOp op, int set) {
       unlocked([&] { return hvd::synchronize(handle); });
       return;
     }
-    unlocked([&] { return hvd::allreduce(a.data, a.data, a.count, a.type, op, Device::kCpu, set); });
+    unlocked([&] { return hvd::allreduce(a.data, a.data, a.count, a.type, op, Device::kCpu, set, rowShapeOf(array)); });
   }, array);
 }
 
@@ -119,12 +121,14 @@ std::optional<Handle> allreduceAsyncInPlaceTorch(std::string_view name, nb::hand
   std::optional<ReduceOp> reduce = opOf(op);
   std::optional<TorchView> t = reduce ? denseCpuTensor(tensor) : std::nullopt;
   if (!t) return std::nullopt;
-  return unlocked([&] { return hvd::allreduceAsync(name, t->data, t->data, t->count, t->type, *reduce, Device::kCpu); });
+  return unlocked([&] {
+    return hvd::allreduceAsync(name, t->data, t->data, t->count, t->type, *reduce, Device::kCpu, 0, t->rowShape());
+  });
 }
 
 Handle broadcastAsync(std::string_view name, const OutArray& array, int root, int set) {
   ArrayView a = viewOf(array, "tensor");
-  return unlocked([&] { return hvd::broadcastAsync(name, a.data, a.count, a.type, root, a.device, set); });
+  return unlocked([&] { return hvd::broadcastAsync(name, a.data, a.count, a.type, root, a.device, set, rowShapeOf(array)); });
 }
 
 void broadcast(const OutArray& array, int root, int set) {
@@ -136,7 +140,7 @@ void broadcast(const OutArray& array, int root, int set) {
       return;
     }
     // Typed, so ranks that give different dtypes fail instead of reinterpreting root's bytes.
-    unlocked([&] { return hvd::broadcast(a.data, a.count, a.type, root, Device::kCpu, set); });
+    unlocked([&] { return hvd::broadcast(a.data, a.count, a.type, root, Device::kCpu, set, rowShapeOf(array)); });
   }, array);
 }
 

@@ -7,7 +7,9 @@
 #include <nanobind/nanobind.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <span>
 
 #include "hvd/types.h"
 
@@ -31,6 +33,12 @@ class HostBuffer {
   void* data() const { return view_.buf; }
   size_t count() const { return count_; }
   DataType type() const { return type_; }
+  // The shape past the first dimension (empty for fewer than two), for the shape check.
+  std::span<const std::int64_t> rowShape() const {
+    static_assert(sizeof(Py_ssize_t) == sizeof(std::int64_t));
+    if (view_.ndim < 2 || view_.shape == nullptr) return {};
+    return {reinterpret_cast<const std::int64_t*>(view_.shape) + 1, static_cast<size_t>(view_.ndim - 1)};
+  }
 
  private:
   Py_buffer view_;

@@ -76,17 +76,19 @@ std::optional<PyObject*> fastPath(PyObject* const* args, Py_ssize_t nargs, PyObj
   void* data = nullptr;
   size_t count = 0;
   DataType type{};
+  std::optional<TorchView> view;
+  std::span<const std::int64_t> rowShape;
   std::optional<HostBuffer> buffer = writableDenseBuffer(tensor);  // held until the call is done
   if (buffer) {
-    data = buffer->data(), count = buffer->count(), type = buffer->type();
-  } else if (std::optional<TorchView> view = denseCpuTensor(tensor)) {
-    data = view->data, count = view->count, type = view->type;
+    data = buffer->data(), count = buffer->count(), type = buffer->type(), rowShape = buffer->rowShape();
+  } else if ((view = denseCpuTensor(tensor))) {
+    data = view->data, count = view->count, type = view->type, rowShape = view->rowShape();
   } else {
     return std::nullopt;
   }
   Status status = [&] {
     nb::gil_scoped_release release;
-    return hvd::allreduce(data, count, type, *op);
+    return hvd::allreduce(data, count, type, *op, rowShape);
   }();
   if (PyErr_Occurred()) {  // Ctrl-C ended the wait (collectives.cc, pythonInterrupted)
     Py_INCREF(slots[0]);   // the request in flight may still write into it: kept for good

@@ -55,6 +55,22 @@ def test_ranks_gathering_rows_of_different_shapes_each_raise_a_usage_error_namin
         assert "rows of shape (2, 3)" in raised[3] and "rows of shape (3, 2)" in raised[3], raised[3]
 
 
+def test_ranks_giving_tensors_of_as_many_elements_in_different_shapes_each_raise_a_usage_error_naming_both():
+    # Only element counts were compared: rank 0's (2, 6) and rank 1's (3, 4) were reduced
+    # together and each rank got a result of its own shape, through every entry.
+    result = launch(2, "failures.py", "shapes")
+    assert result.returncode == 0, result
+    for rank in range(2):
+        said = [line for line in result.lines(rank) if line.startswith(("raised ", "returned "))]
+        assert len(said) == 11, result
+        for line in said[:9]:
+            assert line.startswith("raised HvdUsageError: "), line
+            assert "of shape (2, 6)" in line and "of shape (3, 4)" in line, line
+        assert said[9].startswith("raised HvdUsageError: "), said[9]
+        assert "of shape (12,)" in said[9] and "of shape (2, 6)" in said[9], said[9]
+        assert said[10] == "returned (2, 6) 24", said[10]
+
+
 def test_ctrl_c_raises_keyboard_interrupt_in_a_rank_waiting_on_a_request_its_peers_never_submit():
     # Python raises KeyboardInterrupt only between calls into the runtime, so the wait is
     # many short ones; as one call the rank would wait on (the stall shutdown would end it

@@ -121,6 +121,23 @@ Status runNow(engine::Spec spec, const void* in, void* out, int processSet = 0) 
   return inSet(rt->engine().wait(*handle), processSet);
 }
 
+// An allreduce's or broadcast's spec carrying the tensor's shape past its first dimension,
+// so that ranks whose tensors hold as many elements in other shapes disagree.
+Result<engine::Spec> shapedSpec(engine::Spec spec, std::span<const std::int64_t> rowShape) {
+  if (rowShape.empty()) return spec;
+  for (std::int64_t extent : rowShape) {
+    if (extent < 0) return Status(Errc::kInvalidArgument, std::string(engine::opKindName(spec.kind)) + ": a row extent is negative");
+  }
+  spec.rows = engine::rowShapeOf(rowShape);
+  const std::uint64_t perRow = spec.rows.elements;
+  if (perRow == 0 ? spec.count != 0 : spec.count % perRow != 0) {
+    return Status(Errc::kInvalidArgument, std::string(engine::opKindName(spec.kind)) + ": " +
+                                              std::to_string(spec.count) + " elements are not whole rows of shape " +
+                                              engine::describe(spec.rows));
+  }
+  return spec;
+}
+
 // An allgather's spec; `count` must be whole rows of rowShape.
 Result<engine::Spec> gatherSpec(size_t count, DataType type, Device device, std::span<const std::int64_t> rowShape) {
   engine::Spec spec{engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, count, device};
@@ -403,7 +420,11 @@ const char* operationsBackend() {
   return rt ? rt->engine().cpuBackendName().data() : "";
 }
 
-Status allreduce(void* data, size_t count, DataType type, ReduceOp op) { return allreduce(data, data, count, type, op); }
+Status allreduce(void* data, size_t count, DataType type, ReduceOp op, std::span<const std::int64_t> rowShape) {
+  auto spec = shapedSpec({engine::OpKind::kAllreduce, type, op, 0, count, Device::kCpu}, rowShape);
+  if (!spec) return spec.status();
+  return runNow(*spec, data, data);
+}
 
 Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
   return runNow({engine::OpKind::kAllreduce, type, op, 0, count, Device::kCpu}, in, out);
@@ -494,14 +515,20 @@ Result<int> join() {
   return rt->engine().waitJoin(*handle);
 }
 
-Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device, int processSet) {
-  return runNow({engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out, processSet);
+Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device, int processSet,
+                 std::span<const std::int64_t> rowShape) {
+  auto spec = shapedSpec({engine::OpKind::kAllreduce, type, op, 0, count, device}, rowShape);
+  if (!spec) return spec.status();
+  return runNow(*spec, in, out, processSet);
 }
 
-Status broadcast(void* data, size_t count, DataType type, int root, Device device, int processSet) {
+Status broadcast(void* data, size_t count, DataType type, int root, Device device, int processSet,
+                 std::span<const std::int64_t> rowShape) {
   auto inSet = rootInSet(processSet, root);
   if (!inSet) return inSet.status();
-  return runNow({engine::OpKind::kBroadcast, type, ReduceOp::kSum, *inSet, count, device}, data, data, processSet);
+  auto spec = shapedSpec({engine::OpKind::kBroadcast, type, ReduceOp::kSum, *inSet, count, device}, rowShape);
+  if (!spec) return spec.status();
+  return runNow(*spec, data, data, processSet);
 }
 
 Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, DataType type, Device device) {
@@ -548,16 +575,19 @@ const char* gpuOperationsBackend() {
 }
 
 Result<Handle> allreduceAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
-                              ReduceOp op, Device device, int processSet) {
-  return submit(name, {engine::OpKind::kAllreduce, type, op, 0, count, device}, in, out, processSet);
+                              ReduceOp op, Device device, int processSet, std::span<const std::int64_t> rowShape) {
+  auto spec = shapedSpec({engine::OpKind::kAllreduce, type, op, 0, count, device}, rowShape);
+  if (!spec) return spec.status();
+  return submit(name, *spec, in, out, processSet);
 }
 
 Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, DataType type, int root, Device device,
-                              int processSet) {
+                              int processSet, std::span<const std::int64_t> rowShape) {
   auto inSet = rootInSet(processSet, root);
   if (!inSet) return inSet.status();
-  return submit(name, {engine::OpKind::kBroadcast, type, ReduceOp::kSum, *inSet, count, device}, data, data,
-                processSet);
+  auto spec = shapedSpec({engine::OpKind::kBroadcast, type, ReduceOp::kSum, *inSet, count, device}, rowShape);
+  if (!spec) return spec.status();
+  return submit(name, *spec, data, data, processSet);
 }
 
 Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type, Device device,

@@ -69,12 +69,17 @@ Response MessageTable::decide(const std::string& name, const Entry& entry) const
     }
     return response;
   }
-  // Group the ranks by what they asked for, in order of each group's lowest rank.
+  // Group the ranks by what they asked for, in order of each group's lowest rank. Where
+  // some ranks said their tensor's shape, a rank's 1-D tensor is named by its shape too.
+  bool shaped = std::any_of(entry.specs.begin(), entry.specs.end(), [](const auto& s) { return s && s->rows.dims != 0; });
   std::vector<std::pair<std::string, std::vector<int>>> groups;
   for (int r = 0; r < size_; ++r) {
     if (!entry.specs[static_cast<size_t>(r)]) continue;  // joined
     const Spec& spec = *entry.specs[static_cast<size_t>(r)];
     std::string text = describe(spec);
+    if (shaped && spec.rows.dims == 0 && (spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kBroadcast)) {
+      text += " of shape " + describeShape(spec);
+    }
     // Allgather and alltoall shares may differ in length: only the type, rows and device must agree.
     if (sharesRows(spec.kind)) {
       text = std::string(opKindName(spec.kind)) + " of " + std::string(dataTypeName(spec.type)) +

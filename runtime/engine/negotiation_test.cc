@@ -97,6 +97,59 @@ TEST_CASE("allgathers whose rows differ give every rank one error naming each ra
         "of shape (2, 3) but rank 2 asked for allgather of float32 in rows of shape (3, 2)");
 }
 
+TEST_CASE("allreduces and broadcasts of as many elements in different shapes disagree, naming each rank's shape", "[unit]") {
+  const std::int64_t six[] = {6}, four[] = {4};
+  Spec a{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kSum, 0, 12, hvd::Device::kCpu};
+  Spec b = a, flat = a;
+  a.rows = rowShapeOf(six);
+  b.rows = rowShapeOf(four);
+  CHECK_FALSE(compatible(a, b));
+  CHECK(agreementHash(a) != agreementHash(b));
+  CHECK(compatible(a, a));
+  CHECK(describe(a) == "allreduce of 12 float32 (sum) of shape (2, 6)");
+  MessageTable table(3);
+  CHECK_FALSE(table.record(0, {"w", a}));
+  CHECK_FALSE(table.record(1, {"w", b}));
+  auto decided = table.record(2, {"w", flat});
+  REQUIRE(decided);
+  CHECK(decided->error ==
+        "tensor 'w' was submitted differently by different ranks: rank 0 asked for allreduce of 12 float32 (sum) of "
+        "shape (2, 6), rank 1 asked for allreduce of 12 float32 (sum) of shape (3, 4) but rank 2 asked for allreduce "
+        "of 12 float32 (sum) of shape (12,)");
+  Spec c{OpKind::kBroadcast, DataType::kUInt8, ReduceOp::kSum, 1, 12, hvd::Device::kCpu};
+  Spec d = c;
+  c.rows = rowShapeOf(six);
+  d.rows = rowShapeOf(four);
+  CHECK_FALSE(compatible(c, d));
+  CHECK(describe(d) == "broadcast of 12 uint8 from root 1 of shape (3, 4)");
+}
+
+TEST_CASE("an allreduce's shape travels only when given: a 1-D request stays three words", "[unit]") {
+  Spec plain{OpKind::kAllreduce, DataType::kFloat32, ReduceOp::kAverage, 0, 12, hvd::Device::kCpu};
+  Spec shaped = plain;
+  const std::int64_t rows[] = {3, 2};
+  shaped.rows = rowShapeOf(rows);
+  for (const Spec& s : {plain, shaped}) {
+    WireWriter w;
+    w.spec(s);
+    auto bytes = w.take();
+    CHECK(bytes.size() == (s.rows.dims == 0 ? 24u : 24u + 16u + 8u * RowShape::kMaxDims));
+    Spec back;
+    WireReader r(bytes);
+    REQUIRE(r.spec(back));
+    CHECK(r.atEnd());
+    CHECK(back == s);
+  }
+  Spec barrier{OpKind::kBarrier};
+  WireWriter w;
+  w.spec(barrier);
+  auto bytes = w.take();
+  bytes[4] = std::byte{1};  // a barrier claiming rows
+  Spec back;
+  WireReader r(bytes);
+  CHECK_FALSE(r.spec(back));
+}
+
 TEST_CASE("a row shape too long or too wide to hold is described and compared by its element count", "[unit]") {
   const std::int64_t one[] = {7}, none[] = {0, 4};
   CHECK(describe(rowShapeOf(one)) == "(7,)");

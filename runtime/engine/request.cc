@@ -62,19 +62,31 @@ std::string describe(const Spec& spec) {
     text += " (" + std::string(reduceOpName(spec.op)) + ")";
   }
   if (spec.kind == OpKind::kBroadcast) text += " from root " + std::to_string(spec.root);
-  if ((spec.kind != OpKind::kAllreduce && spec.kind != OpKind::kBroadcast) && spec.rows.dims != 0) {
+  if ((spec.kind == OpKind::kAllreduce || spec.kind == OpKind::kBroadcast) && spec.rows.dims != 0) {
+    text += " of shape " + describeShape(spec);
+  } else if (spec.rows.dims != 0) {
     text += " in rows of shape " + describe(spec.rows);
   }
   if (spec.device == Device::kCuda) text += " on the GPU";
   return text;
 }
 
+std::string describeShape(const Spec& spec) {
+  if (spec.rows.dims == 0) return "(" + std::to_string(spec.count) + ",)";
+  if (spec.rows.dims == RowShape::kNotHeld || spec.rows.elements == 0) {
+    return "(" + std::to_string(spec.count) + " elements in rows of " + describe(spec.rows) + ")";
+  }
+  std::string text = "(" + std::to_string(spec.count / spec.rows.elements);
+  for (size_t i = 0; i < spec.rows.dims; ++i) text += ", " + std::to_string(spec.rows.extents[i]);
+  return text + ")";
+}
+
 bool compatible(const Spec& a, const Spec& b) {
   if (a.kind == OpKind::kBarrier && b.kind == OpKind::kBarrier) return true;  // nothing else to agree on
   if (a.kind != b.kind || a.type != b.type || a.device != b.device) return false;
   switch (a.kind) {
-    case OpKind::kAllreduce: return a.op == b.op && a.count == b.count;
-    case OpKind::kBroadcast: return a.root == b.root && a.count == b.count;
+    case OpKind::kAllreduce: return a.op == b.op && a.count == b.count && a.rows == b.rows;
+    case OpKind::kBroadcast: return a.root == b.root && a.count == b.count && a.rows == b.rows;
     case OpKind::kAllgather:
     case OpKind::kAlltoall: return a.rows == b.rows;
     case OpKind::kBarrier: return true;
@@ -91,7 +103,7 @@ std::uint64_t agreementHash(const Spec& spec, std::uint64_t seed) {
   if (spec.kind == OpKind::kAllreduce) h = mix(mix(h, static_cast<std::uint64_t>(spec.op)), spec.count);
   if (spec.kind == OpKind::kBroadcast) h = mix(mix(h, static_cast<std::uint64_t>(spec.root)), spec.count);
   if (spec.kind == OpKind::kReducescatter) h = mix(mix(h, static_cast<std::uint64_t>(spec.op)), spec.count);
-  if (sharesRows(spec.kind) || spec.kind == OpKind::kReducescatter) {
+  if (spec.rows.dims != 0) {  // every kind but the barrier may carry rows; the default hashes as before
     h = mix(mix(h, spec.rows.elements), spec.rows.dims);
     for (size_t i = 0; i < RowShape::kMaxDims; ++i) h = mix(h, spec.rows.extents[i]);
   }

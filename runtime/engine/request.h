@@ -47,7 +47,10 @@ struct Spec {
   int root = 0;                  // broadcast only
   std::uint64_t count = 0;       // elements; for allgather this rank's own share
   Device device = Device::kCpu;
-  RowShape rows{};               // allgather, reducescatter and alltoall only
+  // allgather, reducescatter and alltoall: the rows every rank must give alike; allreduce
+  // and broadcast: the tensor's shape past its first dimension when the caller said it
+  // (dims 0: 1-D or not said), so equal counts in other shapes disagree.
+  RowShape rows{};
   bool operator==(const Spec&) const = default;
   std::uint64_t bytes() const { return count * dataTypeSize(type); }
 };
@@ -59,7 +62,11 @@ struct Share {
 };
 Share reducescatterShare(std::uint64_t rows, int rank, int size);
 
+// An allreduce's or broadcast's whole shape: "(2, 6)", "(12,)" when it carries no rows.
+std::string describeShape(const Spec& spec);
+
 // "allreduce of 1000 float32 (sum)", "broadcast of 12 uint8 from root 0",
+// "allreduce of 12 float32 (sum) of shape (2, 6)" when the caller gave its shape,
 // "allgather of 3 int32" (the count is this rank's; "... in rows of shape (2, 3)" for a
 // tensor of more than one dimension), "barrier".
 std::string describe(const Spec& spec);

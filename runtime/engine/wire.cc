@@ -15,12 +15,23 @@ void WireWriter::text(const std::string& s) {
   bytes_.insert(bytes_.end(), p, p + s.size());
 }
 
+namespace {
+
+// Rows travel with every kind that splits a tensor into them, and with an allreduce or a
+// broadcast only when its caller gave a shape (kRowsFollow set): the common 1-D request
+// stays three words.
+constexpr std::uint64_t kRowsFollow = std::uint64_t{1} << 32;
+bool alwaysRows(OpKind kind) { return sharesRows(kind) || kind == OpKind::kReducescatter; }
+
+}  // namespace
+
 void WireWriter::spec(const Spec& s) {
+  const bool rows = alwaysRows(s.kind) || (s.kind != OpKind::kBarrier && s.rows.dims != 0);
   u64(static_cast<std::uint64_t>(s.kind) | static_cast<std::uint64_t>(s.type) << 8 |
-      static_cast<std::uint64_t>(s.op) << 16 | static_cast<std::uint64_t>(s.device) << 24);
+      static_cast<std::uint64_t>(s.op) << 16 | static_cast<std::uint64_t>(s.device) << 24 | (rows ? kRowsFollow : 0));
   u64(static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.root)));
   u64(s.count);
-  if (!sharesRows(s.kind) && s.kind != OpKind::kReducescatter) return;
+  if (!rows) return;
   u64(s.rows.elements);
   u64(s.rows.dims);
   for (std::uint32_t extent : s.rows.extents) u64(extent);
@@ -47,12 +58,14 @@ bool WireReader::spec(Spec& s) {
   if (!u64(packed) || !u64(root) || !u64(count)) return false;
   auto kind = packed & 0xff, type = (packed >> 8) & 0xff, op = (packed >> 16) & 0xff, device = (packed >> 24) & 0xff;
   if (kind >= static_cast<std::uint64_t>(kOpKindCount) || type >= static_cast<std::uint64_t>(kDataTypeCount) || op >= static_cast<std::uint64_t>(kReduceOpCount) ||
-      device > 1 || (packed >> 32) != 0 || root > 0x7fffffff) {
+      device > 1 || (packed >> 32) > 1 || root > 0x7fffffff) {
     return false;
   }
   s = Spec{static_cast<OpKind>(kind), static_cast<DataType>(type), static_cast<ReduceOp>(op), static_cast<int>(root), count,
            static_cast<Device>(device)};
-  if (!sharesRows(s.kind) && s.kind != OpKind::kReducescatter) return true;
+  const bool rows = (packed & kRowsFollow) != 0;
+  if (rows != alwaysRows(s.kind) && (!rows || s.kind == OpKind::kBarrier)) return false;
+  if (!rows) return true;
   std::uint64_t elements = 0, dims = 0;
   if (!u64(elements) || !u64(dims)) return false;
   if (dims > RowShape::kMaxDims && dims != RowShape::kNotHeld) return false;

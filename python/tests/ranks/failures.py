@@ -5,6 +5,10 @@
                              an unnamed broadcast, an unnamed allgather, a named allgather
     failures.py rows         rank 0 gathers rows of 2, rank 1 rows of 3, then rows of (2, 3)
                              against (3, 2): an unnamed, a named and a torch allgather
+    failures.py shapes       rank 0 gives a (2, 6) tensor, rank 1 a (3, 4) one (12 elements
+                             each) to every allreduce and broadcast entry: NumPy and torch,
+                             named and unnamed, blocking, async and in place; then (12,)
+                             against (2, 6); then (2, 6) on both, which must go through
     failures.py interrupted  each rank waits on a named allreduce no other rank submits and
                              sends itself SIGINT after 1 s; prints how long until
                              KeyboardInterrupt, meets the others in a barrier, then exits
@@ -81,6 +85,40 @@ elif mode == "rows":
         try:
             got = call()
             print(f"returned {tuple(got.shape)}", flush=True)
+        except hvd.HvdError as error:
+            report(error)
+elif mode == "shapes":
+    import torch
+
+    mine = (2, 6) if rank == 0 else (3, 4)
+
+    def np_in_place():
+        x = np.ones(mine, dtype=np.float32)
+        return hvd.allreduce_(x)
+
+    def torch_in_place():
+        x = torch.ones(mine)
+        return hvd.allreduce_(x)
+
+    def torch_async_in_place():
+        x = torch.ones(mine)
+        return hvd.synchronize(hvd.allreduce_async_(x, name="grad.async_"))
+
+    calls = [lambda: hvd.allreduce(np.ones(mine, dtype=np.float32)),
+             lambda: hvd.allreduce(np.ones(mine, dtype=np.float32), name="grad.np"),
+             np_in_place,
+             lambda: hvd.allreduce(torch.ones(mine)),
+             lambda: hvd.allreduce(torch.ones(mine), name="grad.torch"),
+             torch_in_place,
+             torch_async_in_place,
+             lambda: hvd.broadcast(np.ones(mine, dtype=np.float32), root_rank=0),
+             lambda: hvd.broadcast(torch.ones(mine), root_rank=0, name="weights"),
+             lambda: hvd.allreduce(np.ones((12,) if rank == 0 else (2, 6), dtype=np.float32), name="flat"),
+             lambda: hvd.allreduce(np.ones((2, 6), dtype=np.float32), op=hvd.Sum, name="same")]
+    for call in calls:
+        try:
+            got = call()
+            print(f"returned {tuple(got.shape)} {float(got.sum()):g}", flush=True)
         except hvd.HvdError as error:
             report(error)
 elif mode == "interrupted":

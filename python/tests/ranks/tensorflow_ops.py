@@ -393,6 +393,19 @@ for call in (lambda: hvd.allgather(mine3, name="kw-gather", ignore_name_scope=Tr
              lambda: hvd.alltoall(tf.constant([float(rank)] * size), name="kw-a2a", ignore_name_scope=True)):
     call()
 
+# As many elements in different shapes: every rank raises naming both, eager and in a
+# graph (rank 0 gives (size, 6), the others (6, size)); one shape on all ranks goes through.
+mine_shape = (size, 6) if rank == 0 else (6, size)
+for name, call in (("eager", lambda t: hvd.allreduce(t, name="shape-eager")),
+                   ("graph", tf.function(lambda t: hvd.allreduce(t, name="shape-graph"))),
+                   ("broadcast", lambda t: hvd.broadcast(t, 0, name="shape-bcast"))):
+    try:
+        call(tf.ones(mine_shape))
+        raise SystemExit(f"{name}: shapes {(size, 6)} and {(6, size)} were reduced together")
+    except Exception as error:  # a graph wraps what the op raised
+        assert f"of shape {(size, 6)}" in str(error) and f"of shape {(6, size)}" in str(error), (name, str(error))
+assert hvd.allreduce(tf.ones((size, 6)), op=hvd.Sum, name="shape-same").numpy().sum() == 6 * size * size
+
 # Under XLA the runtime cannot be called: a clear error, not a crash.
 try:
     tf.function(lambda t: hvd.allreduce(t), jit_compile=True)(x)

@@ -61,7 +61,11 @@ bool isHomogeneous();
 // What moves the data: "tcp" (hvd's ring) or "mpi" (HOROVOD_CPU_OPERATIONS=mpi); "" before init.
 const char* operationsBackend();
 
-Status allreduce(void* data, size_t count, DataType type, ReduceOp op);  // in place
+// rowShape, on allreduce and broadcast: the tensor's shape past its first dimension (empty:
+// a 1-D tensor, or not said). Ranks whose tensors hold as many elements in different shapes
+// then fail naming both, as Horovod's shape check does; `count` must be whole rows of it.
+Status allreduce(void* data, size_t count, DataType type, ReduceOp op,
+                 std::span<const std::int64_t> rowShape = {});  // in place
 Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
 Status broadcast(void* data, size_t bytes, int root);  // bytes: the typed call below checks types
 Status allgather(const void* mine, size_t bytes, void* out);  // out: size() * bytes, in rank order
@@ -123,8 +127,9 @@ Status stopTimeline();
 // GPU call used). Returns when the result is in place (the work on hvd's stream is done).
 // Device::kCpu runs the host path, so callers can pass a tensor's device through.
 Status allreduce(const void* in, void* out, size_t count, DataType type, ReduceOp op, Device device,
-                 int processSet = 0);
-Status broadcast(void* data, size_t count, DataType type, int root, Device device, int processSet = 0);
+                 int processSet = 0, std::span<const std::int64_t> rowShape = {});
+Status broadcast(void* data, size_t count, DataType type, int root, Device device, int processSet = 0,
+                 std::span<const std::int64_t> rowShape = {});
 // countsPerRank: size() entries, equal on all ranks; out holds their sum, in rank order.
 Status allgatherv(const void* mine, const size_t* countsPerRank, void* out, DataType type, Device device);
 // The CUDA stream GPU collectives run on from now on (a cudaStream_t of the current
@@ -156,9 +161,11 @@ const char* gpuOperationsBackend();
 // stay valid and untouched until the handle completes. `device` says where they live.
 using Handle = std::int64_t;
 Result<Handle> allreduceAsync(std::string_view name, const void* in, void* out, size_t count, DataType type,
-                              ReduceOp op, Device device = Device::kCpu, int processSet = 0);
+                              ReduceOp op, Device device = Device::kCpu, int processSet = 0,
+                              std::span<const std::int64_t> rowShape = {});
 Result<Handle> broadcastAsync(std::string_view name, void* data, size_t count, DataType type, int root,
-                              Device device = Device::kCpu, int processSet = 0);
+                              Device device = Device::kCpu, int processSet = 0,
+                              std::span<const std::int64_t> rowShape = {});
 // Each rank contributes `count` elements (the counts may differ); see synchronizeAllgather.
 // rowShape as for allgatherv: the rows must be the same on every rank.
 Result<Handle> allgatherAsync(std::string_view name, const void* in, size_t count, DataType type,

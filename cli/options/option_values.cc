@@ -15,19 +15,26 @@ namespace hvd::cli {
 namespace {
 
 // Set for every rank by hvdrun itself: -x may not give them (the rank's environment would
-// hold two values). The identity variables are rankEnvironment's own; the rest are the
-// plan's (plan_environment.cc).
+// hold two values, or hvdrun's would be wrong for the job). The identity variables are
+// rankEnvironment's own; the rest say where the job's rendezvous, GPUs, elastic worlds and
+// preemption notice are. The runtime's settings (HVD_TIMEOUT, HVD_SHARED_MEMORY, ...) and
+// any other name pass, as mpirun -x passes them; those an option of hvdrun's sets are
+// refused as given twice.
 bool setPerRank(const std::string& name) {
+  namespace rc = rank_contract;
   static const std::set<std::string> kNames = [] {
     std::set<std::string> names;
-    for (std::string_view name : {rank_contract::kMasterAddr, rank_contract::kMasterPort, rank_contract::kTfConfig,
-                                  rank_contract::kCudaVisibleDevices}) {
+    for (std::string_view name :
+         {rc::kMasterAddr, rc::kMasterPort, rc::kTfConfig, rc::kCudaVisibleDevices, rc::kLocalGpu,
+          rc::kRendezvousAddr, rc::kRendezvousPort, rc::kSecretKey, rc::kElasticWorker, rc::kElasticAfter,
+          rc::kPreemptFile, rc::kPreemptSignal, rc::kPlanHosts, rc::kPlanGpus, rc::kPlanRuntimeVariables,
+          rc::kPlanElastic, rc::kTorchErrorFile}) {
       names.emplace(name);
     }
     for (const std::string& kv : rankEnvironment(RankAssignment{})) names.insert(kv.substr(0, kv.find('=')));
     return names;
   }();
-  return kNames.count(name) > 0 || name.rfind("HVD_", 0) == 0 || name.rfind("TORCHELASTIC_", 0) == 0;
+  return kNames.count(name) > 0 || name.rfind("TORCHELASTIC_", 0) == 0;
 }
 
 }  // namespace
@@ -96,7 +103,7 @@ std::vector<std::string> exportedVariables(const std::vector<std::string>& items
              "write -x NAME=VALUE to set a variable for every rank, or -x NAME to pass on hvdrun's own");
     }
     if (setPerRank(name)) {
-      refuse("hvdrun sets " + name + " for each rank itself",
+      refuse("hvdrun sets " + name + " for each rank itself, from the job's plan",
              "docs/environment.md lists what hvdrun sets; its options choose those values (-np, --gpus-per-rank, ...)");
     }
     if (!names.insert(name).second) {

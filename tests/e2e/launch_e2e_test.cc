@@ -116,7 +116,14 @@ TEST_CASE("hvdrun -x sets or passes on a variable for every rank as mpirun's doe
       CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:a b=c|outer|unset|3|1\n") != std::string::npos);
     }
   }
-  for (const char* bad : {"HVD_RANK=5", "RANK=1", "1BAD=x", "=x", "CUDA_VISIBLE_DEVICES=0"}) {
+  // The runtime's settings and names hvdrun does not set pass; what it sets per rank does not.
+  auto passed = runHvdrun({"-np", "1", "-x", "HVD_TIMEOUT=45", "-x", "HVD_FOO=1", "-x", "HVD_SHARED_MEMORY=0", "sh",
+                           "-c", "echo \"$HVD_TIMEOUT|$HVD_FOO|$HVD_SHARED_MEMORY\""});
+  INFO(passed.err);
+  CHECK(passed.exitCode == 0);
+  CHECK(passed.out == "[0]<stdout>:45|1|0\n");
+  for (const char* bad : {"HVD_RANK=5", "RANK=1", "1BAD=x", "=x", "CUDA_VISIBLE_DEVICES=0", "HVD_SECRET_KEY=00",
+                          "HVD_RENDEZVOUS_PORT=1", "HVD_LOCAL_GPU=0"}) {
     auto run = runHvdrun({"-np", "1", "-x", bad, "true"});
     INFO(bad << ": " << run.err);
     CHECK(run.exitCode == 2);

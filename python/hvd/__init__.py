@@ -75,8 +75,13 @@ def init(comm=None, process_sets=None):
 
 def shutdown():
     """Stops the engine on every rank and leaves the job. Idempotent; also run at exit."""
+    global _shut_down
+    _shut_down = _hvd.is_initialized() or _shut_down
     _hvd.shutdown()
     _process_sets._stopped()
+
+
+_shut_down = False  # shutdown() ended a runtime: said in the errors of later calls
 
 
 # Before the interpreter frees the arrays an async request may still be writing into.
@@ -89,6 +94,8 @@ def is_initialized():
 
 def _initialized():
     if not _hvd.is_initialized():
+        if _shut_down:
+            raise ValueError("hvd was shut down (hvd.shutdown()) before this call; call hvd.init() again to rejoin")
         raise ValueError("hvd has not been initialized; call hvd.init() first")
 
 

@@ -246,6 +246,25 @@ def test_topology_before_init_raises_value_error_and_collectives_raise_hvd_error
     assert re.search(r"^Hvd\w*Error .*init", completed.stdout, re.M), completed.stdout
 
 
+def test_calls_after_shutdown_name_the_shutdown_not_a_missing_init():
+    completed = run_alone(
+        "import hvd, numpy as np\n"
+        "hvd.init()\n"
+        "hvd.shutdown()\n"
+        "try: hvd.rank()\n"
+        "except ValueError as e: print('ValueError', e)\n"
+        "try: hvd.allreduce(np.ones(2))\n"
+        "except hvd.HvdError as e: print(type(e).__name__, e)\n"
+        "hvd.init()\n"
+        "print('again', hvd.rank(), hvd.allreduce(np.ones(2), op=hvd.Sum).tolist())\n"
+    )
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0] == "ValueError hvd was shut down (hvd.shutdown()) before this call; call hvd.init() again to rejoin"
+    assert lines[1].startswith("HvdUsageError the runtime was shut down (hvd.shutdown()) before this call"), lines
+    assert lines[2] == "again 0 [1.0, 1.0]", lines
+
+
 def test_copies_torchrun_started_fail_init_saying_each_would_train_alone_and_naming_hvdrun(tmp_path):
     # Real torchrun: before, each copy became rank 0 of 1 and trained alone, silently.
     script = tmp_path / "train.py"

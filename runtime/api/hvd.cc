@@ -33,7 +33,15 @@ std::mutex initMutex;  // init() and shutdown() one at a time
 
 std::shared_ptr<Runtime> current() { return defaultRuntime.load(); }
 
-Status notInitialized() { return Status(Errc::kInvalidUsage, "hvd::init() has not been called (or failed)"); }
+std::atomic<bool> shutDown{false};  // shutdown() ended a runtime and no init() has made another
+
+Status notInitialized() {
+  if (shutDown.load(std::memory_order_relaxed)) {
+    return Status(Errc::kInvalidUsage, "the runtime was shut down (hvd.shutdown()) before this call")
+        .withHint("make collectives before shutdown(), or call init() again to rejoin the job");
+  }
+  return Status(Errc::kInvalidUsage, "hvd::init() has not been called (or failed)");
+}
 
 // A process forked after init() (os.fork, a fork-started worker) inherits its parent's
 // runtime: the same connections, shared memory and peers, but none of its threads. Its
@@ -210,6 +218,7 @@ Status init() {
   detail::installPreemptionHandler(*env);
   defaultRuntime.store(std::shared_ptr<Runtime>(std::move(*runtime)));
   runtimeLive.store(true);
+  shutDown.store(false);
   static std::once_flag forkHandler;
   std::call_once(forkHandler, [] { ::pthread_atfork(nullptr, nullptr, markForkedChild); });
   // A program that never calls shutdown() still leaves its launcher properly (mpirun
@@ -230,6 +239,7 @@ void shutdown() {
     return;
   }
   runtimeLive.store(false);
+  shutDown.store(true);
   // The sets first: each one's members shut it down together, as the job's ranks do theirs.
   for (auto& [id, entry] : processSets.takeAll()) {
     if (entry.runtime) entry.runtime->shutdown();

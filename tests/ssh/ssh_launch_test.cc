@@ -684,6 +684,18 @@ TEST_CASE("a rank killed by a signal on another host ends the ssh job with 128 p
   CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host " + bed().hosts[1]) != std::string::npos);
 }
 
+TEST_CASE("a host agent killed by SIGKILL ends the ssh job with 255, ssh's code for a lost connection, naming the host",
+          "[ssh]") {
+  // Rank 2 (the second host's first) SIGKILLs its parent, that host's agent.
+  auto run = runSshJob(1, {"sh", "-c", "if [ \"$HOROVOD_RANK\" = 1 ]; then sleep 1; kill -KILL $PPID; fi; exec sleep 30"});
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 255);
+  CHECK(run.err.find("hvdrun: error: the host agent for " + bed().hosts[1] + " (rank 1 and the others there) lost its "
+                     "ssh connection (ssh exit code 255)") != std::string::npos);
+  CHECK(run.err.find("exit code 255") != std::string::npos);
+  CHECK(hvd::test::survivorsAfter(processesMentioning("host-agent"), std::chrono::seconds(2)).empty());
+}
+
 TEST_CASE("when hvdrun is SIGKILLed during an ssh job no rank survives on any host within 5 s", "[ssh]") {
   hvd::test::TempDir pids;
   // Ranks behind a shell, whose child PR_SET_PDEATHSIG does not reach.

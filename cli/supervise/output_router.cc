@@ -163,12 +163,13 @@ void OutputRouter::writeToFile(int rank, bool isErr, std::string_view text, char
   }
 }
 
-void OutputRouter::reportFileProblem(const std::string& path, const char* doing, int error) {
+void OutputRouter::reportFileProblem(const std::string& path, const char* doing, int error, int files) {
   std::string what = std::string(doing) + " " + path + ": " + std::strerror(error);
   endOpenLine();
-  batchFor(STDERR_FILENO) += "hvdrun: warning: " + what + "; that rank's output file is incomplete\n";
+  batchFor(STDERR_FILENO) += "hvdrun: warning: " + what + "; that rank's output file" + (files > 1 ? "s are" : " is") +
+                             " incomplete\n";
   if (fileProblem_.empty()) fileProblem_ = what;
-  ++incompleteFiles_;
+  incompleteFiles_ += files;
 }
 
 // The file's descriptor, opened (truncated, or appended to) on first use; -1 when unwritable.
@@ -180,7 +181,10 @@ int OutputRouter::fileFor(int rank, bool isErr) {
     std::string path = dir + (isErr ? "/stderr" : "/stdout");
     int fd = -1;
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      reportFileProblem(dir, "creating", errno);  // mkdir's reason (EROFS), not the open's ENOENT
+      // mkdir's reason (EROFS), not the open's ENOENT; said once for both of the rank's
+      // files, which share the directory.
+      reportFileProblem(dir, "creating", errno, 2);
+      files_.emplace(std::make_pair(rank, !isErr), -1);
     } else if ((fd = ::open(path.c_str(),
                             O_WRONLY | O_CREAT | O_CLOEXEC | (settings_.appendOutputFiles ? O_APPEND : O_TRUNC),
                             0644)) < 0) {

@@ -76,7 +76,7 @@ class OutputRouter {
   void endOpenLine();
   const std::string& prefixOf(int rank, bool isErr);
   void writeToFile(int rank, bool isErr, std::string_view text, char end);
-  void reportFileProblem(const std::string& path, const char* doing, int error);
+  void reportFileProblem(const std::string& path, const char* doing, int error, int files = 1);
   int fileFor(int rank, bool isErr);
 
   OutputSettings settings_;

@@ -130,6 +130,26 @@ TEST_CASE("a ranks filter shows only its ranks on the console while the files ho
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a rank whose output directory cannot be made is warned of once for both its files", "[unit][router]") {
+  Console console;
+  OutputSettings settings;
+  settings.rankCount = 2;
+  settings.outputDir = "/dev/null/out";  // not a directory, for root too
+  OutputRouter router(settings, console.writer());
+  for (int rank : {0, 1}) {
+    router.createFiles(rank);
+    router.line(static_cast<size_t>(rank), false, rank, "out", '\n');
+    router.line(static_cast<size_t>(rank), true, rank, "err", '\n');
+  }
+  router.flush();
+  CHECK(console.err ==
+        "hvdrun: warning: creating /dev/null/out/rank.0: Not a directory; that rank's output files are incomplete\n"
+        "[0]<stderr>:err\n"
+        "hvdrun: warning: creating /dev/null/out/rank.1: Not a directory; that rank's output files are incomplete\n"
+        "[1]<stderr>:err\n");
+  CHECK(router.incompleteFiles() == 4);
+}
+
 TEST_CASE("a prompt given out open is continued by its rest, and ended before anything else is written",
           "[unit][router]") {
   Console console;

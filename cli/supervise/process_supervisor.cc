@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -491,7 +492,19 @@ class Supervisor final : public EndPolicy::Processes {
     outcome.consoleStalled = true;
     const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (devnull < 0) return;
-    ::dup2(devnull, stalled);
+    // Its twin goes too: with `2>&1 | reader` stderr is the same full pipe, and the summary
+    // written there would block as the ranks' lines did. So does any console fd that could
+    // not take a byte now.
+    struct stat stalledFile {};
+    const bool known = ::fstat(stalled, &stalledFile) == 0;
+    for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+      struct stat file {};
+      pollfd writable{fd, POLLOUT, 0};
+      const bool twin = known && ::fstat(fd, &file) == 0 && file.st_dev == stalledFile.st_dev &&
+                        file.st_ino == stalledFile.st_ino;
+      const bool full = ::poll(&writable, 1, 0) == 0;
+      if (fd == stalled || twin || full) ::dup2(devnull, fd);
+    }
     ::close(devnull);
   }
 

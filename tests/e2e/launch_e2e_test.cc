@@ -935,12 +935,16 @@ static std::optional<int> waitFor(int pid, std::chrono::milliseconds limit) {
 }
 
 TEST_CASE("a console that stopped reading does not keep hvdrun from obeying SIGTERM", "[e2e][mp]") {
-  // A terminal paused with Ctrl-S, or a pipe nobody reads: hvdrun's stdout is full.
+  // A terminal paused with Ctrl-S, or a pipe nobody reads: hvdrun's stdout is full, alone
+  // or with stderr in the same pipe (`hvdrun ... 2>&1 | (sleep 60)`), where its own last
+  // words would block too.
+  const bool stderrToo = GENERATE(false, true);
+  INFO((stderrToo ? "2>&1" : "stdout only"));
   int console[2];
   REQUIRE(::pipe(console) == 0);
   auto env = environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"});
   int pid = spawnHvdrun({"-np", "2", "sh", "-c", "head -c 2000000 /dev/zero | tr '\\0' x | fold -w 99; exec sleep 30"},
-                        env, console[1]);
+                        env, console[1], false, stderrToo ? console[1] : -1);
   ::close(console[1]);
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the pipe and hvdrun's buffer are full by now
   REQUIRE(::kill(pid, SIGTERM) == 0);

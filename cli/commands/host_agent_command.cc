@@ -312,6 +312,7 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
     if (!g) fail(job.host, g.status().message());
     return std::move(*g);
   }();
+  guardian.removeIfOrphaned(errorFiles.directory());  // a SIGKILLed agent leaves nothing in /tmp
   // The threads are born with every signal blocked, so what they raise waits for the
   // supervisor's signalfd instead of killing the agent.
   const std::vector<std::string>& rankEnv = ranks.front().env;  // names hvdrun's rendezvous

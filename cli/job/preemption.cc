@@ -2,6 +2,7 @@
 #include "cli/job/preemption.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,28 +30,50 @@ PreemptionFlag::PreemptionFlag(const Options& o, const slurm::Environment& env) 
   if (jobId && submitDir && !submitDir->empty()) {
     path_ = std::string(*submitDir) + "/.hvdrun-preempt-" + std::string(*jobId) + "-" + *random;
   } else {
-    // Outside Slurm, in a directory only this user may enter (mkdtemp makes it 0700).
+    // Outside Slurm, in a directory only this user may enter, made when the notice comes:
+    // a job that is never preempted leaves nothing behind, even when hvdrun is SIGKILLed.
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/hvdrun-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
+    const std::string base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    if (::access(base.c_str(), W_OK | X_OK) != 0) {
       throw UserError(ExitCode::kEnvironment,
-                      fmt::format("cannot create a private directory for the preemption flag ({}): {}", pattern,
+                      fmt::format("cannot create a private directory for the preemption flag in {}: {}", base,
                                   std::strerror(errno)),
                       "set TMPDIR to a writable directory");
     }
-    privateDir_ = pattern;
+    privateDir_ = base + "/hvdrun-" + *random;
     path_ = privateDir_ + "/preempt";
   }
 }
 
 PreemptionFlag::~PreemptionFlag() {
   std::remove(path_.c_str());
-  if (!privateDir_.empty()) ::rmdir(privateDir_.c_str());
+  if (madeDir_) ::rmdir(privateDir_.c_str());
+}
+
+// The private directory, made now (0700); one already there must be a directory of this
+// user's that no one else may enter (the name is random and only the ranks know it).
+bool PreemptionFlag::makePrivateDir() const {
+  if (::mkdir(privateDir_.c_str(), 0700) == 0) {
+    madeDir_ = true;
+    return true;
+  }
+  struct stat dir {};
+  if (errno != EEXIST || ::lstat(privateDir_.c_str(), &dir) != 0) return false;
+  if (!S_ISDIR(dir.st_mode) || dir.st_uid != ::geteuid() || (dir.st_mode & 077) != 0) {
+    errno = EPERM;
+    return false;
+  }
+  return true;
 }
 
 int PreemptionFlag::signalNumber() const { return signal_ == "USR1" ? SIGUSR1 : SIGUSR2; }
 
 void PreemptionFlag::raise() const {
+  if (!privateDir_.empty() && !makePrivateDir()) {
+    printTo(stderr, "hvdrun: warning: cannot create the preemption flag's directory {}: {}; ranks still get SIG{}\n",
+            privateDir_, std::strerror(errno), signal_);
+    return;
+  }
   // O_EXCL|O_NOFOLLOW: never through a link, never into a file someone else made.
   int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   std::FILE* f = fd < 0 ? nullptr : ::fdopen(fd, "w");

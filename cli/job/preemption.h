@@ -15,8 +15,8 @@ namespace hvd::cli {
 
 // The flag: a file created when the signal arrives. Inside Slurm it lives in the submit
 // directory, which the job's nodes share on any cluster where a job script can be submitted
-// from it; outside, in a private directory of this machine. It is removed when hvdrun ends,
-// so a requeued run starts without it.
+// from it; outside, in a private directory of this machine, made only when the notice comes.
+// It is removed when hvdrun ends, so a requeued run starts without it.
 class PreemptionFlag {
  public:
   // UserError when no private directory can be made for it.
@@ -33,9 +33,12 @@ class PreemptionFlag {
   void raise() const;
 
  private:
+  bool makePrivateDir() const;
+
   std::string signal_;
   std::string path_;
-  std::string privateDir_;  // outside Slurm: removed with the flag
+  std::string privateDir_;       // outside Slurm: made with the flag, removed with it
+  mutable bool madeDir_ = false;
 };
 
 // After a preempted job: says what happened and, with --requeue, puts the job back in the

@@ -38,6 +38,10 @@ std::vector<std::vector<int>> localCpuBindings(BindTo bind, int localRanks) {
 class LocalLauncher final : public Launcher, public RankAdder {
  public:
   LocalLauncher(const Options& o, std::string executable) : o_(o), executable_(std::move(executable)) {}
+  // A launch that threw (ranks may be running) leaves the guardian unreleased: it acts.
+  ~LocalLauncher() override {
+    if (guardian_ && endedCleanly_) guardian_->release();
+  }
 
   std::string_view name() const override { return "local"; }
   RankStarter starter() const override { return RankStarter::kHvdrun; }
@@ -90,9 +94,11 @@ class LocalLauncher final : public Launcher, public RankAdder {
     errorFiles_.reset();
     errorFiles_.emplace();
     if (errorFiles_->path(0).empty()) errorFiles_.reset();  // no directory could be made: no files
+    if (errorFiles_ && guardian_) guardian_->removeIfOrphaned(errorFiles_->directory());
   }
 
   JobOutcome launch(JobStart& s) {
+    endedCleanly_ = false;
     const Plan& plan = s.plan;
     throwIfError(checkDescriptorRoom(plan.ranks.size(), !o_.outputDir.empty()));
     const auto bindings = localCpuBindings(plan.bindTo, static_cast<int>(plan.ranks.size()));
@@ -133,13 +139,17 @@ class LocalLauncher final : public Launcher, public RankAdder {
     // (adopted_orphans.h) is stopped, and hvdrun says so.
     auto stopped = stopAdoptedOrphans({guardian != nullptr ? guardian->pid() : 0}, o_.killGrace);
     if (!stopped.empty()) printTo(stderr, "{}", stoppedOrphansLine(stopped, ""));
-    if (guardian != nullptr) guardian->release();  // every rank was reaped and its group killed
+    // Every rank was reaped and its group killed; the guardian stays for a restart's ranks
+    // and leaves with the launcher.
+    if (guardian != nullptr) guardian->forget();
+    endedCleanly_ = true;
     return valueOrThrow(std::move(outcome));
   }
 
   const Options& o_;
   std::string executable_;
   std::optional<Guardian> guardian_;
+  bool endedCleanly_ = false;  // the last launch returned: its ranks were all reaped
   std::optional<TorchErrorFiles> errorFiles_;  // removed at the end, also when the launch throws
   std::vector<std::string> threadVars_;        // the math libraries' threads, the same for every rank here
 };

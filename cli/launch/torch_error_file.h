@@ -34,6 +34,7 @@ class TorchErrorFiles {
   TorchErrorFiles& operator=(const TorchErrorFiles&) = delete;
   // Rank r's file ("<dir>/rank<r>.json"), or empty without a directory.
   std::string path(int rank) const;
+  const std::string& directory() const { return dir_; }
 
  private:
   std::string dir_;

@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <set>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -53,6 +55,7 @@ std::vector<pid_t> membersOf(const std::set<pid_t>& sessions) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGUSR1, SIGUSR2}) ::signal(sig, SIG_IGN);
   keepOnly(fd);
   std::set<pid_t> sessions;
+  std::vector<std::string> directories;
   std::string pending;
   bool released = false;
   char buffer[256];
@@ -64,12 +67,20 @@ std::vector<pid_t> membersOf(const std::set<pid_t>& sessions) {
     for (size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1)) {
       std::string line = pending.substr(0, eol);
       if (line == "released") released = true;
+      else if (line == "forget") sessions.clear();
       else if (line.rfind("session ", 0) == 0) sessions.insert(static_cast<pid_t>(std::atol(line.c_str() + 8)));
+      else if (line.rfind("remove /", 0) == 0) directories.push_back(line.substr(7));
     }
   }
-  // Released, or no rank was ever started (hvdrun failed before, or exits on an error):
-  // nothing of the job can exist, and hvdrun may be waiting for this process.
-  if (released || sessions.empty()) _exit(0);
+  if (released) _exit(0);
+  // hvdrun's directories go whether or not ranks started (it may have been killed before).
+  for (const std::string& directory : directories) {
+    std::error_code ignored;
+    std::filesystem::remove_all(directory, ignored);  // a link in it is removed, never followed
+  }
+  // No rank was ever started (hvdrun failed before, or exits on an error): nothing else of
+  // the job can exist, and hvdrun may be waiting for this process.
+  if (sessions.empty()) _exit(0);
   // Groups first (one call each, atomic for the group), then whatever else is still in
   // the sessions; again until nothing is left, since a dying shell's children were forked.
   for (int round = 0; round < 50 && !sessions.empty(); ++round) {
@@ -128,6 +139,14 @@ void Guardian::send(const std::string& line) {
 }
 
 void Guardian::watch(pid_t session) { send("session " + std::to_string(session) + "\n"); }
+
+void Guardian::removeIfOrphaned(const std::string& directory) {
+  // Absolute paths only, one line each: nothing the guardian reads can name another place.
+  if (directory.empty() || directory.front() != '/' || directory.find('\n') != std::string::npos) return;
+  send("remove " + directory + "\n");
+}
+
+void Guardian::forget() { send("forget\n"); }
 
 void Guardian::release() {
   send("released\n");

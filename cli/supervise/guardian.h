@@ -4,7 +4,8 @@
 // (`sh -c 'python train.py'`, `conda run`, `bash train.sh`) would live on. The guardian
 // holds the read end of a pipe whose write end only hvdrun has: when it reads EOF without
 // hvdrun's goodbye, hvdrun is gone, and it SIGKILLs every rank's session (each rank runs
-// in its own, supervisor.h) and removes the job's /dev/shm objects (shm_names.h).
+// in its own, supervisor.h), removes the job's /dev/shm objects (shm_names.h) and the
+// directories hvdrun named to it.
 //
 // Covered: every process that stays in the rank's session (any depth of shells, forks,
 // process groups). Not covered: a descendant that calls setsid() itself (a daemon), which
@@ -32,6 +33,12 @@ class Guardian {
 
   // A rank started as the leader of session `session` (its pid).
   void watch(pid_t session);
+  // A directory of the job's (the ranks' error files): removed, with what is in it, if
+  // hvdrun dies before release(); hvdrun removes it itself otherwise.
+  void removeIfOrphaned(const std::string& directory);
+  // The ranks watched so far were reaped and their sessions killed: forgotten, while the
+  // guardian stays for the ranks of a restart.
+  void forget();
   // The job ended under hvdrun's own eyes: the guardian leaves without doing anything.
   void release();
   pid_t pid() const { return pid_; }

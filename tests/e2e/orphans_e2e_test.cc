@@ -77,6 +77,59 @@ TEST_CASE("hvdrun SIGKILLed at random moments leaves no process of ranks behind 
   CHECK(survivors == 0);
 }
 
+// What is left in `dir` within `limit` (the guardian removes hvdrun's directories as it
+// finishes: shortly after hvdrun's death).
+std::vector<std::string> leftIn(const std::string& dir, std::chrono::milliseconds limit) {
+  auto deadline = Clock::now() + limit;
+  std::vector<std::string> left;
+  do {
+    left.clear();
+    if (DIR* d = ::opendir(dir.c_str())) {
+      while (dirent* entry = ::readdir(d)) {
+        if (entry->d_name[0] != '.') left.push_back(entry->d_name);
+      }
+      ::closedir(d);
+    }
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (Clock::now() < deadline);
+  return left;
+}
+
+TEST_CASE("hvdrun SIGKILLed at random moments leaves nothing in TMPDIR, 20 times", "[e2e][mp][orphans]") {
+  std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> delayMs(0, 300);
+  for (int trial = 0; trial < 20; ++trial) {
+    TempDir tmp;
+    pid_t hvdrun = spawnHvdrun({"-np", "2", "sh", "-c", "sleep 60; true"}, environmentWith({"TMPDIR=" + tmp.path()}));
+    int delay = delayMs(random);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+    killAndReap(hvdrun);
+    auto left = leftIn(tmp.path(), std::chrono::seconds(5));
+    INFO("trial " << trial << ", killed after " << delay << " ms: " << (left.empty() ? "" : left.front()));
+    CHECK(left.empty());  // the ranks' error files' directory was left, with the preemption flag's
+  }
+}
+
+TEST_CASE("hvdrun SIGKILLed after a restart leaves no process of the new start's ranks behind a shell", "[e2e][mp][orphans]") {
+  TempDir pids, tmp;
+  // The first start's ranks fail at once; the restart's sleep behind a shell.
+  std::string command = "if [ \"$TORCHELASTIC_RESTART_COUNT\" = 1 ]; then " + kRank + " sleep 60; true; else exit 3; fi";
+  pid_t hvdrun = spawnHvdrun({"-np", "2", "--max-restarts", "1", "sh", "-c", command},
+                             environmentWith({"HVD_TEST_PIDDIR=" + pids.path(), "TMPDIR=" + tmp.path()}));
+  std::vector<int> ranks;
+  for (auto deadline = Clock::now() + std::chrono::seconds(20); ranks.size() < 2 && Clock::now() < deadline;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ranks = readPidFiles(pids.path());
+  }
+  REQUIRE(ranks.size() == 2);
+  killAndReap(hvdrun);
+  auto alive = survivorsAfter(ranks, std::chrono::milliseconds(5000));
+  CHECK(alive.empty());  // the guardian had left with the first start
+  for (int pid : alive) ::kill(pid, SIGKILL);
+  CHECK(leftIn(tmp.path(), std::chrono::seconds(5)).empty());
+}
+
 TEST_CASE("hvdrun SIGKILLed during the ranks' shared-memory set-up leaves no object of the job in /dev/shm",
           "[e2e][mp][orphans]") {
   std::set<std::string> before = hvdShmObjects();

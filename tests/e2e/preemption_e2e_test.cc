@@ -61,20 +61,29 @@ TEST_CASE("with --preempt-grace, ranks that ignore the notice are stopped after 
   CHECK(run.out.find("ranks still running 0 s later (--preempt-grace) were stopped") != std::string::npos);
 }
 
-TEST_CASE("outside Slurm the flag file lies in a private directory with an unpredictable name that hvdrun removes", "[e2e][preempt]") {
+TEST_CASE("outside Slurm the flag file lies in a private directory with an unpredictable name, made only for a notice and removed", "[e2e][preempt]") {
   auto env = hvd::test::environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"});
   hvd::cli::RunOptions o;
   o.env = env;
   o.timeout = std::chrono::seconds(30);
+  // No notice: nothing is made, so a SIGKILLed hvdrun leaves nothing in /tmp.
   auto first = hvd::test::runHvdrun(
-      {"-np", "1", "--no-prefix", "sh", "-c", "echo \"$HVD_PREEMPT_FILE\"; stat -c %a \"$(dirname \"$HVD_PREEMPT_FILE\")\""}, o);
+      {"-np", "1", "--no-prefix", "sh", "-c", "echo \"$HVD_PREEMPT_FILE\"; test -e \"$(dirname \"$HVD_PREEMPT_FILE\")\" || echo absent"}, o);
   auto second = hvd::test::runHvdrun({"-np", "1", "--no-prefix", "sh", "-c", "echo \"$HVD_PREEMPT_FILE\""}, o);
   INFO(first.out << first.err);
   REQUIRE(first.exitCode == 0);
   std::smatch m;
-  REQUIRE(std::regex_search(first.out, m, std::regex(R"((/\S+/hvdrun-[A-Za-z0-9]{6})/preempt\n700\n)")));
-  CHECK_FALSE(std::filesystem::exists(m[1].str()));  // removed when hvdrun ended
+  REQUIRE(std::regex_search(first.out, m, std::regex(R"((/\S+/hvdrun-[0-9a-f]{16})/preempt\nabsent\n)")));
   CHECK(second.out.find(m[1].str()) == std::string::npos);  // a new name each run
+  // A notice: the directory is this user's alone, and gone when hvdrun ends.
+  auto noticed = preemptAfterStart({"-np", "1", "--no-prefix", "sh", "-c",
+                                    "trap 'stat -c %a \"$(dirname \"$HVD_PREEMPT_FILE\")\"; cat \"$HVD_PREEMPT_FILE\"; "
+                                    "echo \"$HVD_PREEMPT_FILE\"; exit 0' USR2; echo started; while :; do sleep 0.1; done"},
+                                   1);
+  INFO(noticed.out);
+  CHECK(noticed.out.rfind("rc=0\n", 0) == 0);
+  REQUIRE(std::regex_search(noticed.out, m, std::regex(R"(700\nSIGUSR2 at \S+\n((/\S+/hvdrun-[0-9a-f]{16})/preempt)\n)")));
+  CHECK_FALSE(std::filesystem::exists(m[2].str()));
 }
 
 TEST_CASE("an HVD_PREEMPT_SIGNAL that is not USR1 or USR2 fails init naming it", "[e2e][preempt]") {

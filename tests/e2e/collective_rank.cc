@@ -79,6 +79,10 @@
 //                                    shutdown runs); every rank then allreduces three times
 //                                    and prints "sums R <s1> <s2> <s3>" (rank 0 first "child
 //                                    exit <code>")
+//   collective_rank traffic          4 allreduces of 8 MiB of floats, checked; prints "traffic R
+//                                    <bytes>", what this rank's network namespace sent and
+//                                    received meanwhile on interfaces other than loopback
+//                                    (/proc/self/net/dev): between hosts, the ring's share
 //   collective_rank rings            prints "rings R memfd=<n> named=<m>", the ring buffers
 //                                    this rank has mapped (from /proc/self/maps), then checks
 #include <pthread.h>
@@ -626,6 +630,42 @@ void printRings() {
   std::fflush(stdout);
 }
 
+// Bytes received and sent on every interface but loopback, in this process's network
+// namespace (its host's, in the test beds).
+unsigned long long networkBytes() {
+  std::FILE* dev = std::fopen("/proc/self/net/dev", "r");
+  unsigned long long total = 0;
+  char line[512];
+  while (dev != nullptr && std::fgets(line, sizeof line, dev) != nullptr) {
+    char name[64];
+    unsigned long long rx = 0, tx = 0, skip = 0;
+    // "  eth0: rx_bytes packets errs drop fifo frame compressed multicast tx_bytes ..."
+    if (std::sscanf(line, " %63[^:]: %llu %llu %llu %llu %llu %llu %llu %llu %llu", name, &rx, &skip, &skip, &skip,
+                    &skip, &skip, &skip, &skip, &tx) == 10 &&
+        std::string(name) != "lo") {
+      total += rx + tx;
+    }
+  }
+  if (dev != nullptr) std::fclose(dev);
+  return total;
+}
+
+int printTraffic() {
+  std::vector<float> data(size_t{2} << 20);
+  const unsigned long long before = networkBytes();
+  for (int round = 0; round < 4; ++round) {
+    std::fill(data.begin(), data.end(), static_cast<float>(hvd::rank() + 1));
+    if (auto s = hvd::allreduce(data.data(), data.size(), DataType::kFloat32, ReduceOp::kSum); !s.isOk()) {
+      std::printf("traffic failed: %s\n", s.message().c_str());
+      return 1;
+    }
+    const float want = static_cast<float>(hvd::size() * (hvd::size() + 1) / 2);
+    if (std::any_of(data.begin(), data.end(), [&](float v) { return v != want; })) return 1;
+  }
+  std::printf("traffic %d %llu\n", hvd::rank(), networkBytes() - before);
+  return 0;
+}
+
 // The time slices of this rank's threads, as the scheduler's debug file shows them (se.slice, in
 // ns; kernels from 6.6 with CONFIG_SCHED_DEBUG).
 int printSlices() {
@@ -753,6 +793,7 @@ int main(int argc, char** argv) {
     return hvd::barrier().isOk() ? 0 : 1;
   }
   if (mode == "rings") printRings();
+  if (mode == "traffic") return printTraffic() == 0 && hvd::barrier().isOk() ? 0 : 1;
   int rc = mode == "loop" && argc > 2   ? loop(std::atoi(argv[2]))
            : mode == "loop-dies-of-term" ? loop(-1, /*ignoreTerm=*/false)
            : mode == "loop-cleans-up-on-term" ? loopCleaningUpOnTerm()

@@ -15,6 +15,7 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <cstdio>
 #include <sstream>
 #include <thread>
 
@@ -249,6 +250,28 @@ TEST_CASE("through srun an elastic job that falls below its minimum ends with th
   CHECK(run.out.find("elastic init failed: hvdrun ended the elastic job: only 2 rank(s) would be left") !=
         std::string::npos);
   CHECK(took < 20);
+}
+
+TEST_CASE("through srun the ranks' traffic between nodes goes over the network, never through shared memory",
+          "[cluster][launch]") {
+  requireTestbed();
+  // The bed's nodes share one kernel: ranks on different nodes could map each other's ring
+  // buffers, and the plan's hosts must keep them from it. Two ranks a node.
+  const std::string kCollective = HVD_COLLECTIVE_RANK_PATH;
+  auto run = inAllocation({"-N3", "-n6"}, {kHvdrun, kCollective, "traffic"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  int seen = 0;
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) {
+    int rank = -1;
+    unsigned long long bytes = 0;
+    if (std::sscanf(line.c_str(), "[%*d]<stdout>:traffic %d %llu", &rank, &bytes) != 2) continue;
+    ++seen;
+    INFO("rank " << rank);
+    CHECK(bytes > (8ull << 20));  // 0 when the links between nodes were shared memory
+  }
+  CHECK(seen == 6);
 }
 
 TEST_CASE("srun refusing the step is named as such with its words and not blamed on rank 0", "[cluster][launch]") {

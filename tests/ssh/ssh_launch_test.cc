@@ -684,6 +684,26 @@ TEST_CASE("a rank killed by a signal on another host ends the ssh job with 128 p
   CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host " + bed().hosts[1]) != std::string::npos);
 }
 
+TEST_CASE("over ssh the ranks' traffic between hosts goes over the network, never through shared memory", "[ssh]") {
+  // The bed's hosts share one kernel, so ranks on different hosts could map each other's
+  // ring buffers; what the plan puts on different hosts must not. Two ranks a host: each
+  // has a neighbour on another host, so 32 MiB allreduced moves megabytes over eth0.
+  auto run = runSshJob(2, {kCollectiveRank, "traffic"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  int seen = 0;
+  std::istringstream lines(run.out);
+  for (std::string line; std::getline(lines, line);) {
+    int rank = -1;
+    unsigned long long bytes = 0;
+    if (std::sscanf(line.c_str(), "[%*d]<stdout>:traffic %d %llu", &rank, &bytes) != 2) continue;
+    ++seen;
+    INFO("rank " << rank);
+    CHECK(bytes > (8ull << 20));  // 0 when the links between hosts were shared memory
+  }
+  CHECK(seen == 2 * static_cast<int>(bed().hosts.size()));
+}
+
 TEST_CASE("a host agent killed by SIGKILL ends the ssh job with 255, ssh's code for a lost connection, naming the host",
           "[ssh]") {
   // Rank 2 (the second host's first) SIGKILLs its parent, that host's agent.

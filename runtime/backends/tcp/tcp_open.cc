@@ -35,6 +35,7 @@ Result<std::unique_ptr<CollectiveBackend>> open(const BackendSetup& setup) {
   options.secret = setup.secret;
   options.timeout = setup.timeout;
   options.sharedMemory = setup.env->integer("HVD_SHARED_MEMORY") == 1;
+  options.host = setup.crossRank;
   // Read once: the wait policy, the host board and the contention pin each need them.
   const std::vector<int> cpus = affinityCpus();
   const std::optional<int> quotaCores = cgroupQuotaCores();

@@ -63,16 +63,21 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
   Deadline deadline = deadlineIn(options.timeout);
   auto listener = Socket::listen(listenAddressFor(options.advertiseHost), 0);
   if (!listener) return listener.status();
+  // "address:port", then "#host" when the plan's host is known.
   std::string self = options.advertiseHost + ":" + std::to_string(listener->localPort());
+  if (options.host >= 0) self += "#" + std::to_string(options.host);
   HVD_RETURN_IF_ERROR(store.set("ring/" + std::to_string(rank), self));
   std::vector<int> peers = collectives::collectivePeers(rank, size);
   // Every peer's address first, the lower ones' too: some stores (PMIx) answer the first
   // get with a fence that every rank must join.
   std::vector<std::string> addresses;
+  std::vector<int> hosts;  // each peer's host, -1 when not said
   for (int peer : peers) {
     auto address = store.get("ring/" + std::to_string(peer), options.timeout);
     if (!address) return address.status().withContext("waiting for rank " + std::to_string(peer) + "'s address");
-    addresses.push_back(*address);
+    const size_t hash = address->find('#');
+    hosts.push_back(hash == std::string::npos ? -1 : std::atoi(address->c_str() + hash + 1));
+    addresses.push_back(address->substr(0, hash));
   }
   // Connect to the higher-numbered peers (the kernel completes these without the peer's
   // accept, so no rank waits for one that waits for it), then accept the lower ones.
@@ -90,6 +95,7 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
     // Say who we are, with the proof that we belong to the job.
     HVD_RETURN_IF_ERROR(out->sendFrame(std::to_string(rank) + ":" + proofFor(options.secret, rank), deadline));
     t->links_.push_back(Link{peer, std::move(*out), {}, {}, "rank " + std::to_string(peer) + " (" + address + ")"});
+    t->links_.back().host = hosts[i];
   }
   // Accept until every lower peer has arrived with a valid proof; anything else is dropped.
   // The listener and every connection not yet identified are polled together, so one that
@@ -112,6 +118,7 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
     if (peer < 0 || duplicate || hello->substr(sep + 1) != proofFor(options.secret, peer)) return false;
     std::string name = "rank " + std::to_string(peer) + " (" + in.peerName() + ")";
     t->links_.push_back(Link{peer, std::move(in), {}, {}, std::move(name)});
+    t->links_.back().host = hosts[static_cast<size_t>(std::find(peers.begin(), peers.end(), peer) - peers.begin())];
     return true;
   };
   for (size_t arrived = 0; arrived < lower;) {
@@ -151,7 +158,7 @@ Result<std::unique_ptr<TcpTransport>> TcpTransport::connect(int rank, int size, 
     }
   }
   std::sort(t->links_.begin(), t->links_.end(), [](const Link& a, const Link& b) { return a.peer < b.peer; });
-  if (options.sharedMemory) HVD_RETURN_IF_ERROR(t->setUpSharedMemory(options.secret, store, deadline));
+  if (options.sharedMemory) HVD_RETURN_IF_ERROR(t->setUpSharedMemory(options.secret, options.host, store, deadline));
   return t;
 }
 
@@ -230,7 +237,7 @@ Status TcpTransport::relay(int from, int to, std::span<std::byte> data) {
 // uses shared memory when both inboxes were mapped, which both ends learn. Three rounds,
 // each sending on every link before receiving on any, so no rank waits for one that waits
 // for it.
-Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, Deadline deadline) {
+Status TcpTransport::setUpSharedMemory(const std::string& secret, int host, Store& store, Deadline deadline) {
   HmacDigest tag = hmacSha256(secret, "hvd-shm-v1/" + std::to_string(rank_) + "/" + std::to_string(::getpid()));
   // The job's prefix lets hvdrun remove what a rank killed mid-set-up leaves (shm_names.h).
   const std::string jobPrefix = shmJobPrefix(secret);
@@ -239,7 +246,13 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, 
   std::vector<std::string> names(links_.size());  // a /dev/shm name, or an unnamed inbox's handle
   std::vector<int> keepOpen(links_.size(), -1);   // unnamed inboxes' descriptors, for the peer to open
   std::string noRoom;  // peers whose inbox /dev/shm had no room for
+  // A peer the plan puts on another host is offered nothing and mapped from nowhere.
+  auto elsewhere = [&](const Link& link) { return host >= 0 && link.host >= 0 && link.host != host; };
   for (size_t i = 0; i < links_.size(); ++i) {
+    if (elsewhere(links_[i])) {
+      HVD_RETURN_IF_ERROR(links_[i].socket.sendFrame("SHM:", deadline));
+      continue;
+    }
     auto inbox = ShmLink::createUnnamed(capacity, &keepOpen[i], &names[i]);
     if (!inbox && inbox.status().code() == Errc::kNotFound) {
       names[i] = "/" + jobPrefix + toHex(tag.data(), 4) + "-" + std::to_string(rank_) + "-" + std::to_string(links_[i].peer);
@@ -269,7 +282,7 @@ Status TcpTransport::setUpSharedMemory(const std::string& secret, Store& store, 
       return Status(Errc::kRemote, links_[i].name + " did not answer the shared-memory offer");
     }
     std::string theirs = offer->substr(4);
-    if (!theirs.empty()) {
+    if (!theirs.empty() && !elsewhere(links_[i])) {
       auto outbox = ShmLink::isHandle(theirs) ? ShmLink::openHandle(theirs) : ShmLink::open(theirs);
       if (outbox) outboxes[i] = std::move(*outbox);
     }

@@ -37,6 +37,11 @@ struct TcpTransportOptions {
   // Peers on the same host exchange through shared memory (shm_link.h) instead of the
   // kernel's TCP stack; the TCP connections stay, to notice a peer that dies.
   bool sharedMemory = true;
+  // This rank's host in the job's plan (its cross rank), published with its address: ranks
+  // the plan puts on different hosts never share memory, even where the "hosts" share one
+  // kernel (containers, network namespaces) and could map each other's buffers, so traffic
+  // between hosts always takes the network. -1: not known; offered to every peer.
+  int host = -1;
 };
 
 // exchangeWithInto's receive block over TCP: the caller reduces one while the next arrives.
@@ -104,6 +109,7 @@ class TcpTransport : public collectives::Transport {
     Socket socket;
     std::optional<ShmLink> shmOut, shmIn;
     std::string name;  // "rank 3 (node02:41234)", for messages
+    int host = -1;     // the peer's host in the plan, -1 when not said
   };
 
   TcpTransport(int rank, int size, std::chrono::milliseconds timeout, const WaitPolicy& waiting)
@@ -116,7 +122,7 @@ class TcpTransport : public collectives::Transport {
   // The links a call uses (null for a direction it does not use); kInvalidArgument for a
   // rank that is not a peer.
   Status linksFor(int to, bool sending, int from, bool receiving, Link*& out, Link*& in);
-  Status setUpSharedMemory(const std::string& secret, Store& store, Deadline deadline);
+  Status setUpSharedMemory(const std::string& secret, int host, Store& store, Deadline deadline);
   // The one exchange loop, over TCP, shared memory or both; receive(done, max) moves what
   // has arrived (done bytes so far, at most max more) and returns the bytes taken, 0 when
   // none have arrived, -1 when the connection closed; it is not called when `in` is null.

@@ -590,6 +590,38 @@ TEST_CASE("peers on one host exchange through shared memory, and through TCP whe
   useSharedMemory = true;
 }
 
+TEST_CASE("ranks the plan puts on different hosts never share memory, even where they could map it", "[mp][collectives]") {
+  // Four ranks as threads of one process, "on" hosts 0, 0, 1, 1: only same-host pairs
+  // may take shared memory; the others stay on TCP and the sums stay right.
+  MemoryStore store;
+  const int hostOf[] = {0, 0, 1, 1};
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 4; ++r) {
+    threads.emplace_back([&, r] {
+      hvd::backends::tcp::TcpTransportOptions options;
+      options.secret = "test-secret";
+      options.timeout = 10s;
+      options.host = hostOf[r];
+      auto ring = hvd::backends::tcp::TcpTransport::connect(r, 4, store, options);
+      if (!ring) {
+        errors[static_cast<size_t>(r)] = "connect: " + ring.status().message();
+        return;
+      }
+      auto& tcp = **ring;
+      for (int peer : tcp.peers()) {
+        if (tcp.sharedMemoryWith(peer) != (hostOf[peer] == hostOf[r])) {
+          errors[static_cast<size_t>(r)] = "wrong path to rank " + std::to_string(peer);
+          return;
+        }
+      }
+      errors[static_cast<size_t>(r)] = checkAllreduce<float>(tcp, 4, DataType::kFloat32, ReduceOp::kSum, 100003);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) CHECK(e == "");
+}
+
 TEST_CASE("ranks that share their cores with busy loops find their spins contended and still agree", "[mp][collectives]") {
   // Rank r and a busy loop on the r-th CPU this process may use (both on one when it may
   // use one): a rank waiting for its peer then spins while the peer's core runs the other

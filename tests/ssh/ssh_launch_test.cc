@@ -684,6 +684,23 @@ TEST_CASE("a rank killed by a signal on another host ends the ssh job with 128 p
   CHECK(run.err.find("hvdrun: error: rank 1 was killed by SIGKILL (host " + bed().hosts[1]) != std::string::npos);
 }
 
+TEST_CASE("a rank SIGKILLed mid-allreduce on another host is the named cause with 137 over TCP, 20 times", "[ssh]") {
+  // Its peers on the other hosts fail at once ("closed its connection", exit 1) over the
+  // network, and their reports race the victim's through its host's agent.
+  for (int trial = 0; trial < 20; ++trial) {
+    const int victim = 1 + trial % 5;
+    auto started = Clock::now();
+    auto run = runSshJob(2, {kCollectiveRank, "loop", std::to_string(victim)});
+    const double took = std::chrono::duration<double>(Clock::now() - started).count();
+    INFO("trial " << trial << ", victim " << victim << ", " << took << " s\n" << run.err);
+    CHECK(run.exitCode == 137);
+    CHECK(run.err.find("hvdrun: error: rank " + std::to_string(victim) + " was killed by SIGKILL (host " +
+                       bed().hosts[static_cast<size_t>(victim / 2)]) != std::string::npos);
+    CHECK(took < 10);
+  }
+  CHECK(hvd::test::survivorsAfter(processesMentioning("host-agent"), std::chrono::seconds(2)).empty());
+}
+
 TEST_CASE("over ssh the ranks' traffic between hosts goes over the network, never through shared memory", "[ssh]") {
   // The bed's hosts share one kernel, so ranks on different hosts could map each other's
   // ring buffers; what the plan puts on different hosts must not. Two ranks a host: each

@@ -271,8 +271,7 @@ bool EndPolicy::noteFailure(RankFailure f, bool crashed, bool endedBeforeStop, C
     if (!(crashed && firstWasError && soon)) return false;
   }
   const bool first = !outcome_.firstFailure;
-  outcome_.firstFailure = std::move(f);
-  if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
+  replaceCause(std::move(f));
   if (first && outcome_.interruptSignal == 0) {
     firstFailureAt_ = now;
     if (!crashed) awaitRankGone(outcome_.firstFailure->rank, now);
@@ -331,6 +330,19 @@ void EndPolicy::takeOverCause(RankFailure f) {
   if (outcome_.interruptSignal != 0) return;
   if (outcome_.firstFailure && outcome_.firstFailure->signal != 0 && f.signal == 0) return;
   if (options_.peerGoneOf && options_.peerGoneOf(f.rank)) return;
+  replaceCause(std::move(f));
+}
+
+// The cause a later failure takes over from stays in the summary as a rank that failed on
+// its own (it was neither stopped by hvdrun nor, any more, the cause): every rank is
+// counted once.
+void EndPolicy::replaceCause(RankFailure f) {
+  auto& also = outcome_.alsoFailed;
+  if (outcome_.firstFailure && outcome_.firstFailure->rank != f.rank &&
+      std::find(also.begin(), also.end(), outcome_.firstFailure->rank) == also.end()) {
+    also.push_back(outcome_.firstFailure->rank);
+  }
+  also.erase(std::remove(also.begin(), also.end(), f.rank), also.end());
   outcome_.firstFailure = std::move(f);
   if (options_.onFailure) options_.onFailure(*outcome_.firstFailure);
 }

@@ -145,6 +145,7 @@ class EndPolicy {
   void awaitRankGone(int failed, Clock::time_point now);
   int wentFirst(int failed) const;
   void takeOverCause(RankFailure f);
+  void replaceCause(RankFailure f);
   void stopSlowEnders();
   void agentEnded(size_t process, int status, Clock::time_point now);
   bool elasticGoesOnWithout(const std::vector<int>& ranks, const RankFailure* failure, Clock::time_point now);

@@ -108,6 +108,10 @@ TEST_CASE("a crash reaped within the cause window takes the cause over from an e
     REQUIRE(outcome.firstFailure);
     CHECK(outcome.firstFailure->rank == (crashWins ? 0 : 1));
     CHECK(outcome.exitCode == (crashWins ? 128 + SIGKILL : 1));
+    // Every rank is counted once in the summary: the cause, those stopped, those that failed
+    // on their own (the error exit the crash took the cause from is one of them).
+    CHECK(1 + outcome.ranksStopped + static_cast<int>(outcome.alsoFailed.size()) == 3);
+    CHECK(outcome.alsoFailed == (crashWins ? std::vector<int>{1} : std::vector<int>{}));
   }
 }
 

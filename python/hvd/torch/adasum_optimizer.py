@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import torch
 
 from .. import _ops
-from ._backward_hook import reduce_when_accumulated
+from ._backward_hook import drain_failed_backward, reduce_when_accumulated
 from ._parameter_names import parameter_names
 
 
@@ -32,6 +32,8 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
         # Where each parameter was before this rank's own step: the delta's origin.
         self._starts = {}
         self._handles = {}
+        self._backward_ended = None  # False while a backward pass runs its hooks (_backward_hook.py)
+        self._backward_task = None
         self._requires_update = set()
         self._hook_handles = []
         for group in self.param_groups:
@@ -99,9 +101,18 @@ class _DistributedAdasumOptimizer(torch.optim.Optimizer):
                 p.copy_(start)
             self._allreduce_delay[p] = self.backward_passes_per_step
         self._handles.clear()
+        self._backward_ended = None
         return loss
 
     def zero_grad(self, set_to_none=True):
+        # After a backward pass that raised: the deltas its hooks started are waited out and
+        # each parameter put back where its step began (the wrapped optimizer's own state,
+        # momentum say, keeps that step).
+        def restore(p):
+            with torch.no_grad():
+                p.copy_(self._starts[p])
+
+        drain_failed_backward(self, _ops.synchronize, restore)
         if self._handles:
             raise AssertionError("optimizer.zero_grad() was called after loss.backward() but before "
                                  "optimizer.step(); the pending allreduces would be lost")

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import torch
 
 from .. import _gradient_options, _hvd, _ops
-from ._backward_hook import reduce_when_accumulated
+from ._backward_hook import drain_failed_backward, reduce_when_accumulated
 from ._parameter_names import parameter_names
 from .adasum_optimizer import _DistributedAdasumOptimizer
 from .compression import Compression
@@ -59,6 +59,8 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         self._allreduce_delay = {p: backward_passes_per_step for p in self._parameter_names}
         self.op = op
         self._handles = {}
+        self._backward_ended = None  # False while a backward pass runs its hooks (_backward_hook.py)
+        self._backward_task = None
         self._requires_update = set()
         self._hook_handles = []
         self._synchronized = False
@@ -68,6 +70,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
 
     def load_state_dict(self, *args, **kwargs):
         self._handles = {}
+        self._backward_ended = None
         self._synchronized = False
         self._should_synchronize = True
         for p in self._allreduce_delay:
@@ -125,6 +128,7 @@ class _DistributedOptimizer(torch.optim.Optimizer):
             if self._predivide != 1.0:
                 p.grad.mul_(self._predivide / (_hvd.size() if self._process_set is None else self._process_set.size()))
         self._handles.clear()
+        self._backward_ended = None
         self._synchronized = True
 
     @contextmanager
@@ -152,6 +156,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
         return super(self.__class__, self).step(closure)
 
     def zero_grad(self, set_to_none=True):
+        # After a backward pass that raised (a batch skipped on an out-of-memory error), the
+        # allreduces its hooks started are waited out and dropped with the batch.
+        drain_failed_backward(self, _ops.synchronize)
         if self._handles:
             raise AssertionError("optimizer.zero_grad() was called after loss.backward() but before "
                                  "optimizer.step() or optimizer.synchronize(); the pending allreduces would be lost")

@@ -64,6 +64,53 @@ except AssertionError as error:
 opt.step()
 opt.zero_grad()
 
+# A backward pass that raises on every rank (out of memory, say), caught to skip the
+# batch: zero_grad() waits out the allreduces its hooks had started and the training goes
+# on, the next step applying only its own averaged gradient. (It was refused at every
+# later zero_grad, the pending allreduces never cleared.)
+class Boom(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("out of memory (raised by the test)")
+
+
+model = make_model()
+opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters())
+x, y = data(rank)
+try:
+    # The last layer's gradients are accumulated (their hooks start allreduces) before Boom raises.
+    torch.nn.functional.mse_loss(model[2](Boom.apply(model[1](model[0](x)))), y).backward()
+    raise SystemExit("the backward pass did not raise")
+except RuntimeError as error:
+    assert "out of memory" in str(error), error
+opt.zero_grad()
+before = [p.detach().clone() for p in model.parameters()]
+torch.nn.functional.mse_loss(model(x), y).backward()
+opt.step()
+want = average_grads()
+assert close([p.grad for p in model.parameters()], want), "the step after a skipped batch averaged its own gradients"
+assert close([p.detach() for p in model.parameters()], [b - 0.1 * g for b, g in zip(before, want)]), "its SGD step"
+opt.zero_grad()
+# With op=Adasum the hooks step each parameter locally before its delta's allreduce: a
+# skipped batch puts every parameter back where it was.
+model = make_model()
+opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters(),
+                               op=hvd.Adasum)
+before = [p.detach().clone() for p in model.parameters()]
+try:
+    torch.nn.functional.mse_loss(model[2](Boom.apply(model[1](model[0](x)))), y).backward()
+except RuntimeError:
+    pass
+opt.zero_grad()
+assert close([p.detach() for p in model.parameters()], before, tol=0), "Adasum: a skipped batch moved the parameters"
+torch.nn.functional.mse_loss(model(x), y).backward()
+opt.step()
+opt.zero_grad()
+
 # Gradient accumulation: two backward passes per allreduce; the sum of both, averaged.
 model = make_model()
 opt = hvd.DistributedOptimizer(torch.optim.SGD(model.parameters(), lr=0.1), named_parameters=model.named_parameters(),

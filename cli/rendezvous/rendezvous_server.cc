@@ -29,8 +29,6 @@ using rendezvous::Reply;
 
 namespace {
 
-// The handshake must finish promptly: a silent client cannot hold a connection for long.
-constexpr auto kHandshakeTimeout = 10s;
 // A client that does not read its replies is dropped once this much waits for it.
 constexpr size_t kMaxPendingOutput = size_t{4} << 20;
 // After accept() failed (out of descriptors) with nothing to shed: the listener rests.
@@ -40,16 +38,23 @@ constexpr auto kAcceptBackoff = 50ms;
 constexpr auto kShedAfter = 1s;
 constexpr size_t kMaxUnproven = 1024;
 
+// What the tally says, on stderr.
+void warn(const std::optional<std::string>& line) {
+  if (line) std::fprintf(stderr, "hvdrun: warning: rendezvous: %s\n", line->c_str());
+}
+
 }  // namespace
 
 Result<std::unique_ptr<RendezvousServer>> RendezvousServer::start(int port, std::string secret,
-                                                                  const std::string& bindAddress) {
+                                                                  const std::string& bindAddress,
+                                                                  std::chrono::milliseconds handshake) {
   auto listener = Socket::listen(bindAddress, port);
   if (!listener) return listener.status().withContext("starting the rendezvous server");
   int wake = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake < 0) return systemError("starting the rendezvous server: eventfd");
   ::fcntl(listener->fd(), F_SETFL, ::fcntl(listener->fd(), F_GETFL) | O_NONBLOCK);
   std::unique_ptr<RendezvousServer> server(new RendezvousServer(std::move(*listener), std::move(secret), wake));
+  server->handshake_ = handshake;
   // The server's thread must never take a signal: hvdrun's supervisor waits for SIGCHLD,
   // SIGINT, ... on a signalfd, which sees only signals that no thread accepts. New threads
   // inherit the creating thread's mask.
@@ -71,13 +76,7 @@ RendezvousServer::~RendezvousServer() {
   if (thread_.joinable()) thread_.join();
   connections_.clear();  // closes every connection: waiting clients see it at once
   ::close(wakeFd_);
-  if (refused_ > 1) {
-    std::fprintf(stderr, "hvdrun: warning: rendezvous: refused %zu clients in all without the job's secret\n",
-                 refused_.load());
-  }
-  if (shed_ > 0) {
-    std::fprintf(stderr, "hvdrun: warning: rendezvous: dropped %zu silent connection(s) in all\n", shed_);
-  }
+  warn(intruders_.summary());
 }
 
 std::optional<std::string> RendezvousServer::value(const std::string& key) const {
@@ -145,6 +144,7 @@ void RendezvousServer::loop() {
     for (Connection& c : connections_) {
       if (c.closing || now < c.deadline) continue;
       if (!c.proven) {
+        warn(intruders_.note(Intrusion::kSilent, c.peer, 0, handshake_));
         drop(c);
       } else if (c.waitingKey) {
         c.waitingKey.reset();
@@ -208,8 +208,9 @@ void RendezvousServer::accept(Clock::time_point now) {
     }
     Connection& c = connections_.emplace_back();
     c.socket = std::move(*connection);
+    c.peer = c.socket.peerName();  // while it is known: a peer that closed has none
     c.accepted = now;
-    c.deadline = now + kHandshakeTimeout;
+    c.deadline = now + handshake_;
     c.challenge.assign(rendezvous::kChallengeSize, '\0');
     if (::getrandom(c.challenge.data(), c.challenge.size(), 0) != static_cast<ssize_t>(c.challenge.size())) {
       drop(c);
@@ -225,12 +226,7 @@ bool RendezvousServer::shedSilent(Clock::time_point now) {
   connections_.remove_if([&](const Connection& c) { return !c.proven && now - c.accepted >= kShedAfter; });
   size_t shed = before - connections_.size();
   if (shed == 0) return false;
-  if (shed_ == 0) {
-    std::fprintf(stderr, "hvdrun: warning: rendezvous: dropped %zu connection(s) that sent nothing for %lld ms, "
-                         "to make room (descriptors or handshakes ran out: a flood, or a port scan?)\n",
-                 shed, static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(kShedAfter).count()));
-  }
-  shed_ += shed;
+  warn(intruders_.noteShed(shed, std::chrono::duration_cast<std::chrono::milliseconds>(kShedAfter)));
   return true;
 }
 
@@ -256,6 +252,7 @@ void RendezvousServer::writeTo(Connection& c) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
     if (n <= 0) {  // the client is gone
+      if (!c.proven && !c.closing) warn(intruders_.note(Intrusion::kClosedEarly, c.peer));
       drop(c);
       return;
     }
@@ -270,6 +267,7 @@ void RendezvousServer::readFrom(Connection& c) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (n <= 0) {  // closed (a rank that ended, a port scan) or reset
+      if (!c.proven) warn(intruders_.note(Intrusion::kClosedEarly, c.peer));
       drop(c);
       return;
     }
@@ -280,6 +278,7 @@ void RendezvousServer::readFrom(Connection& c) {
                       uint32_t(uint8_t(c.in[2])) << 8 | uint8_t(c.in[3]);
       size_t limit = c.proven ? rendezvous::kMaxFrame : 64;
       if (size > limit) {  // not a client of ours, or a broken one
+        if (!c.proven) warn(intruders_.note(Intrusion::kOversized, c.peer, size));
         drop(c);
         return;
       }
@@ -310,14 +309,9 @@ void RendezvousServer::onProof(Connection& c, const std::string& proof) {
   bool valid = proof.size() == given.size();
   if (valid) std::copy(proof.begin(), proof.end(), given.begin());
   if (!valid || !constantTimeEqual(given, expected)) {
-    // One that answered wrongly is an intruder (a client that closed before answering is
-    // not: a port scan, a rank killed mid-handshake); only the first is named, the total
-    // comes at the end: a flood must not flood hvdrun's stderr too. It sees its
-    // connection close at once.
-    if (refused_++ == 0) {
-      std::fprintf(stderr, "hvdrun: warning: rendezvous: refused a client from %s: it does not hold the job's secret\n",
-                   c.socket.peerName().c_str());
-    }
+    // An intruder: only the first of its kind is named, the total comes at the end
+    // (intruder_tally.h). It sees its connection close at once.
+    warn(intruders_.note(valid ? Intrusion::kWrongSecret : Intrusion::kNotAProof, c.peer, proof.size()));
     drop(c);
     return;
   }

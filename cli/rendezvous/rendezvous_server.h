@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/rendezvous/intruder_tally.h"
 #include "runtime/common/socket.h"
 #include "runtime/common/status.h"
 
@@ -29,14 +30,17 @@ class RendezvousServer {
   // Listens on `bindAddress` ("127.0.0.1" for a job on this machine alone, so nothing
   // outside it can reach the server; "0.0.0.0": every interface), on `port` (0: any free
   // port). Returns once listening.
+  // `handshake`: how long a new connection may take to prove itself.
   static Result<std::unique_ptr<RendezvousServer>> start(int port, std::string secret,
-                                                         const std::string& bindAddress = "0.0.0.0");
+                                                         const std::string& bindAddress = "0.0.0.0",
+                                                         std::chrono::milliseconds handshake = std::chrono::seconds(10));
   ~RendezvousServer();  // stops serving, closes every connection, joins the thread
 
   int port() const { return port_; }
   std::set<int> readyRanks() const;        // ranks that set ready/<rank>
   std::optional<std::string> value(const std::string& key) const;  // what a rank stored, if any
-  size_t refusedClients() const { return refused_; }
+  size_t refusedClients() const { return intruders_.count(Intrusion::kWrongSecret); }
+  const IntruderTally& intruders() const { return intruders_; }
 
   // Elastic training (elastic_world.h): stores `values`, answering gets that wait for them,
   // and abandons every key under `abandonPrefix` (empty: none): a get waiting for one, or
@@ -58,6 +62,7 @@ class RendezvousServer {
   struct Connection {
     Socket socket;
     bool proven = false;  // it answered the challenge with the secret
+    std::string peer;     // its address, for what the intruder tally says
     Clock::time_point accepted;
     std::string challenge;
     std::string in, out;
@@ -87,11 +92,11 @@ class RendezvousServer {
   int port_ = 0;
   int wakeFd_ = -1;  // an eventfd the destructor writes to end the loop
   std::atomic<bool> stopping_{false};
-  std::atomic<size_t> refused_{0};
+  IntruderTally intruders_;
+  std::chrono::milliseconds handshake_{10000};
   std::thread thread_;
   std::list<Connection> connections_;  // the loop's own
   size_t acceptFailures_ = 0;          // the loop's own
-  size_t shed_ = 0;                    // silent connections dropped to make room
   Clock::time_point acceptPausedUntil_{};
 
   mutable std::mutex mutex_;  // the store, read by hvdrun's other threads

@@ -2,12 +2,14 @@
 // store's four operations, refusal of clients without the secret, and --start-timeout.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <regex>
 #include <thread>
 
 #include "cli/rendezvous/rendezvous_server.h"
+#include "runtime/common/socket.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
 #include "tests/support/hvdrun_runner.h"
@@ -190,6 +192,41 @@ TEST_CASE("an intruder without the secret is refused and logged while the job go
   CHECK(run.out.find("refused this client: the secret (HVD_SECRET_KEY) does not match the job's") != std::string::npos);
   CHECK(std::regex_search(run.err, std::regex("hvdrun: warning: rendezvous: refused a client from 127\\.0\\.0\\.1:\\d+: "
                                               "it does not hold the job's secret")));
+}
+
+TEST_CASE("intruders of every kind are named once each and totalled at the end while the job goes on", "[e2e][mp]") {
+  auto run = runHvdrun({"-np", "1", kRank, "intrude", "all"}, withEnv(plainEnv()));
+  INFO(run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.out.find("intruded all") != std::string::npos);
+  const std::string from = "from 127\\.0\\.0\\.1:\\d+";
+  for (const std::string& line :
+       {"refused a client " + from + ": it does not hold the job's secret",
+        "refused a client " + from + ": it answered the challenge with 5 byte\\(s\\) that are no proof",
+        "refused a client " + from + ": it announced a frame of 100000 bytes before proving itself",
+        "20 connections closed before their handshake, the last " + from}) {
+    CHECK(std::regex_search(run.err, std::regex("hvdrun: warning: rendezvous: " + line)));
+  }
+  // Then, once each kind was named, only the total: 28 connections, by kind.
+  CHECK(run.err.find("hvdrun: warning: rendezvous: 28 connection(s) that were not the job's ranks refused or dropped in "
+                     "all: 1 without the job's secret, 1 that sent no proof (garbage), 1 that announced oversized frames, "
+                     "25 that closed before their handshake\n") != std::string::npos);
+  CHECK(std::count(run.err.begin(), run.err.end(), '\n') == 5 + (run.err.find("OMP_NUM_THREADS") != std::string::npos));
+}
+
+TEST_CASE("a connection that stays silent past its handshake's deadline is dropped and counted", "[unit][mp]") {
+  auto server = hvd::cli::RendezvousServer::start(0, "right", "127.0.0.1", std::chrono::milliseconds(200));
+  REQUIRE(server.isOk());
+  auto silent = hvd::Socket::connect("127.0.0.1", (*server)->port(), hvd::deadlineIn(5s));
+  REQUIRE(silent.isOk());
+  (void)silent->recvFrame(64, hvd::deadlineIn(5s));  // the challenge, left unanswered
+  char byte;
+  auto closed = silent->recvAll(&byte, 1, hvd::deadlineIn(5s));  // the server drops it
+  CHECK_FALSE(closed.isOk());
+  CHECK((*server)->intruders().count(hvd::cli::Intrusion::kSilent) == 1);
+  auto right = Client::connect("127.0.0.1", (*server)->port(), "right", 5s);
+  REQUIRE(right.isOk());
+  CHECK(right->set("k", "v").isOk());
 }
 
 TEST_CASE("a job on this machine alone has its rendezvous server listen on loopback only", "[e2e]") {

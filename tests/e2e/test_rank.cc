@@ -15,7 +15,9 @@
 //                         hvdrun's rendezvous, then all sleep (-1: none is skipped)
 //   signals <s>           print "got SIG..." for USR1, USR2 and HUP, exit 0 on TERM; sleep
 //   ignore-int <s>        ignore SIGINT, then sleep
-//   intrude               connect to the rendezvous with a wrong secret; print what happened
+//   intrude [all]         connect to the rendezvous with a wrong secret; print what happened;
+//                         with all, then also answer its challenge with 5 garbage bytes, announce
+//                         a 100000-byte frame, and connect and close 25 times ("intruded all")
 //   lines <count>         write <count> lines of pseudo-random length, checkable
 //   blame-chain           a dying rank's peers failing in a chain, scripted: rank 0 is
 //                         ending from the start (its main thread exits; another raises
@@ -37,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/common/socket.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
 
@@ -201,6 +204,28 @@ int main(int argc, char** argv) {
     auto client = hvd::rendezvous::Client::connect(addr ? addr : "", port ? std::atoi(port) : 0, "not-the-secret",
                                                    std::chrono::seconds(5));
     std::printf("intruder: %s\n", client ? "admitted" : client.status().message().c_str());
+    if (argc > 2 && std::string(argv[2]) == "all") {
+      auto raw = [&] {
+        return hvd::Socket::connect(addr ? addr : "", port ? std::atoi(port) : 0, hvd::deadlineIn(std::chrono::seconds(5)));
+      };
+      auto deadline = hvd::deadlineIn(std::chrono::seconds(5));
+      if (auto garbage = raw(); garbage) {
+        (void)garbage->recvFrame(64, deadline);  // the challenge
+        (void)garbage->sendFrame("hello", deadline);
+        char byte;
+        (void)garbage->recvAll(&byte, 1, deadline);  // until the server closes it
+      }
+      if (auto oversized = raw(); oversized) {
+        (void)oversized->recvFrame(64, deadline);
+        const char header[4] = {0, 1, static_cast<char>(0x86), static_cast<char>(0xa0)};  // 100000
+        (void)oversized->sendAll(std::string_view(header, 4), deadline);
+        char byte;
+        (void)oversized->recvAll(&byte, 1, deadline);
+      }
+      for (int i = 0; i < 25; ++i) (void)raw();  // each closed as it goes out of scope
+      std::printf("intruded all\n");
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // for the server to see them all
+    }
     return 0;
   }
   if (mode == "lines" && argc > 2) {

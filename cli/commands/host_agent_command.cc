@@ -340,7 +340,12 @@ int runHostAgentCommand(const std::vector<std::string>& args) {
   }
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 
+  // Where hvdrun can kill this agent should it stop answering, and, while the ranks run,
+  // that it still answers (agent_protocol.h).
+  printTo(stderr, "{}\n", formatAgentPid(static_cast<long>(::getpid())));
   SupervisorOptions supervision;
+  supervision.heartbeatLine = std::string(kAgentAlive);
+  supervision.heartbeatEvery = kAgentHeartbeatEvery;
   supervision.prefixOutput = true;  // hvdrun reads the rank from the prefix
   supervision.showOpenLines = false;  // a prompt left open would run into a failure record
   supervision.rankCount = static_cast<int>(ranks.size());

@@ -22,8 +22,12 @@ namespace {
 // An ssh launch's host agent (or its ssh) ended before its ranks could report: the
 // connection failed or broke, or the agent could not start them.
 std::string agentFailureText(const JobOutcome& outcome, const RankFailure& f) {
-  std::string how = f.signal == 0 && f.exitCode == 255 ? std::string("lost its ssh connection (ssh exit code 255)")
-                                                       : endText(f);
+  std::string how = f.agentSilentSeconds > 0
+                        ? fmt::format("stopped answering: nothing came from it for {} s (stopped by SIGSTOP or a "
+                                      "debugger, or its host hung); hvdrun killed it there",
+                                      f.agentSilentSeconds)
+                    : f.signal == 0 && f.exitCode == 255 ? std::string("lost its ssh connection (ssh exit code 255)")
+                                                         : endText(f);
   std::string text = fmt::format("hvdrun: error: the host agent for {} (rank {} and the others there) {}\n", f.host,
                                  f.rank, how);
   if (!f.lastStderrLines.empty()) {

@@ -2,6 +2,7 @@
 #include "cli/launch/ssh_launcher.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -273,6 +274,8 @@ class SshLauncher final : public Launcher, public RankAdder {
     supervision.agentHelloTimeout = launch_.ssh.connectTimeout;
     // hvdrun's stdin goes to its rank over that rank's agent connection, as mpirun's does.
     if (o_.stdinRank) supervision.stdinForwarding = SupervisorOptions::StdinForwarding{STDIN_FILENO, *o_.stdinRank};
+    supervision.agentSilenceLimit = kAgentSilenceLimit;
+    supervision.killFrozenAgent = [this](const RankProcess& agent, long pidThere) { killAgentThere(agent, pidThere); };
     ElasticSupervision elastic;
     elastic.start(o_, plan, s.job, &s.server, supervision, this);
     JobOutcome result = valueOrThrow(superviseRanks(agents, supervision));
@@ -314,6 +317,19 @@ class SshLauncher final : public Launcher, public RankAdder {
   }
 
  private:
+  // An agent that stopped answering (frozen) is killed where it runs: its guardian then stops
+  // its ranks and cleans its host. The agent on this machine directly; another host's over a
+  // connection of its own, started and left to end (hvdrun's loop reaps it), so an
+  // unreachable host holds nothing up.
+  void killAgentThere(const RankProcess& agent, long pidThere) const {
+    if (agent.executable != launch_.client) {
+      ::kill(static_cast<pid_t>(pidThere), SIGKILL);
+      return;
+    }
+    std::vector<std::string> argv = sshArgv(launch_.ssh, agent.host, "kill -KILL " + std::to_string(pidThere));
+    (void)startDetached(argv);
+  }
+
   RankProcess agentProcess(const std::string& host, bool here, std::vector<int> ranks, std::string job) const {
     RankProcess agent;
     agent.rank = ranks.front();

@@ -94,6 +94,32 @@ std::string searchPath() {
   return path != nullptr ? std::string(path) : defaultPath();
 }
 
+Result<int> startDetached(const std::vector<std::string>& argv) {
+  if (argv.empty()) return invalidArgument("no program to run");
+  auto exe = findExecutable(argv[0], searchPath());
+  if (!exe) return exe.status();
+  auto args = cStrings(argv);
+  const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0) return systemError("/dev/null");
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(devnull);
+    return systemError("fork");
+  }
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    for (int fd = 0; fd < 3; ++fd) ::dup2(devnull, fd);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    restoreIgnoredSignals();
+    ::execv(exe->c_str(), args.data());
+    _exit(127);
+  }
+  ::close(devnull);
+  return static_cast<int>(pid);
+}
+
 Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const RunOptions& options) {
   if (argv.empty()) return invalidArgument("no program to run");
   std::string path = options.env ? pathOf(*options.env) : searchPath();

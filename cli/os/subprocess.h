@@ -33,6 +33,11 @@ struct RunOptions {
 // executed at all, kSystem when fork/pipe fail; a non-zero exit is a successful capture.
 Result<CapturedRun> runAndCapture(const std::vector<std::string>& argv, const RunOptions& options = {});
 
+// Starts the program with nothing of hvdrun's (stdin, stdout and stderr on /dev/null, no
+// signal blocked) and does not wait: whoever reaps hvdrun's children reaps it. Its pid, or
+// kNotFound/kSystem as above. For a fire-and-forget order whose outcome changes nothing.
+Result<int> startDetached(const std::vector<std::string>& argv);
+
 // Where programs are looked up, as execvp and the shell look: this process's PATH, or, when
 // it is unset (env -i, a bare service), the system's default (confstr _CS_PATH,
 // "/bin:/usr/bin").

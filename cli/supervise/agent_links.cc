@@ -150,6 +150,11 @@ bool AgentLinks::takeOwnLine(size_t p, bool isErr, std::string_view line, bool& 
     }
   }
   if (isErr) {
+    if (line == kAgentAlive) return true;  // its being heard was all it had to say
+    if (auto pid = parseAgentPid(line)) {
+      l.pidThere = *pid;
+      return true;
+    }
     if (auto taken = parseAgentInputTaken(line)) {
       if (stdinSender_ && stdinTo_ == p) stdinSender_->taken(*taken);
       return true;
@@ -171,6 +176,24 @@ bool AgentLinks::takeOwnLine(size_t p, bool isErr, std::string_view line, bool& 
   // once every host has answered, not line by line as they come.
   toConsole = !(isErr && !l.greeted);
   return false;
+}
+
+void AgentLinks::watchSilence(size_t p, Clock::time_point lastHeard, Clock::time_point now) {
+  if (!hostAgents()) return;
+  Link& l = link(p);
+  if (l.ended || l.frozen || !processes_.running(p) || policy_.unneeded(p)) return;
+  const auto silent = now - lastHeard;
+  if (silent < options_.agentSilenceLimit) return;
+  l.frozen = true;
+  policy_.agentFrozen(p, static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(silent).count()), now);
+  killThere(p);
+}
+
+void AgentLinks::killThere(size_t p) {
+  Link& l = link(p);
+  if (!hostAgents() || l.ended || l.killedThere || l.pidThere <= 0 || !options_.killFrozenAgent) return;
+  l.killedThere = true;
+  options_.killFrozenAgent(processes_.spec(p), l.pidThere);
 }
 
 void AgentLinks::addPolls(std::vector<pollfd>& pfds) {

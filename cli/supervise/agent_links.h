@@ -64,6 +64,14 @@ class AgentLinks {
   // or words to print (false; toConsole says whether yet).
   bool takeOwnLine(size_t p, bool isErr, std::string_view line, bool& toConsole);
 
+  // About every second once the jobs are out: agent p was last heard from at lastHeard (its
+  // heartbeat comes every second). Silent for agentSilenceLimit, it is frozen: the end
+  // policy hears of it, and it is killed where it runs.
+  void watchSilence(size_t p, Clock::time_point lastHeard, Clock::time_point now);
+  // Agent p is being killed (the kill grace ended, or it froze): killed where it runs too,
+  // once, given its pid there, so that a stopped one cannot outlive the job on its host.
+  void killThere(size_t p);
+
   // The poll loop: what to watch, and what came.
   void addPolls(std::vector<pollfd>& pfds);
   void polled(const std::vector<pollfd>& pfds);
@@ -78,6 +86,9 @@ class AgentLinks {
     std::string version;
     bool ended = false;
     int endStatus = 0;
+    long pidThere = 0;      // the agent's pid on its host (its record), 0 until said
+    bool frozen = false;    // watchSilence found it silent
+    bool killedThere = false;
   };
   Link& link(size_t p);
   bool hostAgents() const { return options_.processes == SupervisorOptions::Processes::kHostAgents; }

@@ -435,6 +435,19 @@ std::optional<RankFailure> parseAgentFailure(std::string_view line) {
   return f;
 }
 
+namespace {
+constexpr std::string_view kPidPrefix = "hvdrun-agent: pid ";
+}  // namespace
+
+std::string formatAgentPid(long pid) { return std::string(kPidPrefix) + std::to_string(pid); }
+
+std::optional<long> parseAgentPid(std::string_view line) {
+  if (line.substr(0, kPidPrefix.size()) != kPidPrefix) return std::nullopt;
+  long long pid = 0;
+  if (!parseNumber(line.substr(kPidPrefix.size()), pid) || pid <= 1 || pid > (1LL << 30)) return std::nullopt;
+  return static_cast<long>(pid);
+}
+
 std::string formatAgentRankEnd(int rank) { return std::string(kRankEndPrefix) + "rank=" + std::to_string(rank); }
 
 std::optional<int> parseAgentRankEnd(std::string_view line) {

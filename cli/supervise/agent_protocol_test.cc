@@ -338,4 +338,11 @@ TEST_CASE("a host agent's counts of its GPUs and CPUs arrive as sent and other l
   }
 }
 
+TEST_CASE("an agent's pid record is read back and anything else is not one", "[agent]") {
+  CHECK(parseAgentPid(formatAgentPid(4242)) == 4242L);
+  CHECK_FALSE(parseAgentPid("hvdrun-agent: pid 1"));  // never init's
+  CHECK_FALSE(parseAgentPid("hvdrun-agent: pid x12"));
+  CHECK_FALSE(parseAgentPid(std::string(kAgentAlive)));
+}
+
 }  // namespace hvd::cli

@@ -386,6 +386,30 @@ void EndPolicy::agentEnded(size_t process, int status, Clock::time_point now) {
   noteFailure(std::move(f), false, false, now);
 }
 
+void EndPolicy::agentFrozen(size_t process, int seconds, Clock::time_point now) {
+  State& s = state(process);
+  if (s.unneeded) return;
+  RankFailure f;
+  f.rank = processes_.spec(process).rank;
+  f.host = processes_.spec(process).host;
+  f.pid = processes_.pid(process);
+  f.exitCode = 255;  // a lost agent's, as ssh reports a connection lost
+  f.when = nowIso8601();
+  f.launcherProcess = true;
+  f.agentSilentSeconds = seconds;
+  if (options_.rankEnded != nullptr) {
+    std::vector<int> lost;
+    for (int rank : processes_.spec(process).agentRanks) {
+      if (!departed_.count(rank)) lost.push_back(rank);
+    }
+    if (lost.empty()) return;
+    RankFailure first = f;
+    first.rank = lost.front();
+    if (elasticGoesOnWithout(lost, &first, now)) return;
+  }
+  if (noteFailure(std::move(f), false, false, now)) s.stoppedByUs = false;
+}
+
 void EndPolicy::agentRankFailed(size_t process, RankFailure failure, Clock::time_point now) {
   if (unneededRanks_.count(failure.rank)) return;  // raced hvdrun's stop: waiting was all it did
   if (options_.rankEnded) {

@@ -79,6 +79,10 @@ class EndPolicy {
   void processEnded(size_t process, int status, Clock::time_point now);
   // A host agent's record: its rank failed, or (exit 0, by itself) ended.
   void agentRankFailed(size_t process, RankFailure failure, Clock::time_point now);
+  // kHostAgents: agent `process` said nothing for `seconds` (agent_links.h): frozen, the
+  // job's failure as a lost agent is (exit 255), or in an elastic job one that goes on
+  // without its ranks when it can.
+  void agentFrozen(size_t process, int seconds, Clock::time_point now);
   void agentRankEnded(int rank, Clock::time_point now);
   // A process the supervisor could not start while the job ran (elastic growth).
   void startFailed(const RankFailure& failure, Clock::time_point now);

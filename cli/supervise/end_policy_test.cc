@@ -352,6 +352,28 @@ TEST_CASE("a host agent's report of a rank's failure that reaches hvdrun after i
   CHECK(outcome.exitCode == 3);
 }
 
+TEST_CASE("a frozen host agent is the job's failure as a lost agent, and its ssh's later end changes nothing",
+          "[unit][end]") {
+  Recorded agents(2);
+  SupervisorOptions options = ranksOptions(4);
+  options.processes = SupervisorOptions::Processes::kHostAgents;
+  agents.specs[0].agentRanks = {0, 1};
+  agents.specs[1].agentRanks = {2, 3};
+  agents.specs[1].rank = 2;  // an agent stands as its first rank
+  EndPolicy policy(options, agents);
+  const auto t0 = Clock::now();
+  policy.agentFrozen(1, 10, t0);
+  CHECK(agents.got(0, SIGTERM));  // the other host is told to stop
+  agents.end(policy, 0, exited(143), t0 + 10ms);
+  agents.end(policy, 1, killedBy(SIGKILL), t0 + 2s);  // its ssh, once it was killed there
+  JobOutcome& outcome = policy.finish();
+  REQUIRE(outcome.firstFailure);
+  CHECK(outcome.firstFailure->rank == 2);
+  CHECK(outcome.firstFailure->launcherProcess);
+  CHECK(outcome.firstFailure->agentSilentSeconds == 10);
+  CHECK(outcome.exitCode == 255);
+}
+
 TEST_CASE("a parameter server job ends well when its chief exits 0 and the ranks left are stopped", "[unit][end]") {
   Recorded ranks(3);
   SupervisorOptions options = ranksOptions(3);

@@ -40,6 +40,9 @@ struct RankFailure {
   // a debugger) and killed it (SIGKILL) rather than carry it into the next world: when a
   // peer failed (0), or after this many seconds frozen (its peers' HVD_TIMEOUT). -1: not.
   int frozenSeconds = -1;
+  // A host agent (launcherProcess) that said nothing for this many seconds while hvdrun
+  // listened: frozen (SIGSTOP, a debugger) or its host hung; 0: not so.
+  int agentSilentSeconds = 0;
   // The rank whose going failed this one's collectives (its runtime's peer-gone report) had
   // ended with exit code 0: it returned before its peers were done (-1: not so, or unknown;
   // known for ranks hvdrun forks itself).

@@ -135,6 +135,14 @@ struct SupervisorOptions {
   // agent is killed (so nothing starts anywhere) and JobOutcome::agentStartProblems says why.
   std::string agentVersion;
   std::chrono::milliseconds agentHelloTimeout{30000};
+  // kHostAgents: an agent silent for agentSilenceLimit once its job is in (agent_protocol.h)
+  // is frozen: it is the job's failure, and this kills it where it runs (given its pid
+  // there); unset, the agent's process here (ssh) is killed, which does not reach it.
+  std::chrono::milliseconds agentSilenceLimit{10000};
+  std::function<void(const RankProcess& agent, long pidThere)> killFrozenAgent;
+  // A host agent's supervisor: this line on stderr every heartbeatEvery, while it runs.
+  std::string heartbeatLine;
+  std::chrono::milliseconds heartbeatEvery{1000};
   // Ctrl-Z (SIGTSTP) stops the job as a whole, as it stops a foreground program's every
   // process: kSelf (hvdrun) holds the ranks (SIGSTOP to each one's group; host agents,
   // srun and mpirun are passed SIGTSTP), stops itself as the shell expects, and once

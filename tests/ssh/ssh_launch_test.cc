@@ -721,6 +721,34 @@ TEST_CASE("over ssh the ranks' traffic between hosts goes over the network, neve
   CHECK(seen == 2 * static_cast<int>(bed().hosts.size()));
 }
 
+TEST_CASE("over ssh a host agent frozen by SIGSTOP is named once silent for 10 s, ends the job with 255 and leaves "
+          "nothing on its host",
+          "[ssh]") {
+  // Rank 1 stops its parent, the second host's agent: its ranks run on, but nothing it
+  // would report can reach hvdrun. It used to wait for it forever.
+  const std::string frozen = "if [ \"$HOROVOD_RANK\" = 1 ]; then sleep 1; kill -STOP $PPID; fi; exec sleep 37.25";
+  auto started = Clock::now();
+  auto run = runSshJob(1, {"sh", "-c", frozen});
+  const double took = std::chrono::duration<double>(Clock::now() - started).count();
+  INFO(run.out << run.err << took << " s");
+  CHECK(run.exitCode == 255);
+  CHECK(run.err.find("hvdrun: error: the host agent for " + bed().hosts[1] + " (rank 1 and the others there) stopped "
+                     "answering: nothing came from it for 10 s") != std::string::npos);
+  CHECK(took < 20);
+  CHECK(hvd::test::survivorsAfter(processesMentioning("host-agent"), std::chrono::seconds(3)).empty());
+  CHECK(hvd::test::survivorsAfter(processesMentioning("sleep 37.25"), std::chrono::seconds(3)).empty());
+  // Told to stop meanwhile (SIGTERM), hvdrun kills it there at the kill grace's end.
+  hvd::test::TempDir pids;
+  int hvdrun = startInBackground(sshJob(1, {"--kill-grace", "2", "sh", "-c", kRank + " sleep 1; " + frozen}), pids.path(), 3);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the agent stopped 2 s in
+  REQUIRE(::kill(hvdrun, SIGTERM) == 0);
+  auto told = Clock::now();
+  CHECK(waitExit(hvdrun) == 143);
+  CHECK(std::chrono::duration<double>(Clock::now() - told).count() < 5);
+  CHECK(hvd::test::survivorsAfter(processesMentioning("host-agent"), std::chrono::seconds(3)).empty());
+  CHECK(hvd::test::survivorsAfter(processesMentioning("sleep 37.25"), std::chrono::seconds(3)).empty());
+}
+
 TEST_CASE("a host agent killed by SIGKILL ends the ssh job with 255, ssh's code for a lost connection, naming the host",
           "[ssh]") {
   // Rank 2 (the second host's first) SIGKILLs its parent, that host's agent.

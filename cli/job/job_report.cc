@@ -24,7 +24,8 @@ namespace {
 std::string agentFailureText(const JobOutcome& outcome, const RankFailure& f) {
   std::string how = f.agentSilentSeconds > 0
                         ? fmt::format("stopped answering: nothing came from it for {} s (stopped by SIGSTOP or a "
-                                      "debugger, or its host hung); hvdrun killed it there",
+                                      "debugger, its host hung, or the network between here and there is down); "
+                                      "hvdrun killed it there where it could reach it",
                                       f.agentSilentSeconds)
                     : f.signal == 0 && f.exitCode == 255 ? std::string("lost its ssh connection (ssh exit code 255)")
                                                          : endText(f);

@@ -167,13 +167,13 @@ std::optional<RankFailure> parseAgentFailure(std::string_view line);
 // Once its job is in: the agent's pid on its host ("hvdrun-agent: pid 4242"), so that hvdrun
 // can kill it there when it stops answering; then, while its ranks run, kAgentAlive every
 // kAgentHeartbeatEvery. An agent hvdrun hears nothing from for kAgentSilenceLimit while it
-// reads (stopped by SIGSTOP or a debugger, its host hung) is frozen: the job fails naming
+// reads (stopped by SIGSTOP or a debugger, its host hung or cut off from this one) is lost: the job fails naming
 // its host, and hvdrun kills it there over ssh; its guardian then takes its ranks.
 std::string formatAgentPid(long pid);
 std::optional<long> parseAgentPid(std::string_view line);
 inline constexpr std::string_view kAgentAlive = "hvdrun-agent: alive";
 inline constexpr std::chrono::milliseconds kAgentHeartbeatEvery{1000};
-inline constexpr std::chrono::milliseconds kAgentSilenceLimit{10000};
+inline constexpr std::chrono::milliseconds kAgentSilenceLimit{5000};
 
 // Elastic jobs (--min-np) only: a rank that ended by itself without failing, so that hvdrun
 // leaves it out of the job's next world: "hvdrun-agent: ended rank=3".

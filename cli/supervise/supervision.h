@@ -138,7 +138,7 @@ struct SupervisorOptions {
   // kHostAgents: an agent silent for agentSilenceLimit once its job is in (agent_protocol.h)
   // is frozen: it is the job's failure, and this kills it where it runs (given its pid
   // there); unset, the agent's process here (ssh) is killed, which does not reach it.
-  std::chrono::milliseconds agentSilenceLimit{10000};
+  std::chrono::milliseconds agentSilenceLimit{5000};
   std::function<void(const RankProcess& agent, long pidThere)> killFrozenAgent;
   // A host agent's supervisor: this line on stderr every heartbeatEvery, while it runs.
   std::string heartbeatLine;

@@ -721,7 +721,7 @@ TEST_CASE("over ssh the ranks' traffic between hosts goes over the network, neve
   CHECK(seen == 2 * static_cast<int>(bed().hosts.size()));
 }
 
-TEST_CASE("over ssh a host agent frozen by SIGSTOP is named once silent for 10 s, ends the job with 255 and leaves "
+TEST_CASE("over ssh a host agent frozen by SIGSTOP is named once silent for 5 s, ends the job with 255 and leaves "
           "nothing on its host",
           "[ssh]") {
   // Rank 1 stops its parent, the second host's agent: its ranks run on, but nothing it
@@ -733,8 +733,8 @@ TEST_CASE("over ssh a host agent frozen by SIGSTOP is named once silent for 10 s
   INFO(run.out << run.err << took << " s");
   CHECK(run.exitCode == 255);
   CHECK(run.err.find("hvdrun: error: the host agent for " + bed().hosts[1] + " (rank 1 and the others there) stopped "
-                     "answering: nothing came from it for 10 s") != std::string::npos);
-  CHECK(took < 20);
+                     "answering: nothing came from it for 5 s") != std::string::npos);
+  CHECK(took < 12);
   CHECK(hvd::test::survivorsAfter(processesMentioning("host-agent"), std::chrono::seconds(3)).empty());
   CHECK(hvd::test::survivorsAfter(processesMentioning("sleep 37.25"), std::chrono::seconds(3)).empty());
   // Told to stop meanwhile (SIGTERM), hvdrun kills it there at the kill grace's end.
@@ -747,6 +747,40 @@ TEST_CASE("over ssh a host agent frozen by SIGSTOP is named once silent for 10 s
   CHECK(std::chrono::duration<double>(Clock::now() - told).count() < 5);
   CHECK(hvd::test::survivorsAfter(processesMentioning("host-agent"), std::chrono::seconds(3)).empty());
   CHECK(hvd::test::survivorsAfter(processesMentioning("sleep 37.25"), std::chrono::seconds(3)).empty());
+}
+
+TEST_CASE("over ssh a host cut off from the network is the one named, within seconds, not a healthy peer at the "
+          "collectives' timeout",
+          "[ssh]") {
+  // The second host's link goes down while every rank allreduces: the healthy hosts' ranks
+  // would time out at HVD_TIMEOUT (30 s) naming whichever peer they waited on; the cut-off
+  // host's agent falls silent at once.
+  const Bed& b = bed();
+  const std::string ns = std::string(std::getenv("HVD_SSHBED_NAMESPACE_PREFIX")) + b.names[1];
+  hvd::test::TempDir pids;
+  const std::string errPath = pids.path() + "/hvdrun.err";
+  const int errFd = ::open(errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  REQUIRE(errFd >= 0);
+  int hvdrun = hvd::test::spawnHvdrun(
+      sshJob(1, {"sh", "-c", kRank + " sleep 0; exec " + kCollectiveRank + " loop-dies-of-term"}),
+      hvd::test::environmentWith({"HVD_TEST_PIDDIR=" + pids.path()}), -1, false, errFd);
+  ::close(errFd);
+  for (auto until = Clock::now() + std::chrono::seconds(20);
+       hvd::test::readPidFiles(pids.path()).size() < 3 && Clock::now() < until;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  REQUIRE(std::system(("ip -n " + ns + " link set eth0 down").c_str()) == 0);
+  auto cut = Clock::now();
+  const int code = waitExit(hvdrun);
+  const double took = std::chrono::duration<double>(Clock::now() - cut).count();
+  REQUIRE(std::system(("ip -n " + ns + " link set eth0 up").c_str()) == 0);
+  const std::string err = fileText(errPath);
+  INFO(err);
+  CHECK(code == 255);
+  CHECK(took < 12);
+  CHECK(err.find("hvdrun: error: the host agent for " + b.hosts[1] + " (rank 1 and the others there) stopped "
+                 "answering") != std::string::npos);
 }
 
 TEST_CASE("a host agent killed by SIGKILL ends the ssh job with 255, ssh's code for a lost connection, naming the host",

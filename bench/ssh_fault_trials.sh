@@ -6,12 +6,17 @@
 # host, how long it took, and whether anything of the job was left on any host. Prints one
 # line per fault kind; asserts nothing (the ssh test suite runs one trial of each).
 #
-#   bash bench/ssh_fault_trials.sh [TRIALS]        (default 20; run from the repository root)
+#   bash bench/ssh_fault_trials.sh [TRIALS [KIND...]]   (default 20 of each; from the repository root)
 set -euo pipefail
 if [[ -z ${HVD_SSHBED_HOSTS:-} ]]; then
+  # The bed holds a run's output until it ends, and stops it after this many seconds.
+  export HVD_FAILURES_FIRST_LIMIT=${HVD_FAILURES_FIRST_LIMIT:-3600}
   exec tests/ssh/sshbed.sh run -- "$0" "$@"
 fi
 trials=${1:-20}
+shift || true
+kinds=("$@")
+[[ ${#kinds[@]} -gt 0 ]] || kinds=(rank-kill frozen-agent partition)
 build=${HVD_BUILD_DIR:-build}
 hvdrun=$PWD/$build/cli/hvdrun
 rank=$PWD/$build/tests/hvd_collective_rank
@@ -70,4 +75,4 @@ run_kind() {  # kind: what to do once the job runs
     "$kind" "$trials" "$right" "$named" "$clean" "$worst"
 }
 
-for kind in rank-kill frozen-agent partition; do run_kind "$kind"; done
+for kind in "${kinds[@]}"; do run_kind "$kind"; done

@@ -2,6 +2,7 @@
 #include "cli/commands/host_agent_command.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -108,13 +109,22 @@ AgentJob receiveJob(int fd) {
 void followOrders(int fd, int relay) {
   AgentOrderReader reader;
   char buf[65536];
+  bool held = false;  // hvdrun's Ctrl-Z: it sends nothing until its SIGCONT
   while (true) {
+    // hvdrun's heartbeat comes every second: silence this long is a connection that broke
+    // without an end this host can see (a partition), handled as its end.
+    pollfd in{fd, POLLIN, 0};
+    const int ready = ::poll(&in, 1, held ? -1 : static_cast<int>(kHvdrunSilenceLimit.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) ::kill(::getpid(), SIGKILL);
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) ::kill(::getpid(), SIGKILL);
     for (const AgentOrder& order : reader.feed(std::string_view(buf, static_cast<size_t>(n)))) {
       switch (order.kind) {
         case AgentOrder::Kind::kSignal:
+          if (order.signal == SIGTSTP) held = true;
+          if (order.signal == SIGCONT) held = false;
           ::kill(::getpid(), order.signal);
           break;
         case AgentOrder::Kind::kInput:

@@ -186,7 +186,9 @@ void AgentLinks::watchSilence(size_t p, Clock::time_point lastHeard, Clock::time
   if (silent < options_.agentSilenceLimit) return;
   l.frozen = true;
   policy_.agentFrozen(p, static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(silent).count()), now);
-  killThere(p);
+  // Nothing more will come through its connection: its ssh here goes at once (the job need
+  // not wait the kill grace for it), and the agent there is killed over a new one.
+  processes_.signal(p, SIGKILL);
 }
 
 void AgentLinks::killThere(size_t p) {
@@ -194,6 +196,17 @@ void AgentLinks::killThere(size_t p) {
   if (!hostAgents() || l.ended || l.killedThere || l.pidThere <= 0 || !options_.killFrozenAgent) return;
   l.killedThere = true;
   options_.killFrozenAgent(processes_.spec(p), l.pidThere);
+}
+
+void AgentLinks::beat() {
+  if (!hostAgents() || holdingInput()) return;
+  for (size_t p = 0; p < links_.size(); ++p) {
+    Link& l = links_[p];
+    // One is enough in the queue: an agent that takes none is not reading anyway.
+    if (l.inFd < 0 || l.pendingInput.find(kHvdrunAlive) != std::string::npos) continue;
+    l.pendingInput += kHvdrunAlive;
+    write(p);
+  }
 }
 
 void AgentLinks::addPolls(std::vector<pollfd>& pfds) {

@@ -71,6 +71,9 @@ class AgentLinks {
   // Agent p is being killed (the kill grace ended, or it froze): killed where it runs too,
   // once, given its pid there, so that a stopped one cannot outlive the job on its host.
   void killThere(size_t p);
+  // About every second once the jobs are out: hvdrun's heartbeat to every agent
+  // (agent_protocol.h), queued behind whatever else waits to go.
+  void beat();
 
   // The poll loop: what to watch, and what came.
   void addPolls(std::vector<pollfd>& pfds);

@@ -174,6 +174,12 @@ std::optional<long> parseAgentPid(std::string_view line);
 inline constexpr std::string_view kAgentAlive = "hvdrun-agent: alive";
 inline constexpr std::chrono::milliseconds kAgentHeartbeatEvery{1000};
 inline constexpr std::chrono::milliseconds kAgentSilenceLimit{5000};
+// The other way: hvdrun writes kHvdrunAlive to every agent whose job is in, every
+// kAgentHeartbeatEvery. An agent that reads nothing from hvdrun for kHvdrunSilenceLimit,
+// unless hvdrun has it hold its ranks (Ctrl-Z), takes it as the connection's end: it ends
+// and its guardian stops its ranks, so a host cut off from hvdrun's cleans itself up.
+inline constexpr std::string_view kHvdrunAlive = "alive\n";
+inline constexpr std::chrono::milliseconds kHvdrunSilenceLimit{10000};
 
 // Elastic jobs (--min-np) only: a rank that ended by itself without failing, so that hvdrun
 // leaves it out of the job's next world: "hvdrun-agent: ended rank=3".

@@ -533,6 +533,7 @@ class Supervisor final : public EndPolicy::Processes {
       heardFloor_ = now;
       return;
     }
+    links_.beat();
     for (const Process& r : processes_) {
       if (!r.running) continue;
       links_.watchSilence(r.index, std::max({r.out.lastData, r.err.lastData, heardFloor_}), now);

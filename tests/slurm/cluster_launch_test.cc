@@ -261,17 +261,12 @@ TEST_CASE("through srun the ranks' traffic between nodes goes over the network, 
   auto run = inAllocation({"-N3", "-n6"}, {kHvdrun, kCollective, "traffic"});
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
-  int seen = 0;
-  std::istringstream lines(run.out);
-  for (std::string line; std::getline(lines, line);) {
-    int rank = -1;
-    unsigned long long bytes = 0;
-    if (std::sscanf(line.c_str(), "[%*d]<stdout>:traffic %d %llu", &rank, &bytes) != 2) continue;
-    ++seen;
+  const auto traffic = hvd::test::networkTrafficByRank(run.out);
+  CHECK(static_cast<int>(traffic.size()) == 6);
+  for (auto [rank, bytes] : traffic) {
     INFO("rank " << rank);
     CHECK(bytes > (8ull << 20));  // 0 when the links between nodes were shared memory
   }
-  CHECK(seen == 6);
 }
 
 TEST_CASE("srun refusing the step is named as such with its words and not blamed on rank 0", "[cluster][launch]") {

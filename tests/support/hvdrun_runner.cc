@@ -69,6 +69,17 @@ std::vector<int> survivorsAfter(const std::vector<int>& pids, std::chrono::milli
   return alive;
 }
 
+std::map<int, unsigned long long> networkTrafficByRank(const std::string& out) {
+  std::map<int, unsigned long long> bytesOf;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    int rank = -1;
+    unsigned long long bytes = 0;
+    if (std::sscanf(line.c_str(), "[%*d]<stdout>:traffic %d %llu", &rank, &bytes) == 2) bytesOf[rank] = bytes;
+  }
+  return bytesOf;
+}
+
 std::vector<size_t> stdoutLineLengths(const std::string& out, int rank) {
   std::string prefix = "[" + std::to_string(rank) + "]<stdout>:";
   std::vector<size_t> lengths;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ std::string withoutThreadNote(const std::string& err);
 // The lengths of rank `rank`'s stdout lines in hvdrun's output, without the "[N]<stdout>:"
 // prefix, in order (for tests of where long lines are cut).
 std::vector<size_t> stdoutLineLengths(const std::string& out, int rank);
+
+// What `hvd_collective_rank traffic` printed: each rank's bytes moved over its host's
+// network interfaces ("[N]<stdout>:traffic R BYTES"), by rank.
+std::map<int, unsigned long long> networkTrafficByRank(const std::string& out);
 
 // This machine's hostname, as hvdrun sees it.
 std::string hostName();

@@ -18,6 +18,8 @@
 // nothing of its end). EOF means hvdrun or the connection is gone: the agent stops every
 // rank.
 //
+// hvdrun -> agent, also: kHvdrunAlive every second once the job is in (below).
+//
 // agent -> hvdrun: each rank line as "[rank]<stdout>:text" on stdout or "[rank]<stderr>:text"
 // on stderr (the supervisor's own prefix), and on stderr, records hvdrun reads instead of
 // printing: the moment a rank fails, formatAgentFailure's; as the stdin rank's pipe takes

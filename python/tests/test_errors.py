@@ -56,8 +56,8 @@ def test_ranks_gathering_rows_of_different_shapes_each_raise_a_usage_error_namin
 
 
 def test_ranks_giving_tensors_of_as_many_elements_in_different_shapes_each_raise_a_usage_error_naming_both():
-    # Only element counts were compared: rank 0's (2, 6) and rank 1's (3, 4) were reduced
-    # together and each rank got a result of its own shape, through every entry.
+    # Ranks must agree on the shape, not only on the element count: rank 0's (2, 6) and rank
+    # 1's (3, 4) hold 12 each, and would be reduced together into results of two shapes.
     result = launch(2, "failures.py", "shapes")
     assert result.returncode == 0, result
     for rank in range(2):

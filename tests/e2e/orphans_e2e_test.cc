@@ -107,7 +107,7 @@ TEST_CASE("hvdrun SIGKILLed at random moments leaves nothing in TMPDIR, 20 times
     killAndReap(hvdrun);
     auto left = leftIn(tmp.path(), std::chrono::seconds(5));
     INFO("trial " << trial << ", killed after " << delay << " ms: " << (left.empty() ? "" : left.front()));
-    CHECK(left.empty());  // the ranks' error files' directory was left, with the preemption flag's
+    CHECK(left.empty());  // neither the ranks' error files' directory nor the preemption flag's
   }
 }
 
@@ -125,7 +125,7 @@ TEST_CASE("hvdrun SIGKILLed after a restart leaves no process of the new start's
   REQUIRE(ranks.size() == 2);
   killAndReap(hvdrun);
   auto alive = survivorsAfter(ranks, std::chrono::milliseconds(5000));
-  CHECK(alive.empty());  // the guardian had left with the first start
+  CHECK(alive.empty());  // the guardian stays for every start's ranks
   for (int pid : alive) ::kill(pid, SIGKILL);
   CHECK(leftIn(tmp.path(), std::chrono::seconds(5)).empty());
 }

@@ -720,7 +720,7 @@ TEST_CASE("over ssh a host agent frozen by SIGSTOP is named once silent for 5 s,
           "nothing on its host",
           "[ssh]") {
   // Rank 1 stops its parent, the second host's agent: its ranks run on, but nothing it
-  // would report can reach hvdrun. It used to wait for it forever.
+  // would report can reach hvdrun, which must not wait for it.
   const std::string frozen = "if [ \"$HOROVOD_RANK\" = 1 ]; then sleep 1; kill -STOP $PPID; fi; exec sleep 37.25";
   auto started = Clock::now();
   auto run = runSshJob(1, {"sh", "-c", frozen});

@@ -66,8 +66,8 @@ opt.zero_grad()
 
 # A backward pass that raises on every rank (out of memory, say), caught to skip the
 # batch: zero_grad() waits out the allreduces its hooks had started and the training goes
-# on, the next step applying only its own averaged gradient. (It was refused at every
-# later zero_grad, the pending allreduces never cleared.)
+# on, the next step applying only its own averaged gradient, with no allreduce of the
+# skipped batch left pending to refuse later zero_grad() calls.
 class Boom(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):

@@ -129,54 +129,37 @@ Status runNow(engine::Spec spec, const void* in, void* out, int processSet = 0) 
   return inSet(rt->engine().wait(*handle), processSet);
 }
 
-// An allreduce's or broadcast's spec carrying the tensor's shape past its first dimension,
-// so that ranks whose tensors hold as many elements in other shapes disagree.
+// A spec carrying the tensor's shape past its first dimension: an allgather's, alltoall's or
+// reducescatter's rows, an allreduce's or broadcast's shape check (ranks whose tensors hold
+// as many elements in other shapes disagree). `count` must be whole rows of it.
 Result<engine::Spec> shapedSpec(engine::Spec spec, std::span<const std::int64_t> rowShape) {
-  if (rowShape.empty()) return spec;
+  const std::string kind(engine::opKindName(spec.kind));
   for (std::int64_t extent : rowShape) {
-    if (extent < 0) return Status(Errc::kInvalidArgument, std::string(engine::opKindName(spec.kind)) + ": a row extent is negative");
+    if (extent < 0) return Status(Errc::kInvalidArgument, kind + ": a row extent is negative");
   }
   spec.rows = engine::rowShapeOf(rowShape);
   const std::uint64_t perRow = spec.rows.elements;
   if (perRow == 0 ? spec.count != 0 : spec.count % perRow != 0) {
-    return Status(Errc::kInvalidArgument, std::string(engine::opKindName(spec.kind)) + ": " +
-                                              std::to_string(spec.count) + " elements are not whole rows of shape " +
-                                              engine::describe(spec.rows));
+    return Status(Errc::kInvalidArgument, kind + ": " + std::to_string(spec.count) +
+                                              " elements are not whole rows of shape " + engine::describe(spec.rows));
   }
   return spec;
 }
 
 // An allgather's spec; `count` must be whole rows of rowShape.
 Result<engine::Spec> gatherSpec(size_t count, DataType type, Device device, std::span<const std::int64_t> rowShape) {
-  engine::Spec spec{engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, count, device};
-  for (std::int64_t extent : rowShape) {
-    if (extent < 0) return Status(Errc::kInvalidArgument, "allgather: a row extent is negative");
-  }
-  spec.rows = engine::rowShapeOf(rowShape);
-  std::uint64_t perRow = spec.rows.elements;
-  if (perRow == 0 ? count != 0 : count % perRow != 0) {
-    return Status(Errc::kInvalidArgument, "allgather: " + std::to_string(count) + " elements are not whole rows of shape " +
-                                              engine::describe(spec.rows));
-  }
-  return spec;
+  return shapedSpec({engine::OpKind::kAllgather, type, ReduceOp::kSum, 0, count, device}, rowShape);
 }
 
 // A reducescatter's spec and this rank's output size in bytes; `count` must be whole rows.
 Result<std::pair<engine::Spec, std::uint64_t>> scatterSpec(size_t count, DataType type, ReduceOp op, Device device,
                                                             std::span<const std::int64_t> rowShape,
                                                             const bootstrap::Identity& who) {
-  engine::Spec spec{engine::OpKind::kReducescatter, type, op, 0, count, device};
-  for (std::int64_t extent : rowShape) {
-    if (extent < 0) return Status(Errc::kInvalidArgument, "reducescatter: a row extent is negative");
-  }
-  spec.rows = engine::rowShapeOf(rowShape);
-  const std::uint64_t perRow = spec.rows.elements;
-  if (perRow == 0 ? count != 0 : count % perRow != 0) {
-    return Status(Errc::kInvalidArgument, "reducescatter: " + std::to_string(count) +
-                                              " elements are not whole rows of shape " + engine::describe(spec.rows));
-  }
+  auto spec = shapedSpec({engine::OpKind::kReducescatter, type, op, 0, count, device}, rowShape);
+  if (!spec) return spec.status();
+  const std::uint64_t perRow = spec->rows.elements;
   const std::uint64_t rows = perRow == 0 ? 0 : count / perRow;
-  return std::pair{spec, engine::reducescatterShare(rows, who.rank, who.size).rows * perRow * dataTypeSize(type)};
+  return std::pair{*spec, engine::reducescatterShare(rows, who.rank, who.size).rows * perRow * dataTypeSize(type)};
 }
 
 // counts in elements of `type` (the byte calls gather uint8).

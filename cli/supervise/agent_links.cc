@@ -178,6 +178,36 @@ bool AgentLinks::takeOwnLine(size_t p, bool isErr, std::string_view line, bool& 
   return false;
 }
 
+void AgentLinks::startBeating(Clock::time_point now) {
+  if (!options_.heartbeatLine.empty()) ownBeatAt_ = now + options_.heartbeatEvery;
+  if (hostAgents()) watchAt_ = now + std::chrono::seconds(1);
+  heardFloor_ = now;
+}
+
+std::optional<AgentLinks::Clock::time_point> AgentLinks::beatAt() const {
+  if (ownBeatAt_ && watchAt_) return std::min(*ownBeatAt_, *watchAt_);
+  return ownBeatAt_ ? ownBeatAt_ : watchAt_;
+}
+
+void AgentLinks::beatAndWatch(Clock::time_point now,
+                              const std::function<std::optional<Clock::time_point>(size_t p)>& lastData) {
+  if (ownBeatAt_ && now >= *ownBeatAt_) {
+    ownBeatAt_ = now + options_.heartbeatEvery;
+    router_.own(STDERR_FILENO, options_.heartbeatLine + "\n");
+    router_.flush();
+  }
+  if (!watchAt_ || now < *watchAt_) return;
+  watchAt_ = now + std::chrono::seconds(1);
+  if (beforeJobsSent()) {
+    heardFloor_ = now;  // silence while the jobs wait is the hello phase's
+    return;
+  }
+  beat();
+  for (size_t p = 0; p < links_.size(); ++p) {
+    if (auto last = lastData(p)) watchSilence(p, std::max(*last, heardFloor_), now);
+  }
+}
+
 void AgentLinks::watchSilence(size_t p, Clock::time_point lastHeard, Clock::time_point now) {
   if (!hostAgents()) return;
   Link& l = link(p);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,16 +65,21 @@ class AgentLinks {
   // or words to print (false; toConsole says whether yet).
   bool takeOwnLine(size_t p, bool isErr, std::string_view line, bool& toConsole);
 
-  // About every second once the jobs are out: agent p was last heard from at lastHeard (its
-  // heartbeat comes every second). Silent for agentSilenceLimit, it is frozen: the end
-  // policy hears of it, and it is killed where it runs.
-  void watchSilence(size_t p, Clock::time_point lastHeard, Clock::time_point now);
+  // The heartbeats (agent_protocol.h), both ways. A host agent's supervisor writes
+  // heartbeatLine on stderr every heartbeatEvery; hvdrun, about every second once the jobs
+  // are out, writes its own to every agent and looks at each agent's silence: `lastData(p)`
+  // is when bytes last came from process p (nullopt: it has ended). An agent silent for
+  // agentSilenceLimit, counted from the last moment hvdrun could not read (notReading), is
+  // frozen: the end policy hears of it, and it is killed here and where it runs.
+  void startBeating(Clock::time_point now);
+  void beatAndWatch(Clock::time_point now,
+                    const std::function<std::optional<Clock::time_point>(size_t p)>& lastData);
+  std::optional<Clock::time_point> beatAt() const;
+  void notReading(Clock::time_point now) { heardFloor_ = now; }
   // Agent p is being killed (the kill grace ended, or it froze): killed where it runs too,
   // once, given its pid there, so that a stopped one cannot outlive the job on its host.
   void killThere(size_t p);
-  // About every second once the jobs are out: hvdrun's heartbeat to every agent
-  // (agent_protocol.h), queued behind whatever else waits to go.
-  void beat();
+
 
   // The poll loop: what to watch, and what came.
   void addPolls(std::vector<pollfd>& pfds);
@@ -98,6 +104,8 @@ class AgentLinks {
   void write(size_t p);
   void close(size_t p);
   void forwardStdin();
+  void beat();  // hvdrun's heartbeat to every agent, queued behind whatever else waits to go
+  void watchSilence(size_t p, Clock::time_point lastHeard, Clock::time_point now);
 
   const SupervisorOptions& options_;
   EndPolicy::Processes& processes_;
@@ -105,6 +113,9 @@ class AgentLinks {
   OutputRouter& router_;
   std::vector<Link> links_;  // by process
   std::optional<Clock::time_point> helloDeadline_;  // every hello by then
+  std::optional<Clock::time_point> ownBeatAt_;      // a host agent's next heartbeat line
+  std::optional<Clock::time_point> watchAt_;        // when agents' silence is looked at next
+  Clock::time_point heardFloor_{};                  // the last moment hvdrun could not read
   bool agentsGreeted_ = false;                      // every job went out
   bool helloFailed_ = false;                        // none will
   // --stdin forwarded: the process it goes to (a rank, or the agent running it), and the half

@@ -262,9 +262,7 @@ class Supervisor final : public EndPolicy::Processes {
     links_.startHelloPhase(Clock::now());
     if (options_.changeRanks) changeDeadline_ = Clock::now() + options_.changeRanksEvery;
     if (options_.frozenFails) frozenDeadline_ = Clock::now() + std::chrono::seconds(1);
-    if (!options_.heartbeatLine.empty()) heartbeatDeadline_ = Clock::now() + options_.heartbeatEvery;
-    if (hostAgents()) agentWatchDeadline_ = Clock::now() + std::chrono::seconds(1);
-    heardFloor_ = Clock::now();
+    links_.startBeating(Clock::now());
     while (true) {
       bool anyRunning = false, anyOpen = false;
       for (const Process& r : processes_) {
@@ -293,19 +291,17 @@ class Supervisor final : public EndPolicy::Processes {
         frozenDeadline_ = Clock::now() + std::chrono::seconds(1);
         policy_.lookForFrozen(Clock::now());
       }
-      if (heartbeatDeadline_ && Clock::now() >= *heartbeatDeadline_) {
-        heartbeatDeadline_ = Clock::now() + options_.heartbeatEvery;
-        router_.own(STDERR_FILENO, options_.heartbeatLine + "\n");
-        router_.flush();
-      }
-      if (agentWatchDeadline_ && Clock::now() >= *agentWatchDeadline_) watchAgents(Clock::now());
+      links_.beatAndWatch(Clock::now(), [this](size_t p) {
+        const Process& r = processes_[p];
+        return r.running ? std::optional(std::max(r.out.lastData, r.err.lastData)) : std::nullopt;
+      });
 
       std::vector<pollfd> pfds{{signalFd_, POLLIN, 0}};
       std::vector<std::pair<Process*, bool>> owners{{nullptr, false}};
       // A console that does not keep up: read no more output until it has taken some (the
       // ranks wait on their pipes, as on a slow terminal); signals and deadlines go on.
       const bool consoleFull = console_.full();
-      if (consoleFull) heardFloor_ = Clock::now();  // not reading: an agent's silence is not its own
+      if (consoleFull) links_.notReading(Clock::now());  // an agent's silence meanwhile is not its own
       if (consoleFull) {
         console_.clearWake();
         pfds.push_back({console_.wakeFd(), POLLIN, 0}), owners.push_back({nullptr, false});
@@ -324,7 +320,7 @@ class Supervisor final : public EndPolicy::Processes {
       flushQuietPieces();
       int timeout = -1;
       for (auto deadline : {policy_.nextDeadline(), drainDeadline, startDeadline, links_.helloDeadline(), pieceDeadline(),
-                            links_.retryAt(), changeDeadline_, frozenDeadline_, heartbeatDeadline_, agentWatchDeadline_}) {
+                            links_.retryAt(), changeDeadline_, frozenDeadline_, links_.beatAt()}) {
         if (!deadline) continue;
         auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count() + 1;
         timeout = timeout < 0 ? static_cast<int>(std::max<long long>(ms, 0))
@@ -347,7 +343,7 @@ class Supervisor final : public EndPolicy::Processes {
         policy_.shiftDeadlines(pausedFor_);
         links_.shiftDeadlines(pausedFor_);
         pausedFor_ = Clock::duration::zero();
-        heardFloor_ = Clock::now();  // hvdrun itself was stopped: nobody read meanwhile
+        links_.notReading(Clock::now());  // hvdrun itself was stopped: nobody read meanwhile
       }
     }
     reapAll();
@@ -525,21 +521,6 @@ class Supervisor final : public EndPolicy::Processes {
     ::close(devnull);
   }
 
-  // Host agents that have their jobs: each one's silence, since its last bytes or since
-  // hvdrun last could not read (agent_links.h).
-  void watchAgents(Clock::time_point now) {
-    agentWatchDeadline_ = now + std::chrono::seconds(1);
-    if (links_.beforeJobsSent()) {
-      heardFloor_ = now;
-      return;
-    }
-    links_.beat();
-    for (const Process& r : processes_) {
-      if (!r.running) continue;
-      links_.watchSilence(r.index, std::max({r.out.lastData, r.err.lastData, heardFloor_}), now);
-    }
-  }
-
   // The earliest moment a held piece is due.
   std::optional<Clock::time_point> pieceDeadline() const {
     std::optional<Clock::time_point> due;
@@ -627,9 +608,6 @@ class Supervisor final : public EndPolicy::Processes {
   std::deque<RankProcess> addedSpecs_;               // theirs (changeRanks)
   std::optional<Clock::time_point> changeDeadline_;  // when changeRanks is asked next
   std::optional<Clock::time_point> frozenDeadline_;  // when frozen ranks are looked for next
-  std::optional<Clock::time_point> heartbeatDeadline_;   // a host agent's next heartbeat
-  std::optional<Clock::time_point> agentWatchDeadline_;  // when host agents' silence is looked at next
-  Clock::time_point heardFloor_{};  // the last moment hvdrun could not read (not an agent's silence)
   int signalFd_ = -1;
   bool ranksHeld_ = false;       // holdRanks(true) and not yet continued
   Clock::duration pausedFor_{};  // hvdrun stopped by Ctrl-Z, not yet taken off the deadlines

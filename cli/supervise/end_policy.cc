@@ -369,45 +369,34 @@ void EndPolicy::agentEnded(size_t process, int status, Clock::time_point now) {
   }
   const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (ok || outcome_.firstFailure || s.stoppedByUs) return;
-  // An elastic job goes on without a host whose agent (or ssh connection) was lost, while it
-  // can do without every rank the agent ran. They ended together: one decision, one new
-  // world (one reset, as Horovod counts a host's loss), one line.
-  std::vector<int> lost;
-  for (int rank : processes_.spec(process).agentRanks) {
-    if (!departed_.count(rank)) lost.push_back(rank);
-  }
-  RankFailure f = failureOf(process, processes_.pid(process), status);
-  if (options_.rankEnded != nullptr && lost.empty()) return;
-  if (options_.rankEnded != nullptr) {
-    RankFailure first = f;
-    first.rank = lost.front();
-    if (elasticGoesOnWithout(lost, &first, now)) return;
-  }
-  noteFailure(std::move(f), false, false, now);
+  (void)agentLost(process, failureOf(process, processes_.pid(process), status), now);
 }
 
 void EndPolicy::agentFrozen(size_t process, int seconds, Clock::time_point now) {
   State& s = state(process);
   if (s.unneeded) return;
-  RankFailure f;
-  f.rank = processes_.spec(process).rank;
-  f.host = processes_.spec(process).host;
-  f.pid = processes_.pid(process);
-  f.exitCode = 255;  // a lost agent's, as ssh reports a connection lost
-  f.when = nowIso8601();
-  f.launcherProcess = true;
+  // A lost agent's code, as ssh reports a connection lost.
+  RankFailure f = failureOf(process, processes_.pid(process), 255 << 8);
   f.agentSilentSeconds = seconds;
+  if (agentLost(process, std::move(f), now)) s.stoppedByUs = false;
+}
+
+// An elastic job goes on without a host whose agent (or ssh connection) was lost, while it
+// can do without every rank the agent ran. They ended together: one decision, one new world
+// (one reset, as Horovod counts a host's loss), one line. Otherwise the loss is a failure;
+// true when it became the job's cause.
+bool EndPolicy::agentLost(size_t process, RankFailure f, Clock::time_point now) {
   if (options_.rankEnded != nullptr) {
     std::vector<int> lost;
     for (int rank : processes_.spec(process).agentRanks) {
       if (!departed_.count(rank)) lost.push_back(rank);
     }
-    if (lost.empty()) return;
+    if (lost.empty()) return false;
     RankFailure first = f;
     first.rank = lost.front();
-    if (elasticGoesOnWithout(lost, &first, now)) return;
+    if (elasticGoesOnWithout(lost, &first, now)) return false;
   }
-  if (noteFailure(std::move(f), false, false, now)) s.stoppedByUs = false;
+  return noteFailure(std::move(f), false, false, now);
 }
 
 void EndPolicy::agentRankFailed(size_t process, RankFailure failure, Clock::time_point now) {

@@ -150,6 +150,7 @@ class EndPolicy {
   int wentFirst(int failed) const;
   void takeOverCause(RankFailure f);
   void replaceCause(RankFailure f);
+  bool agentLost(size_t process, RankFailure f, Clock::time_point now);
   void stopSlowEnders();
   void agentEnded(size_t process, int status, Clock::time_point now);
   bool elasticGoesOnWithout(const std::vector<int>& ranks, const RankFailure* failure, Clock::time_point now);

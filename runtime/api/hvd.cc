@@ -133,15 +133,17 @@ Status runNow(engine::Spec spec, const void* in, void* out, int processSet = 0) 
 // reducescatter's rows, an allreduce's or broadcast's shape check (ranks whose tensors hold
 // as many elements in other shapes disagree). `count` must be whole rows of it.
 Result<engine::Spec> shapedSpec(engine::Spec spec, std::span<const std::int64_t> rowShape) {
-  const std::string kind(engine::opKindName(spec.kind));
+  // Every collective call passes here: the kind's name is spelled out only for an error.
+  auto refused = [&](const std::string& why) {
+    return Status(Errc::kInvalidArgument, std::string(engine::opKindName(spec.kind)) + ": " + why);
+  };
   for (std::int64_t extent : rowShape) {
-    if (extent < 0) return Status(Errc::kInvalidArgument, kind + ": a row extent is negative");
+    if (extent < 0) return refused("a row extent is negative");
   }
   spec.rows = engine::rowShapeOf(rowShape);
   const std::uint64_t perRow = spec.rows.elements;
   if (perRow == 0 ? spec.count != 0 : spec.count % perRow != 0) {
-    return Status(Errc::kInvalidArgument, kind + ": " + std::to_string(spec.count) +
-                                              " elements are not whole rows of shape " + engine::describe(spec.rows));
+    return refused(std::to_string(spec.count) + " elements are not whole rows of shape " + engine::describe(spec.rows));
   }
   return spec;
 }

@@ -59,12 +59,21 @@ HorovodInternalError = HvdError
 
 
 def init(comm=None, process_sets=None):
-    """Joins the job (hvdrun, mpirun or srun --mpi=pmix); alone, a world of one. Idempotent.
-    process_sets (Horovod's): ProcessSets (or lists of ranks) to add now, in order, on every
-    rank. comm (Horovod's MPI communicator) is taken only as None."""
+    """Joins the job (hvdrun, mpirun or srun --mpi=pmix); alone, a world of one. Idempotent
+    while the runtime runs; after a peer shut down or failed (the runtime stopped), init()
+    rejoins the job, as shutdown() then init() do. process_sets (Horovod's): ProcessSets (or
+    lists of ranks) to add now, in order, on every rank, or "dynamic" (Horovod's switch for
+    adding sets later, which hvd always allows). comm (Horovod's MPI communicator) is taken
+    only as None."""
     if comm is not None:
         raise ValueError("hvd: init(comm=...) takes no MPI communicator here; hvd joins the job hvdrun, mpirun or "
                          "srun started (use process_sets= for subsets of its ranks)")
+    if isinstance(process_sets, str):
+        if process_sets != "dynamic":
+            raise ValueError(f"hvd: init(process_sets={process_sets!r}): give a list of ProcessSets, or \"dynamic\"")
+        process_sets = None  # hvd.add_process_set works after init in every job
+    if _hvd.stopped():
+        shutdown()  # the stopped runtime's process sets end with it; init rejoins below
     first = not _hvd.is_initialized()
     _hvd.init()
     if first:

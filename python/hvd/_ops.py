@@ -112,12 +112,13 @@ def allreduce(tensor, average=None, name=None, op=None, process_set=None):
     return out
 
 
-def _scale_in_place(array, factor):
+def scale_in_place(array, factor):
     """array *= factor, for Horovod's prescale_factor and postscale_factor (a NumPy array or a
-    torch tensor, outside autograd as Horovod scales inside its op); integers keep their type,
-    the product truncated, as Horovod's scaling leaves them."""
+    torch tensor, outside autograd as Horovod scales inside its op), by Horovod's rule: the
+    array keeps its dtype; integers are multiplied in float64 and truncated toward zero,
+    floating-point types in their own precision (the factor rounded to it)."""
     if factor == 1.0:
-        return
+        return array
     if hasattr(array, "mul_"):
         import torch
 
@@ -125,9 +126,18 @@ def _scale_in_place(array, factor):
             if array.is_floating_point() or array.is_complex():
                 array.mul_(factor)
             else:
-                array.copy_(array * factor)
+                array.copy_(array.to(torch.float64).mul_(factor))
     else:
         np.multiply(array, factor, out=array, casting="unsafe")
+    return array
+
+
+def scaled(array, factor):
+    """A scaled copy of array (scale_in_place's rule), or array itself when factor is 1."""
+    if factor == 1.0:
+        return array
+    copy = array.detach().clone() if hasattr(array, "detach") else np.array(array, copy=True)
+    return scale_in_place(copy, factor)
 
 
 def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
@@ -159,17 +169,14 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
     """Starts an allreduce into a new array; synchronize(handle) returns it. Horovod's
     arguments, in its order: the input is multiplied by prescale_factor before the reduction
     (in a copy), the result by postscale_factor after it."""
-    x = _arrays.as_input(tensor)
-    if prescale_factor != 1.0:  # a copy of the input's type, scaled
-        x = x.detach().clone() if hasattr(x, "detach") else np.array(x, copy=True)
-        _scale_in_place(x, prescale_factor)
+    x = scaled(_arrays.as_input(tensor), prescale_factor)
     out = _arrays.empty_like(x)
     in_set = _set(process_set)
     handle = _hvd.allreduce_async(_name(name), _arrays.passed(x, in_set), _arrays.passed(out, in_set),
                                   _op(op, average), in_set)
 
     def finish():
-        _scale_in_place(out, postscale_factor)
+        scale_in_place(out, postscale_factor)
         return out
 
     return _remember(handle, "plain", finish, (x, out))
@@ -180,10 +187,10 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
     """Starts an in-place allreduce; synchronize(handle) returns the tensor, multiplied by
     prescale_factor before the reduction and by postscale_factor after it (Horovod's)."""
     if prescale_factor != 1.0:
-        _scale_in_place(_inplace(tensor), prescale_factor)  # checked first: a refused tensor stays as it was
+        scale_in_place(_inplace(tensor), prescale_factor)  # checked first: a refused tensor stays as it was
 
     def finish():
-        _scale_in_place(tensor, postscale_factor)
+        scale_in_place(tensor, postscale_factor)
         return tensor
 
     in_set = _set(process_set)
@@ -284,11 +291,19 @@ def alltoall(tensor, splits=None, name=None, process_set=None):
     """Horovod's: sends splits[d] of tensor's rows (first dimension) to rank d, in order
     (splits None: rows // size() to each, which must divide evenly), and returns the rows
     every rank sent this one, in rank order; with splits, (output, received_splits)."""
+    out, received = alltoall_with_splits(tensor, splits, name=name, process_set=process_set)
+    return out if splits is None else (out, received)
+
+
+def alltoall_with_splits(tensor, splits=None, name=None, process_set=None):
+    """alltoall's rows and the rows each rank sent, with splits or without (what autograd's
+    backward sends back)."""
     if name is not None or not _on_host(tensor):
-        return synchronize(alltoall_async(tensor, splits=splits, name=name, process_set=process_set))
+        handle = _alltoall_start(tensor, splits, name, process_set, with_splits=True)
+        return synchronize(handle)
     x, rows = _alltoall_arguments(tensor, splits)
     in_set = _set(process_set)
-    return _alltoall_result(_hvd.alltoall(_arrays.passed(x, in_set), rows, in_set), x, splits is not None)
+    return _alltoall_result(_hvd.alltoall(_arrays.passed(x, in_set), rows, in_set), x, True)
 
 
 def _alltoall_arguments(tensor, splits):
@@ -321,10 +336,14 @@ def _alltoall_result(gathered, like, with_splits):
 
 def alltoall_async(tensor, splits=None, name=None, process_set=None):
     """Starts an alltoall; synchronize(handle) returns what alltoall returns."""
+    return _alltoall_start(tensor, splits, name, process_set, with_splits=splits is not None)
+
+
+def _alltoall_start(tensor, splits, name, process_set, with_splits):
     x, rows = _alltoall_arguments(tensor, splits)
     in_set = _set(process_set)
     handle = _hvd.alltoall_async(_name(name), _arrays.passed(x, in_set), rows, in_set)
-    return _remember(handle, "alltoall", (x, splits is not None), (x,))
+    return _remember(handle, "alltoall", (x, with_splits), (x,))
 
 
 def poll(handle):

@@ -242,12 +242,14 @@ void registerCollectives(nb::module_& m) {
       .value("Adasum", ReduceOp::kAdasum);
 
   m.def("init", [] { unlocked([] { return hvd::init(); }); },
-        "Joins the job hvdrun (or mpirun, srun --mpi=pmix) started; alone, a world of one. Idempotent.");
+        "Joins the job hvdrun (or mpirun, srun --mpi=pmix) started; alone, a world of one. Idempotent "
+        "while the runtime runs; rejoins once it stopped.");
   m.def("shutdown", [] {
     nb::gil_scoped_release release;
     hvd::shutdown();
   }, "Stops the engine on every rank and leaves the job. Idempotent.");
   m.def("is_initialized", &hvd::initialized);
+  m.def("stopped", &hvd::stopped, "True once a peer shut down or failed: init() then rejoins the job.");
   m.def("rank", &hvd::rank);
   m.def("size", &hvd::size);
   m.def("local_rank", &hvd::localRank);

@@ -35,10 +35,12 @@ void registerErrors(nb::module_& module) {
     return type;
   };
   PyObject* invalid = sub("HvdInvalidArgumentError", "A malformed argument (a bad root rank, say).", PyExc_ValueError);
+  // Also ValueError: Horovod raises ValueError where hvd finds misuse at submission (a name
+  // resubmitted while pending), and code ported from it catches that.
   PyObject* usage = sub("HvdUsageError",
                         "Well-formed but impossible: ranks disagreeing on a named tensor, a name resubmitted "
                         "while pending, a call after shutdown.",
-                        nullptr);
+                        PyExc_ValueError);
   PyObject* peer = sub("HvdPeerError", "A peer rank failed, left or shut down; the message names it and its host.",
                        PyExc_ConnectionError);
   PyObject* timeout = sub("HvdTimeoutError", "A deadline passed (HVD_TIMEOUT, or the stall inspector's shutdown time).",

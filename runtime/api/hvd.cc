@@ -190,6 +190,8 @@ Result<Handle> submit(std::string_view name, engine::Spec spec, const void* in, 
 }  // namespace
 
 Status init() {
+  // A stopped runtime runs nothing: rejoining is the one useful meaning of init() there.
+  if (stopped()) shutdown();
   std::lock_guard<std::mutex> lock(initMutex);
   if (current()) return Status::ok();
   // Its own runtime would join the job as its parent's rank a second time.
@@ -401,6 +403,10 @@ Result<int> processSetSize(int processSet) {
 std::vector<int> processSetIds() { return processSets.ids(); }
 
 bool initialized() { return current() != nullptr; }
+bool stopped() {
+  auto rt = current();
+  return rt && forkedFrom.load() == 0 && rt->engine().stopped();
+}
 bool built(std::string_view backend) { return backends::compiledIn(backend); }
 int ncclBuiltVersion() { return backends::ncclBuildVersion(); }
 int rank() { auto rt = current(); return rt ? rt->identity().rank : 0; }

@@ -82,8 +82,12 @@ Result<std::string> cpuOperations(const EnvSnapshot& env) {
     if (!env.isSet(name)) continue;
     std::string value = asciiLower(env.text(name));
     if (value == "tcp" || value == "mpi") return value;
+    // Horovod's own CPU paths: scripts and site profiles set them for Horovod; hvd's ring
+    // takes their place, as hvdrun's --gloo does.
+    if (value == "gloo" || value == "ccl") return std::string("tcp");
     return Status(Errc::kInvalidArgument, std::string(name) + "='" + env.text(name) + "' is not an operations backend here")
-        .withHint("use tcp (hvd's own ring, the default) or mpi (Open MPI's collectives, under mpirun)");
+        .withHint("use tcp (hvd's own ring, the default) or mpi (Open MPI's collectives, under mpirun); Horovod's gloo "
+                  "and ccl are taken as tcp");
   }
   return std::string("tcp");
 }
@@ -105,6 +109,16 @@ Result<std::vector<std::unique_ptr<CollectiveBackend>>> openBackends(const Backe
                                                                      const BeforeGpu& beforeGpu) {
   auto cpu = cpuOperations(*setup.env);
   if (!cpu) return cpu.status();
+  if (setup.rank == 0) {
+    for (const char* name : {"HOROVOD_CPU_OPERATIONS", "HVD_CPU_OPERATIONS"}) {
+      const std::string value = asciiLower(setup.env->text(name));
+      if (value == "gloo" || value == "ccl") {
+        logMessage(LogLevel::kWarning, std::string(name) + "=" + value + ": hvd has no " + value +
+                                        "; CPU tensors go through hvd's own ring (tcp) instead");
+      }
+      if (setup.env->isSet(name)) break;
+    }
+  }
   // Checked before anything connects: a typo should not cost a rendezvous.
   if (auto gpu = gpuOperations(*setup.env); !gpu) return gpu.status();
   std::vector<std::unique_ptr<CollectiveBackend>> opened;

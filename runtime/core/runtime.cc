@@ -93,7 +93,9 @@ Result<std::unique_ptr<Runtime>> Runtime::joinOnce(const EnvSnapshot& env, LogLe
   // Also for a timeline started later (start_timeline).
   options->timelineMaxBytes = static_cast<std::uint64_t>(env.integer("HVD_TIMELINE_MAX_MB")) << 20;
   options->sameClockAsRank0 = job->identity.crossRank == 0;
-  if (const std::string& trace = env.text("HOROVOD_TIMELINE"); !trace.empty() && generation >= 0) {
+  // Horovod's HOROVOD_TIMELINE=DYNAMIC: no trace until start_timeline() names one.
+  const std::string& trace = env.text("HOROVOD_TIMELINE") == "DYNAMIC" ? std::string() : env.text("HOROVOD_TIMELINE");
+  if (!trace.empty() && generation >= 0) {
     // Trace files are named by rank and carry it on every event; in an elastic job a
     // rank's number passes to another process when the world re-forms, and one would
     // overwrite another's file.

@@ -667,7 +667,6 @@ Status Engine::negotiateAndRun(ControlWait wait) {
     events_.push_back(std::move(mark));
   }
   const bool joinedHere = joined_[static_cast<size_t>(rank_)];
-  const bool anyJoined = joinedCount_ > 0;
   ControlOffer offer;
   offer.shutdownRank = shutdownAsked ? rank_ : -1;
   offer.joined = joinedHere;
@@ -724,11 +723,6 @@ Status Engine::negotiateAndRun(ControlWait wait) {
     const Response* response = cache_.at(slot);
     if (response == nullptr) return internalError("the response cache disagrees between ranks at slot " + std::to_string(slot));
     Response run = *response;
-    if (anyJoined && !run.counts.empty()) {
-      for (int r = 0; r < size_; ++r) {
-        if (joined_[static_cast<size_t>(r)]) run.counts[static_cast<size_t>(r)] = 0;  // an allgather's joined shares
-      }
-    }
     cache_.touch(slot, tick_);
     if (joinedHere) {
       ready.emplace_back(run, standIn(run));
@@ -928,12 +922,9 @@ std::shared_ptr<Engine::Operation> Engine::standIn(const Response& response) {
       op->in = op->out = op->standIn.data();
       break;
     case OpKind::kBroadcast:
-      op->standIn.resize(op->spec.bytes());
-      op->out = op->standIn.data();
-      break;
     case OpKind::kAllgather:
-    case OpKind::kAlltoall:  // refused while ranks have joined (refusedWhileJoined)
-      op->spec.count = 0;  // its share: nothing
+    case OpKind::kAlltoall:  // refused while ranks have joined (refusedWhileJoined): never run
+      op->spec.count = 0;
       op->sendCounts.assign(static_cast<size_t>(size_), 0);
       break;
     case OpKind::kBarrier:
@@ -959,13 +950,20 @@ Status Engine::refusedWhileJoined(const Spec& spec) const {
   }
   if (spec.kind == OpKind::kBroadcast && joined_[static_cast<size_t>(spec.root)]) {
     return Status(Errc::kInvalidUsage, describe(spec) + ": the root has called join(), so it has nothing to send")
-        .withHint("broadcast from a rank that has not joined, or before join()");
+        .withHint("broadcast before join()");
   }
-  if (spec.kind == OpKind::kAlltoall) {
+  // Horovod's rule, which programs written for it expect: only reductions run beside joined
+  // ranks. An allgather or a broadcast fails on the ranks still working (the joined ones
+  // stay in join), as an alltoall must: a joined rank has nothing to send and nowhere to
+  // keep what it is sent.
+  if (spec.kind == OpKind::kBroadcast || spec.kind == OpKind::kAllgather || spec.kind == OpKind::kAlltoall) {
+    const char* hint = spec.kind == OpKind::kAllgather
+                           ? "gather before join(); DistributedOptimizer(sparse_as_dense=True) reduces sparse "
+                             "gradients as dense ones, which runs beside joined ranks"
+                           : "run it before join()";
     return Status(Errc::kUnavailable, describe(spec) + " ran while " + rankList(joined) +
-                                          " had joined; a joined rank has nothing to send and nowhere to keep what "
-                                          "it is sent")
-        .withHint("run alltoalls before join()");
+                                          " had joined; only reductions run beside joined ranks, as in Horovod")
+        .withHint(hint);
   }
   if (spec.device != Device::kCpu) {
     return Status(Errc::kUnavailable, describe(spec) + " ran while " + rankList(joined) +
@@ -1504,6 +1502,11 @@ void Engine::complete(const std::shared_ptr<Operation>& op, Status status) {
     activeNames_.erase(op->name);
   }
   op->done.store(true, std::memory_order_release);
+}
+
+bool Engine::stopped() const {
+  std::lock_guard<std::mutex> lock(queueMutex_);
+  return !stopped_.isOk();
 }
 
 void Engine::stop(const Status& why, std::optional<int> goneRank) {

@@ -129,16 +129,21 @@ class Engine {
   Result<bool> waitFor(HandleId handle, std::chrono::milliseconds timeout);
 
   // Horovod's join(): this rank has no more data. Its handle completes once every rank
-  // joined; until then this rank takes part in the collectives the others still run, with
-  // what changes none of their results: each reduction's identity in an allreduce, nothing
-  // in an allgather, a buffer it drops in a broadcast. A broadcast from a joined root, and
-  // a GPU tensor or an alltoall while any rank has joined, fail on every rank (this engine
-  // has no GPU stand-in, and a joined rank nowhere to keep what an alltoall sends it). Requests submitted before it run first; requests submitted on this rank
-  // while it is pending are refused (kInvalidUsage), as is a second join.
+  // joined; until then this rank takes part in the reductions the others still run with
+  // what changes none of their results (each reduction's identity in an allreduce or a
+  // reducescatter). As in Horovod, an allgather, a broadcast or an alltoall while any rank
+  // has joined fails on the ranks still working, as does a GPU tensor (this engine has no
+  // GPU stand-in); the joined ranks stay in join. Requests submitted before it run first;
+  // requests submitted on this rank while it is pending are refused (kInvalidUsage), as is
+  // a second join.
   Result<HandleId> submitJoin();
   // Waits for a join and releases its handle: the last rank to join (the highest of those
   // that joined in the same cycle).
   Result<int> waitJoin(HandleId handle);
+
+  // True once the engine stopped: a peer shut down or failed, or shutdown() ran. Every
+  // later request fails at once; hvd::init() then rejoins the job with a new runtime.
+  bool stopped() const;
 
   // Asks every rank's engine to stop after the current cycle (the first rank to ask ends
   // the job's collectives: the others' pending requests fail saying so), then stops this
@@ -247,7 +252,7 @@ class Engine {
   std::vector<std::unique_ptr<backends::CollectiveBackend>> backends_;
 
   // Shared with submitting threads (queueMutex_).
-  std::mutex queueMutex_;
+  mutable std::mutex queueMutex_;
   std::vector<std::shared_ptr<Operation>> incoming_;
   std::unordered_map<HandleId, std::shared_ptr<Operation>> handles_;
   std::set<std::string> activeNames_;  // named requests submitted and not yet finished

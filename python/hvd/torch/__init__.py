@@ -150,7 +150,7 @@ def grouped_reducescatter_async(tensors, name=None, op=None, prescale_factor=1.0
     """Horovod's: starts grouped_reducescatter; synchronize(handle) returns the list."""
     op = _ops._op(op, None)
     handles = [
-        _ops.reducescatter_async(t * prescale_factor if prescale_factor != 1.0 else t, op=op,
+        _ops.reducescatter_async(_ops.scaled(t, prescale_factor), op=op,
                                  name=None if name is None else f"{name}.{i}", process_set=process_set)
         for i, t in enumerate(tensors)
     ]
@@ -172,11 +172,12 @@ def alltoall_async(tensor, splits=None, name=None, process_set=None):
     return _ops.alltoall_async(tensor, splits=splits, name=name, process_set=process_set)
 
 
-def sparse_allreduce_async(tensor, name, op):
+def sparse_allreduce_async(tensor, name, op, process_set=None):
     """Horovod's: a sparse COO tensor's indices and values allgathered from every rank
     (Horovod's sparse allreduce; what DistributedOptimizer does with sparse gradients).
     Returns a function, as Horovod's does, that waits and returns the sparse tensor of every
-    rank's entries (duplicates sum when coalesced), values divided by size() for Average."""
+    rank's entries (duplicates sum when coalesced), values divided by size() for Average;
+    process_set: gather from its ranks only."""
     from .optimizer import _SparseGather
 
     if op not in (_ops.Sum, _ops.Average):
@@ -184,7 +185,7 @@ def sparse_allreduce_async(tensor, name, op):
     if not tensor.is_sparse:
         raise TypeError(f"hvd: sparse_allreduce_async takes a sparse COO tensor, not a {tensor.layout} one; "
                         "use allreduce_async for dense tensors")
-    gather = _SparseGather(tensor, name)
+    gather = _SparseGather(tensor, name, process_set)
     return lambda: gather.result(op)
 
 
@@ -198,7 +199,7 @@ def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_
     """Horovod's: starts grouped_allreduce; synchronize(handle) returns the new tensors."""
     op = _ops._op(op, average)
     handles = [
-        _ops.allreduce_async(t * prescale_factor if prescale_factor != 1.0 else t, op=op,
+        _ops.allreduce_async(_ops.scaled(t, prescale_factor), op=op,
                              name=None if name is None else f"{name}.{i}", process_set=process_set)
         for i, t in enumerate(tensors)
     ]
@@ -209,21 +210,15 @@ def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale
                              process_set=None):
     """Horovod's: starts grouped_allreduce_ (in place); synchronize(handle) returns tensors."""
     op = _ops._op(op, average)
-    if prescale_factor != 1.0:
-        with _torch.no_grad():
-            for t in tensors:
-                t.mul_(prescale_factor)
+    for t in tensors:
+        _ops.scale_in_place(t, prescale_factor)
     handles = [_ops.allreduce_async_(t, op=op, name=None if name is None else f"{name}.{i}", process_set=process_set)
                for i, t in enumerate(tensors)]
     return _ops.remember_group(handles, lambda out: _postscaled(out, postscale_factor))
 
 
 def _postscaled(tensors, factor):
-    if factor != 1.0:
-        with _torch.no_grad():
-            for t in tensors:
-                t.mul_(factor)
-    return list(tensors)
+    return [_ops.scale_in_place(t, factor) for t in tensors]
 
 
 def grouped_allgather(tensors, name=None, process_set=None):

@@ -109,14 +109,14 @@ class Alltoall(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, tensor, splits, name, process_set=None):
-        out, received = _ops.alltoall(tensor.detach(), splits=splits, name=name, process_set=process_set)
+        out, received = _ops.alltoall_with_splits(tensor.detach(), splits, name=name, process_set=process_set)
         ctx.received, ctx.process_set = received, process_set
         ctx.mark_non_differentiable(received)
         return out, received
 
     @staticmethod
     def backward(ctx, grad_output, _received_grad):
-        grad, _ = _ops.alltoall(grad_output.contiguous(), splits=ctx.received, process_set=ctx.process_set)
+        grad, _ = _ops.alltoall_with_splits(grad_output.contiguous(), ctx.received, process_set=ctx.process_set)
         return grad, None, None, None
 
 
@@ -139,14 +139,9 @@ def grouped_allreduce(tensors, op, name, prescale_factor, postscale_factor, proc
     them (one exchange for a list of small tensors); named name.0, name.1, ... when named."""
     handles = []
     for i, tensor in enumerate(tensors):
-        scaled = tensor * prescale_factor if prescale_factor != 1.0 else tensor
-        handles.append(_ops.allreduce_async(scaled, name=None if name is None else f"{name}.{i}", op=op,
+        handles.append(_ops.allreduce_async(_ops.scaled(tensor, prescale_factor), name=None if name is None else f"{name}.{i}", op=op,
                                             process_set=process_set))
-    out = [_ops.synchronize(h) for h in handles]
-    if postscale_factor != 1.0:
-        for tensor in out:
-            tensor.mul_(postscale_factor)
-    return out
+    return [_ops.scale_in_place(_ops.synchronize(h), postscale_factor) for h in handles]
 
 
 def _scaled_allreduce(tensor, op, name, prescale_factor, postscale_factor, process_set=None):
@@ -154,10 +149,7 @@ def _scaled_allreduce(tensor, op, name, prescale_factor, postscale_factor, proce
 
 
 def _scaled(collective, tensor, op, name, prescale_factor, postscale_factor, process_set=None):
-    """collective(tensor * prescale_factor) * postscale_factor, multiplying only when not 1."""
-    if prescale_factor != 1.0:
-        tensor = tensor * prescale_factor
-    out = collective(tensor, op=op, name=name, process_set=process_set)
-    if postscale_factor != 1.0:
-        out.mul_(postscale_factor)
-    return out
+    """collective(tensor * prescale_factor) * postscale_factor, scaled as Horovod scales
+    (_ops.scale_in_place: the dtype kept, integers through float64)."""
+    out = collective(_ops.scaled(tensor, prescale_factor), op=op, name=name, process_set=process_set)
+    return _ops.scale_in_place(out, postscale_factor)

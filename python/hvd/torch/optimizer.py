@@ -45,6 +45,7 @@ class _SparseGather:
 
 
 class _DistributedOptimizer(torch.optim.Optimizer):
+    _hvd_distributed = True  # its step() synchronizes; the wrapped class's step is its base's
     def __init__(self, params, named_parameters, compression, backward_passes_per_step, op, sparse_as_dense=False,
                  gradient_predivide_factor=1.0, process_set=None):
         super(self.__class__, self).__init__(params)
@@ -149,8 +150,9 @@ class _DistributedOptimizer(torch.optim.Optimizer):
     def step(self, closure=None):
         if self._should_synchronize:
             if self._synchronized:
-                warnings.warn("optimizer.step() called after optimizer.synchronize() without "
-                              "optimizer.skip_synchronize(): the gradients are allreduced twice")
+                warnings.warn("optimizer.step() called without optimizer.skip_synchronize() after "
+                              "optimizer.synchronize(): the gradients are allreduced a second time; wrap step() in "
+                              "`with optimizer.skip_synchronize():` after an explicit synchronize()")
             self.synchronize()
         self._synchronized = False
         return super(self.__class__, self).step(closure)

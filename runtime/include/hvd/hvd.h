@@ -31,6 +31,9 @@ namespace hvd {
 // later call.
 // Engine settings (docs/environment.md): HOROVOD_FUSION_THRESHOLD, HOROVOD_CYCLE_TIME,
 // HOROVOD_CACHE_CAPACITY, HOROVOD_STALL_CHECK_*, HOROVOD_LOG_LEVEL.
+// Idempotent while the runtime runs. Once it stopped (stopped(): a peer shut down or
+// failed), init() rejoins the job as shutdown() then init() would: every rank that calls
+// it meets the others at the job's next join, within HVD_TIMEOUT.
 // A process forked after init() keeps the identity calls (rank(), size(), ...), but its
 // collectives and handle calls fail with kInvalidUsage (they would go over its parent's
 // connections), and its shutdown() leaves the parent's runtime alone.
@@ -40,6 +43,9 @@ Status init();
 // leaves the job. Blocks at most HVD_TIMEOUT. Also run at exit. Idempotent.
 void shutdown();
 bool initialized();
+// Whether the runtime init() made has stopped: a peer shut down or failed, so every
+// collective fails at once until init() rejoins the job (false when not initialized).
+bool stopped();
 
 // Horovod's build queries (its mpi_built(), nccl_built(), ...), answered without init():
 // whether this library has support for `backend` compiled in: "tcp", "mpi", "nccl", "cuda"

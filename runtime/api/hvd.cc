@@ -34,6 +34,7 @@ std::mutex initMutex;  // init() and shutdown() one at a time
 std::shared_ptr<Runtime> current() { return defaultRuntime.load(); }
 
 std::atomic<bool> shutDown{false};  // shutdown() ended a runtime and no init() has made another
+std::atomic<bool> joinedBefore{false};  // an init() of this process joined the job
 
 Status notInitialized() {
   if (shutDown.load(std::memory_order_relaxed)) {
@@ -201,7 +202,14 @@ Status init() {
   if (!env) return env.status().withContext("reading the job's environment");
   HVD_RETURN_IF_ERROR(detail::checkPreemptionSettings(*env));
   auto runtime = Runtime::fromEnvironment(*env);
+  if (!runtime && runtime.status().code() == Errc::kTimeout && joinedBefore.load()) {
+    // A rejoin meets only the ranks that rejoin too: the one it waited for never did.
+    return runtime.status().withHint(
+        "this init() rejoins the job after shutdown() (or after a peer stopped the runtime): every rank must call "
+        "init() again, and the rank named has not");
+  }
   if (!runtime) return runtime.status();
+  joinedBefore.store(true);
   detail::installPreemptionHandler(*env);
   defaultRuntime.store(std::shared_ptr<Runtime>(std::move(*runtime)));
   runtimeLive.store(true);

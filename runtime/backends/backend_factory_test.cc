@@ -48,14 +48,23 @@ TEST_CASE("the control path's agree is a byte-wise minimum, which for one rank c
 }
 
 TEST_CASE("an unknown HOROVOD_CPU_OPERATIONS is refused naming the variable and the choices", "[unit]") {
-  auto env = environment({{"HOROVOD_CPU_OPERATIONS", "gloo"}});
+  auto env = environment({{"HOROVOD_CPU_OPERATIONS", "nccl"}});
   BackendSetup setup;
   setup.env = &env;
   auto opened = openBackends(setup);
   REQUIRE_FALSE(opened.isOk());
   CHECK(opened.status().code() == hvd::Errc::kInvalidArgument);
-  CHECK(opened.status().message() == "HOROVOD_CPU_OPERATIONS='gloo' is not an operations backend here");
+  CHECK(opened.status().message() == "HOROVOD_CPU_OPERATIONS='nccl' is not an operations backend here");
   CHECK(opened.status().hint().find("tcp") != std::string::npos);
+}
+
+TEST_CASE("Horovod's gloo and ccl CPU operations run on hvd's ring", "[unit]") {
+  for (const char* value : {"gloo", "CCL"}) {
+    auto env = environment({{"HOROVOD_CPU_OPERATIONS", value}});
+    auto cpu = cpuOperations(env);
+    REQUIRE(cpu.isOk());
+    CHECK(*cpu == "tcp");
+  }
 }
 
 TEST_CASE("HOROVOD_CPU_OPERATIONS wins over HVD_CPU_OPERATIONS, in any case", "[unit]") {

@@ -8,6 +8,7 @@ state, average the metrics and warm the learning rate up.
 """
 
 import keras
+import tensorflow as tf
 
 from .. import (  # noqa: F401  the core API, re-exported
     Adasum,
@@ -50,18 +51,37 @@ from .. import (  # noqa: F401  the core API, re-exported
     stop_timeline,
 )
 from .. import _gradient_options
+from .. import tensorflow as _tensorflow
 from ..tensorflow import (  # noqa: F401
     Compression,
     _local_refs,
     _reduce_all_but_local,
-    allgather,
-    allreduce,
     allreduce_gradients,
-    broadcast,
     broadcast_global_variables,
     broadcast_variables,
     reducescatter,
 )
+
+
+# Horovod's Keras collectives take a tensor-compatible `value` (a NumPy array, a list, a
+# number), and allreduce's second positional is the name, as in Horovod's horovod.keras.
+def allreduce(value, name=None, average=None, prescale_factor=1.0, postscale_factor=1.0, op=None,
+              compression=Compression.none):
+    """value reduced across ranks (op: Average by default), as a tf.Tensor."""
+    return _tensorflow.allreduce(tf.convert_to_tensor(value), average=average, name=name, op=op,
+                                 compression=compression, prescale_factor=prescale_factor,
+                                 postscale_factor=postscale_factor)
+
+
+def allgather(value, name=None):
+    """Every rank's value stacked along the first dimension, in rank order, as a tf.Tensor."""
+    return _tensorflow.allgather(tf.convert_to_tensor(value), name=name)
+
+
+def broadcast(value, root_rank, name=None):
+    """root_rank's value on every rank, as a tf.Tensor."""
+    return _tensorflow.broadcast(tf.convert_to_tensor(value), root_rank, name=name)
+
 from . import callbacks, elastic  # noqa: F401  elastic: Horovod's hvd.elastic for Keras
 
 

@@ -12,11 +12,15 @@ from ..tensorflow import broadcast_variables
 class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
     """At the start of training, every rank takes root_rank's weights and optimizer state
     (the optimizer is built first if it has not been), so all ranks start alike, also after
-    root alone resumed from a checkpoint."""
+    root alone resumed from a checkpoint. local_variables (Horovod's): variables each rank
+    keeps its own of, left out. device (Horovod's placement) is taken as a string and
+    changes nothing: the broadcast runs where the runtime does."""
 
-    def __init__(self, root_rank=0):
+    def __init__(self, root_rank=0, device="", local_variables=None):
         super().__init__()
+        _check_device(device)
         self.root_rank = root_rank
+        self.local_variables = list(local_variables or ())
 
     def on_train_begin(self, logs=None):
         model = self.model
@@ -26,13 +30,26 @@ class BroadcastGlobalVariablesCallback(keras.callbacks.Callback):
             if not optimizer.built:
                 optimizer.build(model.trainable_variables)
             variables += list(optimizer.variables)
+        local = {id(v) for v in self.local_variables}
+        variables = [v for v in variables if id(v) not in local]
         broadcast_variables(variables, root_rank=self.root_rank, name="BroadcastGlobalVariablesCallback")
+
+
+def _check_device(device):
+    if not isinstance(device, str):
+        raise TypeError(f"hvd: a callback's device is a device name (a str, Horovod's placement hint), not "
+                        f"{type(device).__name__}")
 
 
 class MetricAverageCallback(keras.callbacks.Callback):
     """At the end of each epoch, every metric in the logs becomes its average across ranks,
     so what rank 0 prints and checkpoints by describes all the data. Put it before the
-    callbacks that read the logs (ModelCheckpoint, ReduceLROnPlateau)."""
+    callbacks that read the logs (ModelCheckpoint, ReduceLROnPlateau). device (Horovod's
+    placement) is taken as a string and changes nothing."""
+
+    def __init__(self, device=""):
+        super().__init__()
+        _check_device(device)
 
     def on_epoch_end(self, epoch, logs=None):
         if not logs:

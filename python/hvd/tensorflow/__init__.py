@@ -271,10 +271,13 @@ def broadcast_global_variables(root_rank):
                         "hvd.callbacks.BroadcastGlobalVariablesCallback(0) to model.fit")
 
 
-def broadcast_variables(variables, root_rank=0, name=None, process_set=None):
+def broadcast_variables(variables, root_rank=0, process_set=None, inplace=False, name=None):
     """Assigns root_rank's values to every variable, on every rank (Keras weights, optimizer
     slots), eagerly or inside a tf.function (whose automatic control dependencies run the
-    assignments)."""
+    assignments). Horovod's arguments in its order; inplace (Horovod's, for TensorFlow 1's
+    reference variables) changes nothing: each variable is assigned its new value."""
+    if not isinstance(inplace, bool):
+        raise TypeError(f"hvd: broadcast_variables' inplace must be a bool, not {type(inplace).__name__}")
     variables = list(variables)
     prefix = _group_name(name, "broadcast_variables")
 

@@ -3,7 +3,20 @@
 import tensorflow as tf
 
 
-class NoneCompressor:
+class Compressor:
+    """Horovod's base class: compress(tensor) returns (tensor to send, context), and
+    decompress(tensor, context) undoes it. Subclass it for a compression of your own."""
+
+    @staticmethod
+    def compress(tensor):
+        raise NotImplementedError
+
+    @staticmethod
+    def decompress(tensor, ctx):
+        raise NotImplementedError
+
+
+class NoneCompressor(Compressor):
     @staticmethod
     def compress(tensor):
         return tensor, None
@@ -13,7 +26,7 @@ class NoneCompressor:
         return tensor
 
 
-class FP16Compressor:
+class FP16Compressor(Compressor):
     """Sends floating-point tensors as float16 (half the bytes), then casts back."""
 
     @staticmethod

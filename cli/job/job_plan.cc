@@ -33,10 +33,24 @@ PlanRequest planRequestWithHostfile(const Options& o) {
   return r;
 }
 
+// A PBS job's node file, when no -H, hostfile or Slurm allocation names the hosts first.
+void readPbsNodefile(const Options& o, const slurm::Environment& env, PlanRequest& r) {
+  auto path = env.find("PBS_NODEFILE");
+  if (path == env.end() || path->second.empty() || !o.hosts.empty() || !o.hostfile.empty()) return;
+  if (!o.noSlurm && env.count("SLURM_JOB_ID")) return;
+  auto text = readTextFile(path->second);
+  if (!text) {
+    throw UserError(ExitCode::kUsage, "cannot read PBS_NODEFILE: " + text.status().message(),
+                    "PBS sets it to the job's node file; -H or --hostfile name the hosts instead");
+  }
+  r.pbsNodefileText = std::move(*text);
+}
+
 }  // namespace
 
 Plan makePlan(const Options& o, const slurm::Environment& env) {
   PlanRequest request = planRequestWithHostfile(o);
+  readPbsNodefile(o, env, request);
   MachineFacts facts;
   facts.hostname = hostName();
   // Asking the driver costs a cuInit: only when CUDA_VISIBLE_DEVICES does not already say.

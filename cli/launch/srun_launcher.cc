@@ -1,6 +1,8 @@
 // cli/launch/srun_launcher.cc: the srun command line and what its messages mean.
 #include "cli/launch/srun_launcher.h"
 
+#include <sstream>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -137,13 +139,68 @@ SrunCommand srunCommand(const Plan& plan, const Options& o, const std::string& h
   // Slurm's own binding (its task/affinity plugin): each task to the cores it was given.
   // srun has no overload qualifier: it places tasks that outnumber their cores itself.
   if (plan.bindTo != BindTo::kNone) c.argv.push_back(plan.bindTo == BindTo::kSocket ? "--cpu-bind=sockets" : "--cpu-bind=cores");
-  c.argv.push_back(hvdrunPath);
-  // The shim rebuilds the same plan on its node and stays as the rank's parent (task_shim.h).
-  for (auto& a : execRankArguments(o)) c.argv.push_back(std::move(a));
   c.env = {"SLURM_HOSTFILE=" + hostfilePath};
   for (std::string& kv : shimPlanVariables(plan, o)) c.env.push_back(std::move(kv));
   c.env.insert(c.env.end(), jobWide.begin(), jobWide.end());
+  // --srun-args: the user's, after hvdrun's own (srun takes the last of a repeated option).
+  for (const std::string& a : withHvdrunExports(o.srunArgs, c.env)) c.argv.push_back(a);
+  c.argv.push_back(shimExecutable(o.srunArgs, hvdrunPath));
+  // The shim rebuilds the same plan on its node and stays as the rank's parent (task_shim.h).
+  for (auto& a : execRankArguments(o)) c.argv.push_back(std::move(a));
   return c;
+}
+
+std::string shimExecutable(const std::vector<std::string>& srunArgs, const std::string& hvdrunPath) {
+  bool container = false;
+  std::string mounts;
+  for (size_t i = 0; i < srunArgs.size(); ++i) {
+    const std::string& w = srunArgs[i];
+    if (w.rfind("--container-image", 0) == 0) container = true;
+    if (w.rfind("--container-mounts=", 0) == 0) mounts += "," + w.substr(19);
+    if (w == "--container-mounts" && i + 1 < srunArgs.size()) mounts += "," + srunArgs[i + 1];
+  }
+  if (!container) return hvdrunPath;
+  // SRC:DST[:FLAGS] or SRC alone (mounted at the same path), comma-separated.
+  std::stringstream items(mounts);
+  for (std::string item; std::getline(items, item, ',');) {
+    if (item.empty()) continue;
+    std::string source = item.substr(0, item.find(':'));
+    std::string rest = item.find(':') == std::string::npos ? source : item.substr(item.find(':') + 1);
+    std::string target = rest.substr(0, rest.find(':'));
+    while (source.size() > 1 && source.back() == '/') source.pop_back();
+    while (target.size() > 1 && target.back() == '/') target.pop_back();
+    if (hvdrunPath.rfind(source + "/", 0) == 0) return target + hvdrunPath.substr(source.size());
+  }
+  return "hvdrun";  // the image's own, on its PATH (the hvd package installs it)
+}
+
+std::vector<std::string> withHvdrunExports(const std::vector<std::string>& srunArgs, const std::vector<std::string>& env) {
+  // An --export that does not pass ALL would keep hvdrun's variables from the task shim:
+  // their names are added to it (srun exports a named variable from its own environment).
+  std::string names;
+  for (const std::string& kv : env) {
+    std::string name = kv.substr(0, kv.find('='));
+    if (name != "SLURM_HOSTFILE") names += "," + name;  // srun's own, read before the tasks
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < srunArgs.size(); ++i) {
+    std::string word = srunArgs[i];
+    bool joined = word.rfind("--export=", 0) == 0;
+    if (!joined && word == "--export" && i + 1 < srunArgs.size()) {
+      out.push_back(word);
+      word = srunArgs[++i];
+    } else if (!joined) {
+      out.push_back(word);
+      continue;
+    }
+    std::string value = joined ? word.substr(9) : word;
+    bool all = false;
+    std::stringstream items(value);
+    for (std::string item; std::getline(items, item, ',');) all = all || item == "ALL";
+    if (!all) value += names;
+    out.push_back(joined ? "--export=" + value : value);
+  }
+  return out;
 }
 
 std::optional<RankFailure> firstSrunFailure(const std::vector<std::string>& messages) {
@@ -181,6 +238,11 @@ std::optional<std::string> srunTroubleHint(const std::vector<std::string>& messa
   if (says("Socket timed out") || says("Unable to contact slurm controller")) {
     return "the Slurm controller (slurmctld) did not answer srun in time: 'scontrol ping' says whether it is up; no "
            "rank was started by this step";
+  }
+  if (says("execve()") && says("hvdrun")) {
+    return "a node could not start hvdrun, which each rank runs under (the task shim): it must be at the same path on "
+           "every node (a shared file system), and in a container (--srun-args --container-image=...) installed in the "
+           "image (the hvd package puts hvdrun on its PATH) or mounted with --container-mounts=DIR:DIR";
   }
   if (says("has expired") || says("Invalid job id") || says("Expired or invalid job")) {
     return "the Slurm job in this shell's SLURM_JOB_ID has ended (variables left from an old salloc or job?): get a "

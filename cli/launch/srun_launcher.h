@@ -33,6 +33,14 @@ struct SrunCommand {
 SrunCommand srunCommand(const Plan& plan, const Options& options, const std::string& hvdrunPath,
                         const std::string& hostfilePath, const std::vector<std::string>& jobWide, bool insideStep);
 
+// --srun-args as they go on srun's line: an --export without ALL gets the names of `env`'s
+// variables (hvdrun's, which the task shim needs) added to it.
+std::vector<std::string> withHvdrunExports(const std::vector<std::string>& srunArgs, const std::vector<std::string>& env);
+
+// The hvdrun each task starts as its shim: this one, or in a container (--container-image
+// in --srun-args) where --container-mounts puts this one, else the image's own on its PATH.
+std::string shimExecutable(const std::vector<std::string>& srunArgs, const std::string& hvdrunPath);
+
 // One line per rank: the host it runs on, in rank order.
 std::string srunHostfile(const Plan& plan);
 

@@ -150,6 +150,11 @@ void defineOptions(CLI::App& app, Options& o, RawValues& raw) {
   app.add_option("--mpi-args", raw.mpiArgs, "With --mpi: more of mpirun's options, split at spaces (horovodrun's)")
       ->group("Launch")
       ->type_name("ARGS");
+  app.add_option("--srun-args", raw.srunArgs,
+                 "Inside a Slurm allocation: more of srun's options for the step (containers, --gpu-bind, "
+                 "--export, ...), split at spaces")
+      ->group("Launch")
+      ->type_name("ARGS");
   app.add_option("-H,--hosts", o.hosts, "Hosts and slots: host:slots,... (hostlists allowed: node[01-04]:4)")
       ->group("Hosts and GPUs")->type_name("LIST");
   app.add_option("--hostfile", o.hostfile, "File of 'host slots=N' or 'host:N' lines")

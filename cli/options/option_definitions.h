@@ -31,6 +31,7 @@ struct RawValues {
   std::vector<std::string> cooldownRange;  // --blacklist-cooldown-range MIN MAX
   std::string signal, preemptGrace, nodes, ntasksPerNode, gpusPerNode, cpusPerTask;
   std::string fusionThresholdMb, cycleTimeMs, cacheCapacity, stallWarning, stallShutdown, logLevel;
+  std::string srunArgs;
   std::string timelineFilename, timelineMaxMb, sshPort, maxLineKb, bindTo, stdinTarget;
   std::vector<std::string> exports;  // -x NAME[=VALUE], as given
   bool noPrefix = false, noStallCheck = false, timelineMarkCycles = false;

@@ -13,6 +13,7 @@
 #include "cli/options/foreign_flags.h"
 #include "cli/options/option_definitions.h"
 #include "cli/options/option_values.h"
+#include "cli/options/srun_args.h"
 #include "cli/user_error.h"
 #include "runtime/common/ascii_case.h"
 #include "runtime/common/rank_contract.h"
@@ -277,6 +278,13 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     std::istringstream words(raw.mpiArgs);
     for (std::string w; words >> w;) o.mpiArgs.push_back(w);
   }
+  if (!raw.srunArgs.empty()) {
+    if (o.useMpi) {
+      throw UserError(ExitCode::kUsage, "--srun-args '" + raw.srunArgs + "' is for srun, and --mpi launches through mpirun",
+                      "give mpirun's options with --mpi-args, or leave out --mpi");
+    }
+    o.srunArgs = valueOrThrow(parseSrunArgs(raw.srunArgs));
+  }
   if (o.networkInterface.find(',') != std::string::npos) {
     throw UserError(ExitCode::kUsage,
                     "--network-interface (or --nics, --network-interfaces) '" + o.networkInterface +
@@ -336,6 +344,10 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
     auto bind = parseBindTo(raw.bindTo);
     if (!bind) throw UserError(ExitCode::kUsage, bind.status().message(), bind.status().hint());
     o.bindTo = *bind;
+    if (o.bindTo != BindTo::kNone && srunArgsBindCpus(o.srunArgs)) {
+      throw UserError(ExitCode::kUsage, "--bind-to " + raw.bindTo + " and --srun-args' --cpu-bind both bind the ranks",
+                      "give one of them: --bind-to (hvdrun's, under every launcher) or srun's --cpu-bind");
+    }
   }
   if (!raw.maxLineKb.empty()) o.maxLineBytes = size_t{1024} * parseIntIn("--max-line-kb", raw.maxLineKb, 1, 1 << 20);
   if (!raw.stdinTarget.empty()) parseStdinTarget(raw.stdinTarget, o);

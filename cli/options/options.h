@@ -38,6 +38,8 @@ struct Options {
   // program on its command line; only with --mpi.
   std::vector<std::string> mpiArgs;
   bool pmix = false;    // --pmix: under srun, give MPI programs PMIx (srun --mpi=pmix)
+  // --srun-args: more of srun's own options for the step, after hvdrun's (srun_args.h).
+  std::vector<std::string> srunArgs;
 
   // Hosts and GPUs.
   std::string hosts;     // -H

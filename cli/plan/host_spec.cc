@@ -89,7 +89,7 @@ Result<std::vector<HostSlots>> parseHostList(std::string_view text) {
 
 Result<std::vector<HostSlots>> parseHostfile(std::string_view text, std::string_view path) {
   std::vector<HostSlots> hosts;
-  std::map<std::string, int, std::less<>> firstLine;
+  std::map<std::string, size_t, std::less<>> entry;  // host -> its index in hosts
   int lineNumber = 0;
   // A UTF-8 byte order mark (Windows editors write one) is no part of the first host.
   size_t start = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0;
@@ -143,12 +143,20 @@ Result<std::vector<HostSlots>> parseHostfile(std::string_view text, std::string_
     HVD_RETURN_IF_ERROR(checkSlots(slotsText, slots, at(host), content));
     if (host.empty()) return invalidArgument(at(content) + "'" + std::string(content) + "' names no host");
     if (Status s = checkHostName(host); !s.isOk()) return invalidArgument(at(host) + s.message());
-    if (auto it = firstLine.find(host); it != firstLine.end()) {
-      return invalidArgument(at(host) + "host '" + std::string(host) + "' is listed again (first at line " +
-                             std::to_string(it->second) + ")");
+    if (auto it = entry.find(host); it != entry.end()) {
+      // mpirun's and every PBS site's form: one line per slot, a host repeated. Its lines'
+      // slots add up, and the count is a given one.
+      HostSlots& first = hosts[it->second];
+      if (first.slots + slots > kMaxSlots) {
+        return invalidArgument(at(host) + "host '" + std::string(host) + "' has more than " +
+                               std::to_string(kMaxSlots) + " slots over its lines");
+      }
+      first.slots += slots;
+      first.slotsGiven = true;
+    } else {
+      entry.emplace(std::string(host), hosts.size());
+      hosts.push_back({std::string(host), slots, slotsGiven});
     }
-    firstLine.emplace(std::string(host), lineNumber);
-    hosts.push_back({std::string(host), slots, slotsGiven});
     if (end == text.size()) break;
   }
   if (hosts.empty()) return invalidArgument(std::string(path) + ": lists no host");

@@ -15,7 +15,9 @@ namespace hvd::cli {
 // "-H a:2,node[01-02]:4,c" -> a:2, node01:4, node02:4, c:1. A host listed twice is an error.
 Result<std::vector<HostSlots>> parseHostList(std::string_view text);
 
-// A hostfile's text; `path` names it in messages ("FILE:LINE:COLUMN: ...").
+// A hostfile's text; `path` names it in messages ("FILE:LINE:COLUMN: ..."). A host on
+// several lines has their slots added up (mpirun's and PBS's one line per slot), in the
+// order of its first line.
 Result<std::vector<HostSlots>> parseHostfile(std::string_view text, std::string_view path);
 
 }  // namespace hvd::cli

@@ -56,9 +56,22 @@ TEST_CASE("bad hostfile lines are reported as file:line:column", "[unit][plan]")
         "hf:2:9: slot count 'x' is not a whole number");
   CHECK(parseHostfile("a slots=-99999999999\n", "hf").status().message() ==
         "hf:1:1: 'a slots=-99999999999' has -99999999999 slots; a host needs at least 1");
-  CHECK(parseHostfile("a slots=2\nb\na slots=1\n", "hf").status().message() ==
-        "hf:3:1: host 'a' is listed again (first at line 1)");
   CHECK(parseHostfile("a slot=2\n", "hf").status().message() == "hf:1:3: unknown field 'slot=2' (did you mean 'slots=N'?)");
   CHECK(parseHostfile("a slots=0\n", "hf").status().message() == "hf:1:1: 'a slots=0' has 0 slots; a host needs at least 1");
   CHECK(parseHostfile("# nothing\n\n", "hf").status().message() == "hf: lists no host");
+}
+
+TEST_CASE("a host on several hostfile lines has their slots added up, as mpirun and PBS node files count them",
+          "[unit][plan]") {
+  auto perSlot = parseHostfile("n1\nn1\nn2\nn1\nn2\n", "PBS_NODEFILE");
+  REQUIRE(perSlot.isOk());
+  REQUIRE(perSlot->size() == 2);
+  CHECK(((*perSlot)[0].host == "n1" && (*perSlot)[0].slots == 3 && (*perSlot)[0].slotsGiven));
+  CHECK(((*perSlot)[1].host == "n2" && (*perSlot)[1].slots == 2 && (*perSlot)[1].slotsGiven));
+  auto mixed = parseHostfile("a slots=2\nb\na slots=1\n", "hf");
+  REQUIRE(mixed.isOk());
+  CHECK(((*mixed)[0].host == "a" && (*mixed)[0].slots == 3));
+  CHECK(((*mixed)[1].host == "b" && (*mixed)[1].slots == 1 && !(*mixed)[1].slotsGiven));
+  CHECK(parseHostfile("a slots=1048576\na\n", "hf").status().message() ==
+        "hf:2:1: host 'a' has more than 1048576 slots over its lines");
 }

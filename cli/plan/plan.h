@@ -1,5 +1,5 @@
 // cli/plan/plan.h: one plan for a job, whatever described the resources (-H, a hostfile,
-// the Slurm allocation, or this machine): every rank's host, local and cross ranks, GPUs,
+// the Slurm allocation, a PBS or LSF allocation, or this machine): every rank's host, local and cross ranks, GPUs,
 // TF role and the environment it starts with. Launchers execute it; --dry-run prints it.
 #pragma once
 
@@ -18,7 +18,7 @@ namespace hvd::cli {
 enum class Role { kWorker, kChief, kPs, kEvaluator };
 std::string_view roleName(Role role);
 
-enum class HostSource { kLocal, kHostList, kHostfile, kSlurm };
+enum class HostSource { kLocal, kHostList, kHostfile, kSlurm, kPbs, kLsf };
 
 struct PlanRequest {
   int numProc = 0;  // -np; 0: every slot
@@ -29,6 +29,7 @@ struct PlanRequest {
   int nnodes = 0;        // --nnodes: the number of hosts there must be (0: any)
   std::string hostList;                    // -H
   std::string hostfilePath, hostfileText;  // --hostfile (read by the caller)
+  std::string pbsNodefileText;             // PBS_NODEFILE's lines, when the environment names one (read by the caller)
   bool noSlurm = false;
   int gpusPerRank = 1;
   bool noGpu = false;

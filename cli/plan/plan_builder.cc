@@ -5,6 +5,7 @@
 
 #include "cli/plan/host_gpus.h"
 #include "cli/plan/host_spec.h"
+#include "cli/plan/scheduler_hosts.h"
 #include "cli/plan/plan.h"
 #include "slurm/allocation.h"
 #include "slurm/gpu_binding.h"
@@ -233,6 +234,14 @@ Result<Plan> buildPlan(const PlanRequest& r, const slurm::Environment& env, cons
         .withHint("--no-slurm ignores the allocation; -H or --hostfile name hosts instead");
   } else if (allocation->has_value()) {
     HVD_RETURN_IF_ERROR(hostsFromSlurm(**allocation, facts, plan));
+  } else if (auto scheduler = schedulerHosts(env, r.pbsNodefileText); !scheduler) {
+    return scheduler.status().withHint("-H or --hostfile name the hosts instead");
+  } else if (scheduler->has_value()) {
+    SchedulerHosts& given = **scheduler;
+    plan.source = given.source;
+    plan.sourceDetail = given.detail;
+    HVD_RETURN_IF_ERROR(hostsFromList(given.hosts, *local, plan, facts,
+                                      given.source == HostSource::kPbs ? "PBS_NODEFILE" : "LSB_MCPU_HOSTS"));
   } else {
     if (r.numProc == 0 && r.ranksPerHost == 0 && r.ranksPerHostWord.empty()) {
       return invalidUsage("how many ranks? -np is missing").withHint("e.g. hvdrun -np 4 ./train");

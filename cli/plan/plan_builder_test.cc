@@ -501,3 +501,42 @@ TEST_CASE("a host list naming this machine twice under two names is refused nami
   r.hostList = "here:2,b:2";
   CHECK(planOf(r).ranks.size() == 4);
 }
+
+TEST_CASE("a PBS node file and an LSF host list give the plan the same -H gives, and say where the hosts came from",
+          "[unit][plan]") {
+  PlanRequest byList;
+  byList.hostList = "n1:3,n2:2";
+  const Plan expected = planOf(byList);
+  PlanRequest pbs;
+  pbs.pbsNodefileText = "n1\nn1\nn2\nn1\nn2\n";  // one line per slot, as PBS writes it
+  const Plan fromPbs = planOf(pbs, {{"PBS_NODEFILE", "/var/spool/pbs/aux/42.srv"}, {"PBS_JOBID", "42.srv"}});
+  const Plan fromLsf = planOf(PlanRequest{}, {{"LSB_MCPU_HOSTS", "n1 3 n2 2"}, {"LSB_JOBID", "77"}});
+  for (const Plan* plan : {&fromPbs, &fromLsf}) {
+    REQUIRE(plan->ranks.size() == expected.ranks.size());
+    for (size_t i = 0; i < expected.ranks.size(); ++i) {
+      CHECK(plan->ranks[i].where.host == expected.ranks[i].where.host);
+      CHECK(plan->ranks[i].where.localRank == expected.ranks[i].where.localRank);
+      CHECK(plan->ranks[i].where.crossRank == expected.ranks[i].where.crossRank);
+    }
+  }
+  CHECK(fromPbs.source == HostSource::kPbs);
+  CHECK(fromPbs.sourceDetail == "PBS job 42.srv (PBS_NODEFILE /var/spool/pbs/aux/42.srv)");
+  CHECK(fromLsf.source == HostSource::kLsf);
+  CHECK(fromLsf.sourceDetail == "LSF job 77 (LSB_MCPU_HOSTS)");
+  // -H, a hostfile and a Slurm allocation come first.
+  CHECK(planOf(byList, {{"LSB_MCPU_HOSTS", "x 1"}}).source == HostSource::kHostList);
+  PlanRequest tooMany;
+  tooMany.numProc = 6;
+  CHECK(errorOf(tooMany, {{"LSB_MCPU_HOSTS", "n1 3 n2 2"}}) ==
+        "-np 6 is more than the 5 slot(s) of LSF job ? (LSB_MCPU_HOSTS)");
+}
+
+TEST_CASE("a malformed LSF host list or PBS node file is refused naming the variable and the token", "[unit][plan]") {
+  CHECK(errorOf(PlanRequest{}, {{"LSB_MCPU_HOSTS", "n1 3 n2"}}) ==
+        "LSB_MCPU_HOSTS='n1 3 n2': host 'n2' has no slot count (LSF writes 'hostA 4 hostB 2')");
+  CHECK(errorOf(PlanRequest{}, {{"LSB_MCPU_HOSTS", "n1 x"}}) ==
+        "LSB_MCPU_HOSTS: host 'n1' has slot count 'x', which is not a whole number of at least 1");
+  PlanRequest empty;
+  empty.pbsNodefileText = "# nothing\n";
+  CHECK(errorOf(empty, {{"PBS_NODEFILE", "/pbs/nodes"}}) == "PBS_NODEFILE: /pbs/nodes: lists no host");
+}

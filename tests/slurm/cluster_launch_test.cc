@@ -350,6 +350,19 @@ TEST_CASE("through srun hvdrun -x gives every rank on every node the variable", 
   for (int r = 0; r < 2; ++r) CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:a b|3|1\n") != std::string::npos);
 }
 
+TEST_CASE("srun options given with --srun-args reach the step and one hvdrun sets itself is refused naming it", "[cluster][launch]") {
+  requireTestbed();
+  auto run = inAllocation({"-N2", "-n2"}, {kHvdrun, "--srun-args", "--export=ALL,SEEN_BY_TASK=from-srun --quiet", "sh",
+                                           "-c", "echo \"seen=$SEEN_BY_TASK\""});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  for (int r = 0; r < 2; ++r) CHECK(run.out.find("[" + std::to_string(r) + "]<stdout>:seen=from-srun\n") != std::string::npos);
+  auto refused = inAllocation({"-N2", "-n2"}, {kHvdrun, "--srun-args", "--gpu-bind=closest --ntasks=4", "true"});
+  CHECK(refused.exitCode == 2);
+  CHECK(refused.err.find("hvdrun: error: --srun-args: --ntasks is hvdrun's to set on the srun step") != std::string::npos);
+  CHECK(refused.err.find("-np gives the number of ranks") != std::string::npos);
+}
+
 TEST_CASE("arguments reach ranks on other nodes verbatim through srun", "[cluster][launch]") {
   requireTestbed();
   auto run = inAllocation({"-N2", "-n2"}, {kHvdrun, kRank, "args", "two words", "$HOME", "", "'q'"});

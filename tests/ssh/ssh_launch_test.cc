@@ -189,6 +189,45 @@ TEST_CASE("over ssh each rank runs on its planned host with its planned identity
   }
 }
 
+TEST_CASE("a PBS node file and an LSF host list start each rank on its host over ssh as the same -H does", "[ssh]") {
+  const Bed& b = bed();
+  const std::string nodefile = b.dir + "/pbs_nodefile";
+  {
+    std::ofstream out(nodefile);
+    for (int slot = 0; slot < 2; ++slot) {
+      for (const auto& h : b.hosts) out << h << "\n";  // one line per slot, hosts interleaved
+    }
+  }
+  std::string lsf;
+  for (const auto& h : b.hosts) lsf += (lsf.empty() ? "" : " ") + h + " 2";
+  const std::vector<std::string> ssh{"--ssh-command", b.ssh, "-p", b.port, "-i", b.key};
+  for (const auto& env : {std::vector<std::string>{"PBS_NODEFILE=" + nodefile, "PBS_JOBID=7.pbs"},
+                          std::vector<std::string>{"LSB_MCPU_HOSTS=" + lsf, "LSB_JOBID=8"}}) {
+    hvd::cli::RunOptions options;
+    options.timeout = std::chrono::seconds(60);
+    options.env = hvd::test::environmentWith(env);
+    std::vector<std::string> args = ssh;
+    args.insert(args.end(), {"--dry-run"});
+    auto plan = hvd::test::runHvdrun(args, options);
+    INFO(env[0] << "\n" << plan.out << plan.err);
+    CHECK(plan.exitCode == 0);
+    CHECK(plan.out.find(env[0].rfind("PBS", 0) == 0 ? "PBS job 7.pbs (PBS_NODEFILE " + nodefile + ")"
+                                                    : std::string("LSF job 8 (LSB_MCPU_HOSTS)")) != std::string::npos);
+    args = ssh;
+    args.insert(args.end(), {kRank, "identity"});
+    auto run = hvd::test::runHvdrun(args, options);
+    INFO(run.out << run.err);
+    REQUIRE(run.exitCode == 0);
+    for (int rank = 0; rank < 6; ++rank) {
+      int host = rank / 2;
+      std::string line = "[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) + " size=6 local_rank=" +
+                         std::to_string(rank % 2) + " local_size=2 cross_rank=" + std::to_string(host) +
+                         " cross_size=3 torch_rank=" + std::to_string(rank) + " host=" + b.names[static_cast<size_t>(host)];
+      CHECK(run.out.find(line) != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("over ssh a rank that failed by itself is the root cause when the console's reader went away too, 200 times",
           "[ssh][slow]") {
   // Rank 1, on the second host, exits 3 right after its one line; `head -1` goes with the

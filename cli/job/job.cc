@@ -71,6 +71,11 @@ int runJob(const Options& o, Plan plan, const slurm::Environment& env) {
   const std::string secret = valueOrThrow(randomHex(32));
   const std::string shmPrefix = shmJobPrefix(secret);
   std::unique_ptr<Launcher> launcher = chooseLauncher(o, plan, program);
+  // A config file may carry srun's options for the jobs that run under Slurm.
+  if (!o.srunArgs.empty() && launcher->starter() != RankStarter::kSrun) {
+    printTo(stderr, "hvdrun: note: --srun-args changes nothing here: the ranks start without srun (the hosts come "
+                    "from {})\n", plan.sourceDetail);
+  }
   checkStdinRank(o, plan);
   checkRanksFilter(o, plan);
   checkElastic(o, plan, launcher->starter());

@@ -147,3 +147,19 @@ TEST_CASE("horovodrun's YAML config file sets the ranks' engine as it does under
   CHECK(profiled.exitCode == 2);
   CHECK(profiled.err.find("is horovodrun's YAML config, which has no profiles") != std::string::npos);
 }
+
+TEST_CASE("srun-args in a config file changes nothing for a job that starts without srun and says so", "[e2e][config]") {
+  TempDir dir;
+  std::string config = writeFile(dir, "hvdrun.toml", "srun-args = \"--gpu-bind=closest --export=ALL,X=1\"\n");
+  auto run = runHvdrun({"--config-file", config, "-np", "1", "sh", "-c", "echo ran"},
+                       withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  INFO(run.out << run.err);
+  CHECK(run.exitCode == 0);
+  CHECK(run.out == "[0]<stdout>:ran\n");
+  CHECK(run.err.find("hvdrun: note: --srun-args changes nothing here: the ranks start without srun (the hosts come "
+                     "from this machine)\n") != std::string::npos);
+  auto refused = runHvdrun({"--config-file", config, "--srun-args", "--ntasks=2", "-np", "1", "true"},
+                           withEnv(environmentWith({"SLURM_JOB_ID", "SLURM_CONF=/nonexistent"})));
+  CHECK(refused.exitCode == 2);
+  CHECK(refused.err.find("hvdrun: error: --srun-args: --ntasks is hvdrun's to set on the srun step\n") != std::string::npos);
+}

@@ -13,7 +13,7 @@ namespace hvd::timeline {
 namespace {
 
 bool isOperation(const std::string& name) {
-  // The engine's operation spans (engine.cc opName); the backend's own calls under them
+  // The engine's operation spans (engine_timeline.cc's opName); the backend's own calls under them
   // (RING_ALLREDUCE, MPI_ALLTOALLV, ...) are not operations of their own.
   return name == "ALLREDUCE" || name == "BROADCAST" || name == "ALLGATHER" || name == "BARRIER" ||
          name == "REDUCESCATTER" || name == "ALLTOALL";

@@ -4,16 +4,32 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 
 #include "runtime/backends/backend_factory.h"
 #include "runtime/common/log.h"
+#include "runtime/common/rank_contract.h"
 #include "runtime/core/gpu_check.h"
 #include "runtime/rendezvous/client.h"
 #include "runtime/rendezvous/protocol.h"
 #include "runtime/timeline/trace_files.h"
 
 namespace hvd {
+
+namespace {
+
+// A stall shutdown ends the rank with the exit code hvdrun's summary explains
+// (docs/exit-codes.md), as Horovod's ends its process: its collectives can never complete,
+// and a rank left running would hold its GPUs and its job. The one place the runtime
+// ends a process.
+void endRankStalled(const Status& stalled) {
+  logMessage(LogLevel::kError, stalled.message() + "; ending this rank with exit code " +
+                                   std::to_string(rank_contract::kStalledExitCode));
+  std::_Exit(rank_contract::kStalledExitCode);
+}
+
+}  // namespace
 
 Result<engine::EngineOptions> engineOptionsFrom(const EnvSnapshot& env) {
   engine::EngineOptions o;
@@ -30,7 +46,7 @@ Result<engine::EngineOptions> engineOptionsFrom(const EnvSnapshot& env) {
   o.stallCheck = env.integer("HOROVOD_STALL_CHECK_DISABLE") == 0;
   o.stallWarning = std::chrono::seconds(env.integer("HOROVOD_STALL_CHECK_TIME_SECONDS"));
   o.stallShutdown = std::chrono::seconds(env.integer("HOROVOD_STALL_SHUTDOWN_TIME_SECONDS"));
-  o.exitOnStallShutdown = true;
+  o.onStallShutdown = endRankStalled;
   return o;
 }
 

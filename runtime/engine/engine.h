@@ -26,7 +26,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/common/rank_contract.h"
 #include "runtime/backends/collective_backend.h"
 #include "runtime/engine/control_message.h"
 #include "runtime/engine/message_table.h"
@@ -50,9 +49,11 @@ struct EngineOptions {
   bool timelineMarkCycles = false;
   // This rank reads the same clock as rank 0 (same host): no offset is applied.
   bool sameClockAsRank0 = true;
-  // After a stall shutdown, end the process with kStallExitCode (a rank's own runtime; off
-  // for ranks that are threads in one test process).
-  bool exitOnStallShutdown = false;
+  // Called on the engine's thread after a stall shutdown stopped the engine, with the
+  // failure every pending request got (naming the tensor and the ranks). The runtime ends
+  // the rank there (runtime/core/runtime.cc); unset (ranks that are threads of one test
+  // process), the requests fail and the process goes on.
+  std::function<void(const Status& stalled)> onStallShutdown;
   // Called once, before this rank's caller first sees a failure that another rank's going
   // caused (its connection closed, or it shut hvd down): with that rank. The runtime tells
   // hvdrun, which then names that rank as the job's cause, not this one.
@@ -70,9 +71,6 @@ struct EngineOptions {
   std::vector<int> timelineRanks;
 };
 
-// The exit code of a rank ended by a stall shutdown (docs/exit-codes.md), which hvdrun's
-// summary explains: declared once for both (rank_contract.h).
-inline constexpr int kStallExitCode = rank_contract::kStalledExitCode;
 
 using HandleId = std::int64_t;
 

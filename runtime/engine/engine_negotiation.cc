@@ -478,11 +478,8 @@ Status Engine::runStallCheck() {
                      std::to_string(static_cast<long long>(shutdownAfter)) + ")" +
                      (fatal.size() > 1 ? "; " + std::to_string(fatal.size() - 1) + " more stalled" : ""));
   stop(stalled);
-  if (options_.exitOnStallShutdown) {
-    const std::string context = options_.logContext.empty() ? "" : options_.logContext + ": ";
-    logMessage(LogLevel::kError,
-               context + stalled.message() + "; ending this rank with exit code " + std::to_string(kStallExitCode));
-    std::_Exit(kStallExitCode);
+  if (options_.onStallShutdown) {
+    options_.onStallShutdown(options_.logContext.empty() ? stalled : stalled.withContext(options_.logContext));
   }
   return stalled;
 }

@@ -58,7 +58,9 @@ def use_torch(torch):
                                   if hasattr(torch, name)])
 
 
-def _op(op, average):
+def reduce_op(op, average):
+    """The ReduceOp a call asks for: op, or Horovod's deprecated average= (True: Average,
+    False: Sum); Average when neither is given. hvd.torch and hvd.tensorflow use it too."""
     if average is not None:  # Horovod's deprecated spelling
         if op is not None:
             raise ValueError("hvd: give op or average, not both")
@@ -108,7 +110,7 @@ def allreduce(tensor, average=None, name=None, op=None, process_set=None):
     x = _arrays.as_input(tensor)
     out = _arrays.empty_like(x)
     in_set = _set(process_set)
-    _hvd.allreduce(_arrays.passed(x, in_set), _arrays.passed(out, in_set), _op(op, average), in_set)
+    _hvd.allreduce(_arrays.passed(x, in_set), _arrays.passed(out, in_set), reduce_op(op, average), in_set)
     return out
 
 
@@ -150,7 +152,7 @@ def allreduce_(tensor, average=None, name=None, op=None, prescale_factor=1.0, po
         return synchronize(allreduce_async_(tensor, average=average, name=name, op=op, prescale_factor=prescale_factor,
                                             postscale_factor=postscale_factor, process_set=process_set))
     in_set = _set(process_set)
-    _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor), in_set), _op(op, average), in_set)
+    _hvd.allreduce_inplace(_arrays.passed(_inplace(tensor), in_set), reduce_op(op, average), in_set)
     return tensor
 
 
@@ -173,7 +175,7 @@ def allreduce_async(tensor, average=None, name=None, op=None, prescale_factor=1.
     out = _arrays.empty_like(x)
     in_set = _set(process_set)
     handle = _hvd.allreduce_async(_name(name), _arrays.passed(x, in_set), _arrays.passed(out, in_set),
-                                  _op(op, average), in_set)
+                                  reduce_op(op, average), in_set)
 
     def finish():
         scale_in_place(out, postscale_factor)
@@ -198,7 +200,7 @@ def allreduce_async_(tensor, average=None, name=None, op=None, prescale_factor=1
     handle = _hvd.allreduce_async_inplace_torch(_name(name), tensor, op) if fast else None
     if handle is not None:
         return _remember(handle, "plain", finish, (tensor,))
-    handle = _hvd.allreduce_async_inplace(_name(name), _arrays.passed(_inplace(tensor), in_set), _op(op, average),
+    handle = _hvd.allreduce_async_inplace(_name(name), _arrays.passed(_inplace(tensor), in_set), reduce_op(op, average),
                                           in_set)
     return _remember(handle, "plain", finish, (tensor,))
 
@@ -266,7 +268,7 @@ def reducescatter(tensor, op=None, name=None, process_set=None):
     # (through the async pair a request waited on the engine's thread: 34 us against 3-6).
     in_set = _set(process_set)
     x, out = _scatter_arrays(tensor, in_set)
-    _hvd.reducescatter(_arrays.passed(x, in_set), _arrays.passed(out, in_set), _op(op, None), in_set)
+    _hvd.reducescatter(_arrays.passed(x, in_set), _arrays.passed(out, in_set), reduce_op(op, None), in_set)
     return out
 
 
@@ -283,7 +285,7 @@ def reducescatter_async(tensor, op=None, name=None, process_set=None):
     in_set = _set(process_set)
     x, out = _scatter_arrays(tensor, in_set)
     handle = _hvd.reducescatter_async(_name(name), _arrays.passed(x, in_set), _arrays.passed(out, in_set),
-                                      _op(op, None), in_set)
+                                      reduce_op(op, None), in_set)
     return _remember(handle, "plain", lambda: out, (x, out))
 
 

@@ -92,8 +92,8 @@ TEST_CASE("two sources of hosts at once are refused", "[e2e][plan]") {
 TEST_CASE("hostfile errors give file, line and column", "[e2e][plan]") {
   hvd::test::TempDir dir;
   std::string path = dir.path() + "/hosts";
-  std::ofstream(path) << "# two nodes\nnode1 slots=4\nnode1 slots=2\n";
-  checkUsageError(plan({"--hostfile", path}), "hvdrun: error: " + path + ":3:1: host 'node1' is listed again (first at line 2)\n"
+  std::ofstream(path) << "# two nodes\nnode1 slots=4\nnode2 slots=two\n";
+  checkUsageError(plan({"--hostfile", path}), "hvdrun: error: " + path + ":3:13: slot count 'two' is not a whole number\n"
                                               "  hint: hostfile lines are 'host slots=N', 'host:N' or 'host'; # starts a comment\n");
   checkUsageError(plan({"--hostfile", dir.path() + "/missing"}),
                   "hvdrun: error: cannot read --hostfile: '" + dir.path() + "/missing' does not exist\n"

@@ -173,20 +173,25 @@ int usableCores() {
   return static_cast<int>(coreIds.size());
 }
 
-}  // namespace
-
-TEST_CASE("over ssh each rank runs on its planned host with its planned identity", "[ssh]") {
+// The identity lines of a 6-rank job with two ranks on each of the bed's hosts, in order.
+void checkTwoRanksPerHost(const std::string& out) {
   const Bed& b = bed();
-  auto run = runSshJob(2, {kRank, "identity"});
-  INFO(run.out << run.err);
-  REQUIRE(run.exitCode == 0);
   for (int rank = 0; rank < 6; ++rank) {
     int host = rank / 2;
     std::string line = "[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) + " size=6 local_rank=" +
                        std::to_string(rank % 2) + " local_size=2 cross_rank=" + std::to_string(host) +
                        " cross_size=3 torch_rank=" + std::to_string(rank) + " host=" + b.names[static_cast<size_t>(host)];
-    CHECK(run.out.find(line) != std::string::npos);
+    CHECK(out.find(line) != std::string::npos);
   }
+}
+
+}  // namespace
+
+TEST_CASE("over ssh each rank runs on its planned host with its planned identity", "[ssh]") {
+  auto run = runSshJob(2, {kRank, "identity"});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  checkTwoRanksPerHost(run.out);
 }
 
 TEST_CASE("a PBS node file and an LSF host list start each rank on its host over ssh as the same -H does", "[ssh]") {
@@ -218,13 +223,7 @@ TEST_CASE("a PBS node file and an LSF host list start each rank on its host over
     auto run = hvd::test::runHvdrun(args, options);
     INFO(run.out << run.err);
     REQUIRE(run.exitCode == 0);
-    for (int rank = 0; rank < 6; ++rank) {
-      int host = rank / 2;
-      std::string line = "[" + std::to_string(rank) + "]<stdout>:rank=" + std::to_string(rank) + " size=6 local_rank=" +
-                         std::to_string(rank % 2) + " local_size=2 cross_rank=" + std::to_string(host) +
-                         " cross_size=3 torch_rank=" + std::to_string(rank) + " host=" + b.names[static_cast<size_t>(host)];
-      CHECK(run.out.find(line) != std::string::npos);
-    }
+    checkTwoRanksPerHost(run.out);
   }
 }
 

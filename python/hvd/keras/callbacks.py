@@ -5,7 +5,7 @@ import os
 import keras
 import numpy as np
 
-from .. import _ops
+from .. import _hvd, _ops
 from ..tensorflow import broadcast_variables
 
 
@@ -81,7 +81,7 @@ class LearningRateWarmupCallback(keras.callbacks.Callback):
         self._epoch = 0
 
     def multiplier(self, epoch):
-        size = _ops._hvd.size()
+        size = _hvd.size()
         return 1.0 / size * (epoch * (size - 1) / self.warmup_epochs + 1)
 
     def _set(self, epoch):
@@ -103,7 +103,7 @@ class LearningRateWarmupCallback(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if epoch == self.warmup_epochs - 1:
             self.model.optimizer.learning_rate.assign(self.initial_lr)
-            if self.verbose and _ops._hvd.rank() == 0:
+            if self.verbose and _hvd.rank() == 0:
                 print(f"\nEpoch {epoch + 1}: finished gradual learning rate warmup to {self.initial_lr:g}.")
 
 

@@ -166,7 +166,7 @@ def grouped_allreduce(tensors, op=None, name=None, compression=Compression.none,
         reduced = grouped_allreduce([_scaled(t, prescale_factor) for t in tensors], op=op, name=name,
                                     compression=compression, process_set=process_set, average=average)
         return [_scaled(r, postscale_factor) for r in reduced]
-    op = _ops._op(op, average)
+    op = _ops.reduce_op(op, average)
     prefix = _group_name(name, "grouped_allreduce")
     compressed = [compression.compress(tf.convert_to_tensor(t)) for t in tensors]
     reduced = _through_host(lambda arrays: _reduce_arrays(arrays, op, prefix, process_set), [c for c, _ in compressed],
@@ -219,7 +219,7 @@ def allreduce(tensor, average=None, name=None, op=None, compression=Compression.
         reduced = allreduce(_scaled(tensor, prescale_factor), average=average, name=name, op=op,
                             compression=compression, process_set=process_set)
         return _scaled(reduced, postscale_factor)
-    op = _ops._op(op, average)
+    op = _ops.reduce_op(op, average)
     if not _may_need_gradient():
         return grouped_allreduce([tensor], op=op, name=name, compression=compression, process_set=process_set)[0]
 

@@ -2,18 +2,7 @@
 
 import tensorflow as tf
 
-
-class Compressor:
-    """Horovod's base class: compress(tensor) returns (tensor to send, context), and
-    decompress(tensor, context) undoes it. Subclass it for a compression of your own."""
-
-    @staticmethod
-    def compress(tensor):
-        raise NotImplementedError
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        raise NotImplementedError
+from .._compressor import Compressor
 
 
 class NoneCompressor(Compressor):

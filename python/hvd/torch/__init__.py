@@ -81,7 +81,7 @@ def allreduce(tensor, average=None, name=None, compression=Compression.none, op=
     compressed and scaled before and after the reduction. Differentiable, as Horovod's:
     see autograd.py for the gradient."""
     compressed, ctx = compression.compress(tensor)
-    op = _ops._op(op, average)
+    op = _ops.reduce_op(op, average)
     if _autograd.wants_grad(compressed):
         out = _autograd.Allreduce.apply(compressed, op, name, prescale_factor, postscale_factor, process_set)
     else:
@@ -93,7 +93,7 @@ def grouped_allreduce(tensors, average=None, name=None, compression=Compression.
                       postscale_factor=1.0, process_set=None):
     """Horovod's: new tensors, each of tensors reduced across ranks (op: Average by default),
     submitted together so the engine fuses them; differentiable, as allreduce."""
-    op = _ops._op(op, average)
+    op = _ops.reduce_op(op, average)
     compressed = [compression.compress(t) for t in tensors]
     inputs = [c for c, _ in compressed]
     if any(_autograd.wants_grad(t) for t in inputs):
@@ -107,7 +107,7 @@ def grouped_allreduce_(tensors, average=None, name=None, op=None, prescale_facto
                        process_set=None):
     """Horovod's in-place grouped allreduce: each tensor reduced in place, the group fused;
     returns tensors."""
-    reduced = _autograd.grouped_allreduce(tensors, _ops._op(op, average), name, prescale_factor, postscale_factor,
+    reduced = _autograd.grouped_allreduce(tensors, _ops.reduce_op(op, average), name, prescale_factor, postscale_factor,
                                           process_set)
     with _torch.no_grad():
         for tensor, result in zip(tensors, reduced):
@@ -122,7 +122,7 @@ def reducescatter(tensor, name=None, compression=Compression.none, op=None, pres
     of the first rows % size() ranks). Differentiable with Horovod's gradient: every rank's
     output gradient gathered, times size() for Sum (see autograd.py)."""
     compressed, ctx = compression.compress(tensor)
-    op = _ops._op(op, None)
+    op = _ops.reduce_op(op, None)
     if _autograd.wants_grad(compressed):
         out = _autograd.Reducescatter.apply(compressed, op, name, prescale_factor, postscale_factor, process_set)
     else:
@@ -148,7 +148,7 @@ def grouped_reducescatter(tensors, name=None, compression=Compression.none, op=N
 def grouped_reducescatter_async(tensors, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
                                 process_set=None):
     """Horovod's: starts grouped_reducescatter; synchronize(handle) returns the list."""
-    op = _ops._op(op, None)
+    op = _ops.reduce_op(op, None)
     handles = [
         _ops.reducescatter_async(_ops.scaled(t, prescale_factor), op=op,
                                  name=None if name is None else f"{name}.{i}", process_set=process_set)
@@ -197,7 +197,7 @@ def reducescatter_async(tensor, name=None, op=None, process_set=None):
 def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
                             process_set=None):
     """Horovod's: starts grouped_allreduce; synchronize(handle) returns the new tensors."""
-    op = _ops._op(op, average)
+    op = _ops.reduce_op(op, average)
     handles = [
         _ops.allreduce_async(_ops.scaled(t, prescale_factor), op=op,
                              name=None if name is None else f"{name}.{i}", process_set=process_set)
@@ -209,7 +209,7 @@ def grouped_allreduce_async(tensors, average=None, name=None, op=None, prescale_
 def grouped_allreduce_async_(tensors, average=None, name=None, op=None, prescale_factor=1.0, postscale_factor=1.0,
                              process_set=None):
     """Horovod's: starts grouped_allreduce_ (in place); synchronize(handle) returns tensors."""
-    op = _ops._op(op, average)
+    op = _ops.reduce_op(op, average)
     for t in tensors:
         _ops.scale_in_place(t, prescale_factor)
     handles = [_ops.allreduce_async_(t, op=op, name=None if name is None else f"{name}.{i}", process_set=process_set)

@@ -2,16 +2,7 @@
 
 import torch
 
-
-class Compressor:
-    @staticmethod
-    def compress(tensor):
-        """Returns (tensor to send, context for decompress)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def decompress(tensor, ctx):
-        raise NotImplementedError
+from .._compressor import Compressor
 
 
 class NoneCompressor(Compressor):

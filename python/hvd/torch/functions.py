@@ -2,7 +2,7 @@
 
 import torch
 
-from .. import _ops
+from .. import _hvd, _ops
 
 
 def broadcast_parameters(params, root_rank=0, process_set=None):
@@ -45,14 +45,14 @@ def broadcast_optimizer_state(optimizer, root_rank=0, model=None, process_set=No
     in_set = process_set is None or process_set.included()
     if not in_set:
         return
-    if _ops._hvd.rank() == root_rank:
+    if _hvd.rank() == root_rank:
         payload = {"state": {k: {n: v.cpu() if torch.is_tensor(v) else v for n, v in s.items()}
                              for k, s in state["state"].items()},
                    "param_groups": state["param_groups"]}
     else:
         payload = None
     payload = _ops.broadcast_object(payload, root_rank, name="broadcast.optimizer_state", process_set=process_set)
-    if _ops._hvd.rank() != root_rank:
+    if _hvd.rank() != root_rank:
         optimizer.load_state_dict(payload)  # load_state_dict casts and moves to each parameter's device
 
 

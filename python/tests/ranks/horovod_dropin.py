@@ -66,12 +66,17 @@ def check_duplicate_names():
         "reducescatter": lambda t, n: hvd.reducescatter_async(t, name=n),
     }
     for kind, start in starts.items():
+        # Each rank's own name stays pending until after the barrier, when the others submit
+        # it: the second submission meets a pending first one however fast the ranks run.
         tensor = torch.ones(2 * size, 3)
-        first = start(tensor, f"duplicate.{kind}")
-        error = raises(ValueError, lambda: start(tensor, f"duplicate.{kind}"))
+        mine = start(tensor, f"duplicate.{kind}.{rank}")
+        error = raises(ValueError, lambda: start(tensor, f"duplicate.{kind}.{rank}"))
         assert isinstance(error, hvd.HvdUsageError) and isinstance(error, RuntimeError), type(error).__mro__
         assert "submitted again before its first submission finished" in str(error), error
-        hvd.synchronize(first)
+        hvd.barrier()
+        others = [start(tensor, f"duplicate.{kind}.{r}") for r in range(size) if r != rank]
+        for handle in [mine, *others]:
+            hvd.synchronize(handle)
     held("a name resubmitted while pending raises ValueError")
 
 

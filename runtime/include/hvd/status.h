@@ -60,7 +60,9 @@ inline Status internalError(std::string m) { return {Errc::kInternal, std::move(
 Status systemError(std::string_view what);
 Status systemError(std::string_view what, int error_number);
 
-// Result<T> holds a T or a non-Ok Status. Accessing the wrong side is a bug (asserted).
+// Result<T> holds a T or a non-Ok Status. Check isOk() (or the bool) before value(), *
+// or ->: on a failure they throw std::bad_variant_access, which carries none of the
+// Status's message; status() says what failed.
 template <typename T>
 class [[nodiscard]] Result {
  public:

@@ -56,9 +56,9 @@ auto keepingInFlight(Call&& call, const Arrays&... arrays) {
 
 // The runtime's blocking calls run this every 100 ms while they wait (hvd::setWaitInterrupt),
 // GIL released: Python's signal handlers run, and a Ctrl-C's KeyboardInterrupt ends the wait.
-// Before, a rank blocked in an unnamed call never raised it: one Ctrl-C left a hung job
-// running until hvdrun's kill grace, with no traceback to say where it hung. Off the main
-// thread PyErr_CheckSignals does nothing.
+// Without it a rank blocked in an unnamed call would never raise it: one Ctrl-C would leave
+// a hung job running until hvdrun's kill grace, with no traceback to say where it hung. Off
+// the main thread PyErr_CheckSignals does nothing.
 bool pythonInterrupted() {
   nb::gil_scoped_acquire gil;
   return PyErr_CheckSignals() != 0;

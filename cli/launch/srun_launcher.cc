@@ -174,7 +174,8 @@ std::string shimExecutable(const std::vector<std::string>& srunArgs, const std::
   return "hvdrun";  // the image's own, on its PATH (the hvd package installs it)
 }
 
-std::vector<std::string> withHvdrunExports(const std::vector<std::string>& srunArgs, const std::vector<std::string>& env) {
+std::vector<std::string> withHvdrunExports(const std::vector<std::string>& srunArgs,
+                                           const std::vector<std::string>& env) {
   // An --export that does not pass ALL would keep hvdrun's variables from the task shim:
   // their names are added to it (srun exports a named variable from its own environment).
   std::string names;

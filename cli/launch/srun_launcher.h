@@ -35,7 +35,8 @@ SrunCommand srunCommand(const Plan& plan, const Options& options, const std::str
 
 // --srun-args as they go on srun's line: an --export without ALL gets the names of `env`'s
 // variables (hvdrun's, which the task shim needs) added to it.
-std::vector<std::string> withHvdrunExports(const std::vector<std::string>& srunArgs, const std::vector<std::string>& env);
+std::vector<std::string> withHvdrunExports(const std::vector<std::string>& srunArgs,
+                                           const std::vector<std::string>& env);
 
 // The hvdrun each task starts as its shim: this one, or in a container (--container-image
 // in --srun-args) where --container-mounts puts this one, else the image's own on its PATH.

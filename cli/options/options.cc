@@ -280,7 +280,8 @@ Options parseOptions(const std::vector<std::string>& args, const std::vector<Set
   }
   if (!raw.srunArgs.empty()) {
     if (o.useMpi) {
-      throw UserError(ExitCode::kUsage, "--srun-args '" + raw.srunArgs + "' is for srun, and --mpi launches through mpirun",
+      throw UserError(ExitCode::kUsage,
+                      "--srun-args '" + raw.srunArgs + "' is for srun, and --mpi launches through mpirun",
                       "give mpirun's options with --mpi-args, or leave out --mpi");
     }
     o.srunArgs = valueOrThrow(parseSrunArgs(raw.srunArgs));

@@ -23,6 +23,7 @@ from ._parameter_names import parameter_names
 
 class _DistributedAdasumOptimizer(torch.optim.Optimizer):
     _hvd_distributed = True  # its step() communicates; the wrapped class's step is its base's
+
     def __init__(self, params, named_parameters, compression, backward_passes_per_step, process_set=None):
         super(self.__class__, self).__init__(params)
         self._process_set = process_set

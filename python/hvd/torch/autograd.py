@@ -139,7 +139,8 @@ def grouped_allreduce(tensors, op, name, prescale_factor, postscale_factor, proc
     them (one exchange for a list of small tensors); named name.0, name.1, ... when named."""
     handles = []
     for i, tensor in enumerate(tensors):
-        handles.append(_ops.allreduce_async(_ops.scaled(tensor, prescale_factor), name=None if name is None else f"{name}.{i}", op=op,
+        handles.append(_ops.allreduce_async(_ops.scaled(tensor, prescale_factor),
+                                            name=None if name is None else f"{name}.{i}", op=op,
                                             process_set=process_set))
     return [_ops.scale_in_place(_ops.synchronize(h), postscale_factor) for h in handles]
 

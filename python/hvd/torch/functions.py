@@ -39,7 +39,7 @@ def broadcast_optimizer_state(optimizer, root_rank=0, model=None, process_set=No
                         f"{type(model).__name__}")
     if isinstance(optimizer, torch.optim.LBFGS):
         raise ValueError("hvd.torch.broadcast_optimizer_state: torch.optim.LBFGS keeps state it cannot load back")
-    if not optimizer.state_dict()["state"]:
+    if not optimizer.state:
         _initialize_state(optimizer)
     state = optimizer.state_dict()
     in_set = process_set is None or process_set.included()

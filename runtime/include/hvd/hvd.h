@@ -148,7 +148,7 @@ Status setGpuStream(void* stream);
 // torch.cuda.current_stream().cuda_stream; 0 is the legacy default stream): hvd's GPU work
 // queued from now on waits, on the GPU, for what that stream holds now, while the calling
 // thread goes on (an event, as Horovod waits on one). hvd's Python package calls it for
-// every CUDA tensor; it synchronized torch's stream before, which held the CPU back until
+// every CUDA tensor; synchronizing torch's stream instead would hold the CPU back until
 // every kernel queued so far had run (a training step's backward, at each gradient).
 // processSet: the set whose collectives come next (each set runs its own GPU stream).
 // False where hvd cannot order its work so (no GPU of its own open yet: before the first
